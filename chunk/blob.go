@@ -1,0 +1,199 @@
+package chunk
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"sync"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// DataBlob magics (PBS file_formats.rs).
+var (
+	MagicPlain         = [8]byte{66, 171, 56, 7, 190, 131, 112, 161}
+	MagicZstd          = [8]byte{49, 185, 88, 66, 111, 182, 163, 127}
+	MagicEncrypted     = [8]byte{123, 103, 133, 190, 34, 45, 76, 240}
+	MagicEncryptedZstd = [8]byte{230, 89, 27, 191, 11, 191, 216, 11}
+)
+
+// BlobHeaderSize is magic[8] + crc32[4]; encrypted blobs add iv and tag.
+const (
+	BlobHeaderSize      = 12
+	encryptedHeaderSize = BlobHeaderSize + 16 + 16
+	// MaxBlobSize is the largest blob PBS accepts.
+	MaxBlobSize = 128 << 20
+)
+
+// Sentinel errors of the blob codec, matched with errors.Is.
+var (
+	ErrBadMagic  = errors.New("not a DataBlob (unknown magic)")
+	ErrBadCRC    = errors.New("DataBlob CRC mismatch")
+	ErrTruncated = errors.New("DataBlob truncated")
+	ErrTooLarge  = errors.New("DataBlob larger than 128 MiB")
+	ErrEncrypted = errors.New("DataBlob is encrypted")
+	ErrCorrupt   = errors.New("DataBlob payload corrupt")
+	ErrDigest    = errors.New("chunk digest mismatch")
+)
+
+// Kind tells how a blob's payload is stored.
+type Kind int
+
+// Blob kinds, one per magic.
+const (
+	KindPlain Kind = iota + 1
+	KindZstd
+	KindEncrypted
+	KindEncryptedZstd
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindPlain:
+		return "plain"
+	case KindZstd:
+		return "zstd"
+	case KindEncrypted:
+		return "encrypted"
+	case KindEncryptedZstd:
+		return "encrypted+zstd"
+	}
+	return "unknown"
+}
+
+// Encrypted reports whether the kind is one of the encrypted ones.
+func (k Kind) Encrypted() bool { return k == KindEncrypted || k == KindEncryptedZstd }
+
+// BlobKind returns the kind named by blob's magic.
+func BlobKind(blob []byte) (Kind, error) {
+	if len(blob) < BlobHeaderSize {
+		return 0, fmt.Errorf("%w: %d bytes, header needs %d", ErrTruncated, len(blob), BlobHeaderSize)
+	}
+	switch [8]byte(blob[:8]) {
+	case MagicPlain:
+		return KindPlain, nil
+	case MagicZstd:
+		return KindZstd, nil
+	case MagicEncrypted:
+		return KindEncrypted, nil
+	case MagicEncryptedZstd:
+		return KindEncryptedZstd, nil
+	}
+	return 0, ErrBadMagic
+}
+
+var (
+	encoders = sync.Pool{New: func() any {
+		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest),
+			zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true))
+		if err != nil {
+			panic(err) // only on invalid options
+		}
+		return e
+	}}
+	decoders = sync.Pool{New: func() any {
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1),
+			zstd.WithDecoderMaxMemory(MaxBlobSize))
+		if err != nil {
+			panic(err) // only on invalid options
+		}
+		return d
+	}}
+)
+
+// EncodeBlob appends a DataBlob holding data to dst[:0]. With compress the
+// payload is zstd level 1, unless that does not make it smaller, in which
+// case it is stored plain.
+func EncodeBlob(dst, data []byte, compress bool) ([]byte, error) {
+	if len(data)+BlobHeaderSize > MaxBlobSize {
+		return dst[:0], fmt.Errorf("%w: %d bytes", ErrTooLarge, len(data))
+	}
+	dst = append(dst[:0], make([]byte, BlobHeaderSize)...)
+	if compress {
+		enc := encoders.Get().(*zstd.Encoder)
+		dst = enc.EncodeAll(data, dst)
+		encoders.Put(enc)
+		if len(dst)-BlobHeaderSize < len(data) {
+			finishHeader(dst, MagicZstd)
+			return dst, nil
+		}
+		dst = dst[:BlobHeaderSize]
+	}
+	dst = append(dst, data...)
+	finishHeader(dst, MagicPlain)
+	return dst, nil
+}
+
+func finishHeader(blob []byte, magic [8]byte) {
+	copy(blob, magic[:])
+	binary.LittleEndian.PutUint32(blob[8:12], crc32.ChecksumIEEE(blob[BlobHeaderSize:]))
+}
+
+// CheckCRC verifies the blob's magic and CRC and returns its kind.
+func CheckCRC(blob []byte) (Kind, error) {
+	kind, err := BlobKind(blob)
+	if err != nil {
+		return 0, err
+	}
+	if len(blob) > MaxBlobSize {
+		return kind, fmt.Errorf("%w: %d bytes", ErrTooLarge, len(blob))
+	}
+	if kind.Encrypted() && len(blob) < encryptedHeaderSize {
+		return kind, fmt.Errorf("%w: encrypted blob of %d bytes", ErrTruncated, len(blob))
+	}
+	want := binary.LittleEndian.Uint32(blob[8:12])
+	if got := crc32.ChecksumIEEE(blob[BlobHeaderSize:]); got != want {
+		return kind, fmt.Errorf("%w: stored %08x, computed %08x", ErrBadCRC, want, got)
+	}
+	return kind, nil
+}
+
+// DecodeBlob checks the CRC and appends the plain data to dst[:0].
+// Encrypted blobs fail with ErrEncrypted (after their CRC was checked).
+// maxSize bounds the decoded size (0: MaxBlobSize).
+func DecodeBlob(dst, blob []byte, maxSize int) ([]byte, error) {
+	kind, err := CheckCRC(blob)
+	if err != nil {
+		return dst[:0], err
+	}
+	if maxSize <= 0 || maxSize > MaxBlobSize {
+		maxSize = MaxBlobSize
+	}
+	payload := blob[BlobHeaderSize:]
+	switch kind {
+	case KindPlain:
+		if len(payload) > maxSize {
+			return dst[:0], fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(payload), maxSize)
+		}
+		return append(dst[:0], payload...), nil
+	case KindZstd:
+		dec := decoders.Get().(*zstd.Decoder)
+		out, err := dec.DecodeAll(payload, dst[:0])
+		decoders.Put(dec)
+		if err != nil {
+			return dst[:0], fmt.Errorf("%w: zstd: %v", ErrCorrupt, err)
+		}
+		if len(out) > maxSize {
+			return dst[:0], fmt.Errorf("%w: decoded %d bytes, limit %d", ErrTooLarge, len(out), maxSize)
+		}
+		return out, nil
+	}
+	return dst[:0], ErrEncrypted
+}
+
+// DecodeChunk decodes blob and checks that its plain data hashes to want
+// and, when size >= 0, has that length.
+func DecodeChunk(dst, blob []byte, want Digest, size int) ([]byte, error) {
+	out, err := DecodeBlob(dst, blob, 0)
+	if err != nil {
+		return out, err
+	}
+	if size >= 0 && len(out) != size {
+		return out, fmt.Errorf("%w: %d bytes, index says %d", ErrCorrupt, len(out), size)
+	}
+	if got := Sum(out); got != want {
+		return out, fmt.Errorf("%w: data hashes to %s", ErrDigest, got)
+	}
+	return out, nil
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/cairnfs/cairn/store"
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitError   = 1
+	exitUsage   = 2
+	exitPartial = 3 // finished, but some items failed (e.g. unreadable files)
+)
+
+// exitError carries a specific exit code out of a command.
+type codeError struct {
+	code int
+	err  error
+}
+
+func (e *codeError) Error() string { return e.err.Error() }
+func (e *codeError) Unwrap() error { return e.err }
+
+// app holds what every command shares.
+type app struct {
+	ctx       context.Context
+	stdin     io.Reader
+	stdout    io.Writer
+	stderr    io.Writer
+	storeDir  string
+	logger    *slog.Logger
+	verbosity int
+}
+
+func (a *app) openStore() (*store.Store, error) {
+	return store.Open(a.storeDir)
+}
+
+// run executes the command line args and returns the exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
+	root := a.rootCmd()
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "cairn: %v\n", err)
+	var ce *codeError
+	if errors.As(err, &ce) {
+		return ce.code
+	}
+	if errors.Is(err, errUsage) {
+		return exitUsage
+	}
+	return exitError
+}
+
+var errUsage = errors.New("usage")
+
+// commands are the commands that files of this package add with
+// register from an init function (mount, verify, tape, restore, …).
+var commands []func(*app) *cobra.Command
+
+// register adds a command to every root command built after it.
+func register(c func(*app) *cobra.Command) { commands = append(commands, c) }
+
+func usageErr(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
+}
+
+func defaultStore() string {
+	if s := os.Getenv("CAIRN_STORE"); s != "" {
+		return s
+	}
+	return "./cairn-store"
+}
+
+func (a *app) rootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "cairn",
+		Short:         "cairn: a deduplicating backup store you can mount",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+			level := slog.LevelInfo
+			if a.verbosity > 0 {
+				level = slog.LevelDebug
+			}
+			a.logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+		},
+	}
+	root.PersistentFlags().StringVar(&a.storeDir, "store", defaultStore(), "datastore directory (env CAIRN_STORE)")
+	root.PersistentFlags().CountVarP(&a.verbosity, "verbose", "v", "more log output")
+	root.AddCommand(a.initCmd(), a.backupCmd(), a.snapshotsCmd(), a.catCmd(), a.benchCmd())
+	for _, c := range commands {
+		root.AddCommand(c(a))
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr("%v", err) })
+	return root
+}

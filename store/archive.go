@@ -1,0 +1,124 @@
+package store
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/cairnfs/cairn/chunk"
+)
+
+// ArchiveKind says how an archive is stored.
+type ArchiveKind int
+
+// Archive kinds.
+const (
+	ArchiveImage      ArchiveKind = iota + 1 // NAME.img.fidx
+	ArchiveSplitPxar                         // NAME.mpxar.didx + NAME.ppxar.didx
+	ArchiveSinglePxar                        // NAME.pxar.didx
+	ArchiveBlob                              // NAME.blob
+	ArchiveOther                             // any other .fidx/.didx
+)
+
+// Archive is an archive of a snapshot as the user names it.
+type Archive struct {
+	Name  string   // disk.img, root.pxar, qemu.conf.blob
+	Kind  ArchiveKind
+	Files []string // its files in the snapshot directory
+	Size  uint64   // data size (metadata stream for split pxar)
+}
+
+// Archives lists a finished snapshot's archives from its manifest.
+func Archives(m *Manifest) []Archive {
+	var out []Archive
+	seen := map[string]bool{}
+	for _, f := range m.Files {
+		name, kind := archiveOf(f.Filename)
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		a := Archive{Name: name, Kind: kind, Files: []string{f.Filename}, Size: f.Size}
+		if kind == ArchiveSplitPxar {
+			base := strings.TrimSuffix(name, ".pxar")
+			a.Files = []string{base + ".mpxar.didx", base + ".ppxar.didx"}
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+func archiveOf(file string) (string, ArchiveKind) {
+	switch {
+	case strings.HasSuffix(file, ".img.fidx"):
+		return strings.TrimSuffix(file, ".fidx"), ArchiveImage
+	case strings.HasSuffix(file, ".mpxar.didx"):
+		return strings.TrimSuffix(file, ".mpxar.didx") + ".pxar", ArchiveSplitPxar
+	case strings.HasSuffix(file, ".ppxar.didx"):
+		return strings.TrimSuffix(file, ".ppxar.didx") + ".pxar", ArchiveSplitPxar
+	case strings.HasSuffix(file, ".pxar.didx"):
+		return strings.TrimSuffix(file, ".didx"), ArchiveSinglePxar
+	case strings.HasSuffix(file, ".blob"):
+		return file, ArchiveBlob
+	case strings.HasSuffix(file, ".fidx"), strings.HasSuffix(file, ".didx"):
+		return strings.TrimSuffix(strings.TrimSuffix(file, ".fidx"), ".didx"), ArchiveOther
+	}
+	return file, ArchiveOther
+}
+
+// FindArchive looks an archive up by the name the user gave (with or
+// without the index suffix).
+func FindArchive(m *Manifest, name string) (Archive, error) {
+	for _, a := range Archives(m) {
+		if a.Name == name || strings.Contains(strings.Join(a.Files, "\x00")+"\x00", name+"\x00") {
+			return a, nil
+		}
+	}
+	var names []string
+	for _, a := range Archives(m) {
+		names = append(names, a.Name)
+	}
+	return Archive{}, fmt.Errorf("archive %q: %w (have: %s)", name, ErrNotFound, strings.Join(names, ", "))
+}
+
+// OpenSnapshotIndex opens one index file of a snapshot and checks it
+// against the manifest: checksum and size.
+func (s *Store) OpenSnapshotIndex(snap Snapshot, m *Manifest, file string) (Index, error) {
+	fi, ok := m.File(file)
+	if !ok {
+		return nil, fmt.Errorf("snapshot %s: %s: %w in manifest", snap, file, ErrNotFound)
+	}
+	x, err := OpenIndex(filepath.Join(s.SnapshotPath(snap), file))
+	if err != nil {
+		return nil, err
+	}
+	if CsumHex(x.Csum()) != fi.Csum || uint64(x.Size()) != fi.Size {
+		x.Close()
+		return nil, fmt.Errorf("%s: %w: checksum %s size %d, manifest says %s size %d", x.Path(), ErrBadIndex,
+			CsumHex(x.Csum()), x.Size(), fi.Csum, fi.Size)
+	}
+	return x, nil
+}
+
+// ReadBlob reads and decodes a snapshot's blob file, checking it against
+// the manifest.
+func (s *Store) ReadBlob(snap Snapshot, m *Manifest, file string) ([]byte, error) {
+	fi, ok := m.File(file)
+	if !ok {
+		return nil, fmt.Errorf("snapshot %s: %s: %w in manifest", snap, file, ErrNotFound)
+	}
+	path := filepath.Join(s.SnapshotPath(snap), file)
+	blob, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read blob: %w", notFound(err))
+	}
+	if uint64(len(blob)) != fi.Size || CsumHex(sha256Sum(blob)) != fi.Csum {
+		return nil, fmt.Errorf("%s: %w: size or checksum differs from the manifest", path, ErrCorruptChunk)
+	}
+	data, err := chunk.DecodeBlob(nil, blob, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return data, nil
+}

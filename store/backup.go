@@ -1,0 +1,179 @@
+package store
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// SyncLevel says how a backup makes its data durable before the manifest
+// marks it finished.
+type SyncLevel int
+
+// Sync levels, as PBS names them.
+const (
+	SyncFilesystem SyncLevel = iota // syncfs at the end (default)
+	SyncNone
+)
+
+// Backup is one snapshot being written. It holds the store's shared lock
+// and the group's backup lock until Finish or Abort. Until Finish writes
+// the manifest the snapshot is unfinished and never shown as complete.
+type Backup struct {
+	s     *Store
+	snap  Snapshot
+	dir   string
+	locks []*Lock
+	prev  *Snapshot
+	files []FileInfo
+	Sync  SyncLevel
+}
+
+// StartBackup creates the snapshot directory of g at t (now when zero).
+func (s *Store) StartBackup(ctx context.Context, g Group, t time.Time) (*Backup, error) {
+	if err := g.Check(); err != nil {
+		return nil, err
+	}
+	if t.IsZero() {
+		t = time.Now()
+	}
+	snap := Snapshot{Group: g, Time: t.UTC().Truncate(time.Second)}
+	plock, err := s.LockShared(ctx)
+	if err != nil {
+		return nil, err
+	}
+	glock, err := s.LockGroup(ctx, g)
+	if err != nil {
+		plock.Unlock()
+		return nil, err
+	}
+	b := &Backup{s: s, snap: snap, dir: s.SnapshotPath(snap), locks: []*Lock{glock, plock}}
+	if prev, err := s.Latest(g); err == nil && prev.Time.Before(snap.Time) {
+		if m, err := s.ReadManifest(prev); err == nil {
+			if vs, ok := m.VerifyState(); !ok || vs.State != "failed" {
+				b.prev = &prev
+			}
+		}
+	}
+	if err := os.Mkdir(b.dir, 0o755); err != nil {
+		b.unlock()
+		if errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("snapshot %s: %w", snap, ErrExists)
+		}
+		return nil, fmt.Errorf("snapshot %s: %w", snap, err)
+	}
+	return b, nil
+}
+
+func (b *Backup) unlock() {
+	for _, l := range b.locks {
+		l.Unlock()
+	}
+	b.locks = nil
+}
+
+// Snapshot is the snapshot being written.
+func (b *Backup) Snapshot() Snapshot { return b.snap }
+
+// Store is the store written to.
+func (b *Backup) Store() *Store { return b.s }
+
+// Dir is the snapshot directory.
+func (b *Backup) Dir() string { return b.dir }
+
+// Previous returns the group's newest finished snapshot before this one
+// whose last verification did not fail: the base for deduplication.
+func (b *Backup) Previous() (Snapshot, bool) {
+	if b.prev == nil {
+		return Snapshot{}, false
+	}
+	return *b.prev, true
+}
+
+// checkName rejects file names that could escape the snapshot directory
+// or clash with the manifest.
+func checkName(name string) error {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") ||
+		name == ManifestName || strings.HasPrefix(name, ".") {
+		return fmt.Errorf("archive name %q: %w", name, ErrBadName)
+	}
+	return nil
+}
+
+// AddFile records a finished file (index or blob) in the manifest.
+func (b *Backup) AddFile(fi FileInfo) error {
+	if err := checkName(fi.Filename); err != nil {
+		return err
+	}
+	if _, dup := b.manifestFile(fi.Filename); dup {
+		return fmt.Errorf("archive %s: %w in snapshot %s", fi.Filename, ErrExists, b.snap)
+	}
+	if fi.CryptMode == "" {
+		fi.CryptMode = "none"
+	}
+	b.files = append(b.files, fi)
+	return nil
+}
+
+func (b *Backup) manifestFile(name string) (FileInfo, bool) {
+	for _, f := range b.files {
+		if f.Filename == name {
+			return f, true
+		}
+	}
+	return FileInfo{}, false
+}
+
+// AddBlob stores data as NAME.blob (a compressed DataBlob).
+func (b *Backup) AddBlob(name string, blob []byte) error {
+	if err := checkName(name); err != nil {
+		return err
+	}
+	if err := writeFileAtomic(filepath.Join(b.dir, name), blob); err != nil {
+		return err
+	}
+	return b.AddFile(FileInfo{Filename: name, Size: uint64(len(blob)), Csum: CsumHex(sha256.Sum256(blob))})
+}
+
+// Finish makes the data durable and writes the manifest.
+func (b *Backup) Finish() error {
+	defer b.unlock()
+	if b.Sync == SyncFilesystem {
+		if err := syncfs(b.dir); err != nil {
+			return fmt.Errorf("snapshot %s: %w", b.snap, err)
+		}
+	}
+	m := &Manifest{BackupType: b.snap.Type, BackupID: b.snap.ID, BackupTime: b.snap.Time.Unix(),
+		Files: b.files, Unprotected: map[string]json.RawMessage{}}
+	if m.Files == nil {
+		m.Files = []FileInfo{}
+	}
+	return b.s.WriteManifest(b.snap, m)
+}
+
+// Abort removes the unfinished snapshot and releases the locks.
+func (b *Backup) Abort() {
+	defer b.unlock()
+	os.RemoveAll(b.dir)
+}
+
+func syncfs(dir string) error {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("syncfs %s: %w", dir, err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Syncfs(fd); err != nil {
+		return fmt.Errorf("syncfs %s: %w", dir, err)
+	}
+	return nil
+}

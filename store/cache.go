@@ -1,0 +1,134 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cairnfs/cairn/chunk"
+	"github.com/dgraph-io/ristretto/v2"
+	"golang.org/x/sync/singleflight"
+)
+
+// ChunkLoader loads a chunk's raw DataBlob. *Store implements it.
+type ChunkLoader interface {
+	LoadChunk(ctx context.Context, d chunk.Digest) ([]byte, error)
+}
+
+var _ ChunkLoader = (*Store)(nil)
+
+// CacheStats counts cache activity; read with Load.
+type CacheStats struct {
+	Hits, Misses  atomic.Int64
+	LoadedBytes   atomic.Int64 // blob bytes read from the store
+	DecodedBytes  atomic.Int64 // plain bytes produced by loads
+	ZeroHits      atomic.Int64 // zero chunks served without I/O
+	Errors        atomic.Int64
+	Collapsed     atomic.Int64 // misses that joined a load in flight
+	PrefetchLoads atomic.Int64
+}
+
+// Cache is a byte-bounded cache of decoded, digest-checked chunks shared by
+// every reader of a store. Concurrent misses of one digest are collapsed
+// into one load. Returned slices are shared: callers must not modify them.
+type Cache struct {
+	src   ChunkLoader
+	rc    *ristretto.Cache[string, []byte]
+	sf    singleflight.Group
+	Stats CacheStats
+	zeros sync.Map // size → *zeroChunk
+}
+
+type zeroChunk struct {
+	d    chunk.Digest
+	data []byte
+}
+
+// DefaultCacheSize is the default bound of a Cache.
+const DefaultCacheSize = 256 << 20
+
+// NewCache returns a cache bounded to maxBytes of decoded data.
+func NewCache(src ChunkLoader, maxBytes int64) (*Cache, error) {
+	if maxBytes <= 0 {
+		maxBytes = DefaultCacheSize
+	}
+	counters := max(maxBytes/(64<<10)*10, 10000)
+	rc, err := ristretto.NewCache(&ristretto.Config[string, []byte]{
+		NumCounters: counters, MaxCost: maxBytes, BufferItems: 64,
+		IgnoreInternalCost: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("chunk cache: %w", err)
+	}
+	return &Cache{src: src, rc: rc}, nil
+}
+
+// Close releases the cache.
+func (c *Cache) Close() { c.rc.Close() }
+
+func (c *Cache) zero(size int) *zeroChunk {
+	if z, ok := c.zeros.Load(size); ok {
+		return z.(*zeroChunk)
+	}
+	z := &zeroChunk{d: chunk.ZeroDigest(size), data: make([]byte, size)}
+	c.zeros.Store(size, z)
+	return z
+}
+
+// IsZeroChunk reports whether d is the digest of size zero bytes.
+func (c *Cache) IsZeroChunk(d chunk.Digest, size int) bool { return c.zero(size).d == d }
+
+// Get returns chunk d's plain data of the given size, loading, decoding
+// and checking it on a miss. A load started here is not cancelled when
+// ctx ends (others may be waiting on it); the wait is.
+func (c *Cache) Get(ctx context.Context, d chunk.Digest, size int) ([]byte, error) {
+	if z := c.zero(size); z.d == d {
+		c.Stats.ZeroHits.Add(1)
+		return z.data, nil
+	}
+	key := string(d[:])
+	if b, ok := c.rc.Get(key); ok {
+		c.Stats.Hits.Add(1)
+		return b, nil
+	}
+	c.Stats.Misses.Add(1)
+	ch := c.sf.DoChan(key, func() (any, error) {
+		return c.load(context.WithoutCancel(ctx), d, size)
+	})
+	select {
+	case r := <-ch:
+		if r.Shared {
+			c.Stats.Collapsed.Add(1)
+		}
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return r.Val.([]byte), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c *Cache) load(ctx context.Context, d chunk.Digest, size int) ([]byte, error) {
+	blob, err := c.src.LoadChunk(ctx, d)
+	if err != nil {
+		c.Stats.Errors.Add(1)
+		return nil, err
+	}
+	c.Stats.LoadedBytes.Add(int64(len(blob)))
+	data, err := chunk.DecodeChunk(make([]byte, 0, size), blob, d, size)
+	if err != nil {
+		c.Stats.Errors.Add(1)
+		return nil, fmt.Errorf("chunk %s: %w: %w", d, ErrCorruptChunk, err)
+	}
+	c.Stats.DecodedBytes.Add(int64(len(data)))
+	c.rc.Set(string(d[:]), data, int64(cap(data)))
+	return data, nil
+}
+
+// IsChunkError reports whether err is a missing or corrupt chunk.
+func IsChunkError(err error) bool {
+	return errors.Is(err, ErrCorruptChunk) || errors.Is(err, ErrMissingChunk)
+}

@@ -1,0 +1,152 @@
+package store
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/cairnfs/cairn/chunk"
+	"golang.org/x/sys/unix"
+)
+
+// DynamicIndex is a memory-mapped .didx: chunks of any size, each entry
+// the exclusive end offset and the digest; found by binary search.
+type DynamicIndex struct {
+	path string
+	data []byte
+	hdr  header
+	n    int
+	size int64
+}
+
+var _ Index = (*DynamicIndex)(nil)
+
+// OpenDynamicIndex opens and checks a .didx file: entry ends must grow
+// strictly and no chunk may exceed the blob limit.
+func OpenDynamicIndex(path string) (*DynamicIndex, error) {
+	data, err := mapFile(path, MagicDynamicIndex)
+	if err != nil {
+		return nil, err
+	}
+	x := &DynamicIndex{path: path, data: data, hdr: readHeader(data)}
+	if err := x.check(); err != nil {
+		unix.Munmap(data)
+		return nil, err
+	}
+	return x, nil
+}
+
+func (x *DynamicIndex) check() error {
+	body := len(x.data) - indexHeaderSize
+	if body%dynamicEntrySize != 0 {
+		return fmt.Errorf("%s: %w: %d entry bytes is not a multiple of %d", x.path, ErrBadIndex, body, dynamicEntrySize)
+	}
+	x.n = body / dynamicEntrySize
+	var prev int64
+	for i := 0; i < x.n; i++ {
+		end := x.end(i)
+		if end <= prev || end-prev > chunk.MaxBlobSize {
+			return fmt.Errorf("%s: %w: entry %d ends at %d after %d", x.path, ErrBadIndex, i, end, prev)
+		}
+		prev = end
+	}
+	x.size = prev
+	return nil
+}
+
+func (x *DynamicIndex) end(i int) int64 {
+	off := indexHeaderSize + i*dynamicEntrySize
+	return int64(binary.LittleEndian.Uint64(x.data[off:]))
+}
+
+// Size implements Index.
+func (x *DynamicIndex) Size() int64 { return x.size }
+
+// Len implements Index.
+func (x *DynamicIndex) Len() int { return x.n }
+
+// Csum implements Index.
+func (x *DynamicIndex) Csum() [32]byte { return x.hdr.Csum }
+
+// Path implements Index.
+func (x *DynamicIndex) Path() string { return x.path }
+
+// Chunk implements Index.
+func (x *DynamicIndex) Chunk(i int) (chunk.Digest, int64, int64) {
+	off := indexHeaderSize + i*dynamicEntrySize
+	var start int64
+	if i > 0 {
+		start = x.end(i - 1)
+	}
+	return chunk.Digest(x.data[off+8 : off+dynamicEntrySize]), start, x.end(i)
+}
+
+// Find implements Index.
+func (x *DynamicIndex) Find(off int64, hint int) int {
+	for _, i := range [2]int{hint, hint + 1} {
+		if i >= 0 && i < x.n && off < x.end(i) && (i == 0 || off >= x.end(i-1)) {
+			return i
+		}
+	}
+	return sort.Search(x.n, func(i int) bool { return x.end(i) > off })
+}
+
+// ComputeCsum recomputes the checksum over the entries.
+func (x *DynamicIndex) ComputeCsum() [32]byte { return sha256.Sum256(x.data[indexHeaderSize:]) }
+
+// Close unmaps the file.
+func (x *DynamicIndex) Close() error {
+	if x.data == nil {
+		return nil
+	}
+	err := unix.Munmap(x.data)
+	x.data = nil
+	return err
+}
+
+// DynamicWriter writes a .didx: entries are added in order; Close writes
+// the header and renames the file into place.
+type DynamicWriter struct {
+	x   *indexFile
+	end int64
+	hdr []byte
+	buf [dynamicEntrySize]byte
+}
+
+// NewDynamicWriter starts an index at path.
+func NewDynamicWriter(path string) (*DynamicWriter, error) {
+	x, err := createIndexFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var uuid [16]byte
+	rand.Read(uuid[:])
+	return &DynamicWriter{x: x, hdr: newHeader(MagicDynamicIndex, uuid, time.Now().Unix())}, nil
+}
+
+// Add appends a chunk of size bytes.
+func (w *DynamicWriter) Add(d chunk.Digest, size int) error {
+	if size <= 0 {
+		return fmt.Errorf("dynamic index %s: empty chunk", w.x.path)
+	}
+	w.end += int64(size)
+	binary.LittleEndian.PutUint64(w.buf[:8], uint64(w.end))
+	copy(w.buf[8:], d[:])
+	w.x.entry(w.buf[:])
+	return nil
+}
+
+// Size is the data size so far.
+func (w *DynamicWriter) Size() int64 { return w.end }
+
+// Close finishes the index and returns its checksum and data size.
+func (w *DynamicWriter) Close() (csum [32]byte, size int64, err error) {
+	csum, err = w.x.finish(w.hdr)
+	return csum, w.end, err
+}
+
+// Abort removes the unfinished index.
+func (w *DynamicWriter) Abort() { w.x.abort() }

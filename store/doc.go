@@ -1,0 +1,13 @@
+// Package store owns cairn's on-disk datastore, laid out as Proxmox Backup
+// Server lays one out: the chunk directory (.chunks/xxxx/<digest>), fixed
+// (.fidx) and dynamic (.didx) indexes, snapshots grouped by namespace,
+// type and id, their manifests (index.json.blob), and the locks that keep
+// writers, readers and garbage collection apart.
+//
+// It also owns reading: a byte-bounded shared cache of decoded,
+// digest-checked chunks (Cache) and io.ReaderAt views of an index through
+// that cache (IndexReader), the seam between the store and everything
+// that reads archives.
+//
+// Store knows nothing of FUSE or jobs.
+package store

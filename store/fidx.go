@@ -1,0 +1,143 @@
+package store
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+	"time"
+
+	"github.com/cairnfs/cairn/chunk"
+	"golang.org/x/sys/unix"
+)
+
+// FixedIndex is a memory-mapped .fidx: equal-sized chunks (the last may
+// be short), found by division.
+type FixedIndex struct {
+	path      string
+	data      []byte
+	hdr       header
+	size      int64
+	chunkSize int64
+	n         int
+}
+
+var _ Index = (*FixedIndex)(nil)
+
+// OpenFixedIndex opens and checks a .fidx file.
+func OpenFixedIndex(path string) (*FixedIndex, error) {
+	data, err := mapFile(path, MagicFixedIndex)
+	if err != nil {
+		return nil, err
+	}
+	x := &FixedIndex{path: path, data: data, hdr: readHeader(data)}
+	x.size = int64(binary.LittleEndian.Uint64(data[offSize:]))
+	x.chunkSize = int64(binary.LittleEndian.Uint64(data[offChunkSize:]))
+	if err := x.check(); err != nil {
+		unix.Munmap(data)
+		return nil, err
+	}
+	return x, nil
+}
+
+func (x *FixedIndex) check() error {
+	cs := x.chunkSize
+	if cs <= 0 || cs > chunk.MaxBlobSize || bits.OnesCount64(uint64(cs)) != 1 {
+		return fmt.Errorf("%s: %w: chunk size %d is not a power of two up to 128 MiB", x.path, ErrBadIndex, cs)
+	}
+	if x.size < 0 || x.size > 1<<60 {
+		return fmt.Errorf("%s: %w: image size %d", x.path, ErrBadIndex, x.size)
+	}
+	n := (x.size + cs - 1) / cs
+	want := indexHeaderSize + n*fixedEntrySize
+	if int64(len(x.data)) != want {
+		return fmt.Errorf("%s: %w: file is %d bytes, header (size %d, chunk size %d) needs %d",
+			x.path, ErrBadIndex, len(x.data), x.size, cs, want)
+	}
+	x.n = int(n)
+	return nil
+}
+
+// Size implements Index.
+func (x *FixedIndex) Size() int64 { return x.size }
+
+// ChunkSize is the index's fixed chunk size.
+func (x *FixedIndex) ChunkSize() int64 { return x.chunkSize }
+
+// Len implements Index.
+func (x *FixedIndex) Len() int { return x.n }
+
+// Csum implements Index.
+func (x *FixedIndex) Csum() [32]byte { return x.hdr.Csum }
+
+// Path implements Index.
+func (x *FixedIndex) Path() string { return x.path }
+
+// Chunk implements Index.
+func (x *FixedIndex) Chunk(i int) (chunk.Digest, int64, int64) {
+	off := indexHeaderSize + i*fixedEntrySize
+	start := int64(i) * x.chunkSize
+	return chunk.Digest(x.data[off : off+fixedEntrySize]), start, min(start+x.chunkSize, x.size)
+}
+
+// Find implements Index.
+func (x *FixedIndex) Find(off int64, _ int) int { return int(off / x.chunkSize) }
+
+// ComputeCsum recomputes the checksum over the entries.
+func (x *FixedIndex) ComputeCsum() [32]byte { return sha256.Sum256(x.data[indexHeaderSize:]) }
+
+// Close unmaps the file.
+func (x *FixedIndex) Close() error {
+	if x.data == nil {
+		return nil
+	}
+	err := unix.Munmap(x.data)
+	x.data = nil
+	return err
+}
+
+// FixedWriter writes a .fidx: digests are added in order; Close patches
+// the header (size, checksum) and renames the file into place.
+type FixedWriter struct {
+	x         *indexFile
+	chunkSize int64
+	size      int64
+	hdr       []byte
+}
+
+// NewFixedWriter starts an index at path with the given chunk size.
+func NewFixedWriter(path string, chunkSize int) (*FixedWriter, error) {
+	if err := chunk.CheckChunkSize(chunkSize); err != nil {
+		return nil, fmt.Errorf("fixed index %s: %w", path, err)
+	}
+	x, err := createIndexFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var uuid [16]byte
+	rand.Read(uuid[:])
+	return &FixedWriter{x: x, chunkSize: int64(chunkSize),
+		hdr: newHeader(MagicFixedIndex, uuid, time.Now().Unix())}, nil
+}
+
+// Add appends the next chunk of size bytes; only the last may be short.
+func (w *FixedWriter) Add(d chunk.Digest, size int) error {
+	if w.size%w.chunkSize != 0 {
+		return fmt.Errorf("fixed index %s: chunk after a short chunk", w.x.path)
+	}
+	w.x.entry(d[:])
+	w.size += int64(size)
+	return nil
+}
+
+// Close finishes the index and returns its checksum and data size.
+func (w *FixedWriter) Close() (csum [32]byte, size int64, err error) {
+	binary.LittleEndian.PutUint64(w.hdr[offSize:], uint64(w.size))
+	binary.LittleEndian.PutUint64(w.hdr[offChunkSize:], uint64(w.chunkSize))
+	csum, err = w.x.finish(w.hdr)
+	return csum, w.size, err
+}
+
+// Abort removes the unfinished index.
+func (w *FixedWriter) Abort() { w.x.abort() }

@@ -1,0 +1,219 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/cairnfs/cairn/chunk"
+	"golang.org/x/sys/unix"
+)
+
+// ImageOptions tune an image backup.
+type ImageOptions struct {
+	ChunkSize int // power of two, default chunk.DefaultChunkSize
+	Workers   int // hash/compress workers, default NumCPU
+	Stats     *UploadStats
+}
+
+// ArchiveIndexName maps an archive name as the user gives it to the file
+// that holds it: disk.img → disk.img.fidx, root.pxar → root.mpxar.didx
+// (the metadata half), x.blob → x.blob.
+func ArchiveIndexName(name string) string {
+	switch {
+	case strings.HasSuffix(name, ".img"):
+		return name + ".fidx"
+	case strings.HasSuffix(name, ".pxar"):
+		return strings.TrimSuffix(name, ".pxar") + ".mpxar.didx"
+	}
+	return name
+}
+
+// AddImage backs up src (a file, block device or stream) as the image
+// archive name (NAME.img) in a fixed index. Holes (SEEK_HOLE) and
+// all-zero chunks map to the zero chunk without being hashed or
+// compressed. Chunks of the previous snapshot's same archive are taken as
+// present.
+func (b *Backup) AddImage(ctx context.Context, name string, src *os.File, opt ImageOptions) error {
+	if !strings.HasSuffix(name, ".img") {
+		return fmt.Errorf("image archive %q: %w: name must end in .img", name, ErrBadName)
+	}
+	if err := checkName(name); err != nil {
+		return err
+	}
+	cs := opt.ChunkSize
+	if cs == 0 {
+		cs = chunk.DefaultChunkSize
+	}
+	if err := chunk.CheckChunkSize(cs); err != nil {
+		return fmt.Errorf("image %s: %w", name, err)
+	}
+	idxName := name + ".fidx"
+	w, err := NewFixedWriter(filepath.Join(b.dir, idxName), cs)
+	if err != nil {
+		return err
+	}
+	known := b.knownChunks(idxName)
+	if err := b.s.ensureZeroChunk(cs); err != nil {
+		w.Abort()
+		return err
+	}
+	if known == nil {
+		known = KnownSet{}
+	}
+	known[chunk.ZeroDigest(cs)] = struct{}{}
+	u := b.s.NewUploader(ctx, opt.Workers, known, opt.Stats, w.Add)
+	rerr := readImage(ctx, src, cs, u)
+	if err := u.Close(); rerr == nil {
+		rerr = err
+	}
+	if rerr != nil {
+		w.Abort()
+		return fmt.Errorf("image %s from %s: %w", name, src.Name(), rerr)
+	}
+	csum, size, err := w.Close()
+	if err != nil {
+		return err
+	}
+	return b.AddFile(FileInfo{Filename: idxName, Size: uint64(size), Csum: CsumHex(csum)})
+}
+
+// knownChunks loads the digests of the previous snapshot's index of the
+// same name; a missing or unreadable one gives an empty set.
+func (b *Backup) knownChunks(idxName string) KnownSet {
+	prev, ok := b.Previous()
+	if !ok {
+		return nil
+	}
+	x, err := OpenIndex(filepath.Join(b.s.SnapshotPath(prev), idxName))
+	if err != nil {
+		return nil
+	}
+	defer x.Close()
+	set := make(KnownSet, x.Len())
+	for i := 0; i < x.Len(); i++ {
+		d, _, _ := x.Chunk(i)
+		set[d] = struct{}{}
+	}
+	return set
+}
+
+// readImage reads src in chunk-sized blocks and submits them. Where the
+// file system reports holes, whole-hole chunks are submitted as zero
+// without being read.
+func readImage(ctx context.Context, src *os.File, cs int, u *Uploader) error {
+	holes := newHoleFinder(src)
+	var off int64
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if holes.isHole(off, int64(cs)) {
+			buf := u.Buffer(cs)
+			if err := u.Submit(buf, true); err != nil {
+				return err
+			}
+			off += int64(cs)
+			continue
+		}
+		buf := u.Buffer(cs)
+		n, err := readFullAt(src, buf, off, holes.seekable)
+		if n > 0 {
+			if serr := u.Submit(buf[:n], false); serr != nil {
+				return serr
+			}
+			off += int64(n)
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read at offset %d: %w", off, err)
+		}
+	}
+}
+
+// readFullAt fills buf from off (pread) or from the stream, returning
+// io.EOF once the source is exhausted (possibly with n > 0).
+func readFullAt(f *os.File, buf []byte, off int64, seekable bool) (int, error) {
+	var n int
+	for n < len(buf) {
+		var m int
+		var err error
+		if seekable {
+			m, err = f.ReadAt(buf[n:], off+int64(n))
+		} else {
+			m, err = f.Read(buf[n:])
+		}
+		n += m
+		if errors.Is(err, io.EOF) || (err == nil && m == 0) {
+			return n, io.EOF
+		}
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// holeFinder answers "is [off, off+n) a hole?" with SEEK_DATA, caching
+// the next data offset so that each hole costs one system call.
+type holeFinder struct {
+	f        *os.File
+	seekable bool
+	sparse   bool
+	size     int64
+	nextData int64 // first data byte at or after lastOff; -1 unknown
+	lastOff  int64
+}
+
+func newHoleFinder(f *os.File) *holeFinder {
+	h := &holeFinder{f: f, nextData: -1}
+	fi, err := f.Stat()
+	if err != nil {
+		return h
+	}
+	h.seekable = fi.Mode().IsRegular() || fi.Mode()&os.ModeDevice != 0
+	if fi.Mode().IsRegular() {
+		h.size = fi.Size()
+		h.sparse = true
+	}
+	return h
+}
+
+func (h *holeFinder) isHole(off, n int64) bool {
+	if !h.sparse || off+n > h.size {
+		return false
+	}
+	if h.nextData < 0 || off < h.lastOff || off > h.nextData {
+		d, err := unix.Seek(int(h.f.Fd()), off, unix.SEEK_DATA)
+		switch {
+		case errors.Is(err, unix.ENXIO):
+			d = h.size // no data after off
+		case err != nil:
+			h.sparse = false // the file system cannot tell
+			return false
+		}
+		h.nextData, h.lastOff = d, off
+	}
+	return h.nextData >= off+n
+}
+
+// ensureZeroChunk stores the all-zero chunk of size cs once, as PBS
+// registers one per image, so zero blocks never need a lookup.
+func (s *Store) ensureZeroChunk(cs int) error {
+	d := chunk.ZeroDigest(cs)
+	if s.HasChunk(d) {
+		return nil
+	}
+	blob, err := chunk.EncodeBlob(nil, make([]byte, cs), true)
+	if err != nil {
+		return err
+	}
+	_, err = s.InsertChunk(d, blob)
+	return err
+}

@@ -1,0 +1,174 @@
+package store
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/cairnfs/cairn/chunk"
+)
+
+// ManifestName is the manifest's file name in a snapshot directory.
+const ManifestName = "index.json.blob"
+
+// FileInfo is one entry of a manifest's file list. For an index, Csum is
+// its index checksum and Size the size of its data; for a blob, Csum is
+// the SHA-256 of the blob file and Size the file's size.
+type FileInfo struct {
+	Filename  string `json:"filename"`
+	CryptMode string `json:"crypt-mode"`
+	Size      uint64 `json:"size"`
+	Csum      string `json:"csum"`
+}
+
+// VerifyState is the result of the last verification of a snapshot.
+type VerifyState struct {
+	State string `json:"state"` // "ok" or "failed"
+	UPID  string `json:"upid"`
+}
+
+// Manifest is a snapshot's index.json, with PBS's field names. Fields
+// this version does not know survive a read-modify-write in Extra and in
+// Unprotected.
+type Manifest struct {
+	BackupType  string                     `json:"backup-type"`
+	BackupID    string                     `json:"backup-id"`
+	BackupTime  int64                      `json:"backup-time"`
+	Files       []FileInfo                 `json:"files"`
+	Unprotected map[string]json.RawMessage `json:"unprotected"`
+	Signature   *string                    `json:"signature,omitempty"`
+}
+
+// File returns the manifest entry for filename.
+func (m *Manifest) File(filename string) (FileInfo, bool) {
+	for _, f := range m.Files {
+		if f.Filename == filename {
+			return f, true
+		}
+	}
+	return FileInfo{}, false
+}
+
+// VerifyState returns the recorded verify state, if any.
+func (m *Manifest) VerifyState() (VerifyState, bool) {
+	var vs VerifyState
+	raw, ok := m.Unprotected["verify_state"]
+	if !ok || json.Unmarshal(raw, &vs) != nil {
+		return vs, false
+	}
+	return vs, true
+}
+
+// SetVerifyState records a verify result.
+func (m *Manifest) SetVerifyState(vs VerifyState) {
+	raw, _ := json.Marshal(vs) // a struct of strings always marshals
+	if m.Unprotected == nil {
+		m.Unprotected = map[string]json.RawMessage{}
+	}
+	m.Unprotected["verify_state"] = raw
+}
+
+// CsumHex formats a checksum for the manifest.
+func CsumHex(sum [32]byte) string { return hex.EncodeToString(sum[:]) }
+
+// ReadManifest loads and checks a snapshot's manifest.
+func (s *Store) ReadManifest(snap Snapshot) (*Manifest, error) {
+	path := filepath.Join(s.SnapshotPath(snap), ManifestName)
+	blob, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: %w: %w", path, ErrUnfinished, ErrNotFound)
+		}
+		return nil, fmt.Errorf("read manifest: %w", err)
+	}
+	return decodeManifest(path, blob, snap)
+}
+
+func decodeManifest(path string, blob []byte, snap Snapshot) (*Manifest, error) {
+	data, err := chunk.DecodeBlob(nil, blob, 16<<20)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w: %w", path, ErrBadManifest, err)
+	}
+	var m Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("%s: %w: %v", path, ErrBadManifest, err)
+	}
+	if m.BackupType != snap.Type || m.BackupID != snap.ID || m.BackupTime != snap.Time.Unix() {
+		return nil, fmt.Errorf("%s: %w: names %s/%s/%d, directory is %s", path, ErrBadManifest,
+			m.BackupType, m.BackupID, m.BackupTime, snap)
+	}
+	for _, f := range m.Files {
+		if f.Filename == "" || strings.ContainsAny(f.Filename, "/\x00") || f.Filename == "." || f.Filename == ".." {
+			return nil, fmt.Errorf("%s: %w: file name %q", path, ErrBadManifest, f.Filename)
+		}
+		if _, err := hex.DecodeString(f.Csum); err != nil || len(f.Csum) != 64 {
+			return nil, fmt.Errorf("%s: %w: checksum of %s: %q", path, ErrBadManifest, f.Filename, f.Csum)
+		}
+	}
+	return &m, nil
+}
+
+// WriteManifest writes a snapshot's manifest atomically (temp + rename).
+// Writing it is what makes a snapshot finished.
+func (s *Store) WriteManifest(snap Snapshot, m *Manifest) error {
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode manifest of %s: %w", snap, err)
+	}
+	blob, err := chunk.EncodeBlob(nil, data, true)
+	if err != nil {
+		return fmt.Errorf("encode manifest of %s: %w", snap, err)
+	}
+	return writeFileAtomic(filepath.Join(s.SnapshotPath(snap), ManifestName), blob)
+}
+
+// UpdateManifest runs fn on the manifest under the manifest lock and
+// writes the result: lock, load, modify, replace.
+func (s *Store) UpdateManifest(ctx context.Context, snap Snapshot, fn func(*Manifest) error) error {
+	l, err := s.LockManifest(ctx, snap)
+	if err != nil {
+		return err
+	}
+	defer l.Unlock()
+	m, err := s.ReadManifest(snap)
+	if err != nil {
+		return err
+	}
+	if err := fn(m); err != nil {
+		return err
+	}
+	return s.WriteManifest(snap, m)
+}
+
+// writeFileAtomic writes data to a temporary file beside path, syncs it
+// and renames it into place.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp_")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,147 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync/atomic"
+)
+
+// DefaultReadahead is how many chunks a sequential reader loads ahead.
+const DefaultReadahead = 4
+
+// IndexReader is an io.ReaderAt over an index's data through a Cache. It
+// holds no lock around I/O: concurrent ReadAt calls are served in
+// parallel. A reader whose reads follow each other has the next chunks
+// loaded and decoded in the background before they are asked for.
+type IndexReader struct {
+	idx       Index
+	c         *Cache
+	readahead int
+	bg        context.Context
+
+	hint    atomic.Int64 // chunk of the last read
+	nextOff atomic.Int64 // offset just after the last read
+	ahead   atomic.Int64 // highest chunk index prefetched
+	slots   chan struct{}
+}
+
+var _ io.ReaderAt = (*IndexReader)(nil)
+
+// NewIndexReader returns a reader of idx through c that prefetches
+// readahead chunks (0: none). Prefetching stops when bg ends.
+func NewIndexReader(bg context.Context, idx Index, c *Cache, readahead int) *IndexReader {
+	r := &IndexReader{idx: idx, c: c, readahead: readahead, bg: bg}
+	r.ahead.Store(-1)
+	r.nextOff.Store(-1)
+	if readahead > 0 {
+		r.slots = make(chan struct{}, readahead)
+	}
+	return r
+}
+
+// Size returns the data size.
+func (r *IndexReader) Size() int64 { return r.idx.Size() }
+
+// Index returns the underlying index.
+func (r *IndexReader) Index() Index { return r.idx }
+
+// ReadAt implements io.ReaderAt.
+func (r *IndexReader) ReadAt(p []byte, off int64) (int, error) {
+	return r.ReadAtContext(r.bg, p, off)
+}
+
+// ReadAtContext is ReadAt with a context for the loads it waits on.
+func (r *IndexReader) ReadAtContext(ctx context.Context, p []byte, off int64) (int, error) {
+	size := r.idx.Size()
+	if off < 0 {
+		return 0, fmt.Errorf("%s: negative offset %d", r.idx.Path(), off)
+	}
+	if off >= size {
+		return 0, io.EOF
+	}
+	sequential := r.nextOff.Load() == off
+	n := 0
+	i := int(r.hint.Load())
+	for n < len(p) && off < size {
+		i = r.idx.Find(off, i)
+		d, start, end := r.idx.Chunk(i)
+		if sequential || n > 0 {
+			r.prefetch(i)
+		}
+		data, err := r.c.Get(ctx, d, int(end-start))
+		if err != nil {
+			return n, &ChunkReadError{Path: r.idx.Path(), Offset: off, Digest: d.String(), Err: err}
+		}
+		m := copy(p[n:], data[off-start:])
+		n += m
+		off += int64(m)
+	}
+	r.hint.Store(int64(i))
+	r.nextOff.Store(off)
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// prefetch starts background loads of the chunks after i, up to the
+// readahead window, each at most once per reader.
+func (r *IndexReader) prefetch(i int) {
+	if r.readahead <= 0 {
+		return
+	}
+	last := min(i+r.readahead, r.idx.Len()-1)
+	a := int(r.ahead.Load())
+	if a < i || a > last {
+		a = i // a seek: start a new window here
+	}
+	for j := a + 1; j <= last; j++ {
+		select {
+		case r.slots <- struct{}{}:
+		default:
+			return // window busy; the next read will try again
+		}
+		r.ahead.Store(int64(j))
+		d, start, end := r.idx.Chunk(j)
+		r.c.Stats.PrefetchLoads.Add(1)
+		go func() {
+			defer func() { <-r.slots }()
+			r.c.Get(r.bg, d, int(end-start)) // an error surfaces on the real read
+		}()
+	}
+}
+
+// ChunkReadError is a failed read of an archive: where, which chunk, why.
+type ChunkReadError struct {
+	Path   string // index file
+	Offset int64
+	Digest string
+	Err    error
+}
+
+func (e *ChunkReadError) Error() string {
+	return fmt.Sprintf("%s: read at offset %d: chunk %s: %v", e.Path, e.Offset, e.Digest, e.Err)
+}
+
+func (e *ChunkReadError) Unwrap() error { return e.Err }
+
+// WriteTo writes the whole archive to w, chunk by chunk, without copying
+// through an intermediate buffer, prefetching ahead as it goes.
+func (r *IndexReader) WriteTo(w io.Writer) (int64, error) {
+	var n int64
+	for i := 0; i < r.idx.Len(); i++ {
+		r.prefetch(i)
+		d, start, end := r.idx.Chunk(i)
+		data, err := r.c.Get(r.bg, d, int(end-start))
+		if err != nil {
+			return n, &ChunkReadError{Path: r.idx.Path(), Offset: start, Digest: d.String(), Err: err}
+		}
+		m, err := w.Write(data)
+		n += int64(m)
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
