@@ -12,10 +12,11 @@ const buzWindow = 64
 type Buzhash struct {
 	h         uint32
 	size      int // bytes in the current chunk
-	fill      int // bytes in the window, up to buzWindow
 	min, max  int
 	mask, lim uint32
-	window    [buzWindow]byte
+	// window holds the last 64 bytes of the chunk when a Scan call ends
+	// without a cut: byte number n of the chunk sits at window[n&63].
+	window [buzWindow]byte
 }
 
 var _ Chunker = (*Buzhash)(nil)
@@ -35,41 +36,109 @@ func newBuzhash(avg int) *Buzhash {
 }
 
 // Reset implements Chunker.
-func (c *Buzhash) Reset() { c.h, c.size, c.fill = 0, 0, 0 }
+func (c *Buzhash) Reset() { c.h, c.size = 0, 0 }
 
 // Scan implements Chunker.
+//
+// Chunk byte number n (counted from the cut) is data[n-base] in this call,
+// base being the size at entry; the byte leaving the window, number n-64,
+// is data[pos-64] once pos >= 64 and in the saved window before that.
 func (c *Buzhash) Scan(data []byte) int {
-	pos := 0
-	if c.fill < buzWindow {
-		n := min(buzWindow-c.fill, len(data))
-		h := c.h
-		for _, b := range data[:n] {
-			c.window[c.fill] = b
-			c.fill++
-			h = bits.RotateLeft32(h, 1) ^ buzTable[b]
-		}
-		c.h = h
-		c.size += n
-		pos = n
-		if c.fill < buzWindow {
-			return 0
+	base, h, pos := c.size, c.h, 0
+	for ; pos < len(data) && base+pos < buzWindow; pos++ { // fill, no test
+		h = bits.RotateLeft32(h, 1) ^ buzTable[data[pos]]
+	}
+	for ; pos < len(data) && pos < buzWindow; pos++ { // leaving byte in the window
+		h = bits.RotateLeft32(h, 1) ^ buzTable[c.window[(base+pos)&(buzWindow-1)]] ^ buzTable[data[pos]]
+		if size := base + pos + 1; size >= c.min && (size >= c.max || h&c.mask >= c.lim) {
+			c.Reset()
+			return pos + 1
 		}
 	}
-	// Nothing can cut before min: roll without testing up to there.
-	h, size := c.h, c.size
-	win := &c.window
-	for pos < len(data) {
-		b := data[pos]
-		idx := size & (buzWindow - 1)
-		h = bits.RotateLeft32(h, 1) ^ buzTable[win[idx]] ^ buzTable[b]
-		win[idx] = b
-		size++
-		pos++
-		if size >= c.min && (size >= c.max || h&c.mask >= c.lim) {
+	if pos < len(data) {
+		var cut bool
+		if pos, h, cut = c.roll(data, pos, base, h); cut {
 			c.Reset()
 			return pos
 		}
 	}
-	c.h, c.size = h, size
+	c.save(data, base, h)
 	return 0
+}
+
+// roll runs the hash over data[pos:] (pos >= 64) and returns the end of
+// the chunk if it finds one.
+func (c *Buzhash) roll(data []byte, pos, base int, h uint32) (int, uint32, bool) {
+	// Below min nothing can cut: only roll.
+	if end := min(len(data), c.min-base-1); pos < end {
+		h = rollRange(h, data[pos:end], data[pos-buzWindow:end-buzWindow])
+		pos = end
+	}
+	// From min up to max-1 the hash decides.
+	if end := min(len(data), c.max-base-1); pos < end {
+		n, hh, cut := rollTest(h, data[pos:end], data[pos-buzWindow:end-buzWindow], c.mask, c.lim)
+		if cut {
+			return pos + n, hh, true
+		}
+		h, pos = hh, end
+	}
+	// At max it always cuts.
+	if pos < len(data) && base+pos+1 >= c.max {
+		return pos + 1, h, true
+	}
+	return pos, h, false
+}
+
+// rollRange rolls h over the bytes in, with out the bytes leaving.
+func rollRange(h uint32, in, out []byte) uint32 {
+	t := &buzTable
+	out = out[:len(in)]
+	i := 0
+	for ; i+4 <= len(in); i += 4 {
+		o, b := out[i:i+4:i+4], in[i:i+4:i+4]
+		x0 := t[o[0]] ^ t[b[0]]
+		x1 := t[o[1]] ^ t[b[1]]
+		x2 := t[o[2]] ^ t[b[2]]
+		x3 := t[o[3]] ^ t[b[3]]
+		h = bits.RotateLeft32(h, 4) ^ bits.RotateLeft32(x0, 3) ^ bits.RotateLeft32(x1, 2) ^ bits.RotateLeft32(x2, 1) ^ x3
+	}
+	for ; i < len(in); i++ {
+		h = bits.RotateLeft32(h, 1) ^ (t[out[i]] ^ t[in[i]])
+	}
+	return h
+}
+
+// rollTest rolls h over in and stops after the first byte whose hash
+// passes the boundary test, returning how many bytes it consumed.
+func rollTest(h uint32, in, out []byte, mask, lim uint32) (int, uint32, bool) {
+	t := &buzTable
+	out = out[:len(in)]
+	i := 0
+	for ; i+4 <= len(in); i += 4 {
+		o, b := out[i:i+4:i+4], in[i:i+4:i+4]
+		h0 := bits.RotateLeft32(h, 1) ^ (t[o[0]] ^ t[b[0]])
+		h1 := bits.RotateLeft32(h0, 1) ^ (t[o[1]] ^ t[b[1]])
+		h2 := bits.RotateLeft32(h1, 1) ^ (t[o[2]] ^ t[b[2]])
+		h3 := bits.RotateLeft32(h2, 1) ^ (t[o[3]] ^ t[b[3]])
+		if (h0&mask >= lim) || (h1&mask >= lim) || (h2&mask >= lim) || (h3&mask >= lim) {
+			break // find which byte below
+		}
+		h = h3
+	}
+	for ; i < len(in); i++ {
+		h = bits.RotateLeft32(h, 1) ^ (t[out[i]] ^ t[in[i]])
+		if h&mask >= lim {
+			return i + 1, h, true
+		}
+	}
+	return len(in), h, false
+}
+
+// save keeps the window and the hash for the next call.
+func (c *Buzhash) save(data []byte, base int, h uint32) {
+	from := max(0, len(data)-buzWindow)
+	for p := from; p < len(data); p++ {
+		c.window[(base+p)&(buzWindow-1)] = data[p]
+	}
+	c.h, c.size = h, base+len(data)
 }

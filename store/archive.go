@@ -23,7 +23,7 @@ const (
 
 // Archive is an archive of a snapshot as the user names it.
 type Archive struct {
-	Name  string   // disk.img, root.pxar, qemu.conf.blob
+	Name  string // disk.img, root.pxar, qemu.conf.blob
 	Kind  ArchiveKind
 	Files []string // its files in the snapshot directory
 	Size  uint64   // data size (metadata stream for split pxar)

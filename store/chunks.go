@@ -35,6 +35,12 @@ func (s *Store) InsertChunk(d chunk.Digest, blob []byte) (existed bool, err erro
 		}
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), d.String()+".tmp_")
+	if errors.Is(err, fs.ErrNotExist) {
+		// a lazily created store, or a prefix directory someone removed
+		if err = os.Mkdir(filepath.Dir(path), 0o750); err == nil || errors.Is(err, fs.ErrExist) {
+			tmp, err = os.CreateTemp(filepath.Dir(path), d.String()+".tmp_")
+		}
+	}
 	if err != nil {
 		return false, fmt.Errorf("insert chunk %s: %w", d, err)
 	}
@@ -142,6 +148,9 @@ func (s *Store) WalkChunks(ctx context.Context, fn func(chunk.Digest) error) err
 		}
 		dir := fmt.Sprintf("%s/%s/%04x", s.root, chunkDir, i)
 		names, err := readNames(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // not created yet (lazy store)
+		}
 		if err != nil {
 			return fmt.Errorf("walk chunks: %w", err)
 		}

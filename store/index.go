@@ -90,9 +90,9 @@ func mapFile(path string, magic [8]byte) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: mmap: %w", path, err)
 	}
-	if [8]byte(data[:8]) != magic {
+	if got := [8]byte(data[:8]); got != magic {
 		unix.Munmap(data)
-		return nil, fmt.Errorf("%s: %w: wrong magic %v", path, ErrBadIndex, data[:8])
+		return nil, fmt.Errorf("%s: %w: wrong magic %v", path, ErrBadIndex, got)
 	}
 	return data, nil
 }

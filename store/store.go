@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sync"
 
+	"golang.org/x/sync/errgroup"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -42,9 +44,20 @@ type Store struct {
 	shared int // number of shared holders in this process
 }
 
+// CreateOptions tune Create.
+type CreateOptions struct {
+	// LazyPrefixDirs skips creating the 65,536 chunk prefix directories
+	// up front; cairn creates each on first use. PBS expects them all,
+	// so only tests and throw-away stores should set it.
+	LazyPrefixDirs bool
+}
+
 // Create lays out a new datastore in dir (which may exist but must be
 // empty of a store) and opens it.
-func Create(dir string) (*Store, error) {
+func Create(dir string) (*Store, error) { return CreateWith(dir, CreateOptions{}) }
+
+// CreateWith is Create with options.
+func CreateWith(dir string, opt CreateOptions) (*Store, error) {
 	if _, err := os.Stat(filepath.Join(dir, chunkDir)); err == nil {
 		return nil, fmt.Errorf("create store %s: %w", dir, ErrExists)
 	}
@@ -55,13 +68,11 @@ func Create(dir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create store: %w", err)
 	}
-	buf := make([]byte, 0, 64)
-	for i := 0; i < prefixDir; i++ {
-		buf = fmt.Appendf(buf[:0], "%s/%04x", tmp, i)
-		if err := unix.Mkdir(string(buf), 0o750); err != nil && !errors.Is(err, unix.EEXIST) {
-			os.RemoveAll(tmp)
-			return nil, fmt.Errorf("create store %s: %s: %w", dir, buf, err)
-		}
+	if opt.LazyPrefixDirs {
+		// nothing: InsertChunk makes each prefix directory on first use
+	} else if err := makePrefixDirs(tmp); err != nil {
+		os.RemoveAll(tmp)
+		return nil, fmt.Errorf("create store %s: %w", dir, err)
 	}
 	if err := os.Chmod(tmp, 0o750); err != nil {
 		return nil, fmt.Errorf("create store: %w", err)
@@ -119,4 +130,33 @@ func notFound(err error) error {
 		return fmt.Errorf("%w: %w", ErrNotFound, err)
 	}
 	return err
+}
+
+// makePrefixDirs creates the 65,536 chunk prefix directories in dir. Some
+// file systems take over 100 µs per mkdir, so several goroutines share
+// the work.
+func makePrefixDirs(dir string) error {
+	fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("%s: %w", dir, err)
+	}
+	defer unix.Close(fd)
+	const workers = 8
+	var g errgroup.Group
+	for w := 0; w < workers; w++ {
+		g.Go(func() error {
+			var name [4]byte
+			const hexdigits = "0123456789abcdef"
+			for i := w; i < prefixDir; i += workers {
+				for k := 0; k < 4; k++ {
+					name[k] = hexdigits[(i>>(12-4*k))&0xf]
+				}
+				if err := unix.Mkdirat(fd, string(name[:]), 0o750); err != nil && !errors.Is(err, unix.EEXIST) {
+					return fmt.Errorf("%s/%s: %w", dir, name, err)
+				}
+			}
+			return nil
+		})
+	}
+	return g.Wait()
 }
