@@ -39,7 +39,13 @@ type Cache struct {
 	sf    singleflight.Group
 	Stats CacheStats
 	zeros sync.Map // size → *zeroChunk
+
+	mu     sync.RWMutex // held shared by loads, exclusively by Close
+	closed bool
 }
+
+// ErrCacheClosed is returned by Get after Close.
+var ErrCacheClosed = errors.New("chunk cache closed")
 
 type zeroChunk struct {
 	d    chunk.Digest
@@ -65,8 +71,16 @@ func NewCache(src ChunkLoader, maxBytes int64) (*Cache, error) {
 	return &Cache{src: src, rc: rc}, nil
 }
 
-// Close releases the cache.
-func (c *Cache) Close() { c.rc.Close() }
+// Close waits for loads in flight (prefetches among them) and releases
+// the cache; later Gets fail with ErrCacheClosed.
+func (c *Cache) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.closed {
+		c.closed = true
+		c.rc.Close()
+	}
+}
 
 func (c *Cache) zero(size int) *zeroChunk {
 	if z, ok := c.zeros.Load(size); ok {
@@ -112,6 +126,11 @@ func (c *Cache) Get(ctx context.Context, d chunk.Digest, size int) ([]byte, erro
 }
 
 func (c *Cache) load(ctx context.Context, d chunk.Digest, size int) ([]byte, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.closed {
+		return nil, ErrCacheClosed
+	}
 	blob, err := c.src.LoadChunk(ctx, d)
 	if err != nil {
 		c.Stats.Errors.Add(1)

@@ -13,36 +13,16 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 )
 
-var (
-	sharedOnce  sync.Once
-	sharedStore *Store
-	sharedErr   error
-)
-
-// testStore returns a store shared by the tests of this package: creating
-// one makes 65,536 directories, which takes seconds.
+// testStore returns a new store for one test. It skips creating the
+// 65,536 prefix directories, which takes seconds on some disks
+// (TestCreateFull covers that).
 func testStore(t testing.TB) *Store {
 	t.Helper()
-	sharedOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "cairn-store-test-")
-		if err != nil {
-			sharedErr = err
-			return
-		}
-		sharedStore, sharedErr = CreateWith(filepath.Join(dir, "store"), CreateOptions{LazyPrefixDirs: true})
-	})
-	if sharedErr != nil {
-		t.Fatal(sharedErr)
+	s, err := CreateWith(filepath.Join(t.TempDir(), "store"), CreateOptions{LazyPrefixDirs: true})
+	if err != nil {
+		t.Fatal(err)
 	}
-	return sharedStore
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if sharedStore != nil {
-		os.RemoveAll(filepath.Dir(sharedStore.Root()))
-	}
-	os.Exit(code)
+	return s
 }
 
 func randBytes(n int, seed uint64) []byte {
