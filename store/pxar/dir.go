@@ -1,0 +1,217 @@
+package pxar
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+)
+
+const (
+	tablePrefix = 31  // table items read at once for a lookup (5 tree levels)
+	dirBatch    = 256 // table items read at once while listing
+)
+
+// table reads the goodbye table items of a directory.
+type table struct {
+	a      *Accessor
+	dir    *Entry
+	prefix []byte
+}
+
+func (a *Accessor) newTable(dir *Entry) *table { return &table{a: a, dir: dir} }
+
+func (t *table) item(i uint64) (goodbyeItem, error) {
+	if i < tablePrefix {
+		if t.prefix == nil {
+			n := min(t.dir.count, tablePrefix)
+			b := make([]byte, n*GoodbyeItemSize)
+			if err := t.a.meta.readAt(b, t.dir.goodbyeOfs+HeaderSize); err != nil {
+				return goodbyeItem{}, err
+			}
+			t.prefix = b
+		}
+		return parseItem(t.prefix[i*GoodbyeItemSize:]), nil
+	}
+	var b [GoodbyeItemSize]byte
+	if err := t.a.meta.readAt(b[:], t.dir.goodbyeOfs+HeaderSize+i*GoodbyeItemSize); err != nil {
+		return goodbyeItem{}, err
+	}
+	return parseItem(b[:]), nil
+}
+
+func parseItem(b []byte) goodbyeItem {
+	return goodbyeItem{hash: le.Uint64(b), offset: le.Uint64(b[8:]), size: le.Uint64(b[16:])}
+}
+
+// child decodes the entry goodbye item it of dir points to. With want
+// set, it returns nil (and no error) if the entry has another name.
+func (a *Accessor) child(dir *Entry, it goodbyeItem, want *string) (*Entry, error) {
+	tableAt := dir.goodbyeOfs
+	if it.offset == 0 || it.offset > dir.goodbyeOfs-dir.dirContent {
+		return nil, corrupt(streamMeta, tableAt, "goodbye item offset %d outside its directory [%d, %d)",
+			it.offset, dir.dirContent, dir.goodbyeOfs)
+	}
+	fileOfs := dir.goodbyeOfs - it.offset
+	c := newCursor(a.meta, fileOfs, dir.goodbyeOfs)
+	name, err := readName(c)
+	if err != nil {
+		return nil, err
+	}
+	if want != nil && name != *want {
+		return nil, nil
+	}
+	if HashFilename(name) != it.hash {
+		return nil, corrupt(streamMeta, fileOfs, "goodbye table hash %#x does not match name %q", it.hash, name)
+	}
+	e := &Entry{Name: name, ID: fileOfs}
+	h, err := c.peekHeader()
+	if err != nil {
+		return nil, err
+	}
+	if h.typ == TypeHardlink {
+		if err := a.hardlink(c, e); err != nil {
+			return nil, err
+		}
+	} else {
+		entryOfs := c.pos
+		if err := a.decodeBody(c, e); err != nil {
+			return nil, err
+		}
+		if e.Kind == KindDir {
+			return e, a.childDir(dir, e, it, entryOfs, c.pos)
+		}
+	}
+	if it.size < c.pos-fileOfs {
+		return nil, corrupt(streamMeta, tableAt, "goodbye item size %d of %q smaller than its entry (%d bytes)",
+			it.size, name, c.pos-fileOfs)
+	}
+	return e, nil
+}
+
+// childDir locates the goodbye table of subdirectory e and checks that it
+// points back at e's ENTRY.
+func (a *Accessor) childDir(dir, e *Entry, it goodbyeItem, entryOfs, content uint64) error {
+	fileOfs := e.ID
+	if it.size > dir.goodbyeOfs-fileOfs {
+		return corrupt(streamMeta, dir.goodbyeOfs, "directory %q of %d bytes runs past its parent's goodbye table", e.Name, it.size)
+	}
+	goodbyeOfs, backOfs, count, err := a.dirTail(fileOfs + it.size)
+	if err != nil {
+		return err
+	}
+	if backOfs != entryOfs || goodbyeOfs < content {
+		return corrupt(streamMeta, goodbyeOfs, "goodbye table of %q points to %d, its entry is at %d", e.Name, backOfs, entryOfs)
+	}
+	e.dirContent, e.goodbyeOfs, e.count = content, goodbyeOfs, count
+	return nil
+}
+
+// readName consumes a FILENAME item and returns the valid name in it.
+func readName(c *cursor) (string, error) {
+	at := c.pos
+	h, b, err := c.item()
+	if err != nil {
+		return "", err
+	}
+	if h.typ != TypeFilename {
+		return "", corrupt(c.s.name, at, "expected FILENAME item, found %s", typeName(h.typ))
+	}
+	if len(b) == 0 || b[len(b)-1] != 0 {
+		return "", corrupt(c.s.name, at, "file name not NUL-terminated")
+	}
+	name := string(b[:len(b)-1])
+	if !ValidName(name) {
+		return "", &CorruptError{Stream: c.s.name, Offset: at, Msg: fmt.Sprintf("file name %q", name), Err: ErrInvalidName}
+	}
+	return name, nil
+}
+
+// hardlink decodes a HARDLINK item and the regular file it points to.
+func (a *Accessor) hardlink(c *cursor, e *Entry) error {
+	at := c.pos
+	fileOfs := e.ID
+	_, b, err := c.item()
+	if err != nil {
+		return err
+	}
+	if len(b) < 8+2 || b[len(b)-1] != 0 || bytes.IndexByte(b[8:len(b)-1], 0) >= 0 {
+		return corrupt(streamMeta, at, "hard link item malformed")
+	}
+	rel := le.Uint64(b)
+	if rel == 0 || rel > fileOfs {
+		return corrupt(streamMeta, at, "hard link offset %d does not point before the link at %d", rel, fileOfs)
+	}
+	target := fileOfs - rel
+	tc := newCursor(a.meta, target, fileOfs)
+	if _, err := readName(tc); err != nil {
+		return err
+	}
+	t := &Entry{}
+	if err := a.decodeBody(tc, t); err != nil {
+		return err
+	}
+	if t.Kind != KindFile {
+		return corrupt(streamMeta, target, "hard link target is a %s, not a regular file", t.Kind)
+	}
+	t.Name, t.ID, t.Hardlink = e.Name, target, string(b[8:len(b)-1])
+	*e = *t
+	return nil
+}
+
+// DirReader lists a directory one entry at a time, in goodbye table order
+// (by name hash, not by name). Its position is a stable cookie: Seek back
+// to any index to resume.
+type DirReader struct {
+	a     *Accessor
+	dir   *Entry
+	i     uint64
+	batch []byte
+	first uint64 // table index of batch[0]
+}
+
+// ReadDir starts listing directory dir.
+func (a *Accessor) ReadDir(dir *Entry) (*DirReader, error) {
+	if dir.Kind != KindDir {
+		return nil, fmt.Errorf("%w: %q", ErrNotDir, dir.Name)
+	}
+	return &DirReader{a: a, dir: dir}, nil
+}
+
+// Len is the number of entries of the directory.
+func (r *DirReader) Len() int { return int(r.dir.count) }
+
+// Pos is the index of the entry Next returns next.
+func (r *DirReader) Pos() int { return int(r.i) }
+
+// Seek moves to entry index i (0 ≤ i ≤ Len).
+func (r *DirReader) Seek(i int) { r.i = uint64(max(0, min(i, r.Len()))) }
+
+// Next returns the next entry, or io.EOF after the last.
+func (r *DirReader) Next(ctx context.Context) (*Entry, error) {
+	if r.i >= r.dir.count {
+		return nil, io.EOF
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if r.i < r.first || r.i >= r.first+uint64(len(r.batch))/GoodbyeItemSize {
+		n := min(dirBatch, r.dir.count-r.i)
+		if uint64(cap(r.batch)) < n*GoodbyeItemSize {
+			r.batch = make([]byte, n*GoodbyeItemSize)
+		}
+		r.batch = r.batch[:n*GoodbyeItemSize]
+		if err := r.a.meta.readAt(r.batch, r.dir.goodbyeOfs+HeaderSize+r.i*GoodbyeItemSize); err != nil {
+			r.batch = r.batch[:0]
+			return nil, err
+		}
+		r.first = r.i
+	}
+	it := parseItem(r.batch[(r.i-r.first)*GoodbyeItemSize:])
+	e, err := r.a.child(r.dir, it, nil)
+	if err != nil {
+		return nil, err
+	}
+	r.i++
+	return e, nil
+}

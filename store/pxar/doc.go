@@ -1,0 +1,31 @@
+// Package pxar owns the pxar archive format of Proxmox Backup Server, as
+// defined by proxmox/pxar (src/format): the item types and their byte
+// layout, the goodbye tables (SipHash-2-4 of each file name, laid out as a
+// binary search tree in an array) that let a reader find a name in a
+// directory without reading its siblings, and payload references into
+// the separate payload stream of split (version 2) archives.
+//
+// It has three parts:
+//
+//   - Encoder writes an archive, either split into a metadata stream and a
+//     payload stream (.mpxar / .ppxar, format version 2) or as one stream
+//     (.pxar, version 1 layout). Entries of a directory are added in
+//     byte-wise sorted name order; AddFileRef records a file whose bytes
+//     the caller places in the payload stream itself (incremental backups).
+//   - Accessor reads an archive at random through io.ReaderAt: the root,
+//     a name in a directory, a path, a streaming directory listing (in
+//     goodbye table order, i.e. by name hash), an entry's complete
+//     metadata and an io.ReaderAt over a file's content. It reads only the
+//     few small regions a lookup needs. Entry.ID (the offset of the
+//     entry's FILENAME item, the target's for hard links, 0 for the root)
+//     is stable and serves as an inode number.
+//   - ACL conversion between the kernel's system.posix_acl_* xattr bytes
+//     and pxar's ACL items.
+//
+// Walking a directory tree on disk into an Encoder is package walk below
+// this one. Chunking and storing the streams is package store's job.
+//
+// Bad input never panics and never reads outside the streams: every
+// decoding problem is an error wrapping ErrCorrupt that names the stream
+// and the byte offset.
+package pxar

@@ -1,0 +1,173 @@
+package walk
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/cairnfs/cairn/store/pxar"
+	"golang.org/x/sys/unix"
+)
+
+// entry archives one directory entry. Problems with the entry itself
+// are reported and skipped; only encoder errors end the walk.
+func (w *walker) entry(dirfd int, parent, name string) error {
+	rel := join(parent, name)
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		w.reportGone(rel, err)
+		return nil
+	}
+	typ := uint64(st.Mode) & pxar.ModeIFMT
+	if w.patterns.excluded("/"+rel, typ == pxar.ModeIFDIR) {
+		w.stats.Excluded++
+		return nil
+	}
+	var err error
+	switch typ {
+	case pxar.ModeIFREG:
+		err = w.file(dirfd, rel, name, &st)
+	case pxar.ModeIFDIR:
+		err = w.subdir(dirfd, rel, name)
+	case pxar.ModeIFLNK:
+		err = w.symlink(dirfd, rel, name, &st)
+	case pxar.ModeIFCHR, pxar.ModeIFBLK, pxar.ModeIFIFO, pxar.ModeIFSOCK:
+		err = w.special(dirfd, rel, name, &st)
+	default:
+		w.report(rel, fmt.Errorf("unknown file type %o", typ))
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", rel, err)
+	}
+	return nil
+}
+
+func (w *walker) reportGone(rel string, err error) {
+	if errors.Is(err, unix.ENOENT) {
+		err = fmt.Errorf("vanished during backup: %w", err)
+	}
+	w.report(rel, err)
+}
+
+// open opens an entry for reading; nil means it was reported and skipped.
+func (w *walker) open(dirfd int, rel, name string, flags int, want uint64) (int, *unix.Stat_t) {
+	fd, err := openNoatime(dirfd, name, flags)
+	if err != nil {
+		w.reportGone(rel, err)
+		return -1, nil
+	}
+	st := new(unix.Stat_t)
+	if err := unix.Fstat(fd, st); err != nil {
+		unix.Close(fd)
+		w.report(rel, err)
+		return -1, nil
+	}
+	if uint64(st.Mode)&pxar.ModeIFMT != want {
+		unix.Close(fd)
+		w.report(rel, errors.New("replaced during backup"))
+		return -1, nil
+	}
+	return fd, st
+}
+
+func (w *walker) file(dirfd int, rel, name string, lst *unix.Stat_t) error {
+	key := devIno{dev: lst.Dev, ino: lst.Ino}
+	if lst.Nlink > 1 {
+		if l, ok := w.links[key]; ok {
+			w.stats.Hardlinks++
+			return w.enc.AddHardlink(name, l.path, l.off)
+		}
+	}
+	fd, st := w.open(dirfd, rel, name, 0, pxar.ModeIFREG)
+	if st == nil {
+		return nil
+	}
+	f := os.NewFile(uintptr(fd), rel)
+	defer f.Close()
+	m, err := readMetadata(st, xattrSource{fd: fd}, fd)
+	if err != nil {
+		w.report(rel, err)
+		return nil
+	}
+	off, err := w.opts.File(w.ctx, w.enc, &File{Name: name, Path: rel, Meta: &m, Stat: st, F: f})
+	var ce *pxar.ContentError
+	if errors.As(err, &ce) {
+		w.report(rel, err)
+		err = nil
+	}
+	if err != nil {
+		return err
+	}
+	w.stats.Files++
+	w.stats.Bytes += uint64(st.Size)
+	if st.Nlink > 1 {
+		w.links[devIno{dev: st.Dev, ino: st.Ino}] = link{path: rel, off: off}
+	}
+	return nil
+}
+
+func (w *walker) subdir(dirfd int, rel, name string) error {
+	fd, st := w.open(dirfd, rel, name, unix.O_DIRECTORY, pxar.ModeIFDIR)
+	if st == nil {
+		return nil
+	}
+	defer unix.Close(fd)
+	m, err := readMetadata(st, xattrSource{fd: fd}, fd)
+	if err != nil {
+		w.report(rel, err)
+		return nil
+	}
+	if err := w.enc.CreateDirectory(name, &m); err != nil {
+		return err
+	}
+	w.stats.Dirs++
+	switch {
+	case st.Dev != w.rootDev && !w.opts.AllFileSystems, virtualFS(fd):
+		w.stats.MountPoints++
+	default:
+		if err := w.dir(fd, rel); err != nil {
+			return err
+		}
+	}
+	return w.enc.FinishDirectory()
+}
+
+func (w *walker) symlink(dirfd int, rel, name string, st *unix.Stat_t) error {
+	buf := make([]byte, max(st.Size+1, 256))
+	for {
+		n, err := unix.Readlinkat(dirfd, name, buf)
+		if err != nil {
+			w.reportGone(rel, err)
+			return nil
+		}
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	m, err := readMetadata(st, w.pathSource(dirfd, rel, name), -1)
+	if err != nil {
+		w.report(rel, err)
+		return nil
+	}
+	w.stats.Symlinks++
+	return w.enc.AddSymlink(name, &m, string(buf))
+}
+
+func (w *walker) special(dirfd int, rel, name string, st *unix.Stat_t) error {
+	m, err := readMetadata(st, w.pathSource(dirfd, rel, name), -1)
+	if err != nil {
+		w.report(rel, err)
+		return nil
+	}
+	w.stats.Specials++
+	switch {
+	case m.Stat.IsDevice():
+		return w.enc.AddDevice(name, &m, pxar.DeviceFromDev(st.Rdev))
+	case m.Stat.IsFIFO():
+		return w.enc.AddFIFO(name, &m)
+	default:
+		return w.enc.AddSocket(name, &m)
+	}
+}
