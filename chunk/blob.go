@@ -106,23 +106,67 @@ var (
 // payload is zstd level 1, unless that does not make it smaller, in which
 // case it is stored plain.
 func EncodeBlob(dst, data []byte, compress bool) ([]byte, error) {
+	hdr, payload, err := EncodeBlobParts(dst, data, compress)
+	if err != nil || len(payload) == 0 || &payload[0] != &data[0] {
+		return hdr, err // compressed: hdr holds the whole blob
+	}
+	return append(hdr, data...), nil
+}
+
+// sampleSize and samples describe the compressibility probe of a chunk.
+const (
+	sampleSize = 16 << 10
+	samples    = 8
+	// probeMin is the smallest input worth probing before compressing.
+	probeMin = 1 << 20
+)
+
+// incompressible reports whether data looks incompressible: every one of
+// a few samples spread over it fails to shrink by 2% at zstd level 1.
+// Compressing random data costs as much as hashing it; this probe costs
+// about 3% of that and lets backups of incompressible data skip it.
+func incompressible(data []byte) bool {
+	if len(data) < probeMin {
+		return false
+	}
+	enc := encoders.Get().(*zstd.Encoder)
+	defer encoders.Put(enc)
+	buf := make([]byte, 0, sampleSize+512)
+	step := (len(data) - sampleSize) / (samples - 1)
+	for i := 0; i < samples; i++ {
+		s := data[i*step : i*step+sampleSize]
+		buf = enc.EncodeAll(s, buf[:0])
+		if len(buf) < sampleSize*98/100 {
+			return false
+		}
+	}
+	return true
+}
+
+// EncodeBlobParts is EncodeBlob without copying plain data: it returns the
+// blob as a header (appended to dst[:0]) and a payload; for a plain blob
+// the payload is data itself, for a compressed one the header slice holds
+// the whole blob and payload is empty. Write header, then payload.
+// Large inputs whose samples do not compress are stored plain without
+// compressing the whole.
+func EncodeBlobParts(dst, data []byte, compress bool) (header, payload []byte, err error) {
 	if len(data)+BlobHeaderSize > MaxBlobSize {
-		return dst[:0], fmt.Errorf("%w: %d bytes", ErrTooLarge, len(data))
+		return dst[:0], nil, fmt.Errorf("%w: %d bytes", ErrTooLarge, len(data))
 	}
 	dst = append(dst[:0], make([]byte, BlobHeaderSize)...)
-	if compress {
+	if compress && !incompressible(data) {
 		enc := encoders.Get().(*zstd.Encoder)
 		dst = enc.EncodeAll(data, dst)
 		encoders.Put(enc)
 		if len(dst)-BlobHeaderSize < len(data) {
 			finishHeader(dst, MagicZstd)
-			return dst, nil
+			return dst, nil, nil
 		}
 		dst = dst[:BlobHeaderSize]
 	}
-	dst = append(dst, data...)
-	finishHeader(dst, MagicPlain)
-	return dst, nil
+	copy(dst, MagicPlain[:])
+	binary.LittleEndian.PutUint32(dst[8:12], crc32.ChecksumIEEE(data))
+	return dst, data, nil
 }
 
 func finishHeader(blob []byte, magic [8]byte) {

@@ -16,12 +16,12 @@ func TestBlobRoundTrip(t *testing.T) {
 		compress bool
 		kind     Kind
 	}{
-		"empty":          {nil, true, KindPlain},
-		"zeros":          {make([]byte, 1<<20), true, KindZstd},
-		"random":         {randomData(1<<20, 9), true, KindPlain},
-		"text-plain":     {bytes.Repeat([]byte("cairn "), 1000), false, KindPlain},
-		"text-zstd":      {bytes.Repeat([]byte("cairn "), 1000), true, KindZstd},
-		"one-byte":       {[]byte{7}, true, KindPlain},
+		"empty":      {nil, true, KindPlain},
+		"zeros":      {make([]byte, 1<<20), true, KindZstd},
+		"random":     {randomData(1<<20, 9), true, KindPlain},
+		"text-plain": {bytes.Repeat([]byte("cairn "), 1000), false, KindPlain},
+		"text-zstd":  {bytes.Repeat([]byte("cairn "), 1000), true, KindZstd},
+		"one-byte":   {[]byte{7}, true, KindPlain},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -182,5 +182,31 @@ func BenchmarkSum(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
 		Sum(data)
+	}
+}
+
+// TestCompressProbe: a random chunk is stored plain without being
+// compressed whole; one with compressible regions is still compressed.
+func TestCompressProbe(t *testing.T) {
+	random := randomData(4<<20, 14)
+	if !incompressible(random) {
+		t.Fatal("random data judged compressible")
+	}
+	hdr, payload, err := EncodeBlobParts(nil, random, true)
+	if err != nil || len(hdr) != BlobHeaderSize || &payload[0] != &random[0] {
+		t.Fatal("random chunk: want a plain blob sharing the input")
+	}
+	mixed := bytes.Clone(random)
+	copy(mixed[1<<20:], make([]byte, 1<<20))
+	if incompressible(mixed) {
+		t.Fatal("chunk with 1 MiB of zeros judged incompressible")
+	}
+	blob, _ := EncodeBlob(nil, mixed, true)
+	if k, _ := BlobKind(blob); k != KindZstd || len(blob) > 3<<20+(1<<19) {
+		t.Fatalf("mixed chunk: kind %v size %d", k, len(blob))
+	}
+	whole := append(bytes.Clone(hdr), payload...)
+	if out, err := DecodeChunk(nil, whole, Sum(random), len(random)); err != nil || !bytes.Equal(out, random) {
+		t.Fatalf("parts do not make a valid blob: %v", err)
 	}
 }

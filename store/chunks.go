@@ -27,10 +27,17 @@ func (s *Store) ChunkPath(d chunk.Digest) string {
 // renames, so concurrent inserts of one chunk, from goroutines or
 // processes, are safe. existed tells whether the chunk was already there.
 func (s *Store) InsertChunk(d chunk.Digest, blob []byte) (existed bool, err error) {
+	return s.InsertChunkParts(d, blob, nil)
+}
+
+// InsertChunkParts is InsertChunk for a blob given as header and payload
+// (chunk.EncodeBlobParts), written with one writev and no copy.
+func (s *Store) InsertChunkParts(d chunk.Digest, header, payload []byte) (existed bool, err error) {
 	path := s.ChunkPath(d)
+	size := int64(len(header) + len(payload))
 	var st unix.Stat_t
 	if err := unix.Stat(path, &st); err == nil {
-		if st.Size == int64(len(blob)) {
+		if st.Size == size {
 			return true, s.touchPath(path)
 		}
 	}
@@ -44,7 +51,7 @@ func (s *Store) InsertChunk(d chunk.Digest, blob []byte) (existed bool, err erro
 	if err != nil {
 		return false, fmt.Errorf("insert chunk %s: %w", d, err)
 	}
-	if _, err := tmp.Write(blob); err != nil {
+	if err := writev(tmp, header, payload); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
 		return false, fmt.Errorf("insert chunk %s: %w", d, err)
@@ -177,4 +184,31 @@ func readNames(dir string) ([]string, error) {
 	}
 	defer f.Close()
 	return f.Readdirnames(-1)
+}
+
+// writev writes a and b to f with as few system calls as it can.
+func writev(f *os.File, a, b []byte) error {
+	iov := [][]byte{a, b}
+	for len(iov) > 0 {
+		n, err := unix.Writev(int(f.Fd()), iov)
+		if err != nil {
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			return err
+		}
+		for n > 0 && len(iov) > 0 {
+			if n >= len(iov[0]) {
+				n -= len(iov[0])
+				iov = iov[1:]
+			} else {
+				iov[0] = iov[0][n:]
+				n = 0
+			}
+		}
+		for len(iov) > 0 && len(iov[0]) == 0 {
+			iov = iov[1:]
+		}
+	}
+	return nil
 }

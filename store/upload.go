@@ -165,12 +165,12 @@ func (u *Uploader) process(j *upJob, blob *[]byte) error {
 	if j.zero {
 		data = make([]byte, len(j.buf)) // the buffer of a hole holds garbage
 	}
-	var err error
-	*blob, err = chunk.EncodeBlob(*blob, data, true)
+	hdr, payload, err := chunk.EncodeBlobParts(*blob, data, true)
+	*blob = hdr
 	if err != nil {
 		return err
 	}
-	existed, err := u.s.InsertChunk(j.d, *blob)
+	existed, err := u.s.InsertChunkParts(j.d, hdr, payload)
 	if err != nil {
 		return err
 	}
@@ -179,7 +179,7 @@ func (u *Uploader) process(j *upJob, blob *[]byte) error {
 	} else {
 		st.NewChunks.Add(1)
 		st.NewBytes.Add(n)
-		st.NewStored.Add(int64(len(*blob)))
+		st.NewStored.Add(int64(len(hdr) + len(payload)))
 	}
 	return nil
 }
