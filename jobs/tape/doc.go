@@ -1,0 +1,18 @@
+// Package tape exports datastore snapshots to tape and restores them, on
+// cairn's virtual tape drive, in Proxmox Backup Server's tape format.
+//
+// Export reads, for each snapshot, the chunks that are neither on the
+// media set yet nor already sent by this job, on N reader goroutines
+// feeding a bounded channel of max(2N, 3) chunks to the one tape writer;
+// then it writes the snapshot archive and commits the catalog, so a crash
+// loses at most the snapshot in flight. Restore reads snapshot archives
+// first, then only the chunk archives that hold missing chunks (found
+// through the media catalog), checks every chunk before inserting it, and
+// makes a snapshot visible only when all its chunks are in the store.
+//
+// Both work through small interfaces, Source and Sink; StoreSource and
+// StoreSink implement them over a local datastore. The layers below live
+// in subpackages: block (256 KiB blocks), drive (the virtual drive),
+// format (archives and labels), catalog (media catalogs) and media
+// (inventory, pools, media sets).
+package tape

@@ -1,0 +1,295 @@
+package tape
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/jobs/tape/drive"
+	"github.com/cairnfs/cairn/jobs/tape/media"
+)
+
+// MaxWorkers bounds ExportOptions.Workers (PBS: worker-threads 1–32).
+const MaxWorkers = 32
+
+// ExportOptions configure Export.
+type ExportOptions struct {
+	Pool        string
+	PoolOptions media.PoolOptions
+	NewSet      bool  // start a new media set
+	Workers     int   // chunk reader goroutines, 1–32 (0: 1)
+	MaxArchive  int64 // chunk archive size limit (0: 4 GiB)
+	Reporter    Reporter
+	Logger      *slog.Logger
+}
+
+// Snapshot states in reports.
+const (
+	StateDone    = "ok"      // exported or restored
+	StatePresent = "present" // already on the media set / in the store
+	StateFailed  = "failed"
+)
+
+// SnapshotResult is one snapshot's outcome.
+type SnapshotResult struct {
+	Snapshot string `json:"snapshot"`
+	State    string `json:"state"`
+	Chunks   int64  `json:"chunks"` // export: chunks written for it; restore: chunks it references
+	Bytes    int64  `json:"bytes"`
+	Error    string `json:"error,omitempty"`
+}
+
+// ExportReport is what Export did.
+type ExportReport struct {
+	MediaSet   string           `json:"media-set"`
+	Tapes      []string         `json:"tapes"`
+	Workers    int              `json:"worker-threads"`
+	Snapshots  []SnapshotResult `json:"snapshots"`
+	Chunks     int64            `json:"chunks"`
+	Bytes      int64            `json:"bytes"`
+	Duration   time.Duration    `json:"duration-ns"`
+	WriterIdle time.Duration    `json:"writer-idle-ns"` // time the tape writer waited for chunks
+}
+
+// Failed counts the snapshots that were not exported.
+func (r *ExportReport) Failed() int {
+	n := 0
+	for _, s := range r.Snapshots {
+		if s.State == StateFailed {
+			n++
+		}
+	}
+	return n
+}
+
+type plannedSnapshot struct {
+	name    string
+	present bool           // already on the media set
+	all     []chunk.Digest // every chunk it needs
+	todo    []chunk.Digest // those this job writes for it
+	err     error
+}
+
+// Export writes the snapshots (chunks first, then the snapshot archive)
+// to the pool's media set on the drive. A chunk that cannot be read or is
+// corrupt is reported and its snapshot is not exported; the job goes on.
+// Errors of the tape itself end the job. The report is returned also
+// with an error.
+func Export(ctx context.Context, d *drive.Drive, src Source, snapshots []string, opt ExportOptions) (*ExportReport, error) {
+	start := time.Now()
+	rep, log := opt.Reporter, opt.Logger
+	if rep == nil {
+		rep = nopReporter{}
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	if opt.Workers == 0 {
+		opt.Workers = 1
+	}
+	if opt.Workers < 1 || opt.Workers > MaxWorkers {
+		return nil, fmt.Errorf("tape export: worker threads %d: want 1 to %d", opt.Workers, MaxWorkers)
+	}
+	pool, err := media.OpenPool(d, opt.Pool, opt.PoolOptions, log)
+	if err != nil {
+		return nil, err
+	}
+	w, err := pool.NewWriter(media.WriterOptions{NewSet: opt.NewSet, MaxArchiveSize: opt.MaxArchive,
+		OnTape: func(label string) { rep.SetPhase("writing (tape " + label + ")") }})
+	if err != nil {
+		return nil, err
+	}
+	report := &ExportReport{MediaSet: w.MediaSet().UUID.String(), Workers: opt.Workers}
+	rep.SetPhase("planning")
+	plan := planExport(ctx, w, src, snapshots)
+	var items int64
+	for _, p := range plan {
+		items += int64(len(p.todo))
+	}
+	rep.SetTotals(items, 0)
+	rep.SetPhase("writing")
+	err = exportAll(ctx, w, src, plan, opt, rep, report)
+	if cerr := w.Close(ctx); err == nil {
+		err = cerr
+	}
+	st := w.Stats()
+	report.Tapes, report.WriterIdle, report.Duration = st.Tapes, st.Wait, time.Since(start)
+	return report, err
+}
+
+// planExport lists, per snapshot, its chunks and those to write: not on
+// the media set and not planned for an earlier snapshot of this job.
+func planExport(ctx context.Context, w *media.Writer, src Source, snapshots []string) []plannedSnapshot {
+	sent := map[chunk.Digest]bool{}
+	plan := make([]plannedSnapshot, 0, len(snapshots))
+	for _, name := range snapshots {
+		p := plannedSnapshot{name: name}
+		if w.ContainsSnapshot(src.Name(), name) {
+			p.present = true
+			plan = append(plan, p)
+			continue
+		}
+		p.all, p.err = src.Chunks(ctx, name)
+		for _, d := range p.all {
+			if !sent[d] && !w.ContainsChunk(src.Name(), d) {
+				sent[d] = true
+				p.todo = append(p.todo, d)
+			}
+		}
+		if o, ok := src.(Orderer); ok && len(p.todo) > 1 {
+			p.todo = o.OrderChunks(ctx, p.todo)
+		}
+		plan = append(plan, p)
+	}
+	return plan
+}
+
+func exportAll(ctx context.Context, w *media.Writer, src Source, plan []plannedSnapshot, opt ExportOptions, rep Reporter, report *ExportReport) error {
+	for _, p := range plan {
+		res := SnapshotResult{Snapshot: p.name}
+		switch {
+		case p.present:
+			res.State = StatePresent
+			rep.Logf("snapshot %s: already on media set", p.name)
+		case p.err != nil:
+			res.State, res.Error = StateFailed, p.err.Error()
+			rep.Errorf("snapshot %s: %v", p.name, p.err)
+		default:
+			before := w.Stats()
+			bad, err := exportChunks(ctx, w, src, p.todo, opt.Workers, rep)
+			after := w.Stats()
+			res.Chunks, res.Bytes = after.Chunks-before.Chunks, after.ChunkBytes-before.ChunkBytes
+			report.Chunks += res.Chunks
+			report.Bytes += res.Bytes
+			if err != nil {
+				res.State, res.Error = StateFailed, err.Error()
+				report.Snapshots = append(report.Snapshots, res)
+				return fmt.Errorf("snapshot %s: %w", p.name, err)
+			}
+			if err := exportSnapshot(ctx, w, src, p, bad, rep); err != nil {
+				res.State, res.Error = StateFailed, err.Error()
+				if !errors.Is(err, errNotExported) {
+					report.Snapshots = append(report.Snapshots, res)
+					return err
+				}
+			} else {
+				res.State = StateDone
+			}
+		}
+		report.Snapshots = append(report.Snapshots, res)
+	}
+	return nil
+}
+
+var errNotExported = errors.New("snapshot not exported")
+
+// exportSnapshot writes the snapshot archive once every chunk of the
+// snapshot is on the media set.
+func exportSnapshot(ctx context.Context, w *media.Writer, src Source, p plannedSnapshot, bad []error, rep Reporter) error {
+	store := src.Name()
+	if err := w.Commit(); err != nil {
+		return err
+	}
+	missing := 0
+	for _, d := range p.all {
+		if !w.ContainsChunk(store, d) {
+			missing++
+		}
+	}
+	if missing > 0 {
+		rep.Errorf("snapshot %s: %d chunks could not be exported; snapshot not exported", p.name, missing)
+		return fmt.Errorf("%w: %d chunks missing or corrupt (first: %v)", errNotExported, missing, firstErr(bad))
+	}
+	fsys, files, err := src.SnapshotFiles(ctx, p.name)
+	if err != nil {
+		rep.Errorf("snapshot %s: %v", p.name, err)
+		return fmt.Errorf("%w: %w", errNotExported, err)
+	}
+	if err := w.WriteSnapshot(ctx, store, p.name, fsys, files); err != nil {
+		return fmt.Errorf("snapshot %s: %w", p.name, err)
+	}
+	rep.Logf("snapshot %s: exported (tape %s)", p.name, w.CurrentTape())
+	return nil
+}
+
+func firstErr(errs []error) error {
+	if len(errs) == 0 {
+		return errors.New("chunk written by an earlier snapshot failed")
+	}
+	return errs[0]
+}
+
+// exportChunks reads todo on n goroutines into a channel of max(2n, 3)
+// chunks that the tape writer drains. Unreadable or corrupt chunks are
+// returned, not written.
+func exportChunks(ctx context.Context, w *media.Writer, src Source, todo []chunk.Digest, n int, rep Reporter) ([]error, error) {
+	if len(todo) == 0 {
+		return nil, nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	feed := make(chan chunk.Digest, n)
+	out := make(chan media.Chunk, max(2*n, 3))
+	var mu sync.Mutex
+	var bad []error
+	go func() {
+		defer close(feed)
+		for _, d := range todo {
+			select {
+			case feed <- d:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var readers sync.WaitGroup
+	for range n {
+		readers.Go(func() {
+			for d := range feed {
+				blob, err := loadChecked(ctx, src, d)
+				if err != nil {
+					if ctx.Err() == nil {
+						rep.Errorf("chunk %s: %v", d, err)
+						mu.Lock()
+						bad = append(bad, err)
+						mu.Unlock()
+					}
+					continue
+				}
+				select {
+				case out <- media.Chunk{Digest: d, Blob: blob}:
+					rep.AddDone(1, int64(len(blob)))
+				case <-ctx.Done():
+					return
+				}
+			}
+		})
+	}
+	go func() {
+		readers.Wait()
+		close(out)
+	}()
+	err := w.WriteChunks(ctx, src.Name(), out)
+	cancel()
+	for range out { // let blocked readers finish
+	}
+	readers.Wait()
+	return bad, err
+}
+
+// loadChecked loads a chunk and checks its CRC (as PBS does when it reads
+// a chunk for tape).
+func loadChecked(ctx context.Context, src Source, d chunk.Digest) ([]byte, error) {
+	blob, err := src.LoadChunk(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := chunk.CheckCRC(blob); err != nil {
+		return nil, fmt.Errorf("chunk %s: %w", d, err)
+	}
+	return blob, nil
+}

@@ -1,0 +1,79 @@
+package tape
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/store"
+)
+
+const indexHeaderSize = 4096
+
+// digestScanner is an io.Writer that collects the chunk digests of a
+// fixed (.fidx: digest[32]…) or dynamic (.didx: end u64 | digest[32]…)
+// index as its bytes stream past, after a 4096-byte header.
+type digestScanner struct {
+	name    string
+	magic   [8]byte
+	entry   int // entry size
+	skip    int // bytes before the digest in an entry
+	off     int64
+	partial []byte
+	add     func(chunk.Digest)
+}
+
+// newDigestScanner returns a scanner for an index file name, or nil when
+// the name is not an index.
+func newDigestScanner(name string, add func(chunk.Digest)) *digestScanner {
+	switch {
+	case strings.HasSuffix(name, ".fidx"):
+		return &digestScanner{name: name, magic: store.MagicFixedIndex, entry: chunk.DigestSize, add: add}
+	case strings.HasSuffix(name, ".didx"):
+		return &digestScanner{name: name, magic: store.MagicDynamicIndex, entry: 8 + chunk.DigestSize, skip: 8, add: add}
+	}
+	return nil
+}
+
+func (s *digestScanner) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		if s.off < indexHeaderSize {
+			c := min(int64(len(p)), indexHeaderSize-s.off)
+			if s.off < 8 {
+				m := min(c, 8-s.off)
+				if string(p[:m]) != string(s.magic[s.off:s.off+m]) {
+					return 0, fmt.Errorf("index %s: wrong magic", s.name)
+				}
+			}
+			s.off += c
+			p = p[c:]
+			continue
+		}
+		if len(s.partial) > 0 || len(p) < s.entry {
+			c := min(len(p), s.entry-len(s.partial))
+			s.partial = append(s.partial, p[:c]...)
+			p = p[c:]
+			s.off += int64(c)
+			if len(s.partial) == s.entry {
+				s.add(chunk.Digest(s.partial[s.skip:]))
+				s.partial = s.partial[:0]
+			}
+			continue
+		}
+		for len(p) >= s.entry {
+			s.add(chunk.Digest(p[s.skip:s.entry]))
+			p = p[s.entry:]
+			s.off += int64(s.entry)
+		}
+	}
+	return n, nil
+}
+
+// Close checks that the index ended on an entry boundary.
+func (s *digestScanner) Close() error {
+	if s.off < indexHeaderSize || len(s.partial) != 0 {
+		return fmt.Errorf("index %s: truncated (%d bytes)", s.name, s.off)
+	}
+	return nil
+}

@@ -1,0 +1,248 @@
+package tape
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"time"
+
+	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/jobs/tape/catalog"
+	"github.com/cairnfs/cairn/jobs/tape/drive"
+	"github.com/cairnfs/cairn/jobs/tape/format"
+	"github.com/cairnfs/cairn/jobs/tape/media"
+)
+
+// RestoreOptions configure Restore.
+type RestoreOptions struct {
+	MediaSet  format.UUID // the media set to read (zero: the newest of Pool)
+	Pool      string
+	Store     string   // restore only snapshots of this datastore name ("" all)
+	Snapshots []string // restore only these ("" all)
+	Workers   int      // chunk check-and-insert goroutines (0: 4)
+	Reporter  Reporter
+	Logger    *slog.Logger
+}
+
+// RestoreReport is what Restore did.
+type RestoreReport struct {
+	MediaSet      string           `json:"media-set"`
+	Snapshots     []SnapshotResult `json:"snapshots"`
+	Chunks        int64            `json:"chunks"` // inserted
+	Bytes         int64            `json:"bytes"`
+	ChunksPresent int64            `json:"chunks-present"` // already in the store
+	FilesRead     []string         `json:"files-read"`     // TAPE:FILE of the chunk archives read
+	Duration      time.Duration    `json:"duration-ns"`
+}
+
+// Failed counts the snapshots that were not restored.
+func (r *RestoreReport) Failed() int {
+	n := 0
+	for _, s := range r.Snapshots {
+		if s.State == StateFailed {
+			n++
+		}
+	}
+	return n
+}
+
+// pendingSnapshot is a snapshot whose files are written and whose chunks
+// are being restored.
+type pendingSnapshot struct {
+	ref    catalog.SnapshotRef
+	w      SnapshotWriter
+	chunks []chunk.Digest
+	res    int // index in RestoreReport.Snapshots
+}
+
+// Restore restores snapshots of a media set into sink: the snapshot
+// archives first (their indexes tell which chunks are needed), then only
+// the chunk archives holding chunks the sink lacks; every chunk's CRC
+// and digest are checked before insert. A snapshot is committed only when
+// all its chunks are in the sink; otherwise it is removed and reported
+// failed while the others go on.
+func Restore(ctx context.Context, d *drive.Drive, sink Sink, opt RestoreOptions) (*RestoreReport, error) {
+	start := time.Now()
+	if opt.Reporter == nil {
+		opt.Reporter = nopReporter{}
+	}
+	if opt.Workers <= 0 {
+		opt.Workers = 4
+	}
+	set, err := pickSet(d, opt)
+	if err != nil {
+		return nil, err
+	}
+	r, err := media.OpenSet(d, set)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	refs, err := selectSnapshots(r, opt)
+	if err != nil {
+		return nil, err
+	}
+	rep := &RestoreReport{MediaSet: set.String()}
+	opt.Reporter.SetPhase("snapshot archives")
+	var pending []*pendingSnapshot
+	for _, ref := range refs {
+		p, err := restoreArchive(ctx, r, sink, ref, rep)
+		if err != nil {
+			return rep, err
+		}
+		if p != nil {
+			pending = append(pending, p)
+		}
+	}
+	opt.Reporter.SetPhase("chunk archives")
+	rs := newChunkRestore(r, sink, opt)
+	if err := rs.run(ctx, pending, rep); err != nil {
+		for _, p := range pending {
+			p.w.Abort()
+		}
+		return rep, err
+	}
+	for _, p := range pending {
+		res := &rep.Snapshots[p.res]
+		if err := rs.complete(p, res); err != nil {
+			p.w.Abort()
+			res.State, res.Error = StateFailed, err.Error()
+			opt.Reporter.Errorf("snapshot %s: %v", p.ref.Snapshot, err)
+			continue
+		}
+		res.State = StateDone
+		opt.Reporter.Logf("snapshot %s: restored", p.ref.Snapshot)
+	}
+	rep.Duration = time.Since(start)
+	return rep, nil
+}
+
+func pickSet(d *drive.Drive, opt RestoreOptions) (format.UUID, error) {
+	if !opt.MediaSet.IsZero() {
+		return opt.MediaSet, nil
+	}
+	inv, err := media.LoadInventory(d.Dir())
+	if err != nil {
+		return format.UUID{}, err
+	}
+	sets := inv.MediaSets(opt.Pool)
+	if len(sets) == 0 {
+		return format.UUID{}, fmt.Errorf("tape restore: no media set for pool %q: %w", opt.Pool, media.ErrUnknown)
+	}
+	return sets[len(sets)-1].UUID, nil
+}
+
+// selectSnapshots picks the catalogued snapshots to restore, in tape
+// order.
+func selectSnapshots(r *media.SetReader, opt RestoreOptions) ([]catalog.SnapshotRef, error) {
+	want := map[string]bool{}
+	for _, s := range opt.Snapshots {
+		want[s] = true
+	}
+	seen := map[string]string{}
+	var out []catalog.SnapshotRef
+	for _, ref := range r.Catalog().Snapshots() {
+		if (opt.Store != "" && ref.Store != opt.Store) || (len(want) > 0 && !want[ref.Snapshot]) {
+			continue
+		}
+		if other, dup := seen[ref.Snapshot]; dup {
+			return nil, fmt.Errorf("tape restore: snapshot %s is on the media set for datastores %s and %s; choose one", ref.Snapshot, other, ref.Store)
+		}
+		seen[ref.Snapshot] = ref.Store
+		out = append(out, ref)
+	}
+	for s := range want {
+		if _, ok := seen[s]; !ok {
+			return nil, fmt.Errorf("tape restore: snapshot %s is not on media set: %w", s, media.ErrUnknown)
+		}
+	}
+	seq := map[format.UUID]int{}
+	for i, m := range r.Members() {
+		seq[m.Label.UUID] = i
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if seq[a.Media] != seq[b.Media] {
+			return seq[a.Media] < seq[b.Media]
+		}
+		return a.File < b.File
+	})
+	return out, nil
+}
+
+// restoreArchive writes a snapshot's files from its snapshot archive and
+// collects the chunks its indexes need. It returns nil when the snapshot
+// is already in the sink or could not be read (reported).
+func restoreArchive(ctx context.Context, r *media.SetReader, sink Sink, ref catalog.SnapshotRef, rep *RestoreReport) (*pendingSnapshot, error) {
+	rep.Snapshots = append(rep.Snapshots, SnapshotResult{Snapshot: ref.Snapshot})
+	res := &rep.Snapshots[len(rep.Snapshots)-1]
+	if ok, err := sink.HasSnapshot(ref.Snapshot); err != nil || ok {
+		if err != nil {
+			res.State, res.Error = StateFailed, err.Error()
+		} else {
+			res.State = StatePresent
+		}
+		return nil, nil
+	}
+	w, err := sink.NewSnapshot(ctx, ref.Snapshot)
+	if err != nil {
+		res.State, res.Error = StateFailed, err.Error()
+		return nil, nil
+	}
+	p := &pendingSnapshot{ref: ref, w: w, res: len(rep.Snapshots) - 1}
+	seen := map[chunk.Digest]bool{}
+	add := func(d chunk.Digest) {
+		if !seen[d] {
+			seen[d] = true
+			p.chunks = append(p.chunks, d)
+		}
+	}
+	err = r.ReadSnapshotArchive(ref.Media, ref.File, func(s *format.SnapshotArchiveReader) error {
+		if s.Snapshot != ref.Snapshot {
+			return fmt.Errorf("%w: archive holds snapshot %s", media.ErrMismatch, s.Snapshot)
+		}
+		return copySnapshotFiles(s, w, add)
+	})
+	if err != nil {
+		w.Abort()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		res.State, res.Error = StateFailed, err.Error()
+		return nil, nil
+	}
+	return p, nil
+}
+
+func copySnapshotFiles(s *format.SnapshotArchiveReader, w SnapshotWriter, add func(chunk.Digest)) error {
+	for {
+		f, err := s.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		out, err := w.Create(f.Name)
+		if err != nil {
+			return err
+		}
+		var dst io.Writer = out
+		scan := newDigestScanner(f.Name, add)
+		if scan != nil {
+			dst = io.MultiWriter(out, scan)
+		}
+		_, err = io.Copy(dst, s)
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil && scan != nil {
+			err = scan.Close()
+		}
+		if err != nil {
+			return fmt.Errorf("file %s: %w", f.Name, err)
+		}
+	}
+}

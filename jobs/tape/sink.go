@@ -1,0 +1,154 @@
+package tape
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/store"
+)
+
+// Sink is where Restore puts chunks and snapshots.
+type Sink interface {
+	HasChunk(d chunk.Digest) bool
+	// InsertChunk stores a checked chunk; called from several goroutines.
+	InsertChunk(d chunk.Digest, blob []byte) (existed bool, err error)
+	// HasSnapshot reports whether a finished snapshot of that name exists.
+	HasSnapshot(snapshot string) (bool, error)
+	// NewSnapshot starts writing a snapshot that stays invisible (not
+	// finished) until Commit.
+	NewSnapshot(ctx context.Context, snapshot string) (SnapshotWriter, error)
+}
+
+// SnapshotWriter receives a snapshot's files.
+type SnapshotWriter interface {
+	Create(name string) (io.WriteCloser, error)
+	Commit() error
+	Abort()
+}
+
+// StoreSink restores into a local datastore. It holds the store's shared
+// lock and the backup locks of the groups it writes until Close.
+type StoreSink struct {
+	s      *store.Store
+	lock   *store.Lock
+	groups map[store.Group]*store.Lock
+}
+
+var _ Sink = (*StoreSink)(nil)
+
+// NewStoreSink takes the store's shared lock.
+func NewStoreSink(ctx context.Context, s *store.Store) (*StoreSink, error) {
+	l, err := s.LockShared(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &StoreSink{s: s, lock: l, groups: map[store.Group]*store.Lock{}}, nil
+}
+
+// Close releases the locks.
+func (k *StoreSink) Close() error {
+	for _, l := range k.groups {
+		l.Unlock()
+	}
+	return k.lock.Unlock()
+}
+
+// HasChunk reports whether the store has the chunk.
+func (k *StoreSink) HasChunk(d chunk.Digest) bool { return k.s.HasChunk(d) }
+
+// InsertChunk inserts a chunk.
+func (k *StoreSink) InsertChunk(d chunk.Digest, blob []byte) (bool, error) {
+	return k.s.InsertChunk(d, blob)
+}
+
+// HasSnapshot reports whether the snapshot exists finished.
+func (k *StoreSink) HasSnapshot(name string) (bool, error) {
+	snap, err := ParseSnapshot(name)
+	if err != nil {
+		return false, err
+	}
+	_, err = os.Stat(filepath.Join(k.s.SnapshotPath(snap), store.ManifestName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// NewSnapshot creates the snapshot directory (removing an unfinished one
+// left by an earlier failed restore) under the group's backup lock.
+func (k *StoreSink) NewSnapshot(ctx context.Context, name string) (SnapshotWriter, error) {
+	snap, err := ParseSnapshot(name)
+	if err != nil {
+		return nil, err
+	}
+	if k.groups[snap.Group] == nil {
+		l, err := k.s.LockGroup(ctx, snap.Group)
+		if err != nil {
+			return nil, err
+		}
+		k.groups[snap.Group] = l
+	}
+	dir := k.s.SnapshotPath(snap)
+	if ok, err := k.HasSnapshot(name); err != nil || ok {
+		if err == nil {
+			err = fmt.Errorf("snapshot %s: %w", name, store.ErrExists)
+		}
+		return nil, err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, err
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", name, err)
+	}
+	return &snapshotDir{dir: dir, name: name}, nil
+}
+
+// snapshotDir writes a snapshot's files; the manifest goes to a hidden
+// name and is renamed into place last, which finishes the snapshot.
+type snapshotDir struct {
+	dir, name   string
+	hasManifest bool
+}
+
+const manifestTmp = ".index.json.blob.restore"
+
+func (s *snapshotDir) Create(name string) (io.WriteCloser, error) {
+	if name == "" || strings.ContainsAny(name, "/\x00") || strings.HasPrefix(name, ".") {
+		return nil, fmt.Errorf("snapshot %s: bad file name %q", s.name, name)
+	}
+	path := filepath.Join(s.dir, name)
+	if name == store.ManifestName {
+		path, s.hasManifest = filepath.Join(s.dir, manifestTmp), true
+	}
+	return os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+}
+
+func (s *snapshotDir) Commit() error {
+	if !s.hasManifest {
+		return fmt.Errorf("snapshot %s: the archive holds no %s", s.name, store.ManifestName)
+	}
+	fd, err := unix.Open(s.dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := unix.Syncfs(fd); err != nil {
+		return fmt.Errorf("snapshot %s: syncfs: %w", s.name, err)
+	}
+	if err := os.Rename(filepath.Join(s.dir, manifestTmp), filepath.Join(s.dir, store.ManifestName)); err != nil {
+		return fmt.Errorf("snapshot %s: %w", s.name, err)
+	}
+	return unix.Fsync(fd)
+}
+
+func (s *snapshotDir) Abort() { os.RemoveAll(s.dir) }

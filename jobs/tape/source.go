@@ -1,0 +1,50 @@
+package tape
+
+import (
+	"context"
+	"io/fs"
+
+	"github.com/cairnfs/cairn/chunk"
+)
+
+// Source is where Export reads snapshots and chunks. Snapshots are named
+// as on tape: [ns/NAME/…]TYPE/ID/TIME.
+type Source interface {
+	// Name is the datastore name recorded in the archives.
+	Name() string
+	// SnapshotFiles returns the snapshot's files in archive order (the
+	// manifest first, then the manifest's files, then client.log.blob).
+	SnapshotFiles(ctx context.Context, snapshot string) (fs.FS, []string, error)
+	// Chunks returns the digests the snapshot's indexes reference, each
+	// once, in index order.
+	Chunks(ctx context.Context, snapshot string) ([]chunk.Digest, error)
+	// LoadChunk reads a chunk's raw DataBlob. It is called from several
+	// goroutines at once.
+	LoadChunk(ctx context.Context, d chunk.Digest) ([]byte, error)
+}
+
+// Orderer is implemented by sources that prefer another read order for a
+// list of chunks (e.g. by inode on rotating disks).
+type Orderer interface {
+	OrderChunks(ctx context.Context, ds []chunk.Digest) []chunk.Digest
+}
+
+// Reporter receives progress and log lines; a *jobs.Job is one. Its
+// methods are called from several goroutines at once.
+type Reporter interface {
+	Logf(format string, args ...any)
+	Errorf(format string, args ...any)
+	SetPhase(phase string)
+	SetTotals(items, bytes int64)
+	AddDone(items, bytes int64)
+}
+
+type nopReporter struct{}
+
+func (nopReporter) Logf(string, ...any)    {}
+func (nopReporter) Errorf(string, ...any)  {}
+func (nopReporter) SetPhase(string)        {}
+func (nopReporter) SetTotals(int64, int64) {}
+func (nopReporter) AddDone(int64, int64)   {}
+
+var _ Reporter = nopReporter{}
