@@ -193,7 +193,9 @@ func CheckCRC(blob []byte) (Kind, error) {
 	return kind, nil
 }
 
-// DecodeBlob checks the CRC and appends the plain data to dst[:0].
+// DecodeBlob checks the CRC and appends the plain data to dst[:0]; with a
+// nil dst, the data of an uncompressed blob is returned in place, as a
+// slice of blob, without a copy.
 // Encrypted blobs fail with ErrEncrypted (after their CRC was checked).
 // maxSize bounds the decoded size (0: MaxBlobSize).
 func DecodeBlob(dst, blob []byte, maxSize int) ([]byte, error) {
@@ -209,6 +211,9 @@ func DecodeBlob(dst, blob []byte, maxSize int) ([]byte, error) {
 	case KindPlain:
 		if len(payload) > maxSize {
 			return dst[:0], fmt.Errorf("%w: %d bytes, limit %d", ErrTooLarge, len(payload), maxSize)
+		}
+		if dst == nil {
+			return payload, nil
 		}
 		return append(dst[:0], payload...), nil
 	case KindZstd:

@@ -127,6 +127,21 @@ func readVector(t *testing.T, path string) []int {
 	return out
 }
 
+// TestBuzhashPBSBoundary ties our cut points to PBS's own: its
+// test_suggested_boundary (chunker.rs) names 405521 as a "regular
+// boundary" of the test_chunker1 input at avg 64 KiB, which it is only if
+// the chunker cuts exactly where PBS's does.
+func TestBuzhashPBSBoundary(t *testing.T) {
+	end := 0
+	for _, n := range cuts(newBuzhash(64<<10), pbsTestData(), 0) {
+		end += n
+		if end == 405521 {
+			return
+		}
+	}
+	t.Fatal("no cut at 405521, the regular boundary PBS's tests name")
+}
+
 // TestBuzhashPieceInvariance is PBS's test_chunker1 and more: feeding one
 // byte at a time, or in odd pieces, cuts where the whole buffer does.
 func TestBuzhashPieceInvariance(t *testing.T) {

@@ -137,7 +137,7 @@ func (c *Cache) load(ctx context.Context, d chunk.Digest, size int) ([]byte, err
 		return nil, err
 	}
 	c.Stats.LoadedBytes.Add(int64(len(blob)))
-	data, err := chunk.DecodeChunk(make([]byte, 0, size), blob, d, size)
+	data, err := chunk.DecodeChunk(nil, blob, d, size) // plain blobs decode in place
 	if err != nil {
 		c.Stats.Errors.Add(1)
 		return nil, fmt.Errorf("chunk %s: %w: %w", d, ErrCorruptChunk, err)

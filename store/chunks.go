@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -91,6 +92,38 @@ func (s *Store) LoadChunk(ctx context.Context, d chunk.Digest) ([]byte, error) {
 		return nil, fmt.Errorf("chunk %s: %w", d, err)
 	}
 	return b, nil
+}
+
+// LoadChunkInto is LoadChunk reading into buf (grown as needed), so a
+// worker that loads many chunks reuses one buffer.
+func (s *Store) LoadChunkInto(ctx context.Context, d chunk.Digest, buf []byte) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(s.ChunkPath(d))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("chunk %s: %w: %w", d, ErrMissingChunk, err)
+		}
+		return nil, fmt.Errorf("chunk %s: %w", d, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("chunk %s: %w", d, err)
+	}
+	n := int(fi.Size())
+	if n > chunk.MaxBlobSize {
+		return nil, fmt.Errorf("chunk %s: %w: %d bytes", d, chunk.ErrTooLarge, n)
+	}
+	if cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	if _, err := io.ReadFull(f, buf); err != nil {
+		return nil, fmt.Errorf("chunk %s: read: %w", d, err)
+	}
+	return buf, nil
 }
 
 // ChunkInfo is what a stat of a chunk file tells.

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"time"
+
+	"github.com/cairnfs/cairn/jobs/restore"
+	"github.com/cairnfs/cairn/store"
+	"github.com/dustin/go-humanize"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(func(a *app) *cobra.Command { return a.restoreCmd() }) }
+
+type restoreOpts struct {
+	threads                      int
+	ignoreErrors, discard, force bool
+	json                         bool
+}
+
+type restoreSummary struct {
+	Snapshot  string           `json:"snapshot"`
+	Archive   string           `json:"archive"`
+	Target    string           `json:"target"`
+	Bytes     int64            `json:"bytes"`
+	ZeroBytes int64            `json:"zero_bytes"`
+	Seconds   float64          `json:"seconds"`
+	MBps      float64          `json:"mb_per_s"`
+	Damaged   []restore.Damage `json:"damaged"`
+}
+
+func (a *app) restoreCmd() *cobra.Command {
+	var o restoreOpts
+	cmd := &cobra.Command{
+		Use:   "restore SNAPSHOT ARCHIVE TARGET",
+		Short: "restore an image to a file, a block device or - (stdout)",
+		Long: "Restores an archive of a snapshot. Images go to a file (sparse: zero chunks stay holes),\n" +
+			"a block device, or - for stdout (in order). Chunks are fetched, decoded and checked by\n" +
+			"--threads workers and written with positional writes.",
+		Args: cobra.ExactArgs(3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.restore(o, args[0], args[1], args[2])
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&o.threads, "threads", 0, "workers that fetch, decode and write chunks (default: number of CPUs; 1-64)")
+	f.BoolVar(&o.ignoreErrors, "ignore-errors", false, "write zeros for damaged chunks, go on, and list the damaged ranges")
+	f.BoolVar(&o.discard, "discard", false, "block devices: discard zero ranges instead of writing zeros")
+	f.BoolVar(&o.force, "overwrite", false, "replace an existing target file")
+	f.BoolVar(&o.json, "json", false, "print the summary as JSON")
+	return cmd
+}
+
+func (a *app) restore(o restoreOpts, ref, archive, target string) error {
+	if o.threads < 0 || o.threads > restore.MaxThreads {
+		return usageErr("--threads %d: want 1 to %d", o.threads, restore.MaxThreads)
+	}
+	s, err := a.openStore()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	snap, m, err := a.resolveSnapshot(s, ref)
+	if err != nil {
+		return err
+	}
+	ar, err := store.FindArchive(m, archive)
+	if err != nil {
+		return fmt.Errorf("snapshot %s: %w", snap, err)
+	}
+	if ar.Kind != store.ArchiveImage && ar.Kind != store.ArchiveOther {
+		return fmt.Errorf("snapshot %s: archive %s: restore supports images (NAME.img) only", snap, ar.Name)
+	}
+	x, err := s.OpenSnapshotIndex(snap, m, ar.Files[0])
+	if err != nil {
+		return err
+	}
+	defer x.Close()
+	t, closeTarget, err := a.openTarget(target, o.force)
+	if err != nil {
+		return err
+	}
+	stats := new(restore.Stats)
+	start := time.Now()
+	prog := startProgress(a.stderr, "restore "+ar.Name, x.Size(), func() (int64, string) {
+		return stats.Bytes.Load(), "zeroes " + humanize.IBytes(uint64(stats.ZeroBytes.Load()))
+	})
+	rep, err := restore.Image(a.ctx, x, s, t, restore.Options{Threads: o.threads, IgnoreErrors: o.ignoreErrors,
+		Discard: o.discard, Stats: stats})
+	prog.Stop()
+	if cerr := closeTarget(); err == nil && cerr != nil {
+		err = fmt.Errorf("restore to %s: %w", target, cerr)
+	}
+	el := time.Since(start)
+	if rep != nil {
+		a.printRestore(o, restoreSummary{Snapshot: snap.String(), Archive: ar.Name, Target: target, Bytes: rep.Bytes,
+			ZeroBytes: rep.ZeroBytes, Seconds: el.Seconds(), MBps: mbps(rep.Bytes, el), Damaged: rep.Damaged}, err == nil)
+	}
+	return err
+}
+
+// openTarget opens a restore target: "-" is stdout; an existing regular
+// file is refused without --overwrite; a block device is written in place.
+func (a *app) openTarget(path string, overwrite bool) (restore.Target, func() error, error) {
+	if path == "-" {
+		return restore.Target{Stream: a.stdout}, func() error { return nil }, nil
+	}
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if fi, err := os.Stat(path); err == nil {
+		switch {
+		case fi.Mode()&os.ModeDevice != 0:
+			flags = os.O_WRONLY
+		case fi.Mode().IsRegular() && overwrite:
+			flags = os.O_WRONLY
+		case fi.Mode().IsRegular():
+			return restore.Target{}, nil, fmt.Errorf("restore target %s exists: give --overwrite to replace it", path)
+		default:
+			return restore.Target{}, nil, fmt.Errorf("restore target %s is neither a file nor a block device", path)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return restore.Target{}, nil, err
+	}
+	f, err := os.OpenFile(path, flags, 0o644)
+	if err != nil {
+		return restore.Target{}, nil, err
+	}
+	return restore.Target{File: f}, func() error {
+		err := f.Sync()
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}, nil
+}
+
+func (a *app) printRestore(o restoreOpts, s restoreSummary, ok bool) {
+	out := a.stdout
+	if s.Target == "-" {
+		out = a.stderr // stdout carries the data
+	}
+	if o.json {
+		if s.Damaged == nil {
+			s.Damaged = []restore.Damage{}
+		}
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		enc.Encode(s)
+		return
+	}
+	for _, d := range s.Damaged {
+		fmt.Fprintf(out, "damaged: offset %d length %d chunk %s: %s\n", d.Offset, d.Length, d.Digest, d.Err)
+	}
+	if ok {
+		fmt.Fprintf(out, "restore complete (bytes=%d, zeroes=%d, duration=%.2fs, speed=%.2fMB/s)\n",
+			s.Bytes, s.ZeroBytes, s.Seconds, s.MBps)
+	}
+}

@@ -1,0 +1,153 @@
+package restore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cairnfs/cairn/store"
+)
+
+const cs = 64 << 10
+
+func randBytes(n int, seed uint64) []byte {
+	r := rand.New(rand.NewPCG(seed, 3))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
+// fixture backs up an image with data, holes, written zeros and repeated
+// chunks and returns the store, the open index and the image bytes.
+func fixture(t *testing.T) (*store.Store, store.Index, []byte) {
+	t.Helper()
+	s, err := store.CreateWith(filepath.Join(t.TempDir(), "store"), store.CreateOptions{LazyPrefixDirs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := make([]byte, 40*cs+777)
+	copy(img, randBytes(6*cs, 1))
+	copy(img[10*cs:], img[:2*cs])           // repeated chunks
+	copy(img[30*cs+5:], randBytes(3*cs, 2)) // unaligned data
+	copy(img[40*cs:], randBytes(777, 3))    // short tail
+	path := filepath.Join(t.TempDir(), "img")
+	if err := os.WriteFile(path, img, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, _ := os.Open(path)
+	defer f.Close()
+	b, err := s.StartBackup(context.Background(), store.Group{Type: "vm", ID: "r"}, time.Unix(1700000000, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Sync = store.SyncNone
+	if err := b.AddImage(context.Background(), "disk.img", f, store.ImageOptions{ChunkSize: cs}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.ReadManifest(b.Snapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := s.OpenSnapshotIndex(b.Snapshot(), m, "disk.img.fidx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { x.Close() })
+	return s, x, img
+}
+
+func TestImageToFileSparse(t *testing.T) {
+	s, x, img := fixture(t)
+	var outs [][]byte
+	for _, threads := range []int{1, 8} {
+		path := filepath.Join(t.TempDir(), "out")
+		f, _ := os.Create(path)
+		os.WriteFile(path, bytes.Repeat([]byte{0xff}, 50*cs), 0o644) // old content must go
+		rep, err := Image(context.Background(), x, s, Target{File: f}, Options{Threads: threads})
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := os.ReadFile(path)
+		if !bytes.Equal(got, img) {
+			t.Fatalf("threads %d: restored image differs", threads)
+		}
+		if rep.Bytes != int64(len(img)) || rep.ZeroBytes == 0 {
+			t.Fatalf("report %+v", rep)
+		}
+		var st syscall.Stat_t
+		syscall.Stat(path, &st)
+		if st.Blocks*512 >= int64(len(img)) {
+			t.Fatalf("threads %d: %d bytes allocated for a %d-byte image with holes", threads, st.Blocks*512, len(img))
+		}
+		outs = append(outs, got)
+	}
+	if !bytes.Equal(outs[0], outs[1]) {
+		t.Fatal("1 and 8 threads differ")
+	}
+}
+
+func TestImageToStream(t *testing.T) {
+	s, x, img := fixture(t)
+	for _, threads := range []int{1, 3, 8} {
+		var buf bytes.Buffer
+		if _, err := Image(context.Background(), x, s, Target{Stream: &buf}, Options{Threads: threads}); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(buf.Bytes(), img) {
+			t.Fatalf("threads %d: stream differs", threads)
+		}
+	}
+}
+
+func TestImageCorruptChunk(t *testing.T) {
+	s, x, img := fixture(t)
+	d, start, end := x.Chunk(3)
+	p := s.ChunkPath(d)
+	blob, _ := os.ReadFile(p)
+	blob[len(blob)-1] ^= 1
+	os.WriteFile(p, blob, 0o644)
+
+	var buf bytes.Buffer
+	_, err := Image(context.Background(), x, s, Target{Stream: &buf}, Options{Threads: 4})
+	if err == nil || !bytes.Contains([]byte(err.Error()), []byte("archive offset 196608")) {
+		t.Fatalf("want an error naming offset %d, got %v", start, err)
+	}
+	buf.Reset()
+	rep, err := Image(context.Background(), x, s, Target{Stream: &buf}, Options{Threads: 4, IgnoreErrors: true})
+	if !errors.Is(err, ErrDamaged) || len(rep.Damaged) != 1 || rep.Damaged[0].Offset != start || rep.Damaged[0].Length != end-start {
+		t.Fatalf("ignore-errors: %v %+v", err, rep)
+	}
+	want := bytes.Clone(img)
+	copy(want[start:end], make([]byte, end-start))
+	if !bytes.Equal(buf.Bytes(), want) {
+		t.Fatal("damaged range is not zeros, or the rest differs")
+	}
+}
+
+// TestImageENOSPC: a target that is full gives a clear error, no hang.
+func TestImageENOSPC(t *testing.T) {
+	s, x, _ := fixture(t)
+	f, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Skip("no /dev/full:", err)
+	}
+	defer f.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err = Image(ctx, x, s, Target{File: f}, Options{Threads: 4})
+	if !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("want ENOSPC, got %v", err)
+	}
+}

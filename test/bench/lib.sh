@@ -1,0 +1,61 @@
+# Shared helpers of the benchmark scripts (sourced, not run).
+# Every script measures cairn and its peers side by side in one run, on
+# one machine, and prints MB/s; quote ratios from one run only.
+set -euo pipefail
+
+BENCH_DIR=${BENCH_DIR:-/var/tmp/cairn-bench}
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+CAIRN=${CAIRN:-$BENCH_DIR/cairn}
+export RESTIC_PASSWORD=bench BORG_PASSPHRASE= BORG_UNKNOWN_UNENCRYPTED_REPO_ACCESS_IS_OK=yes BORG_RELOCATED_REPO_ACCESS_IS_OK=yes
+
+mkdir -p "$BENCH_DIR"
+
+build_cairn() {
+  (cd "$ROOT" && go build -o "$CAIRN" ./cmd/cairn)
+}
+
+need() {
+  for c in "$@"; do
+    command -v "$c" >/dev/null || { echo "missing $c: apt-get install -y restic borgbackup casync fuse3" >&2; exit 2; }
+  done
+}
+
+drop_caches() {
+  sync
+  if [ -w /proc/sys/vm/drop_caches ]; then echo 3 > /proc/sys/vm/drop_caches; else echo "(cannot drop caches: not root)" >&2; fi
+}
+
+now() { date +%s.%N; }
+
+# rate BYTES START END -> MB/s
+rate() { awk -v b="$1" -v s="$2" -v e="$3" 'BEGIN { printf "%.1f", b / (e - s) / 1e6 }'; }
+
+# timed LABEL BYTES CMD... : runs CMD, prints "LABEL  seconds  MB/s"
+timed() {
+  local label=$1 bytes=$2; shift 2
+  local s e
+  s=$(now); "$@" >/dev/null; e=$(now)
+  printf '%-34s %8.2f s %10s MB/s\n' "$label" "$(awk -v s="$s" -v e="$e" 'BEGIN{print e-s}')" "$(rate "$bytes" "$s" "$e")"
+}
+
+# data_ext4 PATH: a sparse 2 GiB ext4 image holding a copy of Go's tree.
+data_ext4() {
+  [ -f "$1" ] || mke2fs -q -t ext4 -d "$(go env GOROOT)" "$1" 2G
+}
+
+# data_random PATH SIZE_MB: incompressible data.
+data_random() {
+  [ -f "$1" ] || head -c "$(( $2 << 20 ))" /dev/urandom > "$1"
+}
+
+size_of() { stat -c %s "$1"; }
+
+wait_mounted() { # wait_mounted DIR TRIES: poll the mount table, not a sleep per se
+  local i
+  for ((i = 0; i < $2 * 10; i++)); do
+    mountpoint -q "$1" && return 0
+    sleep 0.1
+  done
+  echo "not mounted: $1" >&2
+  return 1
+}
