@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"unsafe"
 
 	"github.com/cairnfs/cairn/chunk"
 	"golang.org/x/sys/unix"
@@ -26,23 +27,57 @@ func (s *Store) LockJob(kind string) (*Lock, error) {
 	return flock(context.Background(), filepath.Join(s.root, ".job-"+kind+".lck"), true, false)
 }
 
+// directAlign is the alignment O_DIRECT needs of buffers, offsets and
+// lengths (the largest logical block size in use).
+const directAlign = 4096
+
 // ReadChunkFile reads chunk d's raw DataBlob into buf (grown when too
 // small) and returns it. A missing chunk is ErrMissingChunk; a file larger
-// than a blob may be is ErrCorruptChunk. With dropCache the file's pages
-// are dropped from the page cache afterwards, so that a scan of the whole
-// store does not evict what readers of the mount keep there.
-func (s *Store) ReadChunkFile(ctx context.Context, d chunk.Digest, buf []byte, dropCache bool) ([]byte, error) {
+// than a blob may be is ErrCorruptChunk.
+//
+// With direct, it reads with O_DIRECT where the file system allows: what
+// is on the disk is read (not a cached copy), without the copy through
+// the page cache and without evicting what readers of the mount keep
+// there. Otherwise (or where O_DIRECT is refused) it reads through the
+// page cache and, with direct, drops the file's pages afterwards.
+func (s *Store) ReadChunkFile(ctx context.Context, d chunk.Digest, buf []byte, direct bool) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return buf[:0], err
 	}
-	f, err := os.Open(s.ChunkPath(d))
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return buf[:0], fmt.Errorf("chunk %s: %w: %w", d, ErrMissingChunk, err)
+	path := s.ChunkPath(d)
+	if direct {
+		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECT|unix.O_CLOEXEC, 0)
+		if err == nil {
+			f := os.NewFile(uintptr(fd), path)
+			defer f.Close()
+			return readChunk(d, f, buf, true)
 		}
-		return buf[:0], fmt.Errorf("chunk %s: %w", d, err)
+		if !errors.Is(err, unix.EINVAL) {
+			return buf[:0], chunkOpenError(d, &fs.PathError{Op: "open", Path: path, Err: err})
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return buf[:0], chunkOpenError(d, err)
 	}
 	defer f.Close()
+	b, err := readChunk(d, f, buf, false)
+	if direct && err == nil {
+		unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+	}
+	return b, err
+}
+
+func chunkOpenError(d chunk.Digest, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("chunk %s: %w: %w", d, ErrMissingChunk, err)
+	}
+	return fmt.Errorf("chunk %s: %w", d, err)
+}
+
+// readChunk reads the whole file f. For O_DIRECT the buffer is aligned
+// and the length rounded up; the file's end gives a short read.
+func readChunk(d chunk.Digest, f *os.File, buf []byte, direct bool) ([]byte, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return buf[:0], fmt.Errorf("chunk %s: %w", d, err)
@@ -51,16 +86,45 @@ func (s *Store) ReadChunkFile(ctx context.Context, d chunk.Digest, buf []byte, d
 	if size > chunk.MaxBlobSize {
 		return buf[:0], fmt.Errorf("chunk %s: %w: file is %d bytes, more than a blob may be", d, ErrCorruptChunk, size)
 	}
-	if int64(cap(buf)) < size {
-		buf = make([]byte, size)
+	want := size
+	if direct {
+		want = (size + directAlign - 1) &^ (directAlign - 1)
 	}
-	buf = buf[:size]
-	n, err := io.ReadFull(f, buf)
+	if int64(cap(buf)) < want+directAlign {
+		buf = make([]byte, want+directAlign)
+	}
+	buf = buf[:cap(buf)]
+	off := 0
+	if direct {
+		if mis := int(uintptr(unsafe.Pointer(&buf[0])) % directAlign); mis != 0 {
+			off = directAlign - mis
+		}
+	}
+	data := buf[off : off+int(want)]
+	n, err := preadFull(f, data, size)
 	if err != nil {
-		return buf[:n], fmt.Errorf("chunk %s: read %d of %d bytes: %w", d, n, size, err)
+		return buf[:0], fmt.Errorf("chunk %s: read %d of %d bytes: %w", d, n, size, err)
 	}
-	if dropCache {
-		unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+	return data[:size], nil
+}
+
+// preadFull reads size bytes from offset 0 into data (which may be longer,
+// as O_DIRECT wants), never asking past the point a read stopped short.
+func preadFull(f *os.File, data []byte, size int64) (int64, error) {
+	fd := int(f.Fd())
+	var n int64
+	for n < size {
+		m, err := unix.Pread(fd, data[n:], n)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return n, err
+		}
+		if m == 0 {
+			return n, io.ErrUnexpectedEOF // the file shrank
+		}
+		n += int64(m)
 	}
-	return buf, nil
+	return n, nil
 }

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cairnfs/cairn/jobs"
+	"github.com/dustin/go-humanize"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(func(a *app) *cobra.Command { return a.verifyCmd() }) }
+
+type verifyOpts struct {
+	ns             string
+	order          string
+	readThreads    int
+	verifyThreads  int
+	ignoreVerified bool
+	outdatedAfter  int
+	json           bool
+}
+
+func (a *app) verifyCmd() *cobra.Command {
+	var o verifyOpts
+	cmd := &cobra.Command{
+		Use:   "verify [--ns NS] [SNAPSHOT…]",
+		Short: "check snapshots and every chunk they use; corrupt chunks are moved aside",
+		Long: `Verify checks each snapshot's manifest, blobs and indexes against the
+manifest, then every chunk they use once: CRC, decompression, SHA-256 and
+size (encrypted chunks: CRC only). A chunk that fails twice is renamed
+<digest>.N.bad; each snapshot's manifest records verify_state ok or failed.
+Without SNAPSHOT arguments it verifies the namespace --ns and those below
+it (default: the whole store). Exit code 3 means something failed.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			params, err := o.params(cmd, args)
+			if err != nil {
+				return err
+			}
+			return a.verify(o, params)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.ns, "ns", "", "namespace to verify, with those below it (snapshot arguments are taken in it)")
+	f.StringVar(&o.order, "chunk-order", jobs.OrderAuto, "chunk read order: inode (best on spinning disks), index, or auto")
+	f.IntVar(&o.readThreads, "read-threads", jobs.DefaultReadThreads, "chunk reading threads (1-32)")
+	f.IntVar(&o.verifyThreads, "verify-threads", jobs.DefaultVerifyThreads, "chunk checking threads (1-32)")
+	f.BoolVar(&o.ignoreVerified, "ignore-verified", false, "skip snapshots whose last verification was ok")
+	f.IntVar(&o.outdatedAfter, "outdated-after", 0, "with --ignore-verified: verify again when the last verification is older than DAYS")
+	f.BoolVar(&o.json, "json", false, "print the final status as JSON")
+	return cmd
+}
+
+// params turns the flags into the job's key=value parameters; the job
+// checks them, as it checks a control file's.
+func (o verifyOpts) params(cmd *cobra.Command, args []string) (map[string]string, error) {
+	p := map[string]string{
+		"chunk-order":    o.order,
+		"read-threads":   strconv.Itoa(o.readThreads),
+		"verify-threads": strconv.Itoa(o.verifyThreads),
+	}
+	if o.ns != "" {
+		p["ns"] = o.ns
+	}
+	if o.ignoreVerified {
+		p["ignore-verified"] = "true"
+	}
+	if cmd.Flags().Changed("outdated-after") {
+		p["outdated-after"] = strconv.Itoa(o.outdatedAfter)
+	}
+	for _, s := range args {
+		if s == "" || strings.Contains(s, ",") {
+			return nil, usageErr("snapshot %q: want [ns/NAME/…]TYPE/ID[/TIME|latest]", s)
+		}
+	}
+	if len(args) > 0 {
+		p["snapshots"] = strings.Join(args, ",")
+	}
+	return p, nil
+}
+
+func (a *app) verify(o verifyOpts, params map[string]string) error {
+	s, err := a.openStore()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	level := slog.LevelWarn // errors as they are found; the rest is in the report
+	if a.verbosity > 0 {
+		level = slog.LevelInfo
+	}
+	m := jobs.NewManager(a.ctx, s, slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level})))
+	defer m.Close()
+	if err := m.Register(jobs.VerifyKind{}); err != nil {
+		return err
+	}
+	j, err := m.Start("verify", params)
+	if errors.Is(err, jobs.ErrBadParam) {
+		return usageErr("%v", err)
+	}
+	if err != nil {
+		return err
+	}
+	prog := a.verifyProgress(j)
+	<-j.Done() // Ctrl-C cancels the job through a.ctx
+	st := j.Status()
+	if prog != nil {
+		prog.Stop()
+	}
+	rep, _ := st.Result.(jobs.VerifyReport)
+	if o.json {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(st); err != nil {
+			return err
+		}
+	} else {
+		printVerifyReport(a.stdout, st, rep)
+	}
+	return verifyExit(st, rep)
+}
+
+// verifyProgress waits until the job knows its totals, then shows a
+// progress display; nil when the job ended first.
+func (a *app) verifyProgress(j *jobs.Job) *progress {
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		p := j.Progress()
+		if p.BytesTotal > 0 {
+			return startProgress(a.stderr, "verify", p.BytesTotal, func() (int64, string) {
+				p := j.Progress()
+				return p.BytesDone, fmt.Sprintf("%d of %d chunks", p.ItemsDone, p.ItemsTotal)
+			})
+		}
+		select {
+		case <-j.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+func verifyExit(st jobs.Status, rep jobs.VerifyReport) error {
+	switch {
+	case st.State == jobs.StateCancelled:
+		return &codeError{exitError, errors.New("verify cancelled")}
+	case rep.SnapshotsFailed > 0 || rep.ChunksCorrupt > 0:
+		return &codeError{exitPartial, fmt.Errorf("verify failed: %d snapshot(s) failed, %d chunk(s) corrupt or missing",
+			rep.SnapshotsFailed, rep.ChunksCorrupt)}
+	case st.State != jobs.StateOK:
+		msg := "verify failed"
+		if len(st.Errors) > 0 {
+			msg += ": " + st.Errors[0]
+		}
+		return &codeError{exitError, errors.New(msg)}
+	}
+	return nil
+}
+
+func printVerifyReport(w io.Writer, st jobs.Status, rep jobs.VerifyReport) {
+	fmt.Fprintf(w, "verify %s: %s\n", st.ID, st.State)
+	fmt.Fprintf(w, "  snapshots  %d ok, %d failed, %d skipped\n", rep.SnapshotsOK, rep.SnapshotsFailed, rep.SnapshotsSkipped)
+	fmt.Fprintf(w, "  chunks     %d checked, %d corrupt or missing\n", rep.Chunks, rep.ChunksCorrupt)
+	fmt.Fprintf(w, "  data       %s read (%s plain) in %s: %.1f MB/s\n", humanize.IBytes(uint64(rep.StoredBytes)),
+		humanize.IBytes(uint64(rep.Bytes)), (time.Duration(rep.Seconds * float64(time.Second))).Round(time.Millisecond), rep.MBps)
+	fmt.Fprintf(w, "  order      %s, %d read / %d verify threads (%s)\n", rep.ChunkOrder, rep.ReadThreads, rep.VerifyThreads, rep.ChunkOrderReason)
+	if rep.SnapshotsFailed > 0 {
+		fmt.Fprintln(w, "failed snapshots:")
+		for _, r := range rep.Snapshots {
+			if r.State != jobs.SnapFailed {
+				continue
+			}
+			fmt.Fprintf(w, "  %s\n", r.Snapshot)
+			for _, e := range r.Errors {
+				fmt.Fprintf(w, "      %s\n", e)
+			}
+			if more := r.ErrorCount - len(r.Errors); more > 0 {
+				fmt.Fprintf(w, "      … and %d more\n", more)
+			}
+		}
+	}
+	if len(rep.Corrupt) > 0 {
+		fmt.Fprintln(w, "corrupt or missing chunks:")
+		for _, c := range rep.Corrupt {
+			fmt.Fprintf(w, "  %s  %s\n", c.Digest, c.Reason)
+			if c.BadPath != "" {
+				fmt.Fprintf(w, "      moved to %s\n", c.BadPath)
+			}
+			fmt.Fprintf(w, "      used by %s\n", strings.Join(c.Snapshots, ", "))
+		}
+	}
+	var other []string
+	for _, e := range st.Errors {
+		if !aboutSnapshot(rep, e) {
+			other = append(other, e)
+		}
+	}
+	if len(other) > 0 {
+		fmt.Fprintln(w, "other errors:")
+		for _, e := range other {
+			fmt.Fprintf(w, "  %s\n", e)
+		}
+	}
+	fmt.Fprintln(w, "next:")
+	for _, n := range rep.Next {
+		fmt.Fprintf(w, "  - %s\n", n)
+	}
+}
+
+// aboutSnapshot tells whether a job error is one listed under a snapshot.
+func aboutSnapshot(rep jobs.VerifyReport, e string) bool {
+	for _, r := range rep.Snapshots {
+		if strings.HasPrefix(e, r.Snapshot+": ") {
+			return true
+		}
+	}
+	return false
+}

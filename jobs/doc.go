@@ -1,0 +1,13 @@
+// Package jobs owns cairn's background work on a store: the job manager
+// (start, status, log, cancel; one job of a kind at a time per store) and
+// the kinds of job it runs, first of them verify. The same Manager runs
+// jobs in the foreground of the CLI and in the background of a mount,
+// whose .jobs/<kind>/control files hand their lines to ParseControl and
+// Manager.Control.
+//
+// A kind plugs in through the Kind interface: it checks its key=value
+// parameters and returns the Work to run; the Work reports progress, log
+// lines and errors through its *Job.
+//
+// Package jobs knows nothing of FUSE; tape export lives in jobs/tape.
+package jobs

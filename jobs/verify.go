@@ -1,0 +1,309 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/store"
+)
+
+// VerifyKind is the verify job: it checks snapshots' manifests, blobs,
+// indexes and every chunk they use, and records the result in each
+// manifest's verify_state.
+type VerifyKind struct {
+	// Sysfs is where chunk-order=auto reads sysfs (default /sys).
+	Sysfs string
+}
+
+var (
+	_ Kind     = VerifyKind{}
+	_ Work     = (*verifier)(nil)
+	_ Reporter = (*verifier)(nil)
+)
+
+// Name implements Kind.
+func (VerifyKind) Name() string { return "verify" }
+
+// New implements Kind.
+func (k VerifyKind) New(s *store.Store, params map[string]string) (Work, error) {
+	opt, err := ParseVerifyParams(params)
+	if err != nil {
+		return nil, err
+	}
+	return newVerifier(s, opt, k.Sysfs), nil
+}
+
+// chunkState is what a verify job knows of a chunk.
+type chunkState uint8
+
+const (
+	chunkPlanned chunkState = iota + 1
+	chunkOK
+	chunkBad
+)
+
+// verifier is one verify job's work.
+type verifier struct {
+	s     *store.Store
+	opt   VerifyOptions
+	sysfs string
+	// read loads a chunk's blob into buf, from the disk (O_DIRECT where
+	// possible: what is verified is what is stored, and the page cache
+	// the mount relies on is left alone); tests replace it.
+	read func(ctx context.Context, d chunk.Digest, buf []byte) ([]byte, error)
+
+	chunks      map[chunk.Digest]chunkState // written by Run's goroutine and, under mu, the verify pool
+	bytes       atomic.Int64
+	storedBytes atomic.Int64
+	verified    atomic.Int64
+
+	mu      sync.Mutex
+	rep     VerifyReport
+	corrupt map[chunk.Digest]int // index into rep.Corrupt
+}
+
+func newVerifier(s *store.Store, opt VerifyOptions, sysfs string) *verifier {
+	if sysfs == "" {
+		sysfs = DefaultSysfs
+	}
+	v := &verifier{s: s, opt: opt, sysfs: sysfs, chunks: map[chunk.Digest]chunkState{},
+		corrupt: map[chunk.Digest]int{}}
+	v.rep = VerifyReport{ChunkOrder: opt.ChunkOrder, ReadThreads: opt.ReadThreads, VerifyThreads: opt.VerifyThreads,
+		Snapshots: []SnapshotResult{}, Corrupt: []CorruptChunk{}}
+	v.read = func(ctx context.Context, d chunk.Digest, buf []byte) ([]byte, error) {
+		return s.ReadChunkFile(ctx, d, buf, true)
+	}
+	return v
+}
+
+// Report implements Reporter.
+func (v *verifier) Report() any {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	r := v.rep.clone()
+	r.Chunks, r.Bytes, r.StoredBytes = v.verified.Load(), v.bytes.Load(), v.storedBytes.Load()
+	return r
+}
+
+// Run implements Work.
+func (v *verifier) Run(ctx context.Context, j *Job) error {
+	start := time.Now()
+	defer j.SetPhase("done")
+	defer v.finish(ctx, start)
+	lock, err := v.s.LockShared(ctx) // keeps garbage collection out while we read
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
+	j.SetPhase("selecting")
+	snaps, err := v.selectSnapshots(ctx, j)
+	if err != nil {
+		return err
+	}
+	order := v.chooseOrder(j)
+	j.SetPhase("planning")
+	items, bytes := v.plan(ctx, snaps)
+	j.SetTotals(items, bytes)
+	j.Logf("verifying %d snapshot(s): %d chunks, %d bytes; chunk order %s, %d read and %d verify threads",
+		len(snaps), items, bytes, order, v.opt.ReadThreads, v.opt.VerifyThreads)
+	j.SetPhase("verifying")
+	for i, snap := range snaps {
+		if ctx.Err() != nil {
+			break
+		}
+		j.SetPhase(fmt.Sprintf("verifying %d/%d %s", i+1, len(snaps), snap))
+		v.verifySnapshot(ctx, j, snap, order)
+	}
+	return ctx.Err()
+}
+
+// finish completes the report's totals and next steps.
+func (v *verifier) finish(ctx context.Context, start time.Time) {
+	el := time.Since(start)
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	r := &v.rep
+	r.Chunks, r.Bytes, r.StoredBytes = v.verified.Load(), v.bytes.Load(), v.storedBytes.Load()
+	r.Seconds = el.Seconds()
+	r.MBps = float64(r.StoredBytes) / 1e6 / max(r.Seconds, 1e-9)
+	r.PlainMBps = float64(r.Bytes) / 1e6 / max(r.Seconds, 1e-9)
+	r.Next = r.nextSteps(ctx.Err() != nil)
+}
+
+// selectSnapshots lists the finished snapshots to verify: the explicit
+// ones, or those of the namespace tree with groups sorted and snapshots
+// newest first, less those the ignore-verified filter skips.
+func (v *verifier) selectSnapshots(ctx context.Context, j *Job) ([]store.Snapshot, error) {
+	var all []store.Snapshot
+	if len(v.opt.Snapshots) > 0 {
+		for _, r := range v.opt.Snapshots {
+			snap, err := v.s.Resolve(r)
+			if err != nil {
+				j.Errorf("snapshot %s: %v", refString(r), err)
+				continue
+			}
+			if !slices.ContainsFunc(all, func(s store.Snapshot) bool { return s.String() == snap.String() }) {
+				all = append(all, snap)
+			}
+		}
+	} else {
+		nss, err := v.s.Namespaces(v.opt.NS)
+		if err != nil {
+			return nil, err
+		}
+		for _, ns := range nss {
+			groups, err := v.s.Groups(ns)
+			if err != nil {
+				return nil, err
+			}
+			for _, g := range groups {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+				snaps, err := v.s.Snapshots(g)
+				if err != nil {
+					j.Errorf("group %s: %v", g, err)
+					continue
+				}
+				for i := len(snaps) - 1; i >= 0; i-- {
+					if !snaps[i].Finished {
+						j.Logf("%s: unfinished (no manifest), not verified", snaps[i].Snapshot)
+						continue
+					}
+					all = append(all, snaps[i].Snapshot)
+				}
+			}
+		}
+	}
+	out := all[:0]
+	for _, snap := range all {
+		if why, skip := v.skip(snap); skip {
+			j.Logf("%s: skipped, %s", snap, why)
+			v.mu.Lock()
+			v.rep.SnapshotsSkipped++
+			v.mu.Unlock()
+			continue
+		}
+		out = append(out, snap)
+	}
+	return out, nil
+}
+
+// skip applies ignore-verified and outdated-after.
+func (v *verifier) skip(snap store.Snapshot) (string, bool) {
+	if !v.opt.IgnoreVerified {
+		return "", false
+	}
+	m, err := v.s.ReadManifest(snap)
+	if err != nil {
+		return "", false // verifying it will report why
+	}
+	vs, ok := m.VerifyState()
+	if !ok || vs.State != SnapOK {
+		return "", false
+	}
+	if v.opt.OutdatedAfter < 0 {
+		return "verified ok before (" + vs.UPID + ")", true
+	}
+	u, err := ParseUPID(vs.UPID)
+	if err != nil {
+		return "", false // unknown age: verify again
+	}
+	age := time.Since(u.Start)
+	if v.opt.OutdatedAfter > 0 && age <= time.Duration(v.opt.OutdatedAfter)*24*time.Hour {
+		return fmt.Sprintf("verified ok %s ago", age.Round(time.Minute)), true
+	}
+	return "", false
+}
+
+// chooseOrder resolves chunk-order=auto from the store's disk.
+func (v *verifier) chooseOrder(j *Job) string {
+	order, why := v.opt.ChunkOrder, "asked for"
+	if order == OrderAuto {
+		rot, how, err := PathRotational(v.sysfs, filepath.Join(v.s.Root(), ".chunks"))
+		switch {
+		case err != nil:
+			order, why = OrderIndex, fmt.Sprintf("cannot tell whether the store's disk is rotational (%v); using index order", err)
+		case rot:
+			order, why = OrderInode, how+": rotational disk, sorting chunks by inode"
+		default:
+			order, why = OrderIndex, how+": not rotational, reading chunks in index order"
+		}
+		j.Logf("chunk-order=auto: %s", why)
+	}
+	v.mu.Lock()
+	v.rep.ChunkOrder, v.rep.ChunkOrderReason = order, why
+	v.mu.Unlock()
+	return order
+}
+
+// plan counts the distinct chunks and their bytes for progress.
+// Indexes that fail to open are left for verifySnapshot to report.
+func (v *verifier) plan(ctx context.Context, snaps []store.Snapshot) (items, bytes int64) {
+	for _, snap := range snaps {
+		if ctx.Err() != nil {
+			return
+		}
+		m, err := v.s.ReadManifest(snap)
+		if err != nil {
+			continue
+		}
+		for _, f := range m.Files {
+			if _, ok := store.IndexKind(f.Filename); !ok || ctx.Err() != nil {
+				continue
+			}
+			x, err := store.OpenIndex(filepath.Join(v.s.SnapshotPath(snap), f.Filename))
+			if err != nil {
+				continue
+			}
+			for i := 0; i < x.Len(); i++ {
+				d, start, end := x.Chunk(i)
+				if _, seen := v.chunks[d]; !seen {
+					v.chunks[d] = chunkPlanned
+					items++
+					bytes += end - start
+				}
+			}
+			x.Close()
+		}
+	}
+	return items, bytes
+}
+
+// addResult appends a snapshot's result to the report.
+func (v *verifier) addResult(r SnapshotResult) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.rep.Snapshots = append(v.rep.Snapshots, r)
+	if r.State == SnapOK {
+		v.rep.SnapshotsOK++
+	} else {
+		v.rep.SnapshotsFailed++
+	}
+}
+
+// writeState records the result in the snapshot's manifest. It runs even
+// after cancellation (a bounded wait for the manifest lock): the result
+// is complete, and the write replaces the manifest atomically.
+func (v *verifier) writeState(ctx context.Context, j *Job, snap store.Snapshot, state string) {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	err := v.s.UpdateManifest(wctx, snap, func(m *store.Manifest) error {
+		m.SetVerifyState(store.VerifyState{State: state, UPID: j.ID()})
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, store.ErrUnfinished) {
+			j.Logf("%s: removed while being verified", snap)
+			return
+		}
+		j.Errorf("%s: record verify state %s: %v", snap, state, err)
+	}
+}

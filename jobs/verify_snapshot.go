@@ -1,0 +1,223 @@
+package jobs
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/store"
+)
+
+// item is one chunk to verify.
+type item struct {
+	d         chunk.Digest
+	size      int64
+	encrypted bool
+	file      string // the index that named it first, for messages
+	inode     uint64
+	statFail  bool
+}
+
+// verifySnapshot checks one snapshot and records its verify state.
+func (v *verifier) verifySnapshot(ctx context.Context, j *Job, snap store.Snapshot, order string) {
+	res := SnapshotResult{Snapshot: snap.String(), Group: snap.Group.String(), State: SnapOK}
+	fail := func(damaged bool, format string, args ...any) {
+		msg := res.fail(format, args...)
+		res.Damaged = res.Damaged || damaged
+		j.Errorf("%s: %s", snap, msg)
+	}
+	m, err := v.s.ReadManifest(snap)
+	if err != nil {
+		if errors.Is(err, store.ErrUnfinished) {
+			j.Logf("%s: manifest gone (removed while the job ran?), not verified", snap)
+			return
+		}
+		fail(true, "manifest: %v", err)
+		res.State = SnapFailed
+		v.addResult(res)
+		return
+	}
+	var items []item
+	seen := map[chunk.Digest]bool{}
+	for _, f := range m.Files {
+		if ctx.Err() != nil {
+			return
+		}
+		if _, isIndex := store.IndexKind(f.Filename); !isIndex {
+			if err := v.checkBlob(snap, f); err != nil {
+				fail(true, "%v", err)
+			}
+			continue
+		}
+		if err := v.collect(snap, m, f, seen, &items); err != nil {
+			fail(true, "%v", err)
+		}
+	}
+	items = v.known(snap, items, fail, &res)
+	if order == OrderInode {
+		v.sortByInode(ctx, j, items)
+	}
+	bad := v.verifyChunks(ctx, j, items)
+	for _, b := range bad {
+		res.BadChunks++
+		fail(false, "chunk %s (%s): %s", b.it.d, b.it.file, b.reason)
+		v.noteAffected(b.it.d, snap)
+	}
+	if ctx.Err() != nil && res.ErrorCount == 0 {
+		return // not finished: the manifest keeps its previous state
+	}
+	if res.ErrorCount > 0 {
+		res.State = SnapFailed
+	}
+	v.writeState(ctx, j, snap, res.State)
+	v.addResult(res)
+	if res.State == SnapOK {
+		j.Logf("%s: ok", snap)
+	}
+}
+
+// known drops chunks this job already judged; those found corrupt fail
+// the snapshot at once.
+func (v *verifier) known(snap store.Snapshot, items []item, fail func(bool, string, ...any), res *SnapshotResult) []item {
+	type earlier struct {
+		it     item
+		reason string
+	}
+	var bad []earlier
+	out := items[:0]
+	v.mu.Lock()
+	for _, it := range items {
+		switch v.chunks[it.d] {
+		case chunkOK:
+			continue
+		case chunkBad:
+			c := &v.rep.Corrupt[v.corrupt[it.d]]
+			c.Snapshots = append(c.Snapshots, snap.String())
+			bad = append(bad, earlier{it, c.Reason})
+			continue
+		}
+		out = append(out, it)
+	}
+	v.mu.Unlock()
+	for _, b := range bad {
+		res.BadChunks++
+		fail(false, "chunk %s (%s): %s (found earlier in this job)", b.it.d, b.it.file, b.reason)
+	}
+	return out
+}
+
+// noteAffected adds snap to the snapshots a corrupt chunk affects.
+func (v *verifier) noteAffected(d chunk.Digest, snap store.Snapshot) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if i, ok := v.corrupt[d]; ok {
+		v.rep.Corrupt[i].Snapshots = append(v.rep.Corrupt[i].Snapshots, snap.String())
+	}
+}
+
+// checkBlob checks a blob file against the manifest (size, SHA-256), its
+// CRC and, unless encrypted, that it decodes.
+func (v *verifier) checkBlob(snap store.Snapshot, f store.FileInfo) error {
+	path := filepath.Join(v.s.SnapshotPath(snap), f.Filename)
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("blob %s: %w", f.Filename, err)
+	}
+	if uint64(fi.Size()) != f.Size {
+		return fmt.Errorf("blob %s: %d bytes, manifest says %d", f.Filename, fi.Size(), f.Size)
+	}
+	if fi.Size() > chunk.MaxBlobSize {
+		return fmt.Errorf("blob %s: %d bytes, larger than a blob may be", f.Filename, fi.Size())
+	}
+	blob, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("blob %s: %w", f.Filename, err)
+	}
+	if sum := store.CsumHex(sha256.Sum256(blob)); sum != f.Csum {
+		return fmt.Errorf("blob %s: SHA-256 %s, manifest says %s", f.Filename, sum, f.Csum)
+	}
+	kind, err := chunk.CheckCRC(blob)
+	if err != nil {
+		return fmt.Errorf("blob %s: %w", f.Filename, err)
+	}
+	if !kind.Encrypted() {
+		if _, err := chunk.DecodeBlob(nil, blob, 0); err != nil {
+			return fmt.Errorf("blob %s: %w", f.Filename, err)
+		}
+	}
+	return nil
+}
+
+// csummer is implemented by both index types.
+type csummer interface{ ComputeCsum() [32]byte }
+
+// collect checks an index against the manifest (checksum in its header
+// and over its entries, size) and adds its chunks not seen yet to items.
+func (v *verifier) collect(snap store.Snapshot, m *store.Manifest, f store.FileInfo, seen map[chunk.Digest]bool, items *[]item) error {
+	x, err := v.s.OpenSnapshotIndex(snap, m, f.Filename)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("index %s: missing: %w", f.Filename, err)
+		}
+		return fmt.Errorf("index %s: %w", f.Filename, err)
+	}
+	defer x.Close()
+	if cs, ok := x.(csummer); ok {
+		if got, want := cs.ComputeCsum(), x.Csum(); got != want {
+			return fmt.Errorf("index %s: %w: entries hash to %s, header and manifest say %s",
+				f.Filename, store.ErrBadIndex, store.CsumHex(got), store.CsumHex(want))
+		}
+	}
+	enc := f.CryptMode == "encrypt"
+	for i := 0; i < x.Len(); i++ {
+		d, start, end := x.Chunk(i)
+		if seen[d] {
+			continue
+		}
+		seen[d] = true
+		*items = append(*items, item{d: d, size: end - start, encrypted: enc, file: f.Filename})
+	}
+	return nil
+}
+
+// maxStatLog bounds the stat failures logged one by one.
+const maxStatLog = 10
+
+// sortByInode stats every chunk and sorts by inode, chunks whose stat
+// failed last (they are reported, and fail when read).
+func (v *verifier) sortByInode(ctx context.Context, j *Job, items []item) {
+	failed := 0
+	for i := range items {
+		if ctx.Err() != nil {
+			return
+		}
+		info, err := v.s.StatChunk(items[i].d)
+		if err != nil {
+			items[i].statFail = true
+			if failed++; failed <= maxStatLog {
+				j.Logf("stat: %v (sorted last)", err)
+			}
+			continue
+		}
+		items[i].inode = info.Inode
+	}
+	if failed > maxStatLog {
+		j.Logf("stat failed for %d chunks in all (sorted last)", failed)
+	}
+	slices.SortStableFunc(items, func(a, b item) int {
+		if a.statFail != b.statFail {
+			if a.statFail {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Compare(a.inode, b.inode)
+	})
+}
