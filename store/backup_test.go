@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -294,5 +295,24 @@ func BenchmarkIndexReaderWriteTo(b *testing.B) {
 	b.SetBytes(r.Size())
 	for b.Loop() {
 		r.WriteTo(io.Discard)
+	}
+}
+
+func TestManifestKeepsUnknownFields(t *testing.T) {
+	in := `{"backup-type":"vm","backup-id":"1","backup-time":5,"files":[],"unprotected":{"notes":"n","x":1},"key-fingerprint":"ab:cd","signature":"sig"}`
+	var m Manifest
+	if err := json.Unmarshal([]byte(in), &m); err != nil {
+		t.Fatal(err)
+	}
+	m.SetVerifyState(VerifyState{State: "ok", UPID: "u"})
+	out, err := json.Marshal(&m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back map[string]any
+	json.Unmarshal(out, &back)
+	unp, _ := back["unprotected"].(map[string]any)
+	if back["key-fingerprint"] != "ab:cd" || back["signature"] != "sig" || unp["notes"] != "n" || unp["verify_state"] == nil {
+		t.Fatalf("lost fields: %s", out)
 	}
 }

@@ -34,8 +34,8 @@ type VerifyState struct {
 }
 
 // Manifest is a snapshot's index.json, with PBS's field names. Fields
-// this version does not know survive a read-modify-write in Extra and in
-// Unprotected.
+// this version does not know survive a read-modify-write, in Extra (top
+// level) and in Unprotected.
 type Manifest struct {
 	BackupType  string                     `json:"backup-type"`
 	BackupID    string                     `json:"backup-id"`
@@ -43,6 +43,53 @@ type Manifest struct {
 	Files       []FileInfo                 `json:"files"`
 	Unprotected map[string]json.RawMessage `json:"unprotected"`
 	Signature   *string                    `json:"signature,omitempty"`
+	// Extra holds top-level fields this version does not know (PBS's
+	// key-fingerprint, say), written back unchanged.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+var manifestKeys = map[string]bool{"backup-type": true, "backup-id": true, "backup-time": true,
+	"files": true, "unprotected": true, "signature": true}
+
+// manifestJSON has Manifest's fields without its methods, for the codec.
+type manifestJSON Manifest
+
+// UnmarshalJSON keeps unknown top-level fields in Extra.
+func (m *Manifest) UnmarshalJSON(b []byte) error {
+	if err := json.Unmarshal(b, (*manifestJSON)(m)); err != nil {
+		return err
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(b, &all); err != nil {
+		return err
+	}
+	for k, v := range all {
+		if !manifestKeys[k] {
+			if m.Extra == nil {
+				m.Extra = map[string]json.RawMessage{}
+			}
+			m.Extra[k] = v
+		}
+	}
+	return nil
+}
+
+// MarshalJSON writes the known fields and then Extra.
+func (m *Manifest) MarshalJSON() ([]byte, error) {
+	known, err := json.Marshal((*manifestJSON)(m))
+	if err != nil || len(m.Extra) == 0 {
+		return known, err
+	}
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(known, &all); err != nil {
+		return nil, err
+	}
+	for k, v := range m.Extra {
+		if !manifestKeys[k] {
+			all[k] = v
+		}
+	}
+	return json.Marshal(all)
 }
 
 // File returns the manifest entry for filename.
