@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 )
@@ -13,4 +14,29 @@ func (s *Store) HasNamespace(ns NS) bool {
 	}
 	fi, err := os.Stat(filepath.Join(s.root, ns.rel()))
 	return err == nil && fi.IsDir()
+}
+
+// Slice returns the n bytes at off when they lie within one chunk, as a
+// slice of the cached chunk (no copy; callers must not modify it), with
+// the read-ahead and sequential tracking of ReadAtContext. ok is false
+// when the range spans chunks or passes the end: use ReadAtContext then.
+func (r *IndexReader) Slice(ctx context.Context, off int64, n int) (b []byte, ok bool, err error) {
+	if off < 0 || n <= 0 || off+int64(n) > r.idx.Size() {
+		return nil, false, nil
+	}
+	i := r.idx.Find(off, int(r.hint.Load()))
+	d, start, end := r.idx.Chunk(i)
+	if off+int64(n) > end {
+		return nil, false, nil
+	}
+	if r.nextOff.Load() == off {
+		r.prefetch(i)
+	}
+	data, err := r.c.Get(ctx, d, int(end-start))
+	if err != nil {
+		return nil, true, &ChunkReadError{Path: r.idx.Path(), Offset: off, Digest: d.String(), Err: err}
+	}
+	r.hint.Store(int64(i))
+	r.nextOff.Store(off + int64(n))
+	return data[off-start : off-start+int64(n)], true, nil
 }

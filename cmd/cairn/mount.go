@@ -1,0 +1,160 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	cfs "github.com/cairnfs/cairn/fs"
+	"github.com/cairnfs/cairn/store"
+	"github.com/spf13/cobra"
+)
+
+func init() {
+	register(func(a *app) *cobra.Command { return a.mountCmd() })
+	register(func(a *app) *cobra.Command { return a.umountCmd() })
+}
+
+type mountOpts struct {
+	ns, group, snapshot string
+	cacheSize           string
+	readahead           int
+	refresh             time.Duration
+	allowOther          bool
+	stats               bool
+	debug               bool
+}
+
+func (a *app) mountCmd() *cobra.Command {
+	var o mountOpts
+	cmd := &cobra.Command{
+		Use:   "mount [--ns NS | --group TYPE/ID | --snapshot SNAPSHOT] MOUNTPOINT",
+		Short: "mount the store's snapshots as a read-only filesystem (in the foreground)",
+		Long: `Mount shows every finished snapshot of the store, read-only:
+
+  MOUNTPOINT/[ns/NAME/…]TYPE/ID/TIME/ARCHIVE
+  MOUNTPOINT/TYPE/ID/latest -> newest TIME
+  MOUNTPOINT/.stats           cache and read counters (JSON)
+
+Images are regular files, blobs their decoded content. New snapshots
+appear without a remount. It stays in the foreground and unmounts on
+Ctrl-C, SIGTERM or 'cairn umount MOUNTPOINT'. As non-root it needs
+fusermount3 (package fuse3), and --allow-other needs user_allow_other in
+/etc/fuse.conf.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.mount(o, args[0])
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.ns, "ns", "", "mount only this namespace (and those below it)")
+	f.StringVar(&o.group, "group", "", "mount only this group: [ns/NAME/…]TYPE/ID")
+	f.StringVar(&o.snapshot, "snapshot", "", "mount only this snapshot: [ns/NAME/…]TYPE/ID/TIME|latest")
+	f.StringVar(&o.cacheSize, "cache-size", "256M", "bytes of decoded chunks kept in memory")
+	f.IntVar(&o.readahead, "readahead", store.DefaultReadahead, "chunks loaded ahead of a sequential reader (0: none)")
+	f.DurationVar(&o.refresh, "refresh", cfs.DefaultRefresh, "how often snapshot lists are read again at most")
+	f.BoolVar(&o.allowOther, "allow-other", false, "let other users read the mount")
+	f.BoolVar(&o.stats, "stats", false, "print the read counters (JSON) when unmounted")
+	f.BoolVar(&o.debug, "debug", false, "log every FUSE request")
+	return cmd
+}
+
+func (a *app) mount(o mountOpts, dir string) error {
+	cs, err := parseSize(o.cacheSize)
+	if err != nil {
+		return usageErr("--cache-size: %v", err)
+	}
+	if o.readahead < 0 {
+		return usageErr("--readahead: %d is negative", o.readahead)
+	}
+	s, err := a.openStore()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	scope, err := a.mountScope(s, o)
+	if err != nil {
+		return err
+	}
+	readahead := o.readahead
+	if readahead == 0 {
+		readahead = -1 // the fs package's "none"
+	}
+	srv, err := cfs.Mount(a.ctx, dir, cfs.Options{Store: s, Scope: scope, CacheSize: cs, Readahead: readahead,
+		Refresh: o.refresh, AllowOther: o.allowOther, Debug: o.debug, Log: a.logger})
+	if err != nil {
+		return err
+	}
+	a.logger.Info("mounted", "dir", srv.Dir(), "store", s.Root(), "cache", o.cacheSize)
+	select {
+	case <-a.ctx.Done():
+		a.logger.Info("unmounting", "dir", srv.Dir())
+		err = srv.Unmount()
+	case <-srv.Done():
+		a.logger.Info("unmounted from outside", "dir", srv.Dir())
+	}
+	if o.stats {
+		out, _ := json.MarshalIndent(srv.Stats(), "", "  ") // a struct of ints always marshals
+		fmt.Fprintf(a.stdout, "%s\n", out)
+	}
+	return err
+}
+
+// mountScope turns --ns, --group and --snapshot into the part of the
+// store to mount; --group and --snapshot are taken inside --ns.
+func (a *app) mountScope(s *store.Store, o mountOpts) (cfs.Scope, error) {
+	ns := store.NS(strings.Trim(o.ns, "/"))
+	if err := ns.Check(); err != nil {
+		return cfs.Scope{}, usageErr("--ns: %v", err)
+	}
+	if o.group != "" && o.snapshot != "" {
+		return cfs.Scope{}, usageErr("--group and --snapshot exclude each other")
+	}
+	ref := o.group + o.snapshot
+	if ref == "" {
+		return cfs.Scope{NS: ns}, nil
+	}
+	r, err := store.ParseRef(ref)
+	if err != nil {
+		return cfs.Scope{}, usageErr("%v", err)
+	}
+	switch {
+	case ns != "" && r.NS != "":
+		r.NS = ns + "/" + r.NS
+	case ns != "":
+		r.NS = ns
+	}
+	if o.group != "" {
+		if !r.Latest || strings.HasSuffix(strings.TrimSuffix(ref, "/"), "/latest") {
+			return cfs.Scope{}, usageErr("--group %q: want [ns/NAME/…]TYPE/ID", o.group)
+		}
+		g := r.Group
+		return cfs.Scope{Group: &g}, nil
+	}
+	snap, err := s.Resolve(r)
+	if err != nil {
+		return cfs.Scope{}, err
+	}
+	if r.Latest {
+		a.logger.Info("mounting the group's newest snapshot; it stays the same while mounted", "snapshot", snap.String())
+	}
+	return cfs.Scope{Snapshot: &snap}, nil
+}
+
+func (a *app) umountCmd() *cobra.Command {
+	var lazy bool
+	cmd := &cobra.Command{
+		Use:   "umount [--lazy] MOUNTPOINT",
+		Short: "unmount a cairn mount; its 'cairn mount' process then exits",
+		Long: `Umount unmounts a cairn mount (also one whose process died). While files
+under it are open it refuses, unless --lazy: then the mount disappears at
+once and goes away completely when the last open file is closed.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return cfs.Unmount(args[0], lazy)
+		},
+	}
+	cmd.Flags().BoolVar(&lazy, "lazy", false, "detach now even if files are open")
+	return cmd
+}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// TestMountCommand runs cairn init, backup, mount, umount in-process on a
+// real mount.
+func TestMountCommand(t *testing.T) {
+	if _, err := os.Stat("/dev/fuse"); err != nil {
+		if os.Getenv("CAIRN_TEST_REQUIRE_FUSE") == "1" {
+			t.Fatalf("FUSE required (CAIRN_TEST_REQUIRE_FUSE=1) but /dev/fuse is missing: %v", err)
+		}
+		t.Skipf("skipping real-mount test: /dev/fuse is missing (%v); set CAIRN_TEST_REQUIRE_FUSE=1 to fail instead", err)
+	}
+	dir := mountTestDir(t)
+	st := filepath.Join(dir, "store")
+	img := filepath.Join(dir, "img")
+	data := make([]byte, 3<<20+100)
+	rand.NewChaCha8([32]byte{7}).Read(data)
+	if err := os.WriteFile(img, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"init"},
+		{"backup", "--type", "vm", "--id", "1", "--chunk-size", "64K", "--no-sync", "disk.img:" + img},
+	} {
+		if code, _, errOut := runCmd(t.Context(), append([]string{"--store", st}, args...)...); code != 0 {
+			t.Fatalf("cairn %v: exit %d: %s", args, code, errOut)
+		}
+	}
+	mnt := filepath.Join(dir, "mnt")
+	os.Mkdir(mnt, 0o755)
+
+	t.Run("umount", func(t *testing.T) {
+		done, stdout := startMount(t, t.Context(), "--store", st, "mount", "--stats", mnt)
+		got, err := os.ReadFile(filepath.Join(mnt, "vm/1/latest/disk.img"))
+		if err != nil || !bytes.Equal(got, data) {
+			t.Errorf("read through the mount: %v, content equal %v", err, bytes.Equal(got, data))
+		}
+		if code, _, errOut := runCmd(t.Context(), "umount", mnt); code != 0 {
+			t.Fatalf("cairn umount: exit %d: %s", code, errOut)
+		}
+		if code := <-done; code != 0 {
+			t.Errorf("cairn mount exited %d after cairn umount", code)
+		}
+		var stats struct {
+			ServedBytes int64 `json:"served_bytes"`
+		}
+		if err := json.Unmarshal(stdout.Bytes(), &stats); err != nil || stats.ServedBytes < int64(len(data)) {
+			t.Errorf("--stats printed %q (%v), want served_bytes >= %d", stdout, err, len(data))
+		}
+	})
+	t.Run("signal", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		done, _ := startMount(t, ctx, "--store", st, "mount", "--snapshot", "vm/1", mnt)
+		if _, err := os.Stat(filepath.Join(mnt, "disk.img")); err != nil {
+			t.Errorf("--snapshot mount: %v", err)
+		}
+		cancel() // what SIGINT and SIGTERM do
+		if code := <-done; code != 0 {
+			t.Errorf("cairn mount exited %d after the signal", code)
+		}
+		if mounted(mnt) {
+			t.Errorf("%s still mounted", mnt)
+		}
+	})
+	t.Run("errors", func(t *testing.T) {
+		tests := []struct {
+			args []string
+			code int
+			want string
+		}{
+			{[]string{"--store", st, "mount", filepath.Join(st, "vm")}, exitError, "inside the store"},
+			{[]string{"--store", st, "mount", img}, exitError, "not a directory"},
+			{[]string{"--store", st, "mount", "--group", "vm/1", "--snapshot", "vm/1", mnt}, exitUsage, "exclude"},
+			{[]string{"--store", st, "mount", "--group", "vm/1/latest", mnt}, exitUsage, "TYPE/ID"},
+			{[]string{"umount", mnt}, exitError, "not a mount point"},
+		}
+		for _, tt := range tests {
+			code, _, errOut := runCmd(t.Context(), tt.args...)
+			if code != tt.code || !strings.Contains(errOut, tt.want) {
+				t.Errorf("cairn %q: exit %d, %q; want exit %d mentioning %q", tt.args, code, errOut, tt.code, tt.want)
+			}
+		}
+	})
+}
+
+// mountTestDir is a temporary directory, on RAM when there is one: a
+// store's 65,536 chunk directories are slow to make on a busy disk.
+func mountTestDir(t *testing.T) string {
+	t.Helper()
+	base := ""
+	if unix.Access("/dev/shm", unix.W_OK) == nil {
+		base = "/dev/shm"
+	}
+	dir, err := os.MkdirTemp(base, "cairn-mount-test-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+func runCmd(ctx context.Context, args ...string) (int, string, string) {
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, args, strings.NewReader(""), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// startMount runs cairn mount in the background and returns once its log
+// says it is mounted, with a channel for its exit code and its stdout.
+func startMount(t *testing.T, ctx context.Context, args ...string) (<-chan int, *bytes.Buffer) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	stdout := &bytes.Buffer{}
+	done := make(chan int, 1)
+	go func() {
+		code := run(ctx, args, strings.NewReader(""), stdout, pw)
+		pw.Close()
+		done <- code
+	}()
+	ready := make(chan bool, 1)
+	go func() {
+		sc := bufio.NewScanner(pr)
+		seen := false
+		for sc.Scan() {
+			t.Log(sc.Text())
+			if !seen && strings.Contains(sc.Text(), "msg=mounted") {
+				seen = true
+				ready <- true
+			}
+		}
+		if !seen {
+			ready <- false
+		}
+	}()
+	if !<-ready {
+		t.Fatalf("cairn %q did not mount (exit %d)", args, <-done)
+	}
+	return done, stdout
+}
+
+func mounted(dir string) bool {
+	data, _ := os.ReadFile("/proc/self/mountinfo")
+	return bytes.Contains(data, []byte(" "+dir+" "))
+}

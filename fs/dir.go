@@ -1,0 +1,150 @@
+package fs
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// entry is one name of a directory listing: its attributes (type bits and
+// inode number included) and how to make its node when it is looked up.
+type entry struct {
+	name string
+	attr fuse.Attr
+	make func(attr fuse.Attr) gofs.InodeEmbedder
+}
+
+// lister produces a directory's entries, in any order.
+type lister func(ctx context.Context) ([]entry, error)
+
+// dir is a directory whose entries come from a lister, kept sorted by name
+// and re-listed when older than ttl (never, when ttl is 0: a snapshot's
+// content does not change).
+type dir struct {
+	node
+	readOnly
+	what string // for log lines: the path in the store
+	list lister
+	ttl  time.Duration
+
+	mu      sync.Mutex
+	loaded  bool
+	at      time.Time
+	entries []entry
+}
+
+var (
+	_ gofs.NodeLookuper  = (*dir)(nil)
+	_ gofs.NodeReaddirer = (*dir)(nil)
+	_ gofs.NodeGetattrer = (*dir)(nil)
+)
+
+func (f *mountFS) newDir(attr fuse.Attr, what string, ttl time.Duration, list lister) *dir {
+	return &dir{node: node{fsys: f, attr: attr}, what: what, list: list, ttl: ttl}
+}
+
+// load returns the current entries, listing again when they are stale. A
+// failed re-list keeps the previous entries and logs why.
+func (d *dir) load(ctx context.Context) ([]entry, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.loaded && (d.ttl == 0 || time.Since(d.at) < d.ttl) {
+		return d.entries, nil
+	}
+	es, err := d.list(ctx)
+	if err != nil {
+		if d.loaded {
+			d.fsys.log.Warn("listing failed, showing the previous list", "dir", d.what, "err", err)
+			return d.entries, nil
+		}
+		return nil, err
+	}
+	slices.SortFunc(es, func(a, b entry) int { return strings.Compare(a.name, b.name) })
+	if d.loaded {
+		d.forgetGone(es)
+	}
+	d.entries, d.loaded, d.at = es, true, time.Now()
+	return es, nil
+}
+
+// forgetGone tells the kernel to drop its cached entries for names that
+// disappeared (a pruned snapshot), so they do not linger for the entry
+// timeout. It runs in the background: invalidating an entry takes the
+// directory's lock in the kernel, which a request in flight may hold.
+func (d *dir) forgetGone(now []entry) {
+	var gone []string
+	for _, e := range d.entries {
+		if _, ok := find(now, e.name); !ok {
+			gone = append(gone, e.name)
+		}
+	}
+	if len(gone) == 0 {
+		return
+	}
+	go func() {
+		for _, name := range gone {
+			d.NotifyEntry(name)
+		}
+	}()
+}
+
+func find(es []entry, name string) (entry, bool) {
+	i, ok := slices.BinarySearchFunc(es, name, func(e entry, n string) int { return strings.Compare(e.name, n) })
+	if !ok {
+		return entry{}, false
+	}
+	return es[i], true
+}
+
+// Lookup finds one entry and makes (or finds again, by inode number) its
+// node.
+func (d *dir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	es, err := d.load(ctx)
+	if err != nil {
+		return nil, d.fsys.listErr(d.what, err)
+	}
+	e, ok := find(es, name)
+	if !ok {
+		return nil, syscall.ENOENT
+	}
+	ch := d.NewInode(ctx, e.make(e.attr), gofs.StableAttr{Mode: e.attr.Mode & syscall.S_IFMT, Ino: e.attr.Ino})
+	out.Attr = e.attr
+	// A node may know better attributes than the listing (the root of
+	// a file archive has its own mode, owner and time).
+	if g, ok := ch.Operations().(gofs.NodeGetattrer); ok {
+		var ao fuse.AttrOut
+		if g.Getattr(ctx, nil, &ao) == 0 {
+			out.Attr = ao.Attr
+		}
+	}
+	return ch, 0
+}
+
+// Readdir lists the entries.
+func (d *dir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
+	es, err := d.load(ctx)
+	if err != nil {
+		return nil, d.fsys.listErr(d.what, err)
+	}
+	list := make([]fuse.DirEntry, len(es))
+	for i, e := range es {
+		list[i] = fuse.DirEntry{Name: e.name, Mode: e.attr.Mode, Ino: e.attr.Ino}
+	}
+	return gofs.NewListDirStream(list), 0
+}
+
+// listErr logs a failed listing (unless it is a plain "not there" or a
+// cancelled request) and maps it to an errno.
+func (f *mountFS) listErr(what string, err error) syscall.Errno {
+	e := errno(err)
+	if e == syscall.EIO {
+		f.log.Error("listing failed", "dir", what, "err", err)
+	}
+	return e
+}

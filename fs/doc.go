@@ -1,0 +1,24 @@
+// Package fs owns cairn's FUSE filesystem: every finished snapshot of a
+// store as one read-only tree, built with go-fuse's node API.
+//
+//	<mnt>/[ns/<name>/…]<type>/<id>/<time>/<archive>
+//	<mnt>/<type>/<id>/latest -> <newest time>
+//	<mnt>/.stats                          cache and read counters (JSON)
+//
+// Images appear as one regular file of the image's size, blobs as their
+// decoded content, and file archives (pxar) as directory trees once an
+// ArchiveTree implementation is plugged in through Options.Trees.
+// Directories are listed lazily; the namespace, group and snapshot lists
+// are re-read at most once per Options.Refresh, so new snapshots and a
+// moved `latest` appear without a remount. Inode numbers are a hash of the
+// entry's path in the store, so they are stable across remounts.
+//
+// Reads of an archive go through one shared store.Cache and a
+// store.IndexReader per open file handle, without a lock around I/O; the
+// kernel keeps file pages (FOPEN_KEEP_CACHE) and entries for long because
+// snapshots never change. A corrupt or missing chunk fails the read that
+// needs it with EIO and one log line; every other read goes on.
+//
+// This package knows go-fuse and the store's API; it parses no on-disk
+// format itself.
+package fs

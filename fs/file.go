@@ -1,0 +1,184 @@
+package fs
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"syscall"
+
+	"github.com/cairnfs/cairn/store"
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// indexFile is an archive kept in one index (an image): a regular file of
+// the archive's data size.
+type indexFile struct {
+	node
+	readOnly
+	snap    store.Snapshot
+	m       *store.Manifest
+	archive store.Archive
+}
+
+var _ gofs.NodeOpener = (*indexFile)(nil)
+
+// Open opens the index (checked against the manifest) and gives the
+// handle its own reader through the shared cache. The kernel may keep
+// the file's pages across opens: a snapshot never changes.
+func (n *indexFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	if e := openFlagsOK(flags); e != 0 {
+		return nil, 0, e
+	}
+	x, err := n.fsys.s.OpenSnapshotIndex(n.snap, n.m, n.archive.Files[0])
+	if err != nil {
+		e := errno(err)
+		if e == syscall.EIO {
+			n.fsys.log.Error("open failed", "snapshot", n.snap.String(), "archive", n.archive.Name, "err", err)
+		}
+		return nil, 0, e
+	}
+	r := store.NewIndexReader(n.fsys.bg, x, n.fsys.cache, n.fsys.readahead)
+	h := &readHandle{fsys: n.fsys, snap: n.snap, archive: n.archive.Name, r: r, size: r.Size(), closer: x}
+	return h, fuse.FOPEN_KEEP_CACHE, 0
+}
+
+// contextReaderAt is what a readHandle reads from: a store.IndexReader,
+// or a file of an ArchiveTree.
+type contextReaderAt interface {
+	ReadAtContext(ctx context.Context, p []byte, off int64) (int, error)
+}
+
+// slicer is a reader that can return a range inside one chunk without a
+// copy (store.IndexReader).
+type slicer interface {
+	Slice(ctx context.Context, off int64, n int) ([]byte, bool, error)
+}
+
+var _ slicer = (*store.IndexReader)(nil)
+
+// readHandle is one open file whose data comes through the chunk cache.
+// Reads run concurrently; nothing is locked around them.
+type readHandle struct {
+	fsys    *mountFS
+	snap    store.Snapshot
+	archive string
+	path    string // inside a file archive ("" for an image)
+	r       contextReaderAt
+	size    int64
+	closer  io.Closer
+	logged  sync.Map // digests whose failure was logged
+}
+
+var (
+	_ gofs.FileReader   = (*readHandle)(nil)
+	_ gofs.FileReleaser = (*readHandle)(nil)
+)
+
+// Read fills dest from the file. A failed chunk fails the whole request
+// (never a short read, which the kernel would take for the end of file).
+func (h *readHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if off >= h.size {
+		return fuse.ReadResultData(nil), 0
+	}
+	if rest := h.size - off; int64(len(dest)) > rest {
+		dest = dest[:rest]
+	}
+	if s, ok := h.r.(slicer); ok {
+		// Within one chunk: hand the kernel the cached chunk itself.
+		b, ok, err := s.Slice(ctx, off, len(dest))
+		if err != nil {
+			return nil, h.fail(err, off)
+		}
+		if ok {
+			h.fsys.served.Add(int64(len(b)))
+			return fuse.ReadResultData(b), 0
+		}
+	}
+	n, err := h.r.ReadAtContext(ctx, dest, off)
+	if err != nil && !(errors.Is(err, io.EOF) && n == len(dest)) {
+		return nil, h.fail(err, off)
+	}
+	h.fsys.served.Add(int64(n))
+	return fuse.ReadResultData(dest[:n]), 0
+}
+
+// fail logs a failed read once per chunk and handle, naming snapshot,
+// archive, offset and digest, and maps it to an errno.
+func (h *readHandle) fail(err error, off int64) syscall.Errno {
+	e := errno(err)
+	if e == syscall.EINTR {
+		return e
+	}
+	h.fsys.readErrors.Add(1)
+	args := []any{"snapshot", h.snap.String(), "archive", h.archive}
+	if h.path != "" {
+		args = append(args, "path", h.path)
+	}
+	var cre *store.ChunkReadError
+	if errors.As(err, &cre) {
+		if _, dup := h.logged.LoadOrStore(cre.Digest, true); dup {
+			return e
+		}
+		args = append(args, "offset", cre.Offset, "digest", cre.Digest, "err", cre.Err)
+	} else {
+		args = append(args, "offset", off, "err", err)
+	}
+	h.fsys.log.Error("read failed", args...)
+	return e
+}
+
+// Release closes what the handle read from.
+func (h *readHandle) Release(ctx context.Context) syscall.Errno {
+	h.closer.Close()
+	return 0
+}
+
+// blobFile is a blob archive shown as its decoded content.
+type blobFile struct {
+	node
+	readOnly
+	snap    store.Snapshot
+	m       *store.Manifest
+	archive store.Archive
+}
+
+var _ gofs.NodeOpener = (*blobFile)(nil)
+
+// Open reads, checks and decodes the blob (blobs are small: at most 128
+// MiB, usually a few KiB).
+func (n *blobFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	if e := openFlagsOK(flags); e != 0 {
+		return nil, 0, e
+	}
+	data, err := n.fsys.s.ReadBlob(n.snap, n.m, n.archive.Files[0])
+	if err != nil {
+		e := errno(err)
+		if e == syscall.EIO {
+			n.fsys.readErrors.Add(1)
+			n.fsys.log.Error("open failed", "snapshot", n.snap.String(), "archive", n.archive.Name, "err", err)
+		}
+		return nil, 0, e
+	}
+	return &bytesHandle{fsys: n.fsys, data: data}, fuse.FOPEN_KEEP_CACHE, 0
+}
+
+// bytesHandle serves reads from memory.
+type bytesHandle struct {
+	fsys *mountFS
+	data []byte
+}
+
+var _ gofs.FileReader = (*bytesHandle)(nil)
+
+func (h *bytesHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if off >= int64(len(h.data)) {
+		return fuse.ReadResultData(nil), 0
+	}
+	end := min(off+int64(len(dest)), int64(len(h.data)))
+	if h.fsys != nil {
+		h.fsys.served.Add(end - off)
+	}
+	return fuse.ReadResultData(h.data[off:end]), 0
+}

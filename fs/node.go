@@ -1,0 +1,148 @@
+package fs
+
+import (
+	"context"
+	"errors"
+	"hash/fnv"
+	iofs "io/fs"
+	"syscall"
+	"time"
+
+	"github.com/cairnfs/cairn/store"
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// Permission bits of what the mount shows (it is read-only).
+const (
+	modeDir  = syscall.S_IFDIR | 0o555
+	modeFile = syscall.S_IFREG | 0o444
+	modeLink = syscall.S_IFLNK | 0o777
+)
+
+// node is what every node of the mount shares: the filesystem and the
+// attributes it was created with.
+type node struct {
+	gofs.Inode
+	fsys *mountFS
+	attr fuse.Attr
+}
+
+var _ gofs.NodeGetattrer = (*node)(nil)
+
+// Getattr returns the attributes the node was created with.
+func (n *node) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	out.Attr = n.attr
+	return 0
+}
+
+// inoOf derives a stable inode number from a path in the store (or a
+// path plus an archive-internal id). 0, 1 (the root) and ^0 are reserved
+// by FUSE and go-fuse.
+func inoOf(parts ...string) uint64 {
+	h := fnv.New64a()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	ino := h.Sum64()
+	if ino <= fuse.FUSE_ROOT_ID || ino == ^uint64(0) {
+		ino += 2
+	}
+	return ino
+}
+
+// makeAttr fills the attributes every entry has.
+func (f *mountFS) makeAttr(mode uint32, ino, size uint64, mtime time.Time) fuse.Attr {
+	a := fuse.Attr{Ino: ino, Mode: mode, Size: size, Nlink: 1, Owner: f.owner}
+	if mode&syscall.S_IFMT == syscall.S_IFDIR {
+		a.Nlink = 2
+	}
+	sec, nsec := uint64(mtime.Unix()), uint32(mtime.Nanosecond())
+	a.Mtime, a.Mtimensec = sec, nsec
+	a.Ctime, a.Ctimensec = sec, nsec
+	a.Atime, a.Atimensec = sec, nsec
+	a.Blksize = 1 << 20
+	a.Blocks = (size + 511) / 512
+	return a
+}
+
+// errno maps an error of the store to what FUSE returns: a cancelled
+// request gives EINTR, something that does not exist ENOENT, everything
+// else (corrupt or missing chunks included) EIO.
+func errno(err error) syscall.Errno {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return syscall.EINTR
+	case store.IsChunkError(err):
+		return syscall.EIO
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, iofs.ErrNotExist):
+		return syscall.ENOENT
+	}
+	return syscall.EIO
+}
+
+// readOnly answers every call that would change a directory with EROFS.
+// The mount is read-only in the kernel too; this keeps go-fuse's defaults
+// (some of which report success) from ever being reached.
+type readOnly struct{}
+
+var (
+	_ gofs.NodeMkdirer    = readOnly{}
+	_ gofs.NodeMknoder    = readOnly{}
+	_ gofs.NodeLinker     = readOnly{}
+	_ gofs.NodeSymlinker  = readOnly{}
+	_ gofs.NodeCreater    = readOnly{}
+	_ gofs.NodeUnlinker   = readOnly{}
+	_ gofs.NodeRmdirer    = readOnly{}
+	_ gofs.NodeRenamer    = readOnly{}
+	_ gofs.NodeSetattrer  = readOnly{}
+	_ gofs.NodeSetxattrer = readOnly{}
+)
+
+func (readOnly) Mkdir(context.Context, string, uint32, *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	return nil, syscall.EROFS
+}
+
+func (readOnly) Mknod(context.Context, string, uint32, uint32, *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	return nil, syscall.EROFS
+}
+
+func (readOnly) Link(context.Context, gofs.InodeEmbedder, string, *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	return nil, syscall.EROFS
+}
+
+func (readOnly) Symlink(context.Context, string, string, *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	return nil, syscall.EROFS
+}
+
+func (readOnly) Create(context.Context, string, uint32, uint32, *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
+	return nil, nil, 0, syscall.EROFS
+}
+
+func (readOnly) Unlink(context.Context, string) syscall.Errno { return syscall.EROFS }
+func (readOnly) Rmdir(context.Context, string) syscall.Errno  { return syscall.EROFS }
+
+func (readOnly) Rename(context.Context, string, gofs.InodeEmbedder, string, uint32) syscall.Errno {
+	return syscall.EROFS
+}
+
+func (readOnly) Setattr(context.Context, gofs.FileHandle, *fuse.SetAttrIn, *fuse.AttrOut) syscall.Errno {
+	return syscall.EROFS
+}
+
+func (readOnly) Setxattr(context.Context, string, []byte, uint32) syscall.Errno {
+	return syscall.EROFS
+}
+
+func (readOnly) Removexattr(context.Context, string) syscall.Errno { return syscall.EROFS }
+
+// openFlagsOK rejects opening for writing.
+func openFlagsOK(flags uint32) syscall.Errno {
+	if flags&syscall.O_ACCMODE != syscall.O_RDONLY || flags&syscall.O_TRUNC != 0 {
+		return syscall.EROFS
+	}
+	return 0
+}

@@ -1,0 +1,118 @@
+package fs
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/cairnfs/cairn/store"
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+)
+
+// Defaults of Options.
+const (
+	DefaultRefresh      = 2 * time.Second
+	DefaultTimeout      = time.Hour
+	DefaultReadAheadKB  = 4096
+	DefaultUnmountGrace = 10 * time.Second
+	maxRequest          = 1 << 20 // MaxWrite: 1 MiB read requests
+)
+
+// Scope is the part of a store a mount shows: a namespace and everything
+// below it (the default: the root namespace), one group, or one snapshot.
+type Scope struct {
+	NS       store.NS
+	Group    *store.Group    // only this group (its NS wins over NS)
+	Snapshot *store.Snapshot // only this finished snapshot
+}
+
+// RootEntry is an extra node at the root of the mount supplied by the
+// caller, such as the .jobs control tree. New is called once, when the
+// root is built; the node lives as long as the mount.
+type RootEntry struct {
+	Name string
+	Mode uint32 // file type bits, e.g. syscall.S_IFDIR
+	New  func() gofs.InodeEmbedder
+}
+
+// Options configure a mount.
+type Options struct {
+	Store *store.Store // required
+	Scope Scope
+
+	CacheSize int64 // bytes of decoded chunks (default store.DefaultCacheSize)
+	Readahead int   // chunks loaded ahead per sequential handle (0: default, <0: none)
+
+	Refresh      time.Duration // how stale a namespace/group list may be (default 2 s)
+	Timeout      time.Duration // kernel entry and attribute timeout (default 1 h)
+	ReadAheadKB  int           // the mount's read_ahead_kb in /sys/class/bdi (default 4096, <0: leave)
+	UnmountGrace time.Duration // how long Unmount waits for open files before aborting (default 10 s)
+
+	AllowOther bool // let other users see the mount (needs user_allow_other for non-root)
+	Debug      bool // log every FUSE request (go-fuse debug output)
+
+	Trees TreeOpener   // shows file archives as trees; nil: they are left out
+	Extra []RootEntry  // extra root entries (e.g. .jobs)
+	Log   *slog.Logger // nil: slog.Default()
+}
+
+func (o *Options) setDefaults() error {
+	if o.Store == nil {
+		return fmt.Errorf("mount: %w: no store", errBadOptions)
+	}
+	if o.CacheSize <= 0 {
+		o.CacheSize = store.DefaultCacheSize
+	}
+	switch {
+	case o.Readahead == 0:
+		o.Readahead = store.DefaultReadahead
+	case o.Readahead < 0:
+		o.Readahead = 0
+	}
+	if o.Refresh <= 0 {
+		o.Refresh = DefaultRefresh
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.ReadAheadKB == 0 {
+		o.ReadAheadKB = DefaultReadAheadKB
+	}
+	if o.UnmountGrace <= 0 {
+		o.UnmountGrace = DefaultUnmountGrace
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	for _, e := range o.Extra {
+		if e.Name == "" || e.Name == statsName || e.New == nil {
+			return fmt.Errorf("mount: %w: root entry %q", errBadOptions, e.Name)
+		}
+	}
+	return o.Scope.check(o.Store)
+}
+
+// check validates the scope against the store.
+func (sc Scope) check(s *store.Store) error {
+	switch {
+	case sc.Snapshot != nil:
+		if _, err := s.Resolve(store.Ref{Snapshot: *sc.Snapshot}); err != nil {
+			return fmt.Errorf("mount: %w", err)
+		}
+	case sc.Group != nil:
+		if err := sc.Group.Check(); err != nil {
+			return fmt.Errorf("mount: %w", err)
+		}
+		if _, err := s.Snapshots(*sc.Group); err != nil {
+			return fmt.Errorf("mount: %w", err)
+		}
+	default:
+		if err := sc.NS.Check(); err != nil {
+			return fmt.Errorf("mount: %w", err)
+		}
+		if !s.HasNamespace(sc.NS) {
+			return fmt.Errorf("mount: namespace %q: %w", sc.NS, store.ErrNotFound)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,97 @@
+package fs
+
+import (
+	"context"
+	"io"
+	"iter"
+	"time"
+
+	"github.com/cairnfs/cairn/store"
+)
+
+// TreeOpener opens the file archives (pxar) of snapshots as trees. A pxar
+// accessor implements it; until one is plugged in through Options.Trees,
+// file archives are left out of the mount.
+type TreeOpener interface {
+	// OpenTree opens archive a. streams opens one of a.Files (the
+	// metadata and payload indexes of a split archive, or the single
+	// .pxar.didx) as a reader through the mount's chunk cache.
+	OpenTree(ctx context.Context, a store.Archive, streams StreamOpener) (ArchiveTree, error)
+}
+
+// StreamOpener opens one index file of an archive's snapshot, checked
+// against the manifest, as a Stream.
+type StreamOpener func(ctx context.Context, file string) (Stream, error)
+
+// Stream is an archive's data stream: random reads through the mount's
+// shared cache, with read-ahead for sequential readers.
+type Stream interface {
+	io.ReaderAt
+	ReadAtContext(ctx context.Context, p []byte, off int64) (int, error)
+	Size() int64
+	Close() error
+}
+
+// ArchiveTree is an opened file archive. Its methods are called
+// concurrently. Errors wrap store.ErrNotFound for a name that does not
+// exist and a *store.ChunkReadError for a chunk that cannot be read.
+type ArchiveTree interface {
+	Root(ctx context.Context) (TreeEntry, error)
+	Lookup(ctx context.Context, dir TreeEntry, name string) (TreeEntry, error)
+	// ReadDir yields a directory's entries in a stable order, without
+	// holding them all in memory.
+	ReadDir(ctx context.Context, dir TreeEntry) iter.Seq2[TreeEntry, error]
+	// Open returns a regular file's content.
+	Open(ctx context.Context, file TreeEntry) (TreeFile, error)
+	Readlink(ctx context.Context, link TreeEntry) (string, error)
+	Xattrs(ctx context.Context, e TreeEntry) ([]Xattr, error)
+	Close() error
+}
+
+// TreeFile is an open regular file of an ArchiveTree.
+type TreeFile interface {
+	ReadAtContext(ctx context.Context, p []byte, off int64) (int, error)
+	Close() error
+}
+
+// TreeEntry is one entry of an ArchiveTree, as a stat would show it.
+type TreeEntry struct {
+	// ID identifies the entry within its archive, stably (e.g. its
+	// offset in the metadata stream). Hard links of one file have the
+	// same ID, and so the same inode number in the mount.
+	ID    uint64
+	Name  string
+	Mode  uint32 // st_mode: file type and permission bits
+	UID   uint32
+	GID   uint32
+	Size  uint64
+	Mtime time.Time
+	Rdev  uint64
+	Nlink uint32 // 0: 1
+	Ref   any    // the tree's own data for the entry, handed back to it
+}
+
+// Xattr is one extended attribute.
+type Xattr struct {
+	Name  string
+	Value []byte
+}
+
+// indexStream is a Stream over one index file.
+type indexStream struct {
+	*store.IndexReader
+	idx store.Index
+}
+
+func (s *indexStream) Close() error { return s.idx.Close() }
+
+// streamOpener opens a snapshot's indexes as Streams.
+func (f *mountFS) streamOpener(snap store.Snapshot, m *store.Manifest) StreamOpener {
+	return func(ctx context.Context, file string) (Stream, error) {
+		x, err := f.s.OpenSnapshotIndex(snap, m, file)
+		if err != nil {
+			return nil, err
+		}
+		return &indexStream{IndexReader: store.NewIndexReader(f.bg, x, f.cache, f.readahead), idx: x}, nil
+	}
+}

@@ -1,0 +1,285 @@
+package fs
+
+import (
+	"context"
+	"iter"
+	"strconv"
+	"sync"
+	"syscall"
+
+	"github.com/cairnfs/cairn/store"
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// openTree is one file archive of a snapshot, opened on first use and
+// closed when the kernel forgets its root or at unmount.
+type openTree struct {
+	fsys *mountFS
+	snap store.Snapshot
+	m    *store.Manifest
+	a    store.Archive
+	path string // the archive's path in the store: the inode key
+
+	mu   sync.Mutex
+	t    ArchiveTree
+	root TreeEntry
+}
+
+func (o *openTree) get(ctx context.Context) (ArchiveTree, TreeEntry, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.t != nil {
+		return o.t, o.root, nil
+	}
+	t, err := o.fsys.trees.OpenTree(ctx, o.a, o.fsys.streamOpener(o.snap, o.m))
+	if err != nil {
+		return nil, TreeEntry{}, err
+	}
+	root, err := t.Root(ctx)
+	if err != nil {
+		t.Close()
+		return nil, TreeEntry{}, err
+	}
+	o.t, o.root = t, root
+	o.fsys.openTrees.Store(o, true)
+	return t, root, nil
+}
+
+func (o *openTree) close() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.t != nil {
+		o.t.Close()
+		o.t = nil
+		o.fsys.openTrees.Delete(o)
+	}
+}
+
+// closeTrees closes the trees still open at unmount.
+func (f *mountFS) closeTrees() {
+	f.openTrees.Range(func(k, _ any) bool {
+		k.(*openTree).close()
+		return true
+	})
+}
+
+// attrOf is the mount's view of an entry: its own mode, owner, size and
+// time, and an inode number from its ID, so hard links share one.
+func (o *openTree) attrOf(e TreeEntry) fuse.Attr {
+	a := o.fsys.makeAttr(e.Mode, inoOf(o.path, strconv.FormatUint(e.ID, 10)), e.Size, e.Mtime)
+	a.Owner = fuse.Owner{Uid: e.UID, Gid: e.GID}
+	a.Rdev = uint32(e.Rdev)
+	if e.Nlink > 0 {
+		a.Nlink = e.Nlink
+	}
+	return a
+}
+
+// treeEntry is a file archive's directory in a snapshot.
+func (f *mountFS) treeEntry(snap store.Snapshot, m *store.Manifest, a store.Archive, path string) entry {
+	attr := f.makeAttr(modeDir, inoOf(path), 0, snap.Time)
+	return entry{name: a.Name, attr: attr, make: func(at fuse.Attr) gofs.InodeEmbedder {
+		return &treeNode{node: node{fsys: f, attr: at}, tree: &openTree{fsys: f, snap: snap, m: m, a: a, path: path}, root: true}
+	}}
+}
+
+// treeNode is any entry of a file archive; the kernel only calls the
+// operations that fit its type.
+type treeNode struct {
+	node
+	readOnly
+	tree *openTree
+	e    TreeEntry // unset for the root until the tree is opened
+	root bool
+	rel  string // path inside the archive, for log lines
+}
+
+var (
+	_ gofs.NodeLookuper    = (*treeNode)(nil)
+	_ gofs.NodeReaddirer   = (*treeNode)(nil)
+	_ gofs.NodeOpener      = (*treeNode)(nil)
+	_ gofs.NodeReadlinker  = (*treeNode)(nil)
+	_ gofs.NodeGetxattrer  = (*treeNode)(nil)
+	_ gofs.NodeListxattrer = (*treeNode)(nil)
+	_ gofs.NodeOnForgetter = (*treeNode)(nil)
+)
+
+// entry returns the tree and this node's entry, opening the tree if
+// this is its root.
+func (n *treeNode) entry(ctx context.Context) (ArchiveTree, TreeEntry, error) {
+	t, root, err := n.tree.get(ctx)
+	if n.root {
+		return t, root, err
+	}
+	return t, n.e, err
+}
+
+// fail maps an error of the tree to an errno, logging what is not a plain
+// "not there" or a cancelled request.
+func (n *treeNode) fail(op string, err error) syscall.Errno {
+	e := errno(err)
+	if e == syscall.EIO {
+		n.fsys.log.Error(op+" failed", "snapshot", n.tree.snap.String(), "archive", n.tree.a.Name, "path", "/"+n.rel, "err", err)
+	}
+	return e
+}
+
+// Getattr returns the entry's attributes; the root's come from the tree.
+func (n *treeNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	if !n.root {
+		out.Attr = n.attr
+		return 0
+	}
+	_, root, err := n.tree.get(ctx)
+	if err != nil {
+		return n.fail("open archive", err)
+	}
+	out.Attr = n.tree.attrOf(root)
+	out.Attr.Ino = n.attr.Ino
+	return 0
+}
+
+func (n *treeNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	t, d, err := n.entry(ctx)
+	if err != nil {
+		return nil, n.fail("open archive", err)
+	}
+	ce, err := t.Lookup(ctx, d, name)
+	if err != nil {
+		return nil, n.fail("lookup", err)
+	}
+	attr := n.tree.attrOf(ce)
+	child := &treeNode{node: node{fsys: n.fsys, attr: attr}, tree: n.tree, e: ce, rel: joinRel(n.rel, name)}
+	out.Attr = attr
+	return n.NewInode(ctx, child, gofs.StableAttr{Mode: ce.Mode & syscall.S_IFMT, Ino: attr.Ino}), 0
+}
+
+func joinRel(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	return dir + "/" + name
+}
+
+func (n *treeNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
+	t, d, err := n.entry(ctx)
+	if err != nil {
+		return nil, n.fail("open archive", err)
+	}
+	next, stop := iter.Pull2(t.ReadDir(ctx, d))
+	return &treeDirStream{n: n, next: next, stop: stop}, 0
+}
+
+// treeDirStream streams a directory of a tree to the kernel.
+type treeDirStream struct {
+	n       *treeNode
+	next    func() (TreeEntry, error, bool)
+	stop    func()
+	fetched bool
+	ok      bool
+	e       TreeEntry
+	err     error
+}
+
+var _ gofs.DirStream = (*treeDirStream)(nil)
+
+func (s *treeDirStream) HasNext() bool {
+	if !s.fetched {
+		s.e, s.err, s.ok = s.next()
+		s.fetched = true
+	}
+	return s.ok
+}
+
+func (s *treeDirStream) Next() (fuse.DirEntry, syscall.Errno) {
+	s.fetched = false
+	if s.err != nil {
+		s.ok = false
+		return fuse.DirEntry{}, s.n.fail("readdir", s.err)
+	}
+	return fuse.DirEntry{Name: s.e.Name, Mode: s.e.Mode, Ino: s.n.tree.attrOf(s.e).Ino}, 0
+}
+
+func (s *treeDirStream) Close() { s.stop() }
+
+func (n *treeNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	if e := openFlagsOK(flags); e != 0 {
+		return nil, 0, e
+	}
+	t, e, err := n.entry(ctx)
+	if err != nil {
+		return nil, 0, n.fail("open archive", err)
+	}
+	tf, err := t.Open(ctx, e)
+	if err != nil {
+		return nil, 0, n.fail("open", err)
+	}
+	h := &readHandle{fsys: n.fsys, snap: n.tree.snap, archive: n.tree.a.Name, path: "/" + n.rel,
+		r: tf, size: int64(e.Size), closer: tf}
+	return h, fuse.FOPEN_KEEP_CACHE, 0
+}
+
+func (n *treeNode) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
+	t, e, err := n.entry(ctx)
+	if err != nil {
+		return nil, n.fail("open archive", err)
+	}
+	target, err := t.Readlink(ctx, e)
+	if err != nil {
+		return nil, n.fail("readlink", err)
+	}
+	return []byte(target), 0
+}
+
+func (n *treeNode) xattrs(ctx context.Context) ([]Xattr, syscall.Errno) {
+	t, e, err := n.entry(ctx)
+	if err != nil {
+		return nil, n.fail("open archive", err)
+	}
+	xs, err := t.Xattrs(ctx, e)
+	if err != nil {
+		return nil, n.fail("xattrs", err)
+	}
+	return xs, 0
+}
+
+// Getxattr returns one attribute; ERANGE with the size when dest is short.
+func (n *treeNode) Getxattr(ctx context.Context, name string, dest []byte) (uint32, syscall.Errno) {
+	xs, e := n.xattrs(ctx)
+	if e != 0 {
+		return 0, e
+	}
+	for _, x := range xs {
+		if x.Name == name {
+			if len(dest) < len(x.Value) {
+				return uint32(len(x.Value)), syscall.ERANGE
+			}
+			return uint32(copy(dest, x.Value)), 0
+		}
+	}
+	return 0, syscall.ENODATA
+}
+
+// Listxattr returns the attribute names, each ended by a NUL.
+func (n *treeNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
+	xs, e := n.xattrs(ctx)
+	if e != 0 {
+		return 0, e
+	}
+	var b []byte
+	for _, x := range xs {
+		b = append(append(b, x.Name...), 0)
+	}
+	if len(dest) < len(b) {
+		return uint32(len(b)), syscall.ERANGE
+	}
+	return uint32(copy(dest, b)), 0
+}
+
+// OnForget closes the tree when the kernel forgets the archive's root.
+func (n *treeNode) OnForget() {
+	if n.root {
+		n.tree.close()
+	}
+}
