@@ -143,7 +143,9 @@ func (c *Cache) load(ctx context.Context, d chunk.Digest, size int) ([]byte, err
 		return nil, fmt.Errorf("chunk %s: %w: %w", d, ErrCorruptChunk, err)
 	}
 	c.Stats.DecodedBytes.Add(int64(len(data)))
-	c.rc.Set(string(d[:]), data, int64(cap(data)))
+	if c.rc.Set(string(d[:]), data, int64(cap(data))) {
+		c.rc.Wait() // make it visible before the load ends: a Get right after must hit
+	}
 	return data, nil
 }
 
