@@ -161,6 +161,7 @@ func (f *mountFS) snapshotEntry(name string, snap store.Snapshot) entry {
 // group's (refreshed) listing knows it.
 type latestLink struct {
 	node
+	readOnly
 	group *dir
 }
 

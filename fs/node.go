@@ -85,8 +85,9 @@ func errno(err error) syscall.Errno {
 }
 
 // readOnly answers every call that would change a directory with EROFS.
-// The mount is read-only in the kernel too; this keeps go-fuse's defaults
-// (some of which report success) from ever being reached.
+// The kernel mount is read-write only so that .jobs/*/control can take
+// commands; every other node refuses changes here, and go-fuse's defaults
+// (some of which report success) are never reached.
 type readOnly struct{}
 
 var (

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -81,8 +82,14 @@ func (a *app) mount(o mountOpts, dir string) error {
 	if readahead == 0 {
 		readahead = -1 // the fs package's "none"
 	}
+	mgr, err := a.jobManager(s)
+	if err != nil {
+		return err
+	}
+	defer mgr.Close() // cancels running jobs and waits for them
 	srv, err := cfs.Mount(a.ctx, dir, cfs.Options{Store: s, Scope: scope, CacheSize: cs, Readahead: readahead,
-		Refresh: o.refresh, AllowOther: o.allowOther, Debug: o.debug, Log: a.logger})
+		Refresh: o.refresh, AllowOther: o.allowOther, Debug: o.debug, Log: a.logger,
+		Extra: []cfs.RootEntry{cfs.JobsEntry(mgr, uint32(os.Getuid()), uint32(os.Getgid()))}})
 	if err != nil {
 		return err
 	}
