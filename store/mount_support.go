@@ -29,7 +29,7 @@ func (r *IndexReader) Slice(ctx context.Context, off int64, n int) (b []byte, ok
 	if off+int64(n) > end {
 		return nil, false, nil
 	}
-	if r.nextOff.Load() == off {
+	if r.sequential(off, n) {
 		r.prefetch(i)
 	}
 	data, err := r.c.Get(ctx, d, int(end-start))
@@ -37,6 +37,5 @@ func (r *IndexReader) Slice(ctx context.Context, off int64, n int) (b []byte, ok
 		return nil, true, &ChunkReadError{Path: r.idx.Path(), Offset: off, Digest: d.String(), Err: err}
 	}
 	r.hint.Store(int64(i))
-	r.nextOff.Store(off + int64(n))
 	return data[off-start : off-start+int64(n)], true, nil
 }

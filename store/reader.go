@@ -60,7 +60,7 @@ func (r *IndexReader) ReadAtContext(ctx context.Context, p []byte, off int64) (i
 	if off >= size {
 		return 0, io.EOF
 	}
-	sequential := r.nextOff.Load() == off
+	sequential := r.sequential(off, len(p))
 	n := 0
 	i := int(r.hint.Load())
 	for n < len(p) && off < size {
@@ -78,11 +78,22 @@ func (r *IndexReader) ReadAtContext(ctx context.Context, p []byte, off int64) (i
 		off += int64(m)
 	}
 	r.hint.Store(int64(i))
-	r.nextOff.Store(off)
 	if n < len(p) {
 		return n, io.EOF
 	}
 	return n, nil
+}
+
+// seqWindow is how far a read may land from the end of the previous one
+// and still count as sequential: the kernel's read-ahead sends several
+// requests at once, and they arrive in any order.
+const seqWindow = 8 << 20
+
+// sequential notes a read of n bytes at off and reports whether it
+// follows the previous read closely enough to load ahead for it.
+func (r *IndexReader) sequential(off int64, n int) bool {
+	prev := r.nextOff.Swap(off + int64(n))
+	return prev >= 0 && off >= prev-seqWindow && off <= prev+seqWindow
 }
 
 // prefetch starts background loads of the chunks after i, up to the
