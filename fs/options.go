@@ -51,7 +51,7 @@ type Options struct {
 	AllowOther bool // let other users see the mount (needs user_allow_other for non-root)
 	Debug      bool // log every FUSE request (go-fuse debug output)
 
-	Trees TreeOpener   // shows file archives as trees; nil: they are left out
+	Trees TreeOpener   // shows file archives as trees (PxarTrees); nil: they are left out
 	Extra []RootEntry  // extra root entries (e.g. .jobs)
 	Log   *slog.Logger // nil: slog.Default()
 }

@@ -88,7 +88,7 @@ func (a *app) mount(o mountOpts, dir string) error {
 	}
 	defer mgr.Close() // cancels running jobs and waits for them
 	srv, err := cfs.Mount(a.ctx, dir, cfs.Options{Store: s, Scope: scope, CacheSize: cs, Readahead: readahead,
-		Refresh: o.refresh, AllowOther: o.allowOther, Debug: o.debug, Log: a.logger,
+		Refresh: o.refresh, AllowOther: o.allowOther, Debug: o.debug, Log: a.logger, Trees: cfs.PxarTrees{},
 		Extra: []cfs.RootEntry{cfs.JobsEntry(mgr, uint32(os.Getuid()), uint32(os.Getgid()))}})
 	if err != nil {
 		return err

@@ -1,0 +1,185 @@
+package fs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"time"
+
+	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/pxar"
+)
+
+// PxarTrees opens pxar file archives (split v2 or single-stream) as
+// trees, with store/pxar's random-access reader over the archive's
+// streams: a lookup reads a directory's goodbye table, never its
+// siblings, and file contents come through the mount's chunk cache.
+type PxarTrees struct{}
+
+var _ TreeOpener = PxarTrees{}
+
+// OpenTree implements TreeOpener.
+func (PxarTrees) OpenTree(ctx context.Context, a store.Archive, open StreamOpener) (ArchiveTree, error) {
+	meta, err := open(ctx, a.Files[0])
+	if err != nil {
+		return nil, err
+	}
+	t := &pxarTree{meta: meta}
+	var payload Stream
+	if a.Kind == store.ArchiveSplitPxar {
+		if len(a.Files) < 2 {
+			meta.Close()
+			return nil, fmt.Errorf("archive %s: no payload stream", a.Name)
+		}
+		if payload, err = open(ctx, a.Files[1]); err != nil {
+			meta.Close()
+			return nil, err
+		}
+		t.payload = payload
+	}
+	var pr io.ReaderAt // stays a nil interface for single-stream archives
+	var psize int64
+	if payload != nil {
+		pr, psize = payload, payload.Size()
+	}
+	acc, err := pxar.NewAccessor(ctx, meta, meta.Size(), pr, psize)
+	if err != nil {
+		t.Close()
+		return nil, fmt.Errorf("archive %s: %w", a.Name, err)
+	}
+	t.acc = acc
+	return t, nil
+}
+
+type pxarTree struct {
+	acc           *pxar.Accessor
+	meta, payload Stream
+}
+
+func (t *pxarTree) Close() error {
+	err := t.meta.Close()
+	if t.payload != nil {
+		if perr := t.payload.Close(); err == nil {
+			err = perr
+		}
+	}
+	return err
+}
+
+func treeEntry(e *pxar.Entry) TreeEntry {
+	st := e.Metadata.Stat
+	te := TreeEntry{ID: e.ID, Name: e.Name, Mode: uint32(st.Mode), UID: st.UID, GID: st.GID,
+		Mtime: time.Unix(st.Mtime.Secs, int64(st.Mtime.Nanos)), Ref: e}
+	switch e.Kind {
+	case pxar.KindFile:
+		te.Size = e.Size
+	case pxar.KindSymlink:
+		te.Size = uint64(len(e.Target))
+	case pxar.KindDevice:
+		te.Rdev = e.Device.Dev()
+	}
+	return te
+}
+
+func (t *pxarTree) Root(ctx context.Context) (TreeEntry, error) { return treeEntry(t.acc.Root()), nil }
+
+func (t *pxarTree) Lookup(ctx context.Context, dir TreeEntry, name string) (TreeEntry, error) {
+	e, err := t.acc.Lookup(ctx, dir.Ref.(*pxar.Entry), name)
+	if err != nil {
+		return TreeEntry{}, err
+	}
+	return treeEntry(e), nil
+}
+
+func (t *pxarTree) ReadDir(ctx context.Context, dir TreeEntry) iter.Seq2[TreeEntry, error] {
+	return func(yield func(TreeEntry, error) bool) {
+		r, err := t.acc.ReadDir(dir.Ref.(*pxar.Entry))
+		if err != nil {
+			yield(TreeEntry{}, err)
+			return
+		}
+		for {
+			e, err := r.Next(ctx)
+			if err != nil {
+				if !errors.Is(err, io.EOF) {
+					yield(TreeEntry{}, err)
+				}
+				return
+			}
+			if !yield(treeEntry(e), nil) {
+				return
+			}
+		}
+	}
+}
+
+func (t *pxarTree) Open(ctx context.Context, file TreeEntry) (TreeFile, error) {
+	sec, err := t.acc.Open(ctx, file.Ref.(*pxar.Entry))
+	if err != nil {
+		return nil, err
+	}
+	outer, base, n := sec.Outer()
+	s, ok := outer.(interface {
+		ReadAtContext(ctx context.Context, p []byte, off int64) (int, error)
+	})
+	if !ok {
+		return nil, fmt.Errorf("pxar stream is not a cairn stream")
+	}
+	return &pxarFile{s: s, base: base, size: n}, nil
+}
+
+func (t *pxarTree) Readlink(ctx context.Context, link TreeEntry) (string, error) {
+	return link.Ref.(*pxar.Entry).Target, nil
+}
+
+// Xattrs returns the entry's extended attributes, its POSIX ACLs as the
+// system.posix_acl_* attributes and its file capabilities.
+func (t *pxarTree) Xattrs(ctx context.Context, e TreeEntry) ([]Xattr, error) {
+	pe := e.Ref.(*pxar.Entry)
+	m := &pe.Metadata
+	var out []Xattr
+	for _, x := range m.Xattrs {
+		out = append(out, Xattr{Name: string(x.Name), Value: x.Value})
+	}
+	if len(m.ACL.Users) > 0 || len(m.ACL.Groups) > 0 || m.ACL.GroupObj != nil {
+		v, err := m.ACL.AccessXattr(m.Stat.Mode)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Xattr{Name: "system.posix_acl_access", Value: v})
+	}
+	if m.ACL.Default != nil || len(m.ACL.DefaultUsers) > 0 || len(m.ACL.DefaultGroups) > 0 {
+		v, err := m.ACL.DefaultXattr()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Xattr{Name: "system.posix_acl_default", Value: v})
+	}
+	if m.FCaps != nil {
+		out = append(out, Xattr{Name: "security.capability", Value: m.FCaps})
+	}
+	return out, nil
+}
+
+// pxarFile is a file's content: a section of a stream, read with the
+// caller's context so that an interrupted read stops.
+type pxarFile struct {
+	s interface {
+		ReadAtContext(context.Context, []byte, int64) (int, error)
+	}
+	base, size int64
+}
+
+func (f *pxarFile) ReadAtContext(ctx context.Context, p []byte, off int64) (int, error) {
+	if off >= f.size {
+		return 0, io.EOF
+	}
+	if rest := f.size - off; int64(len(p)) > rest {
+		p = p[:rest]
+	}
+	return f.s.ReadAtContext(ctx, p, f.base+off)
+}
+
+func (f *pxarFile) Close() error { return nil }
