@@ -1,0 +1,369 @@
+package restore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/store/pxar"
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/sys/unix"
+)
+
+// ErrPartial is returned when some paths of a tree could not be restored.
+var ErrPartial = errors.New("some paths were not restored")
+
+// PathError is one path that failed to restore.
+type PathError struct {
+	Path string
+	Err  string
+}
+
+// TreeOptions tune a file archive restore.
+type TreeOptions struct {
+	Threads   int  // content workers; default runtime.NumCPU()
+	Overwrite bool // replace what exists at the target
+	Owners    bool // restore owners (needs root); default: when root
+	Stats     *Stats
+}
+
+// TreeReport is what a tree restore did.
+type TreeReport struct {
+	Files, Dirs, Others int64
+	Bytes, ZeroBytes    int64
+	Failed              []PathError
+}
+
+// maxFailures bounds the failures a report lists (the count goes on).
+const maxFailures = 1000
+
+// Tree restores the subtree at start (whose path in the archive is
+// startPath, "" for the root) of acc into target, a directory
+// that must not exist or be empty (unless Overwrite). Metadata is
+// restored as far as the file system allows; contents are fetched by a
+// pool of workers, and all-zero blocks stay holes.
+func Tree(ctx context.Context, acc *pxar.Accessor, start *pxar.Entry, startPath, target string, opt TreeOptions) (*TreeReport, error) {
+	if opt.Threads <= 0 {
+		opt.Threads = runtime.NumCPU()
+	}
+	if opt.Threads > MaxThreads {
+		return nil, fmt.Errorf("restore: %d threads, at most %d", opt.Threads, MaxThreads)
+	}
+	if opt.Stats == nil {
+		opt.Stats = new(Stats)
+	}
+	if err := prepareTarget(target, start.IsDir(), opt.Overwrite); err != nil {
+		return nil, err
+	}
+	t := &treeRestore{acc: acc, opt: opt, root: target, report: &TreeReport{}, rootPath: strings.Trim(startPath, "/")}
+	g, gctx := errgroup.WithContext(ctx)
+	files := make(chan fileJob, 2*opt.Threads)
+	for i := 0; i < opt.Threads; i++ {
+		g.Go(func() error { return t.fileWorker(gctx, files) })
+	}
+	g.Go(func() error {
+		defer close(files)
+		if !start.IsDir() {
+			return t.entry(gctx, start, target, files)
+		}
+		return t.dir(gctx, start, target, files)
+	})
+	err := g.Wait()
+	if err == nil {
+		t.finishLinks(ctx)
+		t.finishDirs()
+	}
+	rep := t.report
+	rep.Bytes, rep.ZeroBytes = opt.Stats.Bytes.Load(), opt.Stats.ZeroBytes.Load()
+	if err == nil && len(rep.Failed) > 0 {
+		err = fmt.Errorf("restore into %s: %w (%d)", target, ErrPartial, len(rep.Failed))
+	}
+	return rep, err
+}
+
+// prepareTarget makes sure target can take the restore.
+func prepareTarget(target string, dir, overwrite bool) error {
+	fi, err := os.Lstat(target)
+	if errors.Is(err, os.ErrNotExist) {
+		if dir {
+			return os.MkdirAll(target, 0o700)
+		}
+		return os.MkdirAll(filepath.Dir(target), 0o755)
+	}
+	if err != nil {
+		return err
+	}
+	if !dir || !fi.IsDir() {
+		if overwrite {
+			return nil
+		}
+		return fmt.Errorf("restore target %s exists: give --overwrite to replace it", target)
+	}
+	names, err := os.ReadDir(target)
+	if err != nil {
+		return err
+	}
+	if len(names) > 0 && !overwrite {
+		return fmt.Errorf("restore target %s is not empty: give --overwrite to restore into it", target)
+	}
+	return nil
+}
+
+type treeRestore struct {
+	acc      *pxar.Accessor
+	opt      TreeOptions
+	root     string
+	rootPath string // archive path of the restored entry, for hard links
+
+	mu     sync.Mutex
+	report *TreeReport
+	dirs   []dirMeta // set last, deepest first, so children do not touch them
+	// links are hard links met before their target (directories list in
+	// hash order): made once every file exists.
+	links []fileJob
+}
+
+type dirMeta struct {
+	path string
+	m    pxar.Metadata
+}
+
+type fileJob struct {
+	e    *pxar.Entry
+	path string
+	f    *os.File // created before it is queued, so hard links find it
+}
+
+func (t *treeRestore) fail(path string, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.report.Failed) < maxFailures {
+		t.report.Failed = append(t.report.Failed, PathError{Path: path, Err: err.Error()})
+	}
+}
+
+func (t *treeRestore) count(f func(r *TreeReport)) {
+	t.mu.Lock()
+	f(t.report)
+	t.mu.Unlock()
+}
+
+// dir restores a directory's entries, streaming its listing.
+func (t *treeRestore) dir(ctx context.Context, d *pxar.Entry, path string, files chan<- fileJob) error {
+	if err := os.Mkdir(path, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		t.fail(path, err)
+		return nil
+	}
+	t.count(func(r *TreeReport) { r.Dirs++ })
+	t.mu.Lock()
+	t.dirs = append(t.dirs, dirMeta{path: path, m: d.Metadata})
+	t.mu.Unlock()
+	r, err := t.acc.ReadDir(d)
+	if err != nil {
+		t.fail(path, err)
+		return nil
+	}
+	for {
+		e, err := r.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			t.fail(path, err) // the rest of this directory cannot be read
+			return nil
+		}
+		if err := t.entry(ctx, e, filepath.Join(path, e.Name), files); err != nil {
+			return err
+		}
+	}
+}
+
+// entry restores one entry; regular files go to the workers.
+func (t *treeRestore) entry(ctx context.Context, e *pxar.Entry, path string, files chan<- fileJob) error {
+	if t.opt.Overwrite && e.Kind != pxar.KindDir {
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.fail(path, err)
+			return nil
+		}
+	}
+	var err error
+	switch e.Kind {
+	case pxar.KindDir:
+		return t.dir(ctx, e, path, files)
+	case pxar.KindFile:
+		if e.Hardlink != "" {
+			switch t.hardlink(e, path) {
+			case linked:
+				return nil
+			case later:
+				t.mu.Lock()
+				t.links = append(t.links, fileJob{e: e, path: path})
+				t.mu.Unlock()
+				return nil
+			}
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			t.fail(path, err)
+			return nil
+		}
+		select {
+		case files <- fileJob{e: e, path: path, f: f}:
+			return nil
+		case <-ctx.Done():
+			f.Close()
+			return ctx.Err()
+		}
+	case pxar.KindSymlink:
+		err = unix.Symlink(e.Target, path)
+	case pxar.KindDevice:
+		err = unix.Mknod(path, uint32(e.Metadata.Stat.Mode), int(e.Device.Dev()))
+	case pxar.KindFIFO:
+		err = unix.Mkfifo(path, 0o600)
+	case pxar.KindSocket:
+		err = unix.Mknod(path, unix.S_IFSOCK|0o600, 0)
+	default:
+		err = fmt.Errorf("unknown entry kind %v", e.Kind)
+	}
+	if err == nil {
+		err = t.setMeta(path, &e.Metadata, e.Kind == pxar.KindSymlink)
+	}
+	if err != nil {
+		t.fail(path, err)
+	}
+	t.count(func(r *TreeReport) { r.Others++ })
+	return nil
+}
+
+type linkResult int
+
+const (
+	linked linkResult = iota
+	later             // the target is in the tree but not restored yet
+	copyIt            // the target is outside the restored tree
+)
+
+// hardlink links path to the restored target when the target lies inside
+// the restored tree.
+func (t *treeRestore) hardlink(e *pxar.Entry, path string) linkResult {
+	rel := strings.TrimPrefix(e.Hardlink, "/")
+	if t.rootPath != "" {
+		if !strings.HasPrefix(rel, t.rootPath+"/") {
+			return copyIt
+		}
+		rel = strings.TrimPrefix(rel, t.rootPath+"/")
+	}
+	if rel == "" || strings.Contains("/"+rel+"/", "/../") {
+		return copyIt
+	}
+	if err := os.Link(filepath.Join(t.root, rel), path); err != nil {
+		return later
+	}
+	t.count(func(r *TreeReport) { r.Files++ })
+	return linked
+}
+
+// finishLinks makes the hard links whose targets came after them; one
+// whose target never appeared is restored as a copy.
+func (t *treeRestore) finishLinks(ctx context.Context) {
+	buf := make([]byte, 1<<20)
+	for _, l := range t.links {
+		if t.hardlink(l.e, l.path) == linked {
+			continue
+		}
+		f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err == nil {
+			err = t.file(ctx, fileJob{e: l.e, path: l.path, f: f}, buf)
+		}
+		if err != nil {
+			t.fail(l.path, err)
+			continue
+		}
+		t.count(func(r *TreeReport) { r.Files++ })
+	}
+}
+
+// fileWorker writes file contents, leaving all-zero blocks as holes. Once
+// ctx ends it only closes what is still queued.
+func (t *treeRestore) fileWorker(ctx context.Context, jobs <-chan fileJob) error {
+	buf := make([]byte, 1<<20)
+	for j := range jobs {
+		if ctx.Err() != nil {
+			j.f.Close()
+			continue
+		}
+		if err := t.file(ctx, j, buf); err != nil {
+			if ctx.Err() == nil {
+				t.fail(j.path, err)
+			}
+			continue
+		}
+		t.count(func(r *TreeReport) { r.Files++ })
+	}
+	return ctx.Err()
+}
+
+func (t *treeRestore) file(ctx context.Context, j fileJob, buf []byte) error {
+	f := j.f
+	src, err := t.acc.Open(ctx, j.e)
+	if err == nil {
+		err = copySparse(ctx, f, src, buf, t.opt.Stats)
+	}
+	if err == nil {
+		err = f.Truncate(int64(j.e.Size))
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	return t.setMeta(j.path, &j.e.Metadata, false)
+}
+
+// copySparse copies src to f, skipping blocks of zeros (they stay holes
+// once the file is truncated to its size).
+func copySparse(ctx context.Context, f *os.File, src *io.SectionReader, buf []byte, st *Stats) error {
+	var off int64
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n, err := src.ReadAt(buf, off)
+		if n > 0 {
+			if chunk.IsZero(buf[:n]) {
+				st.ZeroBytes.Add(int64(n))
+			} else if _, werr := f.WriteAt(buf[:n], off); werr != nil {
+				return werr
+			}
+			st.Bytes.Add(int64(n))
+			off += int64(n)
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("offset %d: %w", off, err)
+		}
+	}
+}
+
+// finishDirs sets directory metadata last, deepest first.
+func (t *treeRestore) finishDirs() {
+	for i := len(t.dirs) - 1; i >= 0; i-- {
+		d := t.dirs[i]
+		if err := t.setMeta(d.path, &d.m, false); err != nil {
+			t.fail(d.path, err)
+		}
+	}
+}

@@ -1,0 +1,210 @@
+package restore
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/cairnfs/cairn/store/pxar"
+	"github.com/cairnfs/cairn/store/pxar/walk"
+	"golang.org/x/sys/unix"
+)
+
+// makeTree builds a source tree holding every entry kind the test can
+// make here.
+func makeTree(t *testing.T) string {
+	t.Helper()
+	src := filepath.Join(t.TempDir(), "src")
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.MkdirAll(filepath.Join(src, "a", "b c", "d"), 0o750))
+	must(os.WriteFile(filepath.Join(src, "a", "data.bin"), randBytes(300_000, 4), 0o640))
+	must(os.WriteFile(filepath.Join(src, "a", "b c", "empty"), nil, 0o600))
+	must(os.WriteFile(filepath.Join(src, "odd\nname \xff"), []byte("odd"), 0o644))
+	sparse, err := os.Create(filepath.Join(src, "a", "sparse"))
+	must(err)
+	must(sparse.Truncate(8 << 20))
+	_, err = sparse.WriteAt([]byte("end"), 8<<20-3)
+	must(err)
+	sparse.Close()
+	must(os.Symlink("../a/data.bin", filepath.Join(src, "a", "b c", "link")))
+	must(os.Link(filepath.Join(src, "a", "data.bin"), filepath.Join(src, "a", "b c", "d", "hard")))
+	must(unix.Mkfifo(filepath.Join(src, "fifo"), 0o640))
+	unix.Setxattr(filepath.Join(src, "a", "data.bin"), "user.cairn", []byte("x1"), 0) // where supported
+	if os.Geteuid() == 0 {
+		must(unix.Mknod(filepath.Join(src, "null"), unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))))
+		must(unix.Mknod(filepath.Join(src, "sock"), unix.S_IFSOCK|0o600, 0))
+		must(os.Lchown(filepath.Join(src, "a", "b c"), 1234, 5678))
+	}
+	return src
+}
+
+func archive(t *testing.T, src string) (*pxar.Accessor, []byte, []byte) {
+	t.Helper()
+	var meta, payload bytes.Buffer
+	if _, err := walk.Walk(context.Background(), src, &meta, &payload, walk.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	acc, err := pxar.NewAccessor(context.Background(), bytes.NewReader(meta.Bytes()), int64(meta.Len()),
+		bytes.NewReader(payload.Bytes()), int64(payload.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return acc, meta.Bytes(), payload.Bytes()
+}
+
+// describe lists a tree entry by entry: type, mode, owner, size, mtime,
+// content hash, link target, xattrs and which entries share an inode.
+func describe(t *testing.T, root string) []string {
+	t.Helper()
+	var out []string
+	inodes := map[uint64]string{}
+	filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(root, p)
+		var st unix.Stat_t
+		unix.Lstat(p, &st)
+		line := fmt.Sprintf("%q mode=%o uid=%d gid=%d mtime=%d.%09d", rel, st.Mode, st.Uid, st.Gid, st.Mtim.Sec, st.Mtim.Nsec)
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFREG:
+			b, _ := os.ReadFile(p)
+			line += fmt.Sprintf(" size=%d", len(b))
+			if st.Nlink > 1 {
+				if first, ok := inodes[st.Ino]; ok {
+					line += " hardlink-of=" + first
+				} else {
+					inodes[st.Ino] = rel
+				}
+			}
+			line += fmt.Sprintf(" content=%x", sha(b))
+		case unix.S_IFLNK:
+			target, _ := os.Readlink(p)
+			line += " -> " + target
+		case unix.S_IFCHR, unix.S_IFBLK:
+			line += fmt.Sprintf(" rdev=%d", st.Rdev)
+		}
+		buf := make([]byte, 256)
+		if n, err := unix.Lgetxattr(p, "user.cairn", buf); err == nil {
+			line += " xattr=" + string(buf[:n])
+		}
+		out = append(out, line)
+		return nil
+	})
+	sort.Strings(out)
+	return out
+}
+
+func TestTreeRestore(t *testing.T) {
+	src := makeTree(t)
+	acc, _, _ := archive(t, src)
+	want := describe(t, src)
+	var outs [][]string
+	for _, threads := range []int{1, 8} {
+		dst := filepath.Join(t.TempDir(), "dst")
+		rep, err := Tree(context.Background(), acc, acc.Root(), "", dst, TreeOptions{Threads: threads})
+		if err != nil {
+			t.Fatalf("threads %d: %v %+v", threads, err, rep.Failed)
+		}
+		got := describe(t, dst)
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Fatalf("threads %d: restored tree differs\n got:\n%s\nwant:\n%s", threads, strings.Join(got, "\n"), strings.Join(want, "\n"))
+		}
+		var st unix.Stat_t
+		unix.Stat(filepath.Join(dst, "a", "sparse"), &st)
+		if st.Blocks*512 >= 8<<20 {
+			t.Fatalf("sparse file takes %d bytes", st.Blocks*512)
+		}
+		outs = append(outs, got)
+	}
+	// an existing, non-empty target is refused without Overwrite
+	dst := filepath.Join(t.TempDir(), "dst")
+	os.MkdirAll(dst, 0o755)
+	os.WriteFile(filepath.Join(dst, "x"), nil, 0o644)
+	if _, err := Tree(context.Background(), acc, acc.Root(), "", dst, TreeOptions{}); err == nil || !strings.Contains(err.Error(), "--overwrite") {
+		t.Fatalf("non-empty target: %v", err)
+	}
+	if _, err := Tree(context.Background(), acc, acc.Root(), "", dst, TreeOptions{Overwrite: true}); err != nil {
+		t.Fatalf("overwrite: %v", err)
+	}
+}
+
+func TestTreeRestoreSubpath(t *testing.T) {
+	src := makeTree(t)
+	acc, _, _ := archive(t, src)
+	e, err := acc.LookupPath(context.Background(), "a/b c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), "sub")
+	if _, err := Tree(context.Background(), acc, e, "a/b c", dst, TreeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// the hard link's target is outside the subtree: a copy is restored
+	got, err := os.ReadFile(filepath.Join(dst, "d", "hard"))
+	want, _ := os.ReadFile(filepath.Join(src, "a", "data.bin"))
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("hard link copy: %v", err)
+	}
+	if target, _ := os.Readlink(filepath.Join(dst, "link")); target != "../a/data.bin" {
+		t.Fatalf("symlink %q", target)
+	}
+}
+
+// TestTreeRestoreCorrupt: a payload that cannot be read fails only the
+// files it holds; the rest is restored and the failures are named.
+func TestTreeRestoreCorrupt(t *testing.T) {
+	src := makeTree(t)
+	_, meta, payload := archive(t, src)
+	// a range of the payload fails to read, as a corrupt chunk does
+	bad := &faultyReader{r: bytes.NewReader(payload), from: int64(len(payload)) / 2, to: int64(len(payload))/2 + 4096}
+	acc, err := pxar.NewAccessor(context.Background(), bytes.NewReader(meta), int64(len(meta)), bad, int64(len(payload)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), "dst")
+	rep, err := Tree(context.Background(), acc, acc.Root(), "", dst, TreeOptions{Threads: 2})
+	if !errors.Is(err, ErrPartial) || len(rep.Failed) == 0 {
+		t.Fatalf("want a partial restore, got %v %+v", err, rep)
+	}
+	for _, f := range rep.Failed {
+		if !strings.HasPrefix(f.Path, dst) || f.Err == "" {
+			t.Fatalf("failure without a path: %+v", f)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dst, "a", "b c", "empty")); err != nil {
+		t.Fatalf("the rest was not restored: %v", err)
+	}
+}
+
+func sha(b []byte) []byte {
+	h := sha256.Sum256(b)
+	return h[:8]
+}
+
+// faultyReader fails reads that touch [from, to).
+type faultyReader struct {
+	r        *bytes.Reader
+	from, to int64
+}
+
+var errFault = errors.New("chunk 00ff: corrupt")
+
+func (f *faultyReader) ReadAt(p []byte, off int64) (int, error) {
+	if off < f.to && off+int64(len(p)) > f.from {
+		return 0, errFault
+	}
+	return f.r.ReadAt(p, off)
+}
