@@ -2,13 +2,16 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/filearchive"
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 )
@@ -20,20 +23,28 @@ type backupOpts struct {
 	workers     int
 	at          string
 	noSync      bool
+	pxar        pxarOpts
 }
 
 // backupSpec is one NAME.ext:PATH argument.
 type backupSpec struct{ name, path string }
+
+func (s backupSpec) isPxar() bool { return strings.HasSuffix(s.name, ".pxar") }
 
 func parseSpecs(args []string) ([]backupSpec, error) {
 	var out []backupSpec
 	for _, a := range args {
 		name, path, ok := strings.Cut(a, ":")
 		if !ok || name == "" || path == "" {
-			return nil, usageErr("archive %q: want NAME.img:PATH", a)
+			return nil, usageErr("archive %q: want NAME.img:PATH or NAME.pxar:DIR", a)
 		}
-		if !strings.HasSuffix(name, ".img") {
-			return nil, usageErr("archive %q: only NAME.img:PATH archives are supported", a)
+		if !strings.HasSuffix(name, ".img") && !strings.HasSuffix(name, ".pxar") {
+			return nil, usageErr("archive %q: want NAME.img:PATH (an image) or NAME.pxar:DIR (a directory tree)", a)
+		}
+		for _, o := range out {
+			if o.name == name {
+				return nil, usageErr("archive %s given twice", name)
+			}
 		}
 		out = append(out, backupSpec{name, path})
 	}
@@ -52,14 +63,33 @@ type backupSummary struct {
 	DedupRatio float64 `json:"dedup_ratio"`
 	Seconds    float64 `json:"seconds"`
 	MBps       float64 `json:"mb_per_s"`
+	// File archives (NAME.pxar), totals and one entry each.
+	Files       int64         `json:"files,omitempty"`
+	Dirs        int64         `json:"dirs,omitempty"`
+	ReusedBytes int64         `json:"reused_bytes,omitempty"`
+	Errors      int64         `json:"errors"`
+	FileArchive []pxarSummary `json:"file_archives,omitempty"`
 }
 
 func (a *app) backupCmd() *cobra.Command {
 	var o backupOpts
 	cmd := &cobra.Command{
-		Use:   "backup --type vm|ct|host --id ID [--ns NS] NAME.img:PATH …",
-		Short: "back up images, raw files or block devices into a new snapshot",
-		Args:  cobra.MinimumNArgs(1),
+		Use:   "backup --type vm|ct|host --id ID [--ns NS] NAME.img:PATH … NAME.pxar:DIR …",
+		Short: "back up images, raw files, block devices and directory trees into a new snapshot",
+		Long: `Back up images (NAME.img:PATH: a file or block device, fixed-size chunks) and
+directory trees (NAME.pxar:DIR: a pxar archive) into one new snapshot.
+
+Directory trees are walked in one pass; symlinks are never followed, other
+file systems are left empty unless --all-file-systems, entries matching
+--exclude patterns or .pxarexclude files are left out. Files that vanish or
+cannot be read are reported on stderr; the backup goes on and exits 3.
+
+--change-detection-mode (as in PBS): legacy writes a single-stream archive;
+data reads every file into a split archive (NAME.mpxar.didx +
+NAME.ppxar.didx); metadata (the default when the group's previous snapshot
+has the archive) does not read files whose size, mtime, ctime, inode, mode
+and owner are unchanged but references their data in the previous snapshot.`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.backup(o, args)
 		},
@@ -69,10 +99,11 @@ func (a *app) backupCmd() *cobra.Command {
 	f.StringVar(&o.id, "id", "", "backup id (group name), e.g. the VM number or host name")
 	f.StringVar(&o.ns, "ns", "", "namespace, e.g. prod/db")
 	f.BoolVar(&o.json, "json", false, "print the summary as JSON")
-	f.StringVar(&o.chunkSize, "chunk-size", "4M", "fixed chunk size of images (power of two, 64K to 16M)")
+	f.StringVar(&o.chunkSize, "chunk-size", "4M", "fixed chunk size of images, average chunk size of file archives (power of two, 64K to 16M)")
 	f.IntVar(&o.workers, "workers", 0, "hash/compress workers (default: number of CPUs)")
 	f.StringVar(&o.at, "time", "", "snapshot time (RFC 3339; default now)")
 	f.BoolVar(&o.noSync, "no-sync", false, "do not syncfs the store before writing the manifest")
+	o.pxar.flags(f)
 	cmd.MarkFlagRequired("id")
 	return cmd
 }
@@ -89,6 +120,10 @@ func (a *app) backup(o backupOpts, args []string) error {
 	if err := chunk.CheckChunkSize(int(cs)); err != nil {
 		return usageErr("--chunk-size: %v", err)
 	}
+	mode, err := filearchive.ParseMode(o.pxar.mode)
+	if err != nil {
+		return usageErr("--change-detection-mode: %v", err)
+	}
 	var at time.Time
 	if o.at != "" {
 		if at, err = time.Parse(time.RFC3339, o.at); err != nil {
@@ -98,6 +133,12 @@ func (a *app) backup(o backupOpts, args []string) error {
 	files := make([]*os.File, len(specs))
 	var total int64
 	for i, sp := range specs {
+		if sp.isPxar() {
+			if err := checkDir(sp.path); err != nil {
+				return fmt.Errorf("archive %s: %w", sp.name, err)
+			}
+			continue
+		}
 		f, err := os.Open(sp.path)
 		if err != nil {
 			return fmt.Errorf("archive %s: %w", sp.name, err)
@@ -120,12 +161,21 @@ func (a *app) backup(o backupOpts, args []string) error {
 		b.Sync = store.SyncNone
 	}
 	start := time.Now()
-	stats := new(store.UploadStats)
+	imgStats, pxarStats := new(store.UploadStats), new(store.UploadStats)
+	var pxarDone atomic.Int64
 	prog := startProgress(a.stderr, "backup "+b.Snapshot().String(), total, func() (int64, string) {
-		return stats.Bytes.Load(), ""
+		return imgStats.Bytes.Load() + pxarDone.Load(), ""
 	})
+	var sums []pxarSummary
 	for i, sp := range specs {
-		err = b.AddImage(a.ctx, sp.name, files[i], store.ImageOptions{ChunkSize: int(cs), Workers: o.workers, Stats: stats})
+		if sp.isPxar() {
+			var ps pxarSummary
+			ps, err = a.backupPxar(b, sp, filearchive.Options{Mode: mode, Exclude: o.pxar.exclude,
+				AllFileSystems: o.pxar.allFS, ChunkSize: int(cs), Workers: o.workers, Stats: pxarStats, Progress: &pxarDone})
+			sums = append(sums, ps)
+		} else {
+			err = b.AddImage(a.ctx, sp.name, files[i], store.ImageOptions{ChunkSize: int(cs), Workers: o.workers, Stats: imgStats})
+		}
 		if err != nil {
 			break
 		}
@@ -139,7 +189,26 @@ func (a *app) backup(o backupOpts, args []string) error {
 	if err != nil {
 		return fmt.Errorf("backup %s failed, nothing kept: %w", b.Snapshot(), err)
 	}
-	return a.printBackupSummary(o, b.Snapshot(), stats.Snapshot(), time.Since(start))
+	sum := newBackupSummary(b.Snapshot(), imgStats.Snapshot(), pxarStats.Snapshot(), sums, time.Since(start))
+	if err := a.printBackupSummary(o, sum); err != nil {
+		return err
+	}
+	if sum.Errors > 0 {
+		return &codeError{code: exitPartial, err: fmt.Errorf("backup %s finished, but %d entries could not be read (see above)",
+			b.Snapshot(), sum.Errors)}
+	}
+	return nil
+}
+
+func checkDir(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return errors.New(path + " is not a directory")
+	}
+	return nil
 }
 
 // sourceSize is the size of a file or block device, 0 when unknown.
@@ -151,12 +220,29 @@ func sourceSize(f *os.File) int64 {
 	return 0
 }
 
-func (a *app) printBackupSummary(o backupOpts, snap store.Snapshot, t store.UploadTotals, el time.Duration) error {
+// newBackupSummary totals the uploads of images (img) and file archives
+// (px); MB/s counts image bytes and file contents, reused ones included.
+func newBackupSummary(snap store.Snapshot, img, px store.UploadTotals, pxars []pxarSummary, el time.Duration) backupSummary {
+	t := img
+	t.Add(px)
 	sum := backupSummary{Snapshot: snap.String(), Bytes: t.Bytes, ZeroBytes: t.ZeroBytes, NewBytes: t.NewBytes,
-		NewStored: t.NewStored, NewChunks: t.NewChunks, Chunks: t.Chunks, Seconds: el.Seconds(), MBps: mbps(t.Bytes, el)}
+		NewStored: t.NewStored, NewChunks: t.NewChunks, Chunks: t.Chunks, Seconds: el.Seconds(), FileArchive: pxars}
+	content := img.Bytes
+	for _, p := range pxars {
+		sum.Files += p.Files
+		sum.Dirs += p.Dirs
+		sum.ReusedBytes += p.ReusedBytes
+		sum.Errors += p.Errors
+		content += p.Bytes
+	}
+	sum.MBps = mbps(content, el)
 	if t.NewStored > 0 {
 		sum.DedupRatio = float64(t.Bytes) / float64(t.NewStored)
 	}
+	return sum
+}
+
+func (a *app) printBackupSummary(o backupOpts, sum backupSummary) error {
 	if o.json {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
@@ -166,9 +252,13 @@ func (a *app) printBackupSummary(o backupOpts, snap store.Snapshot, t store.Uplo
 	if sum.DedupRatio > 0 {
 		ratio = fmt.Sprintf("%.2fx", sum.DedupRatio)
 	}
-	fmt.Fprintf(a.stdout, "snapshot %s\n  size      %s (%s zero)\n  new       %s in %d of %d chunks (%s stored)\n  dedup     %s\n  time      %s, %.1f MB/s\n",
-		sum.Snapshot, humanize.IBytes(uint64(t.Bytes)), humanize.IBytes(uint64(t.ZeroBytes)),
-		humanize.IBytes(uint64(t.NewBytes)), t.NewChunks, t.Chunks, humanize.IBytes(uint64(t.NewStored)),
-		ratio, el.Round(time.Millisecond), sum.MBps)
+	el := time.Duration(sum.Seconds * float64(time.Second))
+	fmt.Fprintf(a.stdout, "snapshot %s\n  size      %s (%s zero)\n  new       %s in %d of %d chunks (%s stored)\n  dedup     %s\n",
+		sum.Snapshot, humanize.IBytes(uint64(sum.Bytes)), humanize.IBytes(uint64(sum.ZeroBytes)),
+		humanize.IBytes(uint64(sum.NewBytes)), sum.NewChunks, sum.Chunks, humanize.IBytes(uint64(sum.NewStored)), ratio)
+	for _, p := range sum.FileArchive {
+		p.print(a.stdout)
+	}
+	fmt.Fprintf(a.stdout, "  time      %s, %.1f MB/s\n", el.Round(time.Millisecond), sum.MBps)
 	return nil
 }

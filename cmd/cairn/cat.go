@@ -2,8 +2,10 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/pxar"
 	"github.com/spf13/cobra"
 )
 
@@ -11,13 +13,16 @@ func (a *app) catCmd() *cobra.Command {
 	var cacheSize string
 	var readahead int
 	cmd := &cobra.Command{
-		Use:   "cat SNAPSHOT ARCHIVE",
-		Short: "stream an archive's data to stdout (an image, or a blob's content)",
-		Args:  cobra.ExactArgs(2),
+		Use:   "cat SNAPSHOT ARCHIVE [PATH]",
+		Short: "stream an archive's data to stdout (an image, a blob's content, or a file of a file archive)",
+		Args:  cobra.RangeArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cs, err := parseSize(cacheSize)
 			if err != nil {
 				return usageErr("--cache-size: %v", err)
+			}
+			if len(args) == 3 {
+				return a.catFile(args[0], args[1], args[2], cs)
 			}
 			s, err := a.openStore()
 			if err != nil {
@@ -64,7 +69,7 @@ func (a *app) catArchive(s *store.Store, snap store.Snapshot, m *store.Manifest,
 		return err
 	case store.ArchiveImage, store.ArchiveOther:
 	default:
-		return fmt.Errorf("archive %s is a file archive: name a path inside it", ar.Name)
+		return usageErr("archive %s is a file archive: name a path inside it (cairn cat SNAPSHOT %s PATH)", ar.Name, ar.Name)
 	}
 	x, err := s.OpenSnapshotIndex(snap, m, ar.Files[0])
 	if err != nil {
@@ -81,4 +86,24 @@ func (a *app) catArchive(s *store.Store, snap store.Snapshot, m *store.Manifest,
 		return fmt.Errorf("snapshot %s archive %s: %w", snap, ar.Name, err)
 	}
 	return nil
+}
+
+// catFile writes the content of regular file path of file archive name.
+func (a *app) catFile(ref, name, path string, cacheSize int64) error {
+	return a.withFileArchive(ref, name, cacheSize, func(acc *pxar.Accessor, where string) error {
+		e, err := acc.LookupPath(a.ctx, path)
+		if err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		r, err := acc.Open(a.ctx, e)
+		if err != nil {
+			return fmt.Errorf("%s: %s: %w", where, quoteName(path), err)
+		}
+		buf := make([]byte, 1<<20)
+		w := struct{ io.Writer }{a.stdout} // no ReaderFrom: copy in 1 MiB reads
+		if _, err := io.CopyBuffer(w, io.NewSectionReader(r, 0, r.Size()), buf); err != nil {
+			return fmt.Errorf("%s: %s: %w", where, quoteName(path), err)
+		}
+		return nil
+	})
 }

@@ -20,6 +20,7 @@ type restoreOpts struct {
 	threads                      int
 	ignoreErrors, discard, force bool
 	json                         bool
+	path                         string
 }
 
 type restoreSummary struct {
@@ -37,10 +38,12 @@ func (a *app) restoreCmd() *cobra.Command {
 	var o restoreOpts
 	cmd := &cobra.Command{
 		Use:   "restore SNAPSHOT ARCHIVE TARGET",
-		Short: "restore an image to a file, a block device or - (stdout)",
+		Short: "restore an image (to a file, block device or -) or a file archive (to a directory)",
 		Long: "Restores an archive of a snapshot. Images go to a file (sparse: zero chunks stay holes),\n" +
 			"a block device, or - for stdout (in order). Chunks are fetched, decoded and checked by\n" +
-			"--threads workers and written with positional writes.",
+			"--threads workers and written with positional writes. File archives (NAME.pxar) are\n" +
+			"restored into the directory TARGET with their metadata (owners when root, modes,\n" +
+			"times, symlinks, hard links, xattrs, ACLs, devices, FIFOs); --path restores a part.",
 		Args: cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.restore(o, args[0], args[1], args[2])
@@ -52,6 +55,7 @@ func (a *app) restoreCmd() *cobra.Command {
 	f.BoolVar(&o.discard, "discard", false, "block devices: discard zero ranges instead of writing zeros")
 	f.BoolVar(&o.force, "overwrite", false, "replace an existing target file")
 	f.BoolVar(&o.json, "json", false, "print the summary as JSON")
+	f.StringVar(&o.path, "path", "", "file archives: restore only this path inside the archive")
 	return cmd
 }
 
@@ -72,8 +76,15 @@ func (a *app) restore(o restoreOpts, ref, archive, target string) error {
 	if err != nil {
 		return fmt.Errorf("snapshot %s: %w", snap, err)
 	}
-	if ar.Kind != store.ArchiveImage && ar.Kind != store.ArchiveOther {
-		return fmt.Errorf("snapshot %s: archive %s: restore supports images (NAME.img) only", snap, ar.Name)
+	switch ar.Kind {
+	case store.ArchiveSplitPxar, store.ArchiveSinglePxar:
+		return a.restoreTree(o, s, snap, m, ar, target)
+	case store.ArchiveImage, store.ArchiveOther:
+	default:
+		return fmt.Errorf("snapshot %s: archive %s: restore takes images and file archives; use cat for blobs", snap, ar.Name)
+	}
+	if o.path != "" {
+		return usageErr("--path is for file archives; %s is an image", ar.Name)
 	}
 	x, err := s.OpenSnapshotIndex(snap, m, ar.Files[0])
 	if err != nil {

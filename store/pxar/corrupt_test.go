@@ -25,6 +25,16 @@ func walkAll(meta, payload []byte, limit int) error {
 	visited := 0
 	var walk func(dir *Entry) error
 	walk = func(dir *Entry) error {
+		sr, err := a.ReadDirSorted(ctx, dir)
+		if err != nil {
+			return err
+		}
+		for i := 0; i < sr.Len() && visited < limit; i++ {
+			if _, err := sr.Next(ctx); err != nil {
+				return err
+			}
+			visited++
+		}
 		r, err := a.ReadDir(dir)
 		if err != nil {
 			return err

@@ -54,6 +54,7 @@ func (a *Accessor) child(dir *Entry, it goodbyeItem, want *string) (*Entry, erro
 	}
 	fileOfs := dir.goodbyeOfs - it.offset
 	c := newCursor(a.meta, fileOfs, dir.goodbyeOfs)
+	defer c.put()
 	name, err := readName(c)
 	if err != nil {
 		return nil, err
@@ -144,6 +145,7 @@ func (a *Accessor) hardlink(c *cursor, e *Entry) error {
 	}
 	target := fileOfs - rel
 	tc := newCursor(a.meta, target, fileOfs)
+	defer tc.put()
 	if _, err := readName(tc); err != nil {
 		return err
 	}

@@ -14,7 +14,8 @@
 //     the caller places in the payload stream itself (incremental backups).
 //   - Accessor reads an archive at random through io.ReaderAt: the root,
 //     a name in a directory, a path, a streaming directory listing (in
-//     goodbye table order, i.e. by name hash), an entry's complete
+//     goodbye table order, i.e. by name hash, or with ReadDirSorted in
+//     stored order, which is name order), an entry's complete
 //     metadata and an io.ReaderAt over a file's content. It reads only the
 //     few small regions a lookup needs. Entry.ID (the offset of the
 //     entry's FILENAME item, the target's for hard links, 0 for the root)

@@ -118,6 +118,19 @@ func (e *Encoder) MetadataPosition() uint64 { return e.metaPos }
 // PayloadPosition is the payload stream offset the next payload goes to.
 func (e *Encoder) PayloadPosition() uint64 { return e.payloadPos }
 
+// Flush hands the metadata buffered so far to the metadata writer, so
+// that everything before MetadataPosition has been written (a caller may
+// then still patch it before passing it on).
+func (e *Encoder) Flush() error {
+	if e.err != nil {
+		return e.err
+	}
+	if err := e.meta.Flush(); err != nil {
+		e.err = fmt.Errorf("pxar: flushing metadata: %w", err)
+	}
+	return e.err
+}
+
 // Depth is the number of open directories, the root included.
 func (e *Encoder) Depth() int { return len(e.stack) }
 

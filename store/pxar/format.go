@@ -49,9 +49,13 @@ const (
 	statV1Size      = 32 // mode, flags, uid, gid, mtime u64 nanoseconds
 	GoodbyeItemSize = 24 // hash, offset, size
 	payloadRefSize  = 16 // offset, size
-	deviceSize      = 16 // major, minor
-	aclEntrySize    = 16 // id, permissions
-	aclDefaultSize  = 32 // user_obj, group_obj, other, mask
+	// PayloadRefItemSize is the full size of a PAYLOAD_REF item: header,
+	// offset u64, size u64. It is the last item of a file entry that
+	// AddFileRef wrote.
+	PayloadRefItemSize = HeaderSize + payloadRefSize
+	deviceSize         = 16 // major, minor
+	aclEntrySize       = 16 // id, permissions
+	aclDefaultSize     = 32 // user_obj, group_obj, other, mask
 )
 
 // Limits of pxar's util.rs.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 )
 
 const (
@@ -43,11 +44,25 @@ type cursor struct {
 	limit  uint64
 	buf    []byte
 	bufOfs uint64
+	small  [readAhead]byte // buf's first storage: most entries fit
 }
 
+// cursors recycles cursors: a listing or lookup decodes one entry per
+// cursor, and decoded entries copy what they keep out of its buffer.
+var cursors = sync.Pool{New: func() any { return new(cursor) }}
+
+// newCursor returns a cursor from the pool; release it with put.
 func newCursor(s *stream, pos, limit uint64) *cursor {
-	limit = min(limit, s.size)
-	return &cursor{s: s, pos: pos, limit: limit}
+	c := cursors.Get().(*cursor)
+	c.s, c.pos, c.limit, c.bufOfs = s, pos, min(limit, s.size), 0
+	c.buf = c.small[:0]
+	return c
+}
+
+// put returns c to the pool; c must not be used after.
+func (c *cursor) put() {
+	c.s = nil
+	cursors.Put(c)
 }
 
 // peek returns the n bytes at pos without consuming them. The slice is

@@ -78,6 +78,17 @@ func (w *walker) file(dirfd int, rel, name string, lst *unix.Stat_t) error {
 			return w.enc.AddHardlink(name, l.path, l.off)
 		}
 	}
+	if w.opts.Reuse != nil {
+		off, ok, err := w.opts.Reuse(w.ctx, w.enc, &Candidate{Name: name, Path: rel, Stat: lst})
+		if err != nil {
+			return err
+		}
+		if ok {
+			w.stats.Reused++
+			w.stored(lst, rel, off)
+			return nil
+		}
+	}
 	fd, st := w.open(dirfd, rel, name, 0, pxar.ModeIFREG)
 	if st == nil {
 		return nil
@@ -98,12 +109,18 @@ func (w *walker) file(dirfd int, rel, name string, lst *unix.Stat_t) error {
 	if err != nil {
 		return err
 	}
+	w.stored(st, rel, off)
+	return nil
+}
+
+// stored counts a regular file added at off and remembers it as the
+// target of later hard links to it.
+func (w *walker) stored(st *unix.Stat_t, rel string, off pxar.LinkOffset) {
 	w.stats.Files++
 	w.stats.Bytes += uint64(st.Size)
 	if st.Nlink > 1 {
 		w.links[devIno{dev: st.Dev, ino: st.Ino}] = link{path: rel, off: off}
 	}
-	return nil
 }
 
 func (w *walker) subdir(dirfd int, rel, name string) error {
@@ -122,7 +139,9 @@ func (w *walker) subdir(dirfd int, rel, name string) error {
 	}
 	w.stats.Dirs++
 	switch {
-	case st.Dev != w.rootDev && !w.opts.AllFileSystems, virtualFS(fd):
+	case st.Dev != w.rootDev && !w.opts.AllFileSystems:
+		w.stats.MountPoints++
+	case st.Dev != w.rootDev && virtualFS(fd): // only a mount point can start another file system
 		w.stats.MountPoints++
 	default:
 		if err := w.dir(fd, rel); err != nil {

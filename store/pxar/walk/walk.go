@@ -33,7 +33,27 @@ type Options struct {
 	// (Encoder.AddFileRef). An error wrapping *pxar.ContentError is
 	// reported and the walk goes on; any other error ends it.
 	File FileFunc
+	// Reuse, if set, is offered each regular file (not a repeated hard
+	// link) before it is opened, with its lstat result. When it stores
+	// the file itself, typically as a reference to a previous backup's
+	// payload because size, times and inode show it unchanged, it returns
+	// ok and the walk neither opens nor reads the file. An error ends the
+	// walk.
+	Reuse ReuseFunc
+	// Finish, if set, is called after the last entry, before the archive
+	// is closed (a File or Reuse hook may have payload to place yet).
+	Finish func(ctx context.Context, enc *pxar.Encoder) error
 }
+
+// Candidate is a regular file offered to a ReuseFunc, not yet opened.
+type Candidate struct {
+	Name string       // name in its directory
+	Path string       // path relative to the walk root
+	Stat *unix.Stat_t // lstat of the entry
+}
+
+// ReuseFunc may add c to enc without reading it; ok tells whether it did.
+type ReuseFunc func(ctx context.Context, enc *pxar.Encoder, c *Candidate) (off pxar.LinkOffset, ok bool, err error)
 
 // File is a regular file met by the walk, open for reading.
 type File struct {
@@ -56,6 +76,7 @@ func CopyFile(_ context.Context, enc *pxar.Encoder, f *File) (pxar.LinkOffset, e
 type Stats struct {
 	Dirs, Files, Symlinks, Hardlinks, Specials uint64
 	Bytes                                      uint64 // content bytes of regular files
+	Reused                                     uint64 // regular files a ReuseFunc stored unread
 	Excluded                                   uint64 // entries left out by patterns
 	MountPoints                                uint64 // directories stored without contents
 	Errors                                     uint64 // entries reported to OnError
@@ -69,16 +90,17 @@ type link struct {
 }
 
 type walker struct {
-	ctx      context.Context
-	opts     Options
-	enc      *pxar.Encoder
-	stats    Stats
-	patterns patternList
-	cli      []*pattern
-	rootDev  uint64
-	rootPath string
-	procFD   bool
-	links    map[devIno]link
+	ctx       context.Context
+	opts      Options
+	enc       *pxar.Encoder
+	stats     Stats
+	patterns  patternList
+	cli       []*pattern
+	rootDev   uint64
+	rootPath  string
+	procFD    bool
+	links     map[devIno]link
+	direntBuf []byte
 }
 
 // cliName is the file that records the command line patterns of a
@@ -133,6 +155,11 @@ func Walk(ctx context.Context, root string, meta, payload io.Writer, opts Option
 	if err := w.dir(fd, ""); err != nil {
 		return w.stats, err
 	}
+	if w.opts.Finish != nil {
+		if err := w.opts.Finish(ctx, w.enc); err != nil {
+			return w.stats, err
+		}
+	}
 	return w.stats, w.enc.Close()
 }
 
@@ -171,11 +198,12 @@ func openNoatime(dirfd int, name string, flags int) (int, error) {
 func (w *walker) dir(fd int, rel string) error {
 	npat := len(w.patterns)
 	defer func() { w.patterns = w.patterns[:npat] }()
-	w.readExcludes(fd, rel)
-
-	names, err := readNames(fd)
+	names, err := w.readNames(fd)
 	if err != nil {
 		w.report(displayPath(rel), fmt.Errorf("listing directory: %w", err))
+	}
+	if slices.Contains(names, ".pxarexclude") {
+		w.readExcludes(fd, rel)
 	}
 	if rel == "" {
 		names = slices.DeleteFunc(names, func(n string) bool { return n == cliName })
@@ -201,14 +229,26 @@ func (w *walker) dir(fd int, rel string) error {
 	return nil
 }
 
-func readNames(fd int) ([]string, error) {
-	dup, err := unix.Dup(fd)
-	if err != nil {
-		return nil, err
+// readNames lists the directory open at fd (moving its offset), without
+// "." and "..", in directory order.
+func (w *walker) readNames(fd int) ([]string, error) {
+	if w.direntBuf == nil {
+		w.direntBuf = make([]byte, 64<<10)
 	}
-	f := os.NewFile(uintptr(dup), "dir")
-	defer f.Close()
-	return f.Readdirnames(-1)
+	var names []string
+	for {
+		n, err := unix.ReadDirent(fd, w.direntBuf)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return names, err
+		}
+		if n <= 0 {
+			return names, nil
+		}
+		_, _, names = unix.ParseDirent(w.direntBuf[:n], -1, names)
+	}
 }
 
 func displayPath(rel string) string {

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strconv"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/filearchive"
+	"github.com/dustin/go-humanize"
+	"github.com/spf13/pflag"
+)
+
+// pxarOpts are the backup flags of file archives (NAME.pxar:DIR).
+type pxarOpts struct {
+	exclude []string
+	allFS   bool
+	mode    string
+}
+
+func (o *pxarOpts) flags(f *pflag.FlagSet) {
+	f.StringArrayVar(&o.exclude, "exclude", nil, "leave out paths matching this gitignore-style pattern (file archives; repeatable)")
+	f.BoolVar(&o.allFS, "all-file-systems", false, "descend into other file systems mounted below a directory tree")
+	f.StringVar(&o.mode, "change-detection-mode", "", "legacy, data or metadata (default: metadata when the previous snapshot has the archive, else data)")
+}
+
+// pxarSummary is what one file archive of a backup did.
+type pxarSummary struct {
+	Archive      string `json:"archive"`
+	Mode         string `json:"mode"`
+	Previous     string `json:"previous,omitempty"`
+	Files        int64  `json:"files"`
+	Dirs         int64  `json:"dirs"`
+	Symlinks     int64  `json:"symlinks"`
+	Hardlinks    int64  `json:"hardlinks"`
+	Others       int64  `json:"others"`
+	Excluded     int64  `json:"excluded"`
+	Bytes        int64  `json:"bytes"`
+	ReadFiles    int64  `json:"read_files"`
+	ReadBytes    int64  `json:"read_bytes"`
+	ReusedFiles  int64  `json:"reused_files"`
+	ReusedBytes  int64  `json:"reused_bytes"`
+	PaddingBytes int64  `json:"padding_bytes"`
+	MetaSize     int64  `json:"metadata_size"`
+	PayloadSize  int64  `json:"payload_size"`
+	Errors       int64  `json:"errors"`
+}
+
+// backupPxar adds archive sp.name from directory sp.path to b. Entries
+// that cannot be read are reported on stderr with their path.
+func (a *app) backupPxar(b *store.Backup, sp backupSpec, opt filearchive.Options) (pxarSummary, error) {
+	opt.OnError = func(path string, err error) {
+		fmt.Fprintf(a.stderr, "cairn: warning: %s: %s: %v\n", sp.name, quoteName(filepath.Join(sp.path, path)), err)
+	}
+	res, err := filearchive.AddArchive(a.ctx, b, sp.name, sp.path, opt)
+	w := res.Walk
+	return pxarSummary{Archive: sp.name, Mode: res.Mode.String(), Previous: res.Previous,
+		Files: int64(w.Files), Dirs: int64(w.Dirs), Symlinks: int64(w.Symlinks), Hardlinks: int64(w.Hardlinks),
+		Others: int64(w.Specials), Excluded: int64(w.Excluded), Bytes: int64(w.Bytes),
+		ReadFiles: res.ReadFiles, ReadBytes: res.ReadBytes, ReusedFiles: res.ReusedFiles, ReusedBytes: res.ReusedBytes,
+		PaddingBytes: res.PaddingBytes, MetaSize: res.MetaSize, PayloadSize: res.PayloadSize, Errors: res.Errors}, err
+}
+
+func (p pxarSummary) print(w io.Writer) {
+	fmt.Fprintf(w, "  %s (%s", p.Archive, p.Mode)
+	if p.Previous != "" {
+		fmt.Fprintf(w, ", reference %s", p.Previous)
+	}
+	fmt.Fprintf(w, ")\n    entries  %d files (%s), %d dirs, %d symlinks, %d hard links, %d others, %d excluded\n",
+		p.Files, humanize.IBytes(uint64(p.Bytes)), p.Dirs, p.Symlinks, p.Hardlinks, p.Others, p.Excluded)
+	fmt.Fprintf(w, "    read     %d files (%s)\n    reused   %d files (%s, %s padding)\n",
+		p.ReadFiles, humanize.IBytes(uint64(p.ReadBytes)), p.ReusedFiles, humanize.IBytes(uint64(p.ReusedBytes)),
+		humanize.IBytes(uint64(p.PaddingBytes)))
+	fmt.Fprintf(w, "    streams  metadata %s, payload %s\n    errors   %d\n",
+		humanize.IBytes(uint64(p.MetaSize)), humanize.IBytes(uint64(p.PayloadSize)), p.Errors)
+}
+
+// quoteName returns name as it is if it is printable UTF-8 without
+// backslashes or quotes, else Go-quoted, so that one name stays on one
+// line whatever bytes it holds.
+func quoteName(name string) string {
+	if !utf8.ValidString(name) {
+		return strconv.Quote(name)
+	}
+	for _, r := range name {
+		if !unicode.IsPrint(r) || r == '\\' || r == '"' {
+			return strconv.Quote(name)
+		}
+	}
+	return name
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cairnfs/cairn/jobs/restore"
+	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/filearchive"
+	"github.com/dustin/go-humanize"
+)
+
+// treeSummary is what a file archive restore reports.
+type treeSummary struct {
+	Snapshot  string              `json:"snapshot"`
+	Archive   string              `json:"archive"`
+	Path      string              `json:"path,omitempty"`
+	Target    string              `json:"target"`
+	Files     int64               `json:"files"`
+	Dirs      int64               `json:"dirs"`
+	Others    int64               `json:"others"`
+	Bytes     int64               `json:"bytes"`
+	ZeroBytes int64               `json:"zero_bytes"`
+	Seconds   float64             `json:"seconds"`
+	MBps      float64             `json:"mb_per_s"`
+	Failed    []restore.PathError `json:"failed"`
+}
+
+// restoreTree restores a file archive (or --path inside it) into target.
+func (a *app) restoreTree(o restoreOpts, s *store.Store, snap store.Snapshot, m *store.Manifest, ar store.Archive, target string) error {
+	if target == "-" {
+		return usageErr("a file archive restores into a directory, not to stdout")
+	}
+	c, err := store.NewCache(s, 64<<20)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	acc, closeArchive, err := filearchive.Open(a.ctx, s, snap, m, ar, c)
+	if err != nil {
+		return err
+	}
+	defer closeArchive()
+	start := acc.Root()
+	path := strings.Trim(o.path, "/")
+	if path != "" {
+		if start, err = acc.LookupPath(a.ctx, path); err != nil {
+			return fmt.Errorf("snapshot %s archive %s: %s: %w", snap, ar.Name, path, err)
+		}
+	}
+	stats := new(restore.Stats)
+	began := time.Now()
+	prog := startProgress(a.stderr, "restore "+ar.Name, 0, func() (int64, string) {
+		return stats.Bytes.Load(), "zeroes " + humanize.IBytes(uint64(stats.ZeroBytes.Load()))
+	})
+	rep, err := restore.Tree(a.ctx, acc, start, path, target, restore.TreeOptions{Threads: o.threads, Overwrite: o.force, Stats: stats})
+	prog.Stop()
+	if rep == nil {
+		return err
+	}
+	el := time.Since(began)
+	sum := treeSummary{Snapshot: snap.String(), Archive: ar.Name, Path: path, Target: target, Files: rep.Files,
+		Dirs: rep.Dirs, Others: rep.Others, Bytes: rep.Bytes, ZeroBytes: rep.ZeroBytes, Seconds: el.Seconds(),
+		MBps: mbps(rep.Bytes, el), Failed: rep.Failed}
+	if o.json {
+		if sum.Failed == nil {
+			sum.Failed = []restore.PathError{}
+		}
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(sum)
+	} else {
+		for _, f := range rep.Failed {
+			fmt.Fprintf(a.stderr, "not restored: %s: %s\n", f.Path, f.Err)
+		}
+		if err == nil {
+			fmt.Fprintf(a.stdout, "restore complete (files=%d, dirs=%d, others=%d, bytes=%d, zeroes=%d, duration=%.2fs, speed=%.2fMB/s)\n",
+				rep.Files, rep.Dirs, rep.Others, rep.Bytes, rep.ZeroBytes, el.Seconds(), sum.MBps)
+		}
+	}
+	if err != nil {
+		return &codeError{code: exitPartial, err: err}
+	}
+	return nil
+}

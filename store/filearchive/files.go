@@ -1,0 +1,266 @@
+package filearchive
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/cairnfs/cairn/store/pxar"
+	"github.com/cairnfs/cairn/store/pxar/walk"
+	"golang.org/x/sys/unix"
+)
+
+func timestamp(ts unix.Timespec) pxar.Timestamp {
+	return pxar.Timestamp{Secs: ts.Sec, Nanos: uint32(ts.Nsec)}
+}
+
+// newRecord starts the stat table record of a file from its stat.
+func (b *builder) newRecord(st *unix.Stat_t) statRecord {
+	trusted := time.Unix(st.Ctim.Sec, st.Ctim.Nsec).Before(b.start.Add(-b.opts.racyMargin))
+	return statRecord{Ino: st.Ino, Ctime: timestamp(st.Ctim), Trusted: trusted}
+}
+
+// prevFile returns the previous archive's regular file at path if it has
+// the given size and its content in the payload stream, with its stat
+// table record if there is one.
+func (b *builder) prevFile(ctx context.Context, path string, size uint64) (*pxar.Entry, *statRecord) {
+	if b.prev == nil || b.prevBad {
+		return nil, nil
+	}
+	pe, err := b.prev.lookup(ctx, path)
+	if err != nil {
+		b.prevFailed(err)
+		return nil, nil
+	}
+	if pe == nil || pe.Kind != pxar.KindFile || pe.Size != size {
+		return nil, nil
+	}
+	if _, ok := pe.PayloadRef(); !ok {
+		return nil, nil
+	}
+	rec, ok, err := b.prev.record(pe)
+	if err != nil {
+		b.prevFailed(err)
+		return nil, nil
+	}
+	if !ok {
+		return pe, nil
+	}
+	return pe, &rec
+}
+
+func (b *builder) prevFailed(err error) {
+	slog.Warn("backup: previous archive unreadable, reading the remaining files", "archive", b.name,
+		"previous", b.prev.snap.String(), "err", err)
+	b.prevBad = true
+}
+
+// reuse is the walk's Reuse hook: a file whose size, mtime, mode,
+// owner, inode and ctime equal the previous backup's (with a trusted
+// stat table record) is referenced there with the previous metadata,
+// without being opened.
+func (b *builder) reuse(ctx context.Context, enc *pxar.Encoder, c *walk.Candidate) (pxar.LinkOffset, bool, error) {
+	st := c.Stat
+	pe, prec := b.prevFile(ctx, c.Path, uint64(st.Size))
+	if pe == nil || prec == nil || !prec.Trusted || prec.Ino != st.Ino || prec.Ctime != timestamp(st.Ctim) {
+		return 0, false, nil
+	}
+	ps := pe.Metadata.Stat
+	if ps.Mode != uint64(st.Mode) || ps.UID != st.Uid || ps.GID != st.Gid || ps.Mtime != timestamp(st.Mtim) {
+		return 0, false, nil
+	}
+	rec := *prec
+	rec.Trusted = b.newRecord(st).Trusted
+	m := pe.Metadata
+	off, err := b.addRef(ctx, enc, c.Name, c.Path, &m, pe, rec)
+	return off, err == nil, err
+}
+
+// file is the walk's File hook: f is open and its metadata read.
+func (b *builder) file(ctx context.Context, enc *pxar.Encoder, f *walk.File) (pxar.LinkOffset, error) {
+	size := uint64(f.Stat.Size)
+	rec := b.newRecord(f.Stat)
+	counted := false
+	if pe, prec := b.prevFile(ctx, f.Path, size); pe != nil {
+		if b.prev.stats == nil && pe.Metadata.Equal(f.Meta) {
+			return b.addRef(ctx, enc, f.Name, f.Path, f.Meta, pe, rec) // PBS's own test
+		}
+		if prec != nil && prec.HasHash && size < hashLimit {
+			b.read(f.Path, f.Stat.Size)
+			counted = true
+			h, err := hashContent(f.F, size)
+			if err == nil && h == prec.Hash {
+				rec.HasHash, rec.Hash = true, h
+				return b.addRef(ctx, enc, f.Name, f.Path, f.Meta, pe, rec)
+			}
+		}
+	}
+	if err := b.resolve(ctx, enc); err != nil {
+		return 0, err
+	}
+	if err := b.payload.SuggestCut(); err != nil {
+		return 0, err
+	}
+	if !counted {
+		b.read(f.Path, f.Stat.Size)
+	}
+	b.progress(size)
+	var r io.Reader = f.F
+	var h hash.Hash
+	if size < hashLimit {
+		h = sha256.New()
+		r = io.TeeReader(f.F, h)
+	}
+	off, err := enc.AddFile(f.Name, f.Meta, size, r)
+	var ce *pxar.ContentError
+	if err != nil && !errors.As(err, &ce) {
+		return 0, err
+	}
+	rec.ID = uint64(off)
+	if ce != nil {
+		rec.Trusted = false
+	} else if h != nil {
+		rec.HasHash = true
+		h.Sum(rec.Hash[:0])
+	}
+	if serr := b.stat.add(&rec); serr != nil {
+		return 0, serr
+	}
+	return off, err
+}
+
+func hashContent(f *os.File, size uint64) ([32]byte, error) {
+	h := sha256.New()
+	var sum [32]byte
+	n, err := io.Copy(h, io.NewSectionReader(f, 0, int64(size)))
+	if err == nil && uint64(n) != size {
+		err = io.ErrUnexpectedEOF
+	}
+	h.Sum(sum[:0])
+	return sum, err
+}
+
+// rewrite reads a file of a run that is not reused again and writes its
+// PAYLOAD item at the offset its reference already names.
+func (b *builder) rewrite(ctx context.Context, enc *pxar.Encoder, f *pendingFile) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := b.payload.SuggestCut(); err != nil {
+		return err
+	}
+	var hdr [pxar.HeaderSize]byte
+	binary.LittleEndian.PutUint64(hdr[:], pxar.TypePayload)
+	binary.LittleEndian.PutUint64(hdr[8:], pxar.HeaderSize+f.size)
+	if _, err := b.payload.Write(hdr[:]); err != nil {
+		return err
+	}
+	b.read(f.path, int64(f.size))
+	h := sha256.New()
+	rec := f.rec
+	st, rerr := b.copyFile(f.path, f.size, h)
+	if werr := b.payload.Err(); werr != nil {
+		return werr
+	}
+	if err := enc.AdvancePayload(pxar.HeaderSize + f.size); err != nil {
+		return err
+	}
+	var sum [32]byte
+	h.Sum(sum[:0])
+	switch {
+	case rerr != nil:
+		b.report(f.path, rerr)
+		rec.Trusted, rec.HasHash = false, false
+	case st.Ino != rec.Ino || timestamp(st.Ctim) != rec.Ctime || (rec.HasHash && sum != rec.Hash):
+		rec.Trusted = false // changed since it was looked at
+		fallthrough
+	default:
+		rec.HasHash, rec.Hash = f.size < hashLimit, sum
+	}
+	return b.stat.add(&rec)
+}
+
+// copyFile writes exactly size bytes of the file at path (relative to
+// the walk root) to the payload stream, zero-filling what it cannot
+// read. It returns the file's stat after reading.
+func (b *builder) copyFile(path string, size uint64, h hash.Hash) (*unix.Stat_t, error) {
+	f, err := openBeneath(b.rootFD, path)
+	var st unix.Stat_t
+	if err == nil {
+		defer f.Close()
+		err = unix.Fstat(int(f.Fd()), &st)
+	}
+	var done uint64
+	if err == nil {
+		if st.Mode&unix.S_IFMT != unix.S_IFREG {
+			err = errors.New("replaced during backup")
+		} else {
+			done, err = b.copyContent(f, size, h)
+		}
+	}
+	if err != nil {
+		err = &pxar.ContentError{Name: path, Written: done, Size: size, Err: err}
+	}
+	zero := make([]byte, min(size-done, 1<<20))
+	for done < size {
+		n := min(size-done, uint64(len(zero)))
+		h.Write(zero[:n])
+		if _, werr := b.payload.Write(zero[:n]); werr != nil {
+			return &st, werr
+		}
+		done += n
+	}
+	if err == nil {
+		err = unix.Fstat(int(f.Fd()), &st)
+	}
+	return &st, err
+}
+
+func (b *builder) copyContent(f *os.File, size uint64, h hash.Hash) (uint64, error) {
+	buf := make([]byte, min(size, 1<<20))
+	var done uint64
+	for done < size {
+		n, err := f.Read(buf[:min(uint64(len(buf)), size-done)])
+		if n > 0 {
+			h.Write(buf[:n])
+			if _, werr := b.payload.Write(buf[:n]); werr != nil {
+				return done, werr
+			}
+			done += uint64(n)
+		}
+		if err == io.EOF || (err == nil && n == 0) {
+			return done, fmt.Errorf("file shrank to %d bytes: %w", done, io.ErrUnexpectedEOF)
+		}
+		if err != nil {
+			return done, err
+		}
+	}
+	return done, nil
+}
+
+// openBeneath opens a regular file at path below the directory root
+// without following any symlink on the way.
+func openBeneath(root int, path string) (*os.File, error) {
+	flags := uint64(unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOCTTY | unix.O_NOFOLLOW)
+	how := unix.OpenHow{Flags: flags | unix.O_NOATIME,
+		Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
+	fd, err := unix.Openat2(root, path, &how)
+	if errors.Is(err, unix.EPERM) {
+		how.Flags = flags
+		fd, err = unix.Openat2(root, path, &how)
+	}
+	if errors.Is(err, unix.ENOSYS) {
+		fd, err = unix.Openat(root, path, int(flags), 0)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}

@@ -1,0 +1,232 @@
+package filearchive
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+
+	"github.com/cairnfs/cairn/store/pxar"
+)
+
+// Limits of an undecided run: its metadata is held in memory.
+const (
+	maxHeldMeta  = 16 << 20
+	maxRunFiles  = 1 << 16
+	defaultRatio = 0.1 // PBS's CHUNK_PADDING_THRESHOLD
+)
+
+// holdWriter passes the metadata stream on, or holds it back while a
+// run of reused files is undecided: their PAYLOAD_REF offsets are patched
+// if the run's chunks are reused. Held bytes sit in fixed-size blocks,
+// so holding megabytes copies nothing twice.
+type holdWriter struct {
+	w       io.Writer
+	pos     uint64 // stream offset of the next byte
+	holding bool
+	start   uint64   // stream offset of blocks[0][0]
+	blocks  [][]byte // all full but the last
+	free    [][]byte
+}
+
+const holdBlock = 256 << 10
+
+func (h *holdWriter) Write(p []byte) (int, error) {
+	if !h.holding {
+		n, err := h.w.Write(p)
+		h.pos += uint64(n)
+		return n, err
+	}
+	n := len(p)
+	for len(p) > 0 {
+		if k := len(h.blocks); k == 0 || len(h.blocks[k-1]) == holdBlock {
+			var b []byte
+			if f := len(h.free); f > 0 {
+				b, h.free = h.free[f-1][:0], h.free[:f-1]
+			} else {
+				b = make([]byte, 0, holdBlock)
+			}
+			h.blocks = append(h.blocks, b)
+		}
+		last := &h.blocks[len(h.blocks)-1]
+		m := copy((*last)[len(*last):holdBlock], p)
+		*last = (*last)[:len(*last)+m]
+		p = p[m:]
+	}
+	h.pos += uint64(n)
+	return n, nil
+}
+
+func (h *holdWriter) hold() {
+	if !h.holding {
+		h.holding, h.start = true, h.pos
+	}
+}
+
+// held is the number of bytes held back.
+func (h *holdWriter) held() uint64 {
+	if !h.holding {
+		return 0
+	}
+	return h.pos - h.start
+}
+
+// add adds delta to the little-endian u64 at stream offset at.
+func (h *holdWriter) add(at, delta uint64) error {
+	if !h.holding || at < h.start || at+8 > h.pos {
+		return fmt.Errorf("metadata offset %d not held (holding [%d, %d))", at, h.start, h.pos)
+	}
+	var v [8]byte
+	rel := at - h.start
+	for i := range v { // the field may straddle two blocks
+		v[i] = h.blocks[(rel+uint64(i))/holdBlock][(rel+uint64(i))%holdBlock]
+	}
+	binary.LittleEndian.PutUint64(v[:], binary.LittleEndian.Uint64(v[:])+delta)
+	for i := range v {
+		h.blocks[(rel+uint64(i))/holdBlock][(rel+uint64(i))%holdBlock] = v[i]
+	}
+	return nil
+}
+
+func (h *holdWriter) release() error {
+	if !h.holding {
+		return nil
+	}
+	h.holding = false
+	var err error
+	for _, b := range h.blocks {
+		if err == nil {
+			_, err = h.w.Write(b)
+		}
+		if len(h.free) < 16 {
+			h.free = append(h.free, b)
+		}
+	}
+	h.blocks = h.blocks[:0]
+	return err
+}
+
+// pendingFile is a file of an undecided run.
+type pendingFile struct {
+	path    string
+	size    uint64
+	patchAt uint64 // metadata offset of its PAYLOAD_REF offset field
+	rec     statRecord
+}
+
+// run is a sequence of files whose PAYLOAD items lie back to back in
+// the previous payload stream, referenced with offsets as if they were
+// written anew from newBase; resolve decides between reusing the chunks
+// that hold them and reading the files again.
+type run struct {
+	active             bool
+	prevStart, prevEnd uint64
+	newBase            uint64
+	files              []pendingFile
+}
+
+// addRef adds a file whose content equals the previous archive's entry
+// pe: its PAYLOAD item joins the current run (or starts one).
+func (b *builder) addRef(ctx context.Context, enc *pxar.Encoder, name, path string, m *pxar.Metadata,
+	pe *pxar.Entry, rec statRecord) (pxar.LinkOffset, error) {
+	x, _ := pe.PayloadRef()
+	r := &b.run
+	if r.active && (x != r.prevEnd || len(r.files) >= maxRunFiles || b.hold.held() >= maxHeldMeta) {
+		if err := b.resolve(ctx, enc); err != nil {
+			return 0, err
+		}
+	}
+	if !r.active {
+		b.hold.hold()
+		*r = run{active: true, prevStart: x, prevEnd: x, newBase: enc.PayloadPosition(), files: r.files[:0]}
+	}
+	off, err := enc.AddFileRef(name, m, r.newBase+(x-r.prevStart), pe.Size)
+	if err != nil {
+		return 0, err
+	}
+	rec.ID = uint64(off)
+	r.files = append(r.files, pendingFile{path: path, size: pe.Size, patchAt: enc.MetadataPosition() - 16, rec: rec})
+	r.prevEnd = x + pxar.HeaderSize + pe.Size
+	b.progress(pe.Size)
+	return off, nil
+}
+
+// resolve ends the current run: if the chunks holding it carry little
+// padding (at most the threshold of their size) and are all in the
+// store, they are injected into the payload index and the references
+// shifted onto them; otherwise the files are read again.
+func (b *builder) resolve(ctx context.Context, enc *pxar.Encoder) error {
+	r := &b.run
+	if !r.active {
+		return nil
+	}
+	r.active = false
+	chunks, chunkStart, err := b.prev.chunks(r.prevStart, r.prevEnd)
+	if err != nil {
+		return err
+	}
+	var total uint64
+	for _, c := range chunks {
+		total += uint64(c.Size)
+	}
+	startPad := r.prevStart - chunkStart
+	padding := total - (r.prevEnd - r.prevStart)
+	if float64(padding) <= b.ratio*float64(total) && b.present(chunks) {
+		return b.inject(enc, chunks, total, startPad, padding)
+	}
+	if err := b.hold.release(); err != nil {
+		return err
+	}
+	for i := range r.files {
+		if err := b.rewrite(ctx, enc, &r.files[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *builder) inject(enc *pxar.Encoder, chunks []ChunkRef, total, startPad, padding uint64) error {
+	if err := enc.Flush(); err != nil {
+		return err
+	}
+	for _, f := range b.run.files {
+		if err := b.hold.add(f.patchAt, startPad); err != nil {
+			return err
+		}
+	}
+	if err := b.hold.release(); err != nil {
+		return err
+	}
+	if err := b.payload.Inject(chunks); err != nil {
+		return err
+	}
+	if err := enc.AdvancePayload(total); err != nil {
+		return err
+	}
+	b.res.InjectedBytes += int64(total)
+	b.res.PaddingBytes += int64(padding)
+	for i := range b.run.files {
+		f := &b.run.files[i]
+		b.res.ReusedFiles++
+		b.res.ReusedBytes += int64(f.size)
+		if err := b.stat.add(&f.rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// present reports whether the store still holds every chunk; a missing
+// one makes the run be read again, which heals it.
+func (b *builder) present(chunks []ChunkRef) bool {
+	for _, c := range chunks {
+		if _, ok := b.checked[c.Digest]; ok {
+			continue
+		}
+		if !b.s.HasChunk(c.Digest) {
+			return false
+		}
+		b.checked[c.Digest] = struct{}{}
+	}
+	return true
+}

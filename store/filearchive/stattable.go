@@ -1,0 +1,197 @@
+package filearchive
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/cairnfs/cairn/store/pxar"
+)
+
+// The stat table (NAME.pxar.stat.didx) is a stream of one record per
+// regular file stored in the archive (hard links excluded), in archive
+// order:
+//
+//	magic "cairnST\x01"
+//	per file:
+//	  flags   u8       bit 0: stat trusted, bit 1: digest present
+//	  id      uvarint  Entry.ID minus the previous record's (> 0)
+//	  ino     uvarint
+//	  csec    varint   ctime seconds minus the previous record's
+//	  cnsec   uvarint  ctime nanoseconds (< 1e9)
+//	  digest  [32]     SHA-256 of the content, if flagged
+//
+// "Trusted" means the file's ctime was older than the backup's start by
+// more than the timestamp granularity margin: a change after the file
+// was read must then move its ctime. Records of files that changed while
+// they were read, or too shortly before, are untrusted and the next
+// backup reads those files again.
+var statMagic = [8]byte{'c', 'a', 'i', 'r', 'n', 'S', 'T', 1}
+
+// ErrBadStatTable is wrapped by errors about an unreadable stat table.
+var ErrBadStatTable = errors.New("bad stat table")
+
+const (
+	recTrusted = 1 << 0
+	recDigest  = 1 << 1
+)
+
+// statRecord is what the stat table keeps of one stored regular file.
+type statRecord struct {
+	ID      uint64 // the entry's offset in the metadata stream
+	Ino     uint64
+	Ctime   pxar.Timestamp
+	Trusted bool
+	HasHash bool
+	Hash    [32]byte
+}
+
+// statWriter appends records; IDs must increase.
+type statWriter struct {
+	w      *bufio.Writer
+	lastID uint64
+	lastCs int64
+	n      int
+	buf    []byte
+}
+
+func newStatWriter(w io.Writer) (*statWriter, error) {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if _, err := bw.Write(statMagic[:]); err != nil {
+		return nil, err
+	}
+	return &statWriter{w: bw}, nil
+}
+
+func (s *statWriter) add(r *statRecord) error {
+	if r.ID <= s.lastID || r.Ctime.Nanos >= 1e9 {
+		return fmt.Errorf("stat table: record for entry %d after %d (ctime nanoseconds %d)", r.ID, s.lastID, r.Ctime.Nanos)
+	}
+	var flags byte
+	if r.Trusted {
+		flags |= recTrusted
+	}
+	if r.HasHash {
+		flags |= recDigest
+	}
+	b := append(s.buf[:0], flags)
+	b = binary.AppendUvarint(b, r.ID-s.lastID)
+	b = binary.AppendUvarint(b, r.Ino)
+	b = binary.AppendVarint(b, r.Ctime.Secs-s.lastCs)
+	b = binary.AppendUvarint(b, uint64(r.Ctime.Nanos))
+	if r.HasHash {
+		b = append(b, r.Hash[:]...)
+	}
+	s.buf = b
+	s.lastID, s.lastCs = r.ID, r.Ctime.Secs
+	s.n++
+	_, err := s.w.Write(b)
+	return err
+}
+
+func (s *statWriter) flush() error { return s.w.Flush() }
+
+// statReader reads records forward; find serves increasing IDs.
+type statReader struct {
+	name   string
+	r      *bufio.Reader
+	off    int64 // stream offset of the next byte
+	lastID uint64
+	lastCs int64
+	next   statRecord
+	have   bool // next holds an unconsumed record
+	eof    bool
+}
+
+func newStatReader(name string, r io.Reader) (*statReader, error) {
+	s := &statReader{name: name, r: bufio.NewReaderSize(r, 64<<10)}
+	var m [8]byte
+	if _, err := io.ReadFull(s.r, m[:]); err != nil || m != statMagic {
+		return nil, fmt.Errorf("%s: %w: no stat table magic (%v)", name, ErrBadStatTable, err)
+	}
+	s.off = 8
+	return s, nil
+}
+
+func (s *statReader) bad(at int64, format string, args ...any) error {
+	return fmt.Errorf("%s: %w at offset %d: %s", s.name, ErrBadStatTable, at, fmt.Sprintf(format, args...))
+}
+
+// read decodes the next record into s.next.
+func (s *statReader) read() error {
+	at := s.off
+	flags, err := s.r.ReadByte()
+	if err == io.EOF {
+		s.eof = true
+		return nil
+	}
+	if err != nil {
+		return s.bad(at, "%v", err)
+	}
+	s.off++
+	u := func() uint64 {
+		if err != nil {
+			return 0
+		}
+		var v uint64
+		v, err = binary.ReadUvarint(s)
+		return v
+	}
+	dID, ino, csec := u(), u(), int64(0)
+	if err == nil {
+		csec, err = binary.ReadVarint(s)
+	}
+	nsec := u()
+	switch {
+	case err != nil:
+		return s.bad(at, "truncated record: %v", err)
+	case flags&^(recTrusted|recDigest) != 0 || dID == 0 || nsec >= 1e9:
+		return s.bad(at, "invalid record (flags %#x, id step %d, nanoseconds %d)", flags, dID, nsec)
+	}
+	r := statRecord{ID: s.lastID + dID, Ino: ino, Ctime: pxar.Timestamp{Secs: s.lastCs + csec, Nanos: uint32(nsec)},
+		Trusted: flags&recTrusted != 0, HasHash: flags&recDigest != 0}
+	if r.HasHash {
+		if _, err := io.ReadFull(s, r.Hash[:]); err != nil {
+			return s.bad(at, "truncated digest: %v", err)
+		}
+	}
+	s.lastID, s.lastCs = r.ID, r.Ctime.Secs
+	s.next, s.have = r, true
+	return nil
+}
+
+// ReadByte and Read count the offset for messages.
+func (s *statReader) ReadByte() (byte, error) {
+	b, err := s.r.ReadByte()
+	if err == nil {
+		s.off++
+	}
+	return b, err
+}
+
+func (s *statReader) Read(p []byte) (int, error) {
+	n, err := s.r.Read(p)
+	s.off += int64(n)
+	return n, err
+}
+
+// find returns the record of entry id. IDs asked for must not decrease;
+// records before id are skipped.
+func (s *statReader) find(id uint64) (statRecord, bool, error) {
+	for {
+		if !s.have && !s.eof {
+			if err := s.read(); err != nil {
+				return statRecord{}, false, err
+			}
+		}
+		if s.eof || s.next.ID > id {
+			return statRecord{}, false, nil
+		}
+		if s.next.ID == id {
+			return s.next, true, nil
+		}
+		s.have = false
+	}
+}

@@ -1,0 +1,78 @@
+package filearchive
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/cairnfs/cairn/store/pxar"
+)
+
+func TestStatTableRoundTrip(t *testing.T) {
+	recs := []statRecord{
+		{ID: 40, Ino: 12, Ctime: pxar.Timestamp{Secs: 1700000000, Nanos: 5}, Trusted: true},
+		{ID: 41, Ino: 1 << 60, Ctime: pxar.Timestamp{Secs: -5, Nanos: 999999999}, HasHash: true, Hash: [32]byte{1, 2, 3}},
+		{ID: 900, Ino: 0, Ctime: pxar.Timestamp{Secs: 1 << 40}, Trusted: true, HasHash: true, Hash: [32]byte{31: 9}},
+		{ID: 901, Ino: 7},
+	}
+	var b bytes.Buffer
+	w, err := newStatWriter(&b)
+	must(t, err)
+	for i := range recs {
+		must(t, w.add(&recs[i]))
+	}
+	must(t, w.flush())
+	if err := w.add(&statRecord{ID: 901}); err == nil {
+		t.Fatal("writer took a record out of order")
+	}
+	r, err := newStatReader("t", bytes.NewReader(b.Bytes()))
+	must(t, err)
+	for _, c := range []struct {
+		id    uint64
+		found int // index into recs, -1 for none
+	}{{1, -1}, {40, 0}, {40, 0}, {41, 1}, {500, -1}, {900, 2}, {901, 3}, {902, -1}, {40, -1}} {
+		got, ok, err := r.find(c.id)
+		must(t, err)
+		if ok != (c.found >= 0) || (ok && got != recs[c.found]) {
+			t.Errorf("find(%d) = %+v %v, want record %d", c.id, got, ok, c.found)
+		}
+	}
+}
+
+// TestStatTableCorrupt: every kind of damage is an error naming the
+// table and the offset of the bad record.
+func TestStatTableCorrupt(t *testing.T) {
+	good := func() []byte {
+		var b bytes.Buffer
+		w, _ := newStatWriter(&b)
+		w.add(&statRecord{ID: 10, Ino: 3, HasHash: true})
+		w.flush()
+		return b.Bytes()
+	}()
+	rec := good[len(statMagic):]
+	for _, c := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"magic", append([]byte("cairnST\x02"), rec...), "magic"},
+		{"empty", nil, "magic"},
+		{"truncated record", good[:len(statMagic)+3], "offset 8"},
+		{"truncated digest", good[:len(good)-1], "offset 8"},
+		{"bad flags", append(statMagic[:], append([]byte{0x80}, rec[1:]...)...), "offset 8"},
+		{"id step 0", append(statMagic[:], append([]byte{rec[0], 0}, rec[2:]...)...), "offset 8"},
+		{"nanoseconds", append(statMagic[:], rec[0], 10, 3, 0, 0xff, 0xff, 0xff, 0xff, 0x0f), "offset 8"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := newStatReader("root.pxar.stat.didx", bytes.NewReader(c.data))
+			if err == nil {
+				_, _, err = r.find(10)
+			}
+			if !errors.Is(err, ErrBadStatTable) || !strings.Contains(err.Error(), "root.pxar.stat.didx") ||
+				!strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want one naming the table and %q", err, c.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,261 @@
+package filearchive
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/store"
+)
+
+// ChunkRef is one chunk of a stored index: its digest and size.
+type ChunkRef struct {
+	Digest chunk.Digest
+	Size   int
+}
+
+// StreamOptions tune a StreamWriter.
+type StreamOptions struct {
+	ChunkSize int // buzhash average, a power of two; default chunk.DefaultChunkSize
+	Workers   int // hash/compress workers; default NumCPU
+	// Known chunks are taken as present in the store (the previous
+	// snapshot's chunks of the same stream).
+	Known store.KnownSet
+	Stats *store.UploadStats
+}
+
+// StreamWriter is an io.Writer that cuts what is written to it with the
+// buzhash chunker, stores the chunks through a store.Uploader (hashed,
+// compressed and inserted in parallel) and lists them in a dynamic index.
+// Whole chunks of another index can be appended with Inject. Memory is
+// bounded by the Uploader's pipeline and one chunk being cut.
+//
+// Write, SuggestCut, Inject and Close must be called from one goroutine.
+type StreamWriter struct {
+	path   string
+	dw     *store.DynamicWriter
+	up     *store.Uploader
+	ch     *chunk.Buzhash
+	minCut int
+	stage  []byte
+	pos    uint64
+	err    error
+	closed bool
+
+	mu        sync.Mutex // guards dw, pending, written against the upload sink
+	pending   []injection
+	submitted int // chunks handed to the uploader
+	written   int // chunks the sink added to dw
+	injected  int64
+}
+
+// injection is a run of known chunks that goes into the index after the
+// first `after` uploaded chunks.
+type injection struct {
+	after  int
+	chunks []ChunkRef
+}
+
+var _ io.Writer = (*StreamWriter)(nil)
+
+// NewStreamWriter starts a stream whose index goes to path (written to a
+// temp name and renamed into place by Close).
+func NewStreamWriter(ctx context.Context, s *store.Store, path string, opt StreamOptions) (*StreamWriter, error) {
+	avg := opt.ChunkSize
+	if avg == 0 {
+		avg = chunk.DefaultChunkSize
+	}
+	ch, err := chunk.NewBuzhash(avg)
+	if err != nil {
+		return nil, fmt.Errorf("stream %s: %w", path, err)
+	}
+	dw, err := store.NewDynamicWriter(path)
+	if err != nil {
+		return nil, err
+	}
+	// The stage grows as needed: small streams (metadata, stat table, the
+	// payload of an incremental backup) never need a whole maximal chunk.
+	w := &StreamWriter{path: path, dw: dw, ch: ch, minCut: avg / 4, stage: make([]byte, 0, 64<<10)}
+	w.up = s.NewUploader(ctx, opt.Workers, opt.Known, opt.Stats, w.sink)
+	return w, nil
+}
+
+// Position is the number of bytes in the stream so far, injected chunks
+// included.
+func (w *StreamWriter) Position() uint64 { return w.pos }
+
+// Err is the first error of a write, injection or upload, which ends the
+// stream.
+func (w *StreamWriter) Err() error { return w.err }
+
+// Injected is the number of bytes added by Inject.
+func (w *StreamWriter) Injected() int64 { return w.injected }
+
+// Write implements io.Writer.
+func (w *StreamWriter) Write(p []byte) (int, error) {
+	if w.err != nil {
+		return 0, w.err
+	}
+	total := len(p)
+	for len(p) > 0 {
+		n := w.ch.Scan(p)
+		if n == 0 {
+			w.stage = append(w.stage, p...)
+			w.pos += uint64(len(p))
+			break
+		}
+		w.stage = append(w.stage, p[:n]...)
+		w.pos += uint64(n)
+		p = p[n:]
+		if err := w.cut(); err != nil {
+			return total - len(p), err
+		}
+	}
+	return total, nil
+}
+
+// cut submits the chunk being cut, if any.
+func (w *StreamWriter) cut() error {
+	if len(w.stage) == 0 {
+		return nil
+	}
+	n := len(w.stage)
+	buf := w.up.Buffer((n + 1<<20 - 1) &^ (1<<20 - 1))[:n] // round up: pooled buffers fit more often
+	copy(buf, w.stage)
+	w.stage = w.stage[:0]
+	w.mu.Lock()
+	w.submitted++
+	w.mu.Unlock()
+	if err := w.up.Submit(buf, false); err != nil {
+		w.err = fmt.Errorf("stream %s: %w", w.path, err)
+		return w.err
+	}
+	return nil
+}
+
+// SuggestCut ends the current chunk here if it has reached the minimum
+// chunk size (a quarter of the average), as PBS's payload chunker does at
+// the start of each file: chunks then tend to begin where files begin, so
+// that a later backup can reuse them with little padding.
+func (w *StreamWriter) SuggestCut() error {
+	if w.err != nil {
+		return w.err
+	}
+	if len(w.stage) < w.minCut {
+		return nil
+	}
+	w.ch.Reset()
+	return w.cut()
+}
+
+// Inject ends the current chunk (whatever its size) and appends chunks,
+// which must be in the store, to the index as they are.
+func (w *StreamWriter) Inject(chunks []ChunkRef) error {
+	if w.err != nil {
+		return w.err
+	}
+	w.ch.Reset()
+	if err := w.cut(); err != nil {
+		return err
+	}
+	var n int64
+	for _, c := range chunks {
+		if c.Size <= 0 {
+			return fmt.Errorf("stream %s: injected chunk %s of size %d", w.path, c.Digest, c.Size)
+		}
+		n += int64(c.Size)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.written == w.submitted && len(w.pending) == 0 {
+		if err := w.addAll(chunks); err != nil {
+			w.err = err
+			return err
+		}
+	} else {
+		w.pending = append(w.pending, injection{after: w.submitted, chunks: chunks})
+	}
+	w.pos += uint64(n)
+	w.injected += n
+	return nil
+}
+
+func (w *StreamWriter) addAll(chunks []ChunkRef) error {
+	for _, c := range chunks {
+		if err := w.dw.Add(c.Digest, c.Size); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sink adds uploaded chunk number w.written to the index, after the
+// injections that precede it. The Uploader calls it in order.
+func (w *StreamWriter) sink(d chunk.Digest, size int) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.drain(w.written); err != nil {
+		return err
+	}
+	w.written++
+	return w.dw.Add(d, size)
+}
+
+// drain adds the pending injections placed after at most n uploaded
+// chunks.
+func (w *StreamWriter) drain(n int) error {
+	k := 0
+	for ; k < len(w.pending) && w.pending[k].after <= n; k++ {
+		if err := w.addAll(w.pending[k].chunks); err != nil {
+			return err
+		}
+	}
+	w.pending = w.pending[k:]
+	return nil
+}
+
+// Close stores the last chunk, waits for the uploads and writes the
+// index. It returns the index checksum and the stream size.
+func (w *StreamWriter) Close() (csum [32]byte, size int64, err error) {
+	if w.closed {
+		return csum, 0, fmt.Errorf("stream %s: closed twice", w.path)
+	}
+	w.closed = true
+	err = w.err
+	if err == nil {
+		err = w.cut()
+	}
+	if uerr := w.up.Close(); err == nil && uerr != nil {
+		err = fmt.Errorf("stream %s: %w", w.path, uerr)
+	}
+	if err == nil {
+		w.mu.Lock()
+		err = w.drain(w.submitted)
+		w.mu.Unlock()
+	}
+	if err != nil {
+		w.dw.Abort()
+		return csum, 0, err
+	}
+	csum, size, err = w.dw.Close()
+	if err == nil && uint64(size) != w.pos {
+		err = fmt.Errorf("stream %s: index holds %d bytes, %d were written", w.path, size, w.pos)
+	}
+	return csum, size, err
+}
+
+// Abort stops the uploads and removes the unfinished index; after Close
+// it does nothing.
+func (w *StreamWriter) Abort() {
+	if w.closed {
+		return
+	}
+	w.closed = true
+	if w.err == nil {
+		w.err = fmt.Errorf("stream %s: aborted", w.path)
+	}
+	w.up.Close()
+	w.dw.Abort()
+}

@@ -1,0 +1,72 @@
+package pxar
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+)
+
+// SortedDirReader lists a directory in the order its entries are stored,
+// which for archives written by Encoder (and by PBS) is byte-wise name
+// order. It holds the directory's goodbye table (24 bytes per entry) and
+// decodes one entry per Next, so memory does not grow with entry size.
+type SortedDirReader struct {
+	a     *Accessor
+	dir   *Entry
+	items []goodbyeItem // sorted by offset in the stream
+	i     int
+}
+
+// ReadDirSorted starts listing directory dir in stored order.
+func (a *Accessor) ReadDirSorted(ctx context.Context, dir *Entry) (*SortedDirReader, error) {
+	if dir.Kind != KindDir {
+		return nil, fmt.Errorf("%w: %q", ErrNotDir, dir.Name)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	r := &SortedDirReader{a: a, dir: dir, items: make([]goodbyeItem, 0, dir.count)}
+	buf := make([]byte, min(dir.count, dirBatch)*GoodbyeItemSize)
+	for i := uint64(0); i < dir.count; {
+		n := min(dirBatch, dir.count-i)
+		b := buf[:n*GoodbyeItemSize]
+		if err := a.meta.readAt(b, dir.goodbyeOfs+HeaderSize+i*GoodbyeItemSize); err != nil {
+			return nil, err
+		}
+		for k := uint64(0); k < n; k++ {
+			r.items = append(r.items, parseItem(b[k*GoodbyeItemSize:]))
+		}
+		i += n
+	}
+	// A larger offset back from the goodbye table is an earlier entry.
+	slices.SortFunc(r.items, func(x, y goodbyeItem) int {
+		switch {
+		case x.offset > y.offset:
+			return -1
+		case x.offset < y.offset:
+			return 1
+		}
+		return 0
+	})
+	return r, nil
+}
+
+// Len is the number of entries of the directory.
+func (r *SortedDirReader) Len() int { return len(r.items) }
+
+// Next returns the next entry, or io.EOF after the last.
+func (r *SortedDirReader) Next(ctx context.Context) (*Entry, error) {
+	if r.i >= len(r.items) {
+		return nil, io.EOF
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	e, err := r.a.child(r.dir, r.items[r.i], nil)
+	if err != nil {
+		return nil, err
+	}
+	r.i++
+	return e, nil
+}
