@@ -57,6 +57,9 @@ func archiveOf(file string) (string, ArchiveKind) {
 		return strings.TrimSuffix(file, ".mpxar.didx") + ".pxar", ArchiveSplitPxar
 	case strings.HasSuffix(file, ".ppxar.didx"):
 		return strings.TrimSuffix(file, ".ppxar.didx") + ".pxar", ArchiveSplitPxar
+	case strings.HasSuffix(file, ".pxar.stat.didx"):
+		// cairn's stat table of a split archive (ctime, inode per file)
+		return strings.TrimSuffix(file, ".stat.didx"), ArchiveSplitPxar
 	case strings.HasSuffix(file, ".pxar.didx"):
 		return strings.TrimSuffix(file, ".didx"), ArchiveSinglePxar
 	case strings.HasSuffix(file, ".blob"):

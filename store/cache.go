@@ -82,7 +82,14 @@ func (c *Cache) Close() {
 	}
 }
 
+// zero returns the zero chunk of a size that fixed indexes use (a power
+// of two of at least 4 KiB), nil for other sizes: dynamic chunks have
+// sizes of every kind, and keeping a zero buffer and digest for each
+// would cost as much as the data read.
 func (c *Cache) zero(size int) *zeroChunk {
+	if size < 4096 || size&(size-1) != 0 {
+		return nil
+	}
 	if z, ok := c.zeros.Load(size); ok {
 		return z.(*zeroChunk)
 	}
@@ -92,13 +99,16 @@ func (c *Cache) zero(size int) *zeroChunk {
 }
 
 // IsZeroChunk reports whether d is the digest of size zero bytes.
-func (c *Cache) IsZeroChunk(d chunk.Digest, size int) bool { return c.zero(size).d == d }
+func (c *Cache) IsZeroChunk(d chunk.Digest, size int) bool {
+	z := c.zero(size)
+	return z != nil && z.d == d
+}
 
 // Get returns chunk d's plain data of the given size, loading, decoding
 // and checking it on a miss. A load started here is not cancelled when
 // ctx ends (others may be waiting on it); the wait is.
 func (c *Cache) Get(ctx context.Context, d chunk.Digest, size int) ([]byte, error) {
-	if z := c.zero(size); z.d == d {
+	if z := c.zero(size); z != nil && z.d == d {
 		c.Stats.ZeroHits.Add(1)
 		return z.data, nil
 	}

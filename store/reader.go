@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"sync/atomic"
 )
 
@@ -132,6 +133,9 @@ type ChunkReadError struct {
 }
 
 func (e *ChunkReadError) Error() string {
+	if strings.Contains(e.Err.Error(), e.Digest) {
+		return fmt.Sprintf("%s: read at offset %d: %v", e.Path, e.Offset, e.Err)
+	}
 	return fmt.Sprintf("%s: read at offset %d: chunk %s: %v", e.Path, e.Offset, e.Digest, e.Err)
 }
 
