@@ -48,7 +48,7 @@ data_random() {
   [ -f "$1" ] || head -c "$(( $2 << 20 ))" /dev/urandom > "$1"
 }
 
-size_of() { stat -c %s "$1"; }
+size_of() { stat -L -c %s "$1"; }
 
 wait_mounted() { # wait_mounted DIR TRIES: poll the mount table, not a sleep per se
   local i
