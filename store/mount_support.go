@@ -32,7 +32,7 @@ func (r *IndexReader) Slice(ctx context.Context, off int64, n int) (b []byte, ok
 	if r.sequential(off, n) {
 		r.prefetch(i)
 	}
-	data, err := r.c.Get(ctx, d, int(end-start))
+	data, err := r.chunk(ctx, i, d, int(end-start))
 	if err != nil {
 		return nil, true, &ChunkReadError{Path: r.idx.Path(), Offset: off, Digest: d.String(), Err: err}
 	}

@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+
 	"fmt"
+	"github.com/cairnfs/cairn/chunk"
 	"io"
 	"strings"
 	"sync/atomic"
@@ -25,6 +27,18 @@ type IndexReader struct {
 	nextOff atomic.Int64 // offset just after the last read
 	ahead   atomic.Int64 // highest chunk index prefetched
 	slots   chan struct{}
+	// recent holds the chunks this reader loaded or prefetched last, by
+	// chunk index modulo its length. The shared cache may refuse to keep
+	// a newcomer while a sequential read streams through more data than
+	// it holds (its admission favours chunks read often); recent makes
+	// sure a prefetched chunk is not loaded again when it is asked for,
+	// and spares the cache a lookup per request within one chunk.
+	recent []atomic.Pointer[recentChunk]
+}
+
+type recentChunk struct {
+	i    int
+	data []byte
 }
 
 var _ io.ReaderAt = (*IndexReader)(nil)
@@ -38,6 +52,7 @@ func NewIndexReader(bg context.Context, idx Index, c *Cache, readahead int) *Ind
 	if readahead > 0 {
 		r.slots = make(chan struct{}, readahead)
 	}
+	r.recent = make([]atomic.Pointer[recentChunk], max(readahead, 0)+2)
 	return r
 }
 
@@ -70,7 +85,7 @@ func (r *IndexReader) ReadAtContext(ctx context.Context, p []byte, off int64) (i
 		if sequential || n > 0 {
 			r.prefetch(i)
 		}
-		data, err := r.c.Get(ctx, d, int(end-start))
+		data, err := r.chunk(ctx, i, d, int(end-start))
 		if err != nil {
 			return n, &ChunkReadError{Path: r.idx.Path(), Offset: off, Digest: d.String(), Err: err}
 		}
@@ -83,6 +98,21 @@ func (r *IndexReader) ReadAtContext(ctx context.Context, p []byte, off int64) (i
 		return n, io.EOF
 	}
 	return n, nil
+}
+
+// chunk returns chunk i (digest d, size bytes) from the reader's recent
+// chunks or through the cache, and keeps it among the recent ones.
+func (r *IndexReader) chunk(ctx context.Context, i int, d chunk.Digest, size int) ([]byte, error) {
+	slot := &r.recent[i%len(r.recent)]
+	if rc := slot.Load(); rc != nil && rc.i == i {
+		r.c.Stats.Hits.Add(1)
+		return rc.data, nil
+	}
+	data, err := r.c.Get(ctx, d, size)
+	if err == nil {
+		slot.Store(&recentChunk{i: i, data: data})
+	}
+	return data, err
 }
 
 // seqWindow is how far a read may land from the end of the previous one
@@ -119,7 +149,7 @@ func (r *IndexReader) prefetch(i int) {
 		r.c.Stats.PrefetchLoads.Add(1)
 		go func() {
 			defer func() { <-r.slots }()
-			r.c.Get(r.bg, d, int(end-start)) // an error surfaces on the real read
+			r.chunk(r.bg, j, d, int(end-start)) // an error surfaces on the real read
 		}()
 	}
 }
@@ -148,7 +178,7 @@ func (r *IndexReader) WriteTo(w io.Writer) (int64, error) {
 	for i := 0; i < r.idx.Len(); i++ {
 		r.prefetch(i)
 		d, start, end := r.idx.Chunk(i)
-		data, err := r.c.Get(r.bg, d, int(end-start))
+		data, err := r.chunk(r.bg, i, d, int(end-start))
 		if err != nil {
 			return n, &ChunkReadError{Path: r.idx.Path(), Offset: start, Digest: d.String(), Err: err}
 		}
