@@ -43,6 +43,9 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
+	if storeDir != "" {
+		os.RemoveAll(filepath.Dir(storeDir))
+	}
 	os.Exit(code)
 }
 

@@ -9,7 +9,7 @@ import (
 // the same for the mount's .jobs tree and for foreground commands.
 func (a *app) jobManager(s *store.Store) (*jobs.Manager, error) {
 	m := jobs.NewManager(a.ctx, s, a.logger)
-	for _, k := range []jobs.Kind{&jobs.VerifyKind{}} {
+	for _, k := range []jobs.Kind{&jobs.VerifyKind{}, jobs.TapeExportKind{}, jobs.TapeRestoreKind{}} {
 		if err := m.Register(k); err != nil {
 			m.Close()
 			return nil, err

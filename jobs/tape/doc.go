@@ -11,7 +11,11 @@
 // makes a snapshot visible only when all its chunks are in the store.
 //
 // Both work through small interfaces, Source and Sink; StoreSource and
-// StoreSink implement them over a local datastore. The layers below live
+// StoreSink implement them over a local datastore. A Source may also
+// size chunks (Sizer: progress gets a byte total), read into recycled
+// buffers (BufferLoader) and take read-ahead hints for the chunks queued
+// for the readers (Prefetcher), which keeps one reader as fast as the
+// disk streams the chunk files. The layers below live
 // in subpackages: block (256 KiB blocks), drive (the virtual drive),
 // format (archives and labels), catalog (media catalogs) and media
 // (inventory, pools, media sets).

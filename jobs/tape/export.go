@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
@@ -106,11 +105,8 @@ func Export(ctx context.Context, d *drive.Drive, src Source, snapshots []string,
 	report := &ExportReport{MediaSet: w.MediaSet().UUID.String(), Workers: opt.Workers}
 	rep.SetPhase("planning")
 	plan := planExport(ctx, w, src, snapshots)
-	var items int64
-	for _, p := range plan {
-		items += int64(len(p.todo))
-	}
-	rep.SetTotals(items, 0)
+	items, bytes := planTotals(plan, src)
+	rep.SetTotals(items, bytes)
 	rep.SetPhase("writing")
 	err = exportAll(ctx, w, src, plan, opt, rep, report)
 	if cerr := w.Close(ctx); err == nil {
@@ -146,6 +142,24 @@ func planExport(ctx context.Context, w *media.Writer, src Source, snapshots []st
 		plan = append(plan, p)
 	}
 	return plan
+}
+
+// planTotals counts the chunks to write and, when the source can tell
+// chunk sizes, their bytes (0: unknown).
+func planTotals(plan []plannedSnapshot, src Source) (items, bytes int64) {
+	sz, _ := src.(Sizer)
+	for _, p := range plan {
+		items += int64(len(p.todo))
+		for _, d := range p.todo {
+			if sz == nil {
+				break
+			}
+			if n, ok := sz.ChunkSize(d); ok {
+				bytes += n
+			}
+		}
+	}
+	return items, bytes
 }
 
 func exportAll(ctx context.Context, w *media.Writer, src Source, plan []plannedSnapshot, opt ExportOptions, rep Reporter, report *ExportReport) error {
@@ -221,75 +235,4 @@ func firstErr(errs []error) error {
 		return errors.New("chunk written by an earlier snapshot failed")
 	}
 	return errs[0]
-}
-
-// exportChunks reads todo on n goroutines into a channel of max(2n, 3)
-// chunks that the tape writer drains. Unreadable or corrupt chunks are
-// returned, not written.
-func exportChunks(ctx context.Context, w *media.Writer, src Source, todo []chunk.Digest, n int, rep Reporter) ([]error, error) {
-	if len(todo) == 0 {
-		return nil, nil
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	feed := make(chan chunk.Digest, n)
-	out := make(chan media.Chunk, max(2*n, 3))
-	var mu sync.Mutex
-	var bad []error
-	go func() {
-		defer close(feed)
-		for _, d := range todo {
-			select {
-			case feed <- d:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	var readers sync.WaitGroup
-	for range n {
-		readers.Go(func() {
-			for d := range feed {
-				blob, err := loadChecked(ctx, src, d)
-				if err != nil {
-					if ctx.Err() == nil {
-						rep.Errorf("chunk %s: %v", d, err)
-						mu.Lock()
-						bad = append(bad, err)
-						mu.Unlock()
-					}
-					continue
-				}
-				select {
-				case out <- media.Chunk{Digest: d, Blob: blob}:
-					rep.AddDone(1, int64(len(blob)))
-				case <-ctx.Done():
-					return
-				}
-			}
-		})
-	}
-	go func() {
-		readers.Wait()
-		close(out)
-	}()
-	err := w.WriteChunks(ctx, src.Name(), out)
-	cancel()
-	for range out { // let blocked readers finish
-	}
-	readers.Wait()
-	return bad, err
-}
-
-// loadChecked loads a chunk and checks its CRC (as PBS does when it reads
-// a chunk for tape).
-func loadChecked(ctx context.Context, src Source, d chunk.Digest) ([]byte, error) {
-	blob, err := src.LoadChunk(ctx, d)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := chunk.CheckCRC(blob); err != nil {
-		return nil, fmt.Errorf("chunk %s: %w", d, err)
-	}
-	return blob, nil
 }

@@ -233,6 +233,13 @@ func (c *cancelSource) LoadChunk(ctx context.Context, d chunk.Digest) ([]byte, e
 	return c.StoreSource.LoadChunk(ctx, d)
 }
 
+func (c *cancelSource) LoadChunkInto(ctx context.Context, d chunk.Digest, buf []byte) ([]byte, error) {
+	if c.n.Add(-1) == 0 {
+		c.cancel()
+	}
+	return c.StoreSource.LoadChunkInto(ctx, d, buf)
+}
+
 func TestCancelledExportLeavesUsableSet(t *testing.T) {
 	f := newFixture(t)
 	dir := t.TempDir()

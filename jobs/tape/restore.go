@@ -90,6 +90,9 @@ func Restore(ctx context.Context, d *drive.Drive, sink Sink, opt RestoreOptions)
 	for _, ref := range refs {
 		p, err := restoreArchive(ctx, r, sink, ref, rep)
 		if err != nil {
+			for _, p := range pending {
+				p.w.Abort()
+			}
 			return rep, err
 		}
 		if p != nil {

@@ -77,7 +77,9 @@ func (c *chunkRestore) run(ctx context.Context, pending []*pendingSnapshot, rep 
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		rep.FilesRead = append(rep.FilesRead, fmt.Sprintf("%s:%d", c.label(tf.media), tf.file))
+		label := c.label(tf.media)
+		rep.FilesRead = append(rep.FilesRead, fmt.Sprintf("%s:%d", label, tf.file))
+		c.opt.Reporter.SetPhase(fmt.Sprintf("restoring chunks (tape %s file %d)", label, tf.file))
 		if err := c.readFile(ctx, tf, want, rep); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -108,12 +110,17 @@ func (c *chunkRestore) label(u format.UUID) string {
 // chunks on Workers goroutines.
 func (c *chunkRestore) readFile(ctx context.Context, tf tapeFile, want map[chunk.Digest]bool, rep *RestoreReport) error {
 	ch := make(chan media.Chunk, 2*c.opt.Workers)
+	free := make(chan []byte, cap(ch)+c.opt.Workers+1) // blob buffers for reuse
 	var wg sync.WaitGroup
 	for range c.opt.Workers {
 		wg.Go(func() {
 			var dec []byte
 			for ck := range ch {
 				dec = c.insert(ck, dec, rep)
+				select {
+				case free <- ck.Blob[:0]:
+				default:
+				}
 			}
 		})
 	}
@@ -122,8 +129,13 @@ func (c *chunkRestore) readFile(ctx context.Context, tf tapeFile, want map[chunk
 			return nil
 		}
 		want[d] = false
+		var buf []byte
 		select {
-		case ch <- media.Chunk{Digest: d, Blob: append([]byte(nil), blob...)}:
+		case buf = <-free:
+		default:
+		}
+		select {
+		case ch <- media.Chunk{Digest: d, Blob: append(buf, blob...)}:
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
@@ -134,9 +146,14 @@ func (c *chunkRestore) readFile(ctx context.Context, tf tapeFile, want map[chunk
 	return err
 }
 
-// insert checks a chunk (CRC, decode, digest) and inserts it.
+// insert checks a chunk (CRC, decode, digest) and inserts it. It returns
+// the decode buffer to use next time, never one that aliases ck.Blob
+// (uncompressed data is decoded in place, and blob buffers are reused).
 func (c *chunkRestore) insert(ck media.Chunk, dec []byte, rep *RestoreReport) []byte {
-	dec, err := chunk.DecodeChunk(dec, ck.Blob, ck.Digest, -1)
+	plain, err := chunk.DecodeChunk(dec, ck.Blob, ck.Digest, -1)
+	if len(plain) > 0 && (len(ck.Blob) <= chunk.BlobHeaderSize || &plain[0] != &ck.Blob[chunk.BlobHeaderSize]) {
+		dec = plain
+	}
 	if err == nil {
 		_, err = c.sink.InsertChunk(ck.Digest, ck.Blob)
 	} else if errors.Is(err, chunk.ErrEncrypted) {

@@ -29,6 +29,27 @@ type Orderer interface {
 	OrderChunks(ctx context.Context, ds []chunk.Digest) []chunk.Digest
 }
 
+// BufferLoader is implemented by sources that can read a chunk into a
+// buffer given to them (grown as needed); Export then recycles the
+// buffers of chunks on tape instead of allocating one per chunk.
+type BufferLoader interface {
+	LoadChunkInto(ctx context.Context, d chunk.Digest, buf []byte) ([]byte, error)
+}
+
+// Prefetcher is implemented by sources that can start reading a chunk
+// in the background (a read-ahead hint); Export gives the hint as a
+// chunk enters the readers' queue.
+type Prefetcher interface {
+	PrefetchChunk(d chunk.Digest)
+}
+
+// Sizer is implemented by sources that can tell a chunk's stored (blob)
+// size cheaply, before reading it; Export then gives progress a byte
+// total.
+type Sizer interface {
+	ChunkSize(d chunk.Digest) (int64, bool)
+}
+
 // Reporter receives progress and log lines; a *jobs.Job is one. Its
 // methods are called from several goroutines at once.
 type Reporter interface {

@@ -7,7 +7,9 @@
 //	<dir>/tape-<label>.json              {"files": N} (+ "max-size" when not the default)
 //	<dir>/tapefile-<n>-<label>.json      tape file n: whole 256 KiB blocks (package block)
 //
-// A tape is loaded, positioned (rewind, move to file n, move to end of
+// The directory must exist (an empty one is a new drive); Open takes the
+// lock, Inspect lists the tapes without it (for status while another
+// process writes). A tape is loaded, positioned (rewind, move to file n, move to end of
 // media) and read or written one file at a time. Writing at position n
 // removes files n and later first. Every tape has a capacity (default
 // 64 MiB); a writer gets the early warning (LEOM) once its block lands in

@@ -26,6 +26,7 @@ const MinCapacity = 1 << 20
 // Sentinel errors, matched with errors.Is.
 var (
 	ErrBusy      = errors.New("tape drive is in use by another process")
+	ErrNoDrive   = errors.New("no such tape drive directory")
 	ErrNoTape    = errors.New("no such tape")
 	ErrExists    = errors.New("tape already exists")
 	ErrEmpty     = errors.New("drive is empty (no tape loaded)")
@@ -68,11 +69,12 @@ type tapeIndex struct {
 	MaxSize int64 `json:"max-size,omitempty"`
 }
 
-// Open opens (creating if needed) the drive directory and takes its lock,
-// waiting while another process holds it until ctx is done.
+// Open opens the drive directory, which must exist (an empty directory is
+// a new drive), and takes its lock, waiting while another process holds
+// it until ctx is done.
 func Open(ctx context.Context, dir string) (*Drive, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("open drive: %w", err)
+	if err := checkDir(dir); err != nil {
+		return nil, err
 	}
 	f, err := os.OpenFile(filepath.Join(dir, ".drive.lck"), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {

@@ -74,6 +74,9 @@ func (w *Writer) chunkArchive(ctx context.Context, store string, next **Chunk, r
 		}
 		w.stats.Chunks++
 		w.stats.ChunkBytes += int64(len(c.Blob))
+		if c.Done != nil {
+			c.Done()
+		}
 		*next = nil
 		more, rerr = recv()
 	}

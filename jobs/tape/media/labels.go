@@ -11,8 +11,11 @@ import (
 	"github.com/cairnfs/cairn/jobs/tape/format"
 )
 
+// catalogSubdir is where a drive's media catalogs live, in its directory.
+const catalogSubdir = "catalog"
+
 // CatalogDir returns where a drive's media catalogs live.
-func CatalogDir(d *drive.Drive) string { return filepath.Join(d.Dir(), "catalog") }
+func CatalogDir(d *drive.Drive) string { return filepath.Join(d.Dir(), catalogSubdir) }
 
 // ReadLabels reads the loaded tape's media label and, when present, its
 // media set label. A blank tape returns drive.ErrEndOfData.

@@ -50,7 +50,7 @@ func makeChunks(t *testing.T, seed uint64, n, size int) []Chunk {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[i] = Chunk{chunk.Sum(data), blob}
+		out[i] = Chunk{Digest: chunk.Sum(data), Blob: blob}
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/jobs/tape/catalog"
@@ -71,23 +72,38 @@ type SetReader struct {
 
 // OpenSet opens a media set of the drive's inventory for reading.
 func OpenSet(d *drive.Drive, set format.UUID) (*SetReader, error) {
-	inv, err := LoadInventory(d.Dir())
+	members, cats, err := ReadSet(d.Dir(), set)
 	if err != nil {
 		return nil, err
+	}
+	return &SetReader{d: d, set: set, members: members, cats: *cats}, nil
+}
+
+// ReadSet loads a media set's tapes, in sequence order, and their
+// catalogs (read-only) from a drive directory, without the drive's lock:
+// catalogs are committed by appending whole records, and a torn tail is
+// ignored. The caller closes the catalogs.
+func ReadSet(dir string, set format.UUID) ([]Media, *catalog.Set, error) {
+	inv, err := LoadInventory(dir)
+	if err != nil {
+		return nil, nil, err
 	}
 	members, err := inv.SetMembers(set)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	r := &SetReader{d: d, set: set, members: members}
+	cats := &catalog.Set{}
 	for _, m := range members {
-		c, err := catalog.Open(CatalogDir(d), m.Label.UUID, m.Set, false)
+		c, err := catalog.Open(filepath.Join(dir, catalogSubdir), m.Label.UUID, m.Set, false)
 		if err != nil {
-			return nil, fmt.Errorf("media set %s tape %s: %w (rebuild the tape's catalog)", set, m.Label.LabelText, err)
+			for _, c := range cats.Catalogs() {
+				c.Close()
+			}
+			return nil, nil, fmt.Errorf("media set %s tape %s: %w (rebuild the tape's catalog)", set, m.Label.LabelText, err)
 		}
-		r.cats.Add(c)
+		cats.Add(c)
 	}
-	return r, nil
+	return members, cats, nil
 }
 
 // Catalog returns the set's catalog.

@@ -16,6 +16,9 @@ import (
 type Chunk struct {
 	Digest chunk.Digest
 	Blob   []byte
+	// Done, when set, is called once Blob is on tape and no longer
+	// needed, so that its buffer can be reused.
+	Done func()
 }
 
 // WriterOptions configure a pool writer.
@@ -174,12 +177,14 @@ func (w *Writer) joinSet(m Media) error {
 	w.writeC[m.Label.UUID] = c
 	w.use(m, c)
 	for _, prev := range w.members[:len(w.members)-1] {
-		done, err := w.writeCatalogArchive(prev)
+		done, leom, err := w.writeCatalogArchive(prev)
 		if err != nil {
 			return err
 		}
-		if !done {
-			return fmt.Errorf("tape %s: catalog of tape %s: %w", m.Label.LabelText, prev.Label.LabelText, ErrTooLarge)
+		if !done || leom {
+			// a later tape would need even more room for the catalogs
+			return fmt.Errorf("tape %s: catalog of tape %s leaves no room for data: %w (use larger tapes)",
+				m.Label.LabelText, prev.Label.LabelText, ErrTooLarge)
 		}
 	}
 	return nil
@@ -256,11 +261,11 @@ func (w *Writer) Commit() error {
 func (w *Writer) Close(ctx context.Context) error {
 	var err error
 	if w.cur != nil && !w.cur.full && ctx.Err() == nil {
-		var done bool
+		var done, leom bool
 		if err = w.cur.cat.Commit(); err == nil {
-			done, err = w.writeCatalogArchive(w.cur.m)
+			done, leom, err = w.writeCatalogArchive(w.cur.m)
 		}
-		if err == nil && !done {
+		if err == nil && (!done || leom) {
 			err = w.markFull()
 		}
 	}
@@ -281,26 +286,28 @@ func (w *Writer) closeCatalogs() {
 }
 
 // writeCatalogArchive copies the committed catalog of tape m to the
-// current position of the current tape.
-func (w *Writer) writeCatalogArchive(m Media) (bool, error) {
+// current position of the current tape. leom reports that the tape
+// reached its early warning zone, also on the archive's last block: the
+// tape then takes no further file.
+func (w *Writer) writeCatalogArchive(m Media) (done, leom bool, err error) {
 	path := catalog.Path(w.p.catDir, m.Label.UUID)
 	f, err := os.Open(path)
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	fw, err := w.p.d.WriteFile()
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	info := format.CatalogInfo{Media: m.Label.UUID, MediaSet: w.set.UUID, SeqNr: m.Set.SeqNr}
-	_, done, err := format.WriteCatalogArchive(fw, info, f, fi.Size())
+	_, done, err = format.WriteCatalogArchive(fw, info, f, fi.Size())
 	fw.Close()
-	return done, err
+	return done, fw.LEOM(), err
 }
 
 // WriteSnapshot writes a snapshot archive (after its chunks) and commits
@@ -332,6 +339,9 @@ func (w *Writer) WriteSnapshot(ctx context.Context, store, snapshot string, fsys
 				return err
 			}
 			w.stats.Snapshots++
+			if fw.LEOM() { // the last block reached the warning zone
+				return w.markFull()
+			}
 			return w.cur.cat.Commit()
 		}
 		if err := w.markFull(); err != nil {

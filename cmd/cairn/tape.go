@@ -1,0 +1,248 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/cairnfs/cairn/jobs"
+	"github.com/spf13/cobra"
+)
+
+func init() { register(func(a *app) *cobra.Command { return a.tapeCmd() }) }
+
+func (a *app) tapeCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "tape",
+		Short: "export snapshots to tape and restore them (virtual tape drive, PBS tape format)",
+		Long: `The tape commands write snapshots to, and read them back from, a virtual
+tape drive: a directory holding tapes as files, in Proxmox Backup Server's
+tape format. A media pool hands out tapes; a media set spans the tapes one
+export series writes; a media catalog per tape (beside the drive) says
+which chunks and snapshots are in which tape file.
+
+Make a new drive with mkdir; export creates and labels tapes of
+--tape-size as the pool needs them.`,
+	}
+	cmd.AddCommand(a.tapeExportCmd(), a.tapeRestoreCmd(), a.tapeStatusCmd(), a.tapeCatalogCmd(),
+		a.tapeLabelCmd(), a.tapeEraseCmd(), a.tapeRebuildCmd())
+	return cmd
+}
+
+// driveFlag adds the required --drive flag.
+func driveFlag(cmd *cobra.Command, dir *string) {
+	cmd.Flags().StringVar(dir, "drive", "", "virtual tape drive directory (required)")
+	cmd.MarkFlagRequired("drive")
+}
+
+func absDrive(dir string) (string, error) {
+	if dir == "" {
+		return "", usageErr("--drive: want the virtual tape drive directory")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", usageErr("--drive %s: %v", dir, err)
+	}
+	return abs, nil
+}
+
+type tapeExportOpts struct {
+	drive, pool, tapeSize, ns, order string
+	workers                          int
+	newSet, noAutoCreate, json       bool
+}
+
+func (a *app) tapeExportCmd() *cobra.Command {
+	var o tapeExportOpts
+	cmd := &cobra.Command{
+		Use:   "export --drive DIR --pool NAME [--worker-threads N] [--tape-size SIZE] [--new-set] [SNAPSHOT… | --ns NS]",
+		Short: "write snapshots and the chunks not yet on the media set to tape",
+		Long: `Export writes, for each snapshot, the chunks that are not on the pool's
+current media set yet, read by --worker-threads readers (1 is fastest on
+a single disk; more help on RAID or ZFS), then the snapshot archive; the
+catalog is committed after each snapshot, so an interrupted export loses
+at most the snapshot in flight. Without SNAPSHOT arguments it exports the
+namespace --ns and those below it (default: the whole store), groups
+sorted and each group's snapshots oldest first. Exit code 3 means some
+snapshots were not exported.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			params, err := o.params(args)
+			if err != nil {
+				return err
+			}
+			st, err := a.runJob(jobs.TapeExportKind{}, params, "tape export")
+			if err != nil {
+				return err
+			}
+			rep, _ := st.Result.(jobs.TapeExportReport)
+			if o.json {
+				if err := printJSON(a, st); err != nil {
+					return err
+				}
+			} else {
+				printExportReport(a.stdout, st, rep)
+			}
+			return jobExit("tape export", st, rep.SnapshotsFailed)
+		},
+	}
+	driveFlag(cmd, &o.drive)
+	f := cmd.Flags()
+	f.StringVar(&o.pool, "pool", "", "media pool (required)")
+	f.IntVar(&o.workers, "worker-threads", jobs.DefaultTapeWorkers, "chunk reader threads (1-32)")
+	f.StringVar(&o.tapeSize, "tape-size", "64M", "capacity of the tapes the pool creates")
+	f.BoolVar(&o.newSet, "new-set", false, "start a new media set instead of appending to the pool's current one")
+	f.BoolVar(&o.noAutoCreate, "no-auto-create", false, "fail when the pool has no free tape instead of creating one")
+	f.StringVar(&o.ns, "ns", "", "namespace to export, with those below it (snapshot arguments are taken in it)")
+	f.StringVar(&o.order, "chunk-order", jobs.OrderAuto, "chunk read order: inode (best on spinning disks), index, or auto")
+	f.BoolVar(&o.json, "json", false, "print the final status as JSON")
+	cmd.MarkFlagRequired("pool")
+	return cmd
+}
+
+func (o tapeExportOpts) params(args []string) (map[string]string, error) {
+	dir, err := absDrive(o.drive)
+	if err != nil {
+		return nil, err
+	}
+	p := map[string]string{"drive": dir, "pool": o.pool, "worker-threads": strconv.Itoa(o.workers),
+		"tape-size": o.tapeSize, "chunk-order": o.order,
+		"new-set": strconv.FormatBool(o.newSet), "auto-create": strconv.FormatBool(!o.noAutoCreate)}
+	if o.ns != "" {
+		p["ns"] = o.ns
+	}
+	if err := listParam(p, "snapshots", args); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// listParam joins snapshot arguments into a comma-separated parameter.
+func listParam(p map[string]string, key string, args []string) error {
+	for _, s := range args {
+		if s == "" || strings.Contains(s, ",") {
+			return usageErr("snapshot %q: want [ns/NAME/…]TYPE/ID/TIME", s)
+		}
+	}
+	if len(args) > 0 {
+		p[key] = strings.Join(args, ",")
+	}
+	return nil
+}
+
+type tapeRestoreOpts struct {
+	drive, set, pool, source string
+	workers                  int
+	json                     bool
+}
+
+func (a *app) tapeRestoreCmd() *cobra.Command {
+	var o tapeRestoreOpts
+	cmd := &cobra.Command{
+		Use:   "restore --drive DIR [--media-set UUID | --pool NAME] [SNAPSHOT…]",
+		Short: "restore snapshots from a media set into the store (--store)",
+		Long: `Restore reads the snapshot archives of a media set (default: the newest
+set of --pool, or of all pools), then only the tape files that hold chunks
+the store (--store) lacks. Every chunk is checked (CRC, digest) before it
+is inserted; a snapshot appears only when all its chunks are in the store.
+Without SNAPSHOT arguments it restores every snapshot of the set. Exit
+code 3 means some snapshots were not restored.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir, err := absDrive(o.drive)
+			if err != nil {
+				return err
+			}
+			p := map[string]string{"drive": dir, "worker-threads": strconv.Itoa(o.workers)}
+			for k, v := range map[string]string{"media-set": o.set, "pool": o.pool, "source-store": o.source} {
+				if v != "" {
+					p[k] = v
+				}
+			}
+			if err := listParam(p, "snapshots", args); err != nil {
+				return err
+			}
+			st, err := a.runJob(jobs.TapeRestoreKind{}, p, "tape restore")
+			if err != nil {
+				return err
+			}
+			rep, _ := st.Result.(jobs.TapeRestoreReport)
+			if o.json {
+				if err := printJSON(a, st); err != nil {
+					return err
+				}
+			} else {
+				printRestoreReport(a.stdout, st, rep)
+			}
+			return jobExit("tape restore", st, rep.SnapshotsFailed)
+		},
+	}
+	driveFlag(cmd, &o.drive)
+	f := cmd.Flags()
+	f.StringVar(&o.set, "media-set", "", "media set UUID (see cairn tape status)")
+	f.StringVar(&o.pool, "pool", "", "restore the newest media set of this pool")
+	f.StringVar(&o.source, "source-store", "", "restore only snapshots exported from this datastore name")
+	f.IntVar(&o.workers, "worker-threads", jobs.DefaultRestoreWorkers, "chunk check-and-insert threads (1-32)")
+	f.BoolVar(&o.json, "json", false, "print the final status as JSON")
+	return cmd
+}
+
+// runJob runs one job of kind on the store in the foreground, showing
+// its progress; Ctrl-C cancels it through a.ctx.
+func (a *app) runJob(kind jobs.Kind, params map[string]string, label string) (jobs.Status, error) {
+	s, err := a.openStore()
+	if err != nil {
+		return jobs.Status{}, err
+	}
+	defer s.Close()
+	level := slog.LevelWarn
+	if a.verbosity > 0 {
+		level = slog.LevelInfo
+	}
+	m := jobs.NewManager(a.ctx, s, slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level})))
+	defer m.Close()
+	if err := m.Register(kind); err != nil {
+		return jobs.Status{}, err
+	}
+	j, err := m.Start(kind.Name(), params)
+	if errors.Is(err, jobs.ErrBadParam) {
+		return jobs.Status{}, usageErr("%v", err)
+	}
+	if err != nil {
+		return jobs.Status{}, err
+	}
+	prog := startJobProgress(a.stderr, label, j)
+	<-j.Done()
+	prog.Stop()
+	return j.Status(), nil
+}
+
+// jobExit turns a finished job into the exit code: 3 when some snapshots
+// failed, 1 for other failures and cancellation.
+func jobExit(what string, st jobs.Status, failed int) error {
+	switch {
+	case st.State == jobs.StateCancelled:
+		return &codeError{exitError, errors.New(what + " cancelled")}
+	case st.State == jobs.StateOK:
+		return nil
+	}
+	msg := what + " failed"
+	if failed > 0 {
+		msg = fmt.Sprintf("%s: %d snapshot(s) failed", what, failed)
+	}
+	if len(st.Errors) > 0 {
+		msg += ": " + st.Errors[len(st.Errors)-1]
+	}
+	if failed > 0 {
+		return &codeError{exitPartial, errors.New(msg)}
+	}
+	return &codeError{exitError, errors.New(msg)}
+}
+
+func printJSON(a *app, v any) error {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

@@ -1,0 +1,258 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/cairnfs/cairn/jobs/tape"
+	"github.com/cairnfs/cairn/jobs/tape/drive"
+	"github.com/cairnfs/cairn/jobs/tape/media"
+	"github.com/cairnfs/cairn/store"
+)
+
+// TapeExportKind is the tape-export job: it writes snapshots of the store
+// to a media pool on a virtual tape drive, in Proxmox Backup Server's
+// tape format (package jobs/tape).
+type TapeExportKind struct {
+	// Sysfs is where chunk-order=auto reads sysfs (default /sys).
+	Sysfs string
+}
+
+var (
+	_ Kind     = TapeExportKind{}
+	_ Work     = (*tapeExporter)(nil)
+	_ Reporter = (*tapeExporter)(nil)
+)
+
+// Name implements Kind.
+func (TapeExportKind) Name() string { return "tape-export" }
+
+// New implements Kind.
+func (k TapeExportKind) New(s *store.Store, params map[string]string) (Work, error) {
+	opt, err := ParseTapeExportParams(params)
+	if err != nil {
+		return nil, err
+	}
+	sysfs := k.Sysfs
+	if sysfs == "" {
+		sysfs = DefaultSysfs
+	}
+	return &tapeExporter{s: s, opt: opt, sysfs: sysfs}, nil
+}
+
+// TapeExportReport is what a tape-export job did; Status.Result holds
+// one. The export's own report is there once the job has ended.
+type TapeExportReport struct {
+	Drive            string `json:"drive"`
+	Pool             string `json:"pool"`
+	ChunkOrder       string `json:"chunk-order"`
+	ChunkOrderReason string `json:"chunk-order-reason,omitempty"`
+	*tape.ExportReport
+	SnapshotsOK      int      `json:"snapshots-ok"`
+	SnapshotsPresent int      `json:"snapshots-present"` // on the media set before
+	SnapshotsFailed  int      `json:"snapshots-failed"`
+	Seconds          float64  `json:"seconds"`
+	MBps             float64  `json:"mb-per-s"`          // chunk bytes written per second
+	WriterIdleShare  float64  `json:"writer-idle-share"` // of the time, the tape writer waited for chunks
+	Next             []string `json:"next-steps,omitempty"`
+}
+
+// tapeExporter is one tape-export job's work.
+type tapeExporter struct {
+	s     *store.Store
+	opt   TapeExportOptions
+	sysfs string
+
+	mu  sync.Mutex
+	rep TapeExportReport
+}
+
+// Report implements Reporter.
+func (x *tapeExporter) Report() any {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	r := x.rep
+	r.Next = slices.Clone(r.Next)
+	return r
+}
+
+// Run implements Work.
+func (x *tapeExporter) Run(ctx context.Context, j *Job) error {
+	start := time.Now()
+	defer j.SetPhase("done")
+	x.mu.Lock()
+	x.rep.Drive, x.rep.Pool = x.opt.Drive, x.opt.Pool
+	x.mu.Unlock()
+	lock, err := x.s.LockShared(ctx) // keeps garbage collection out while we read
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
+	d, err := OpenTapeDrive(ctx, x.opt.Drive)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	j.SetPhase("selecting")
+	snaps, err := selectForTape(ctx, j, x.s, x.opt.NS, x.opt.Snapshots)
+	if err != nil {
+		return err
+	}
+	if len(snaps) == 0 {
+		return fmt.Errorf("no finished snapshot to export")
+	}
+	order, why := chunkOrder(x.opt.ChunkOrder, x.sysfs, x.s)
+	if x.opt.ChunkOrder == OrderAuto {
+		j.Logf("chunk-order=auto: %s", why)
+	}
+	x.mu.Lock()
+	x.rep.ChunkOrder, x.rep.ChunkOrderReason = order, why
+	x.mu.Unlock()
+	j.Logf("exporting %d snapshot(s) to pool %s on %s: %d worker thread(s), chunk order %s",
+		len(snaps), x.opt.Pool, x.opt.Drive, x.opt.WorkerThreads, order)
+	src := &tape.StoreSource{S: x.s, InodeOrder: order == OrderInode}
+	rep, err := tape.Export(ctx, d, src, snaps, tape.ExportOptions{
+		Pool:        x.opt.Pool,
+		PoolOptions: media.PoolOptions{TapeSize: x.opt.TapeSize, AutoCreate: x.opt.AutoCreate},
+		NewSet:      x.opt.NewSet,
+		Workers:     x.opt.WorkerThreads,
+		Reporter:    j,
+		Logger:      j.logger,
+	})
+	x.finish(rep, err, ctx.Err() != nil, time.Since(start))
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("tape export: %w", err)
+	}
+	return ctx.Err()
+}
+
+// finish fills in the report's totals and next steps.
+func (x *tapeExporter) finish(rep *tape.ExportReport, err error, cancelled bool, el time.Duration) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	r := &x.rep
+	r.ExportReport = rep
+	r.Seconds = el.Seconds()
+	if rep == nil {
+		r.Next = []string{fmt.Sprintf("fix the error above and run the export again: %v", err)}
+		return
+	}
+	for _, s := range rep.Snapshots {
+		switch s.State {
+		case tape.StateDone:
+			r.SnapshotsOK++
+		case tape.StatePresent:
+			r.SnapshotsPresent++
+		default:
+			r.SnapshotsFailed++
+		}
+	}
+	r.MBps = float64(rep.Bytes) / 1e6 / max(r.Seconds, 1e-9)
+	if rep.Duration > 0 {
+		r.WriterIdleShare = float64(rep.WriterIdle) / float64(rep.Duration)
+	}
+	switch {
+	case cancelled:
+		r.Next = append(r.Next, "the export was cancelled; the media set is usable: run the export again to write the rest")
+	case err != nil:
+		r.Next = append(r.Next, fmt.Sprintf("the export stopped: %v; what was committed before is on the media set", err))
+		if errors.Is(err, media.ErrNoTape) {
+			r.Next = append(r.Next, "add a tape to the pool (cairn tape label --pool "+x.opt.Pool+") or allow auto-create")
+		}
+	}
+	if r.SnapshotsFailed > 0 {
+		r.Next = append(r.Next, "snapshots failed: run cairn verify on them; a new backup heals missing or corrupt chunks, then export again")
+	}
+	if len(r.Next) == 0 {
+		r.Next = append(r.Next, "nothing to do: every snapshot is on media set "+rep.MediaSet)
+	}
+}
+
+// OpenTapeDrive opens an existing virtual drive directory, failing at
+// once (not waiting) when another process uses it.
+func OpenTapeDrive(ctx context.Context, dir string) (*drive.Drive, error) {
+	octx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	d, err := drive.Open(octx, dir)
+	if errors.Is(err, drive.ErrBusy) && ctx.Err() == nil {
+		return nil, fmt.Errorf("tape drive %s is in use by another process (an export or restore running?): %w", dir, drive.ErrBusy)
+	}
+	return d, err
+}
+
+// chunkOrder resolves chunk-order=auto from the store's disk, as verify
+// does: inode order on rotational disks, index order otherwise.
+func chunkOrder(order, sysfs string, s *store.Store) (string, string) {
+	if order != OrderAuto {
+		return order, "asked for"
+	}
+	rot, how, err := PathRotational(sysfs, filepath.Join(s.Root(), ".chunks"))
+	switch {
+	case err != nil:
+		return OrderIndex, fmt.Sprintf("cannot tell whether the store's disk is rotational (%v); using index order", err)
+	case rot:
+		return OrderInode, how + ": rotational disk, sorting chunks by inode"
+	}
+	return OrderIndex, how + ": not rotational, reading chunks in index order"
+}
+
+// selectForTape lists the finished snapshots to export, named as on
+// tape: the explicit ones in the order given, or those of the namespace
+// tree with groups sorted and snapshots oldest first (as PBS writes
+// them, so later snapshots find their shared chunks on tape already).
+func selectForTape(ctx context.Context, j *Job, s *store.Store, ns store.NS, refs []store.Ref) ([]string, error) {
+	var out []string
+	add := func(snap store.Snapshot) {
+		if name := snap.String(); !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	if len(refs) > 0 {
+		for _, r := range refs {
+			snap, err := s.Resolve(r)
+			if err != nil {
+				j.Errorf("snapshot %s: %v", refString(r), err)
+				continue
+			}
+			if _, err := s.ReadManifest(snap); err != nil {
+				j.Errorf("snapshot %s: %v", snap, err)
+				continue
+			}
+			add(snap)
+		}
+		return out, nil
+	}
+	nss, err := s.Namespaces(ns)
+	if err != nil {
+		return nil, err
+	}
+	for _, ns := range nss {
+		groups, err := s.Groups(ns)
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range groups {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			snaps, err := s.Snapshots(g)
+			if err != nil {
+				j.Errorf("group %s: %v", g, err)
+				continue
+			}
+			for _, si := range snaps {
+				if !si.Finished {
+					j.Logf("%s: unfinished (no manifest), not exported", si.Snapshot)
+					continue
+				}
+				add(si.Snapshot)
+			}
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,210 @@
+package jobs
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairnfs/cairn/jobs/tape"
+	"github.com/cairnfs/cairn/jobs/tape/drive"
+	"github.com/cairnfs/cairn/store"
+)
+
+func TestParseTapeExportParams(t *testing.T) {
+	dir := "/var/tape"
+	tests := []struct {
+		name    string
+		params  map[string]string
+		wantErr string
+	}{
+		{"minimal", map[string]string{"drive": dir, "pool": "p"}, ""},
+		{"all", map[string]string{"drive": dir, "pool": "p", "worker-threads": "8", "tape-size": "2G", "new-set": "true",
+			"auto-create": "false", "ns": "prod", "snapshots": "vm/1/latest,ns/x/vm/2/2024-05-01T12:00:00Z", "chunk-order": "inode"}, ""},
+		{"no drive", map[string]string{"pool": "p"}, `drive=""`},
+		{"relative drive", map[string]string{"drive": "tapes", "pool": "p"}, `drive="tapes"`},
+		{"no pool", map[string]string{"drive": dir}, `pool=""`},
+		{"bad pool", map[string]string{"drive": dir, "pool": "a/b"}, `pool="a/b"`},
+		{"threads 0", map[string]string{"drive": dir, "pool": "p", "worker-threads": "0"}, "worker-threads"},
+		{"threads 33", map[string]string{"drive": dir, "pool": "p", "worker-threads": "33"}, "worker-threads"},
+		{"small tape", map[string]string{"drive": dir, "pool": "p", "tape-size": "512k"}, "tape-size"},
+		{"bad size", map[string]string{"drive": dir, "pool": "p", "tape-size": "big"}, "tape-size"},
+		{"bad order", map[string]string{"drive": dir, "pool": "p", "chunk-order": "random"}, "chunk-order"},
+		{"bad ref", map[string]string{"drive": dir, "pool": "p", "snapshots": "vm"}, "snapshots"},
+		{"unknown", map[string]string{"drive": dir, "pool": "p", "read-threads": "2"}, `"read-threads"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := ParseTapeExportParams(tc.params)
+			if tc.wantErr != "" {
+				if !errors.Is(err, ErrBadParam) || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want ErrBadParam naming %s", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := ParseTapeExportParams(o.Params())
+			if err != nil {
+				t.Fatalf("round trip of %v: %v", o.Params(), err)
+			}
+			if !maps.Equal(back.Params(), o.Params()) {
+				t.Fatalf("round trip: %v != %v", back.Params(), o.Params())
+			}
+		})
+	}
+	o, _ := ParseTapeExportParams(map[string]string{"drive": dir, "pool": "p", "tape-size": "2G", "ns": "prod", "snapshots": "vm/1/latest"})
+	if o.TapeSize != 2<<30 || o.WorkerThreads != 1 || !o.AutoCreate || o.ChunkOrder != OrderAuto || o.Snapshots[0].NS != "prod" {
+		t.Fatalf("parsed %+v", o)
+	}
+}
+
+func TestParseTapeRestoreParams(t *testing.T) {
+	const set = "0c6ee6a4-8bb4-4a0b-a0c8-0b5e7d4c2f11"
+	o, err := ParseTapeRestoreParams(map[string]string{"drive": "/d", "media-set": set,
+		"snapshots": "vm/1/2024-05-01T12:00:00Z,ns/a/ct/2/2024-05-01T12:00:00Z", "worker-threads": "2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.MediaSet.String() != set || len(o.Snapshots) != 2 || o.Snapshots[1] != "ns/a/ct/2/2024-05-01T12:00:00Z" {
+		t.Fatalf("parsed %+v", o)
+	}
+	if back, err := ParseTapeRestoreParams(o.Params()); err != nil || !maps.Equal(back.Params(), o.Params()) {
+		t.Fatalf("round trip: %+v %v", back, err)
+	}
+	for _, bad := range []map[string]string{
+		{"drive": "/d", "media-set": "nope"},
+		{"drive": "/d", "snapshots": "vm/1/latest"},
+		{"drive": "rel"},
+		{"drive": "/d", "worker-threads": "99"},
+	} {
+		if _, err := ParseTapeRestoreParams(bad); !errors.Is(err, ErrBadParam) {
+			t.Errorf("%v: err = %v", bad, err)
+		}
+	}
+}
+
+// runJob starts a job of kind and waits for its end.
+func runJob(t *testing.T, m *Manager, kind string, params map[string]string) Status {
+	t.Helper()
+	j, err := m.Start(kind, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := m.Wait(context.Background(), j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func TestTapeExportRestoreJobs(t *testing.T) {
+	s := testStore(t)
+	ns := store.NS("tapejob")
+	g := store.Group{NS: ns, Type: store.TypeVM, ID: "1"}
+	a := randBytes("tape-a", 12*testChunk)
+	b := append(append([]byte(nil), a[:6*testChunk]...), randBytes("tape-b", 10*testChunk)...)
+	snapA := backupImage(t, s, g, t0, a)
+	snapB := backupImage(t, s, g, t0.Add(time.Hour), b)
+	dir := t.TempDir()
+	m := newTestManager(t, s, TapeExportKind{Sysfs: t.TempDir()}, TapeRestoreKind{})
+	params := map[string]string{"drive": dir, "pool": "p", "ns": string(ns), "tape-size": "2M", "worker-threads": "3"}
+
+	st := runJob(t, m, "tape-export", params)
+	rep, ok := st.Result.(TapeExportReport)
+	if st.State != StateOK || !ok || rep.ExportReport == nil {
+		t.Fatalf("export: %+v", st)
+	}
+	if rep.SnapshotsOK != 2 || rep.Chunks != 22 || len(rep.Tapes) < 2 || rep.ChunkOrder != OrderIndex {
+		t.Fatalf("export report: %+v", rep)
+	}
+	if p := st.Progress; p.ItemsDone != 22 || p.BytesTotal == 0 || p.BytesDone != p.BytesTotal || p.BytesDone != rep.Bytes {
+		t.Fatalf("export progress: %+v (report bytes %d)", p, rep.Bytes)
+	}
+	if rep.Snapshots[0].Snapshot != snapA.String() || rep.Snapshots[1].Snapshot != snapB.String() {
+		t.Fatalf("export order (want oldest first): %+v", rep.Snapshots)
+	}
+
+	// Again: nothing new to write.
+	st = runJob(t, m, "tape-export", params)
+	rep = st.Result.(TapeExportReport)
+	if st.State != StateOK || rep.SnapshotsPresent != 2 || rep.Chunks != 0 {
+		t.Fatalf("second export: %+v", rep)
+	}
+
+	// Restore into an empty store, then verify there.
+	dst, err := store.CreateWith(filepath.Join(t.TempDir(), "dst"), store.CreateOptions{LazyPrefixDirs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	rm := newTestManager(t, dst, TapeRestoreKind{})
+	st = runJob(t, rm, "tape-restore", map[string]string{"drive": dir, "snapshots": snapB.String()})
+	rrep := st.Result.(TapeRestoreReport)
+	if st.State != StateOK || rrep.SnapshotsOK != 1 || rrep.Chunks != 16 {
+		t.Fatalf("selective restore: %+v %+v", st, rrep)
+	}
+	st = runJob(t, rm, "tape-restore", map[string]string{"drive": dir, "pool": "p"})
+	rrep = st.Result.(TapeRestoreReport)
+	if st.State != StateOK || rrep.SnapshotsOK != 1 || rrep.SnapshotsPresent != 1 || rrep.Chunks != 6 || rrep.ChunksPresent != 6 {
+		t.Fatalf("full restore: %+v %+v", rrep, rrep.RestoreReport)
+	}
+	vst, vrep, _ := runVerify(t, dst, nil)
+	if vst.State != StateOK || vrep.SnapshotsOK != 2 || vrep.Chunks != 22 {
+		t.Fatalf("verify of restored store: %+v", vrep)
+	}
+}
+
+func TestTapeExportBadDrive(t *testing.T) {
+	s := testStore(t)
+	backupImage(t, s, store.Group{NS: "tapebad", Type: store.TypeVM, ID: "1"}, t0, randBytes("tapebad", 2*testChunk))
+	m := newTestManager(t, s, TapeExportKind{Sysfs: t.TempDir()})
+	missing := filepath.Join(t.TempDir(), "nodrive")
+	st := runJob(t, m, "tape-export", map[string]string{"drive": missing, "pool": "p", "ns": "tapebad"})
+	if st.State != StateFailed || !strings.Contains(strings.Join(st.Errors, "\n"), "no such tape drive directory") {
+		t.Fatalf("missing drive: %+v", st)
+	}
+	if _, err := os.Stat(missing); err == nil {
+		t.Fatal("export created the missing drive directory")
+	}
+
+	dir := t.TempDir()
+	d, err := drive.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st = runJob(t, m, "tape-export", map[string]string{"drive": dir, "pool": "p", "ns": "tapebad"})
+	d.Close()
+	if st.State != StateFailed || !strings.Contains(strings.Join(st.Errors, "\n"), "in use by another process") {
+		t.Fatalf("busy drive: %+v", st)
+	}
+
+	// A full pool: one 2 MiB tape, no auto-create, more data than fits.
+	backupImage(t, s, store.Group{NS: "tapebad", Type: store.TypeVM, ID: "2"}, t0, randBytes("tapebig", 24*testChunk))
+	st = runJob(t, m, "tape-export", map[string]string{"drive": dir, "pool": "p", "ns": "tapebad",
+		"tape-size": "1M", "auto-create": "false"})
+	if st.State != StateFailed || !strings.Contains(strings.Join(st.Errors, "\n"), "no writable tape") {
+		t.Fatalf("no tape: %+v", st)
+	}
+	d, err = drive.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.CreateTape("t1", 2<<20); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	st = runJob(t, m, "tape-export", map[string]string{"drive": dir, "pool": "p", "ns": "tapebad", "auto-create": "false"})
+	rep := st.Result.(TapeExportReport)
+	if st.State != StateFailed || rep.ExportReport == nil || !strings.Contains(strings.Join(st.Errors, "\n"), "full") {
+		t.Fatalf("full pool: %+v %+v", st, rep)
+	}
+	if rep.Snapshots[0].State != tape.StateDone {
+		t.Fatalf("the snapshot that fits was not exported: %+v", rep.Snapshots)
+	}
+}

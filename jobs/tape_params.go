@@ -1,0 +1,229 @@
+package jobs
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/cairnfs/cairn/jobs/tape"
+	"github.com/cairnfs/cairn/jobs/tape/drive"
+	"github.com/cairnfs/cairn/jobs/tape/format"
+	"github.com/cairnfs/cairn/store"
+)
+
+// Defaults of the tape jobs.
+const (
+	DefaultTapeWorkers    = 1 // export readers (PBS: worker-threads)
+	DefaultRestoreWorkers = 4 // restore check-and-insert goroutines
+)
+
+// TapeExportOptions are the parameters of a tape-export job.
+type TapeExportOptions struct {
+	Drive string // virtual drive directory (absolute)
+	Pool  string
+	// NS selects this namespace and those below it (when Snapshots is
+	// empty). Refs in Snapshots without a namespace are taken in NS.
+	NS            store.NS
+	Snapshots     []store.Ref
+	WorkerThreads int
+	TapeSize      int64 // capacity of tapes the pool creates
+	NewSet        bool
+	AutoCreate    bool
+	ChunkOrder    string // OrderAuto, OrderInode or OrderIndex
+}
+
+// ParseTapeExportParams reads tape-export's key=value parameters:
+//
+//	drive=DIR  pool=NAME  worker-threads=1..32  tape-size=SIZE
+//	new-set[=true|false]  auto-create[=true|false]
+//	snapshots=REF[,REF…]  ns=NS  chunk-order=auto|inode|index
+func ParseTapeExportParams(m map[string]string) (TapeExportOptions, error) {
+	const kind = "tape-export"
+	p := NewParams(kind, m)
+	o := TapeExportOptions{
+		Drive:         p.String("drive", ""),
+		Pool:          p.String("pool", ""),
+		NS:            store.NS(strings.Trim(p.String("ns", ""), "/")),
+		WorkerThreads: p.Int("worker-threads", DefaultTapeWorkers, 1, tape.MaxWorkers),
+		NewSet:        p.Bool("new-set", false),
+		AutoCreate:    p.Bool("auto-create", true),
+		ChunkOrder:    p.Enum("chunk-order", OrderAuto, OrderAuto, OrderInode, OrderIndex),
+	}
+	size := p.String("tape-size", "")
+	refs := p.String("snapshots", "")
+	if err := p.Done(); err != nil {
+		return o, err
+	}
+	if err := checkDriveParam(kind, o.Drive); err != nil {
+		return o, err
+	}
+	if err := checkPoolParam(kind, o.Pool, true); err != nil {
+		return o, err
+	}
+	o.TapeSize = drive.DefaultCapacity
+	if size != "" {
+		n, err := ParseSize(size)
+		if err != nil || n < drive.MinCapacity {
+			return o, fmt.Errorf("%w: %s tape-size=%q: want a size of at least 1M (e.g. 64M, 2G)", ErrBadParam, kind, size)
+		}
+		o.TapeSize = n
+	}
+	if err := o.NS.Check(); err != nil {
+		return o, fmt.Errorf("%w: %s ns=%q: %w", ErrBadParam, kind, o.NS, err)
+	}
+	for _, r := range strings.Split(refs, ",") {
+		if r == "" {
+			continue
+		}
+		ref, err := store.ParseRef(r)
+		if err != nil {
+			return o, fmt.Errorf("%w: %s snapshots=: %w", ErrBadParam, kind, err)
+		}
+		if ref.NS == "" {
+			ref.NS = o.NS
+		}
+		o.Snapshots = append(o.Snapshots, ref)
+	}
+	return o, nil
+}
+
+// Params returns the options as the parameters ParseTapeExportParams
+// reads back.
+func (o TapeExportOptions) Params() map[string]string {
+	m := map[string]string{"drive": o.Drive, "pool": o.Pool,
+		"worker-threads": strconv.Itoa(o.WorkerThreads), "tape-size": strconv.FormatInt(o.TapeSize, 10),
+		"new-set": strconv.FormatBool(o.NewSet), "auto-create": strconv.FormatBool(o.AutoCreate)}
+	if o.NS != "" {
+		m["ns"] = string(o.NS)
+	}
+	if o.ChunkOrder != "" {
+		m["chunk-order"] = o.ChunkOrder
+	}
+	if len(o.Snapshots) > 0 {
+		refs := make([]string, len(o.Snapshots))
+		for i, r := range o.Snapshots {
+			refs[i] = refString(r)
+		}
+		m["snapshots"] = strings.Join(refs, ",")
+	}
+	return m
+}
+
+// TapeRestoreOptions are the parameters of a tape-restore job.
+type TapeRestoreOptions struct {
+	Drive    string
+	MediaSet format.UUID // zero: the newest set of Pool (or of all pools)
+	Pool     string
+	// SourceStore restores only snapshots of this datastore name.
+	SourceStore   string
+	Snapshots     []string // full names as on tape; empty: all
+	WorkerThreads int
+}
+
+// ParseTapeRestoreParams reads tape-restore's key=value parameters:
+//
+//	drive=DIR  media-set=UUID  pool=NAME  source-store=NAME
+//	snapshots=SNAPSHOT[,SNAPSHOT…]  worker-threads=1..32
+func ParseTapeRestoreParams(m map[string]string) (TapeRestoreOptions, error) {
+	const kind = "tape-restore"
+	p := NewParams(kind, m)
+	o := TapeRestoreOptions{
+		Drive:         p.String("drive", ""),
+		Pool:          p.String("pool", ""),
+		SourceStore:   p.String("source-store", ""),
+		WorkerThreads: p.Int("worker-threads", DefaultRestoreWorkers, 1, MaxThreads),
+	}
+	set := p.String("media-set", "")
+	snaps := p.String("snapshots", "")
+	if err := p.Done(); err != nil {
+		return o, err
+	}
+	if err := checkDriveParam(kind, o.Drive); err != nil {
+		return o, err
+	}
+	if err := checkPoolParam(kind, o.Pool, false); err != nil {
+		return o, err
+	}
+	if set != "" {
+		u, err := format.ParseUUID(set)
+		if err != nil {
+			return o, fmt.Errorf("%w: %s media-set=%q: want a UUID (see cairn tape status)", ErrBadParam, kind, set)
+		}
+		o.MediaSet = u
+	}
+	for _, s := range strings.Split(snaps, ",") {
+		if s == "" {
+			continue
+		}
+		snap, err := tape.ParseSnapshot(s)
+		if err != nil {
+			return o, fmt.Errorf("%w: %s snapshots=: %w (want [ns/NAME/…]TYPE/ID/TIME)", ErrBadParam, kind, err)
+		}
+		o.Snapshots = append(o.Snapshots, snap.String())
+	}
+	return o, nil
+}
+
+// Params returns the options as the parameters ParseTapeRestoreParams
+// reads back.
+func (o TapeRestoreOptions) Params() map[string]string {
+	m := map[string]string{"drive": o.Drive, "worker-threads": strconv.Itoa(o.WorkerThreads)}
+	if !o.MediaSet.IsZero() {
+		m["media-set"] = o.MediaSet.String()
+	}
+	if o.Pool != "" {
+		m["pool"] = o.Pool
+	}
+	if o.SourceStore != "" {
+		m["source-store"] = o.SourceStore
+	}
+	if len(o.Snapshots) > 0 {
+		m["snapshots"] = strings.Join(o.Snapshots, ",")
+	}
+	return m
+}
+
+func checkDriveParam(kind, dir string) error {
+	if dir == "" || !filepath.IsAbs(dir) {
+		return fmt.Errorf("%w: %s drive=%q: want the absolute path of the virtual tape drive directory", ErrBadParam, kind, dir)
+	}
+	return nil
+}
+
+func checkPoolParam(kind, pool string, required bool) error {
+	if pool == "" && !required {
+		return nil
+	}
+	if err := drive.CheckLabel(pool); err != nil {
+		return fmt.Errorf("%w: %s pool=%q: want a pool name of letters, digits, '.', '_' or '-'", ErrBadParam, kind, pool)
+	}
+	return nil
+}
+
+// ParseSize parses a byte size with an optional binary suffix: 65536,
+// 64k, 64M, 2G, 1T (also 64MiB, 64MB).
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSpace(s), "iB"), "B")
+	mult := int64(1)
+	if t != "" {
+		switch t[len(t)-1] {
+		case 'k', 'K':
+			mult = 1 << 10
+		case 'm', 'M':
+			mult = 1 << 20
+		case 'g', 'G':
+			mult = 1 << 30
+		case 't', 'T':
+			mult = 1 << 40
+		}
+		if mult > 1 {
+			t = t[:len(t)-1]
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n < 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("size %q: want a number with an optional k, M, G or T suffix", s)
+	}
+	return n * mult, nil
+}

@@ -1,0 +1,136 @@
+package jobs
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/cairnfs/cairn/jobs/tape"
+	"github.com/cairnfs/cairn/store"
+)
+
+// TapeRestoreKind is the tape-restore job: it restores snapshots of a
+// media set from a virtual tape drive into the store, reading only the
+// tape files that hold chunks the store lacks.
+type TapeRestoreKind struct{}
+
+var (
+	_ Kind     = TapeRestoreKind{}
+	_ Work     = (*tapeRestorer)(nil)
+	_ Reporter = (*tapeRestorer)(nil)
+)
+
+// Name implements Kind.
+func (TapeRestoreKind) Name() string { return "tape-restore" }
+
+// New implements Kind.
+func (TapeRestoreKind) New(s *store.Store, params map[string]string) (Work, error) {
+	opt, err := ParseTapeRestoreParams(params)
+	if err != nil {
+		return nil, err
+	}
+	return &tapeRestorer{s: s, opt: opt}, nil
+}
+
+// TapeRestoreReport is what a tape-restore job did; Status.Result holds
+// one. The restore's own report is there once the job has ended.
+type TapeRestoreReport struct {
+	Drive string `json:"drive"`
+	*tape.RestoreReport
+	SnapshotsOK      int      `json:"snapshots-ok"`
+	SnapshotsPresent int      `json:"snapshots-present"` // in the store before
+	SnapshotsFailed  int      `json:"snapshots-failed"`
+	Seconds          float64  `json:"seconds"`
+	MBps             float64  `json:"mb-per-s"` // chunk bytes inserted per second
+	Next             []string `json:"next-steps,omitempty"`
+}
+
+type tapeRestorer struct {
+	s   *store.Store
+	opt TapeRestoreOptions
+
+	mu  sync.Mutex
+	rep TapeRestoreReport
+}
+
+// Report implements Reporter.
+func (x *tapeRestorer) Report() any {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	r := x.rep
+	r.Next = slices.Clone(r.Next)
+	return r
+}
+
+// Run implements Work.
+func (x *tapeRestorer) Run(ctx context.Context, j *Job) error {
+	start := time.Now()
+	defer j.SetPhase("done")
+	x.mu.Lock()
+	x.rep.Drive = x.opt.Drive
+	x.mu.Unlock()
+	d, err := OpenTapeDrive(ctx, x.opt.Drive)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	sink, err := tape.NewStoreSink(ctx, x.s)
+	if err != nil {
+		return err
+	}
+	defer sink.Close()
+	rep, err := tape.Restore(ctx, d, sink, tape.RestoreOptions{
+		MediaSet:  x.opt.MediaSet,
+		Pool:      x.opt.Pool,
+		Store:     x.opt.SourceStore,
+		Snapshots: x.opt.Snapshots,
+		Workers:   x.opt.WorkerThreads,
+		Reporter:  j,
+		Logger:    j.logger,
+	})
+	x.finish(rep, err, ctx.Err() != nil, time.Since(start))
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("tape restore: %w", err)
+	}
+	return ctx.Err()
+}
+
+func (x *tapeRestorer) finish(rep *tape.RestoreReport, err error, cancelled bool, el time.Duration) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	r := &x.rep
+	r.RestoreReport = rep
+	r.Seconds = el.Seconds()
+	if rep == nil {
+		r.Next = []string{fmt.Sprintf("fix the error above and run the restore again: %v", err)}
+		return
+	}
+	for _, s := range rep.Snapshots {
+		switch s.State {
+		case tape.StateDone:
+			r.SnapshotsOK++
+		case tape.StatePresent:
+			r.SnapshotsPresent++
+		default:
+			r.SnapshotsFailed++
+		}
+	}
+	r.MBps = float64(rep.Bytes) / 1e6 / max(r.Seconds, 1e-9)
+	switch {
+	case cancelled:
+		r.Next = append(r.Next, "the restore was cancelled; restored chunks stay, unfinished snapshots were removed: run it again to finish")
+	case err != nil:
+		r.Next = append(r.Next, fmt.Sprintf("the restore stopped: %v", err))
+	}
+	if r.SnapshotsFailed > 0 {
+		r.Next = append(r.Next, "snapshots failed: check the tape (cairn tape rebuild-catalog) or restore them from another media set")
+	}
+	if r.SnapshotsOK > 0 {
+		r.Next = append(r.Next, "run cairn verify on the restored snapshots")
+	}
+	if len(r.Next) == 0 {
+		r.Next = append(r.Next, "nothing to do: every selected snapshot is in the store")
+	}
+}
