@@ -95,7 +95,10 @@ func (t *pxarTree) Lookup(ctx context.Context, dir TreeEntry, name string) (Tree
 
 func (t *pxarTree) ReadDir(ctx context.Context, dir TreeEntry) iter.Seq2[TreeEntry, error] {
 	return func(yield func(TreeEntry, error) bool) {
-		r, err := t.acc.ReadDir(dir.Ref.(*pxar.Entry))
+		// Stored order is name order, and the order of the contents in the
+		// payload stream: a reader walking the listing (tar, cp -a)
+		// reads the payload forward and gets it loaded ahead.
+		r, err := t.acc.ReadDirSorted(ctx, dir.Ref.(*pxar.Entry))
 		if err != nil {
 			yield(TreeEntry{}, err)
 			return
