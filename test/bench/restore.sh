@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Image restore of a sparse 2 GiB ext4 image, page cache dropped: cairn
+# restore with 1 and N threads vs restic restore, borg extract --sparse
+# and casync extract.
+#   test/bench/restore.sh       (as root; data under $BENCH_DIR)
+source "$(dirname "$0")/lib.sh"
+need restic borg casync
+build_cairn
+cd "$BENCH_DIR"
+img=${IMG:-ext4.img}
+data_ext4 "$img"
+bytes=$(size_of "$img")
+src=$(readlink -f "$img")
+rm -rf rstore rrrepo rbrepo castore out.*
+"$CAIRN" --store rstore init >/dev/null
+"$CAIRN" --store rstore backup --id r --no-sync x.img:"$img" >/dev/null
+restic init --repo rrrepo -q >/dev/null && restic --repo rrrepo -q backup "$src" >/dev/null
+borg init -e none rbrepo && borg create rbrepo::a "$src"
+casync make --store=castore out.caibx "$src" >/dev/null
+for t in 1 $(nproc); do
+  rm -f out.c; drop_caches
+  timed "cairn restore --threads $t" "$bytes" "$CAIRN" --store rstore restore --threads $t host/r x.img out.c
+done
+rm -rf out.r; drop_caches
+timed "restic restore" "$bytes" restic --repo rrrepo -q restore latest --target out.r
+rm -rf out.b; mkdir out.b; drop_caches
+timed "borg extract --sparse" "$bytes" sh -c "cd out.b && borg extract --sparse ../rbrepo::a"
+rm -f out.ca; drop_caches
+timed "casync extract" "$bytes" casync extract --store=castore out.caibx out.ca
