@@ -142,16 +142,7 @@ func (x *tapeExporter) finish(rep *tape.ExportReport, err error, cancelled bool,
 		r.Next = []string{fmt.Sprintf("fix the error above and run the export again: %v", err)}
 		return
 	}
-	for _, s := range rep.Snapshots {
-		switch s.State {
-		case tape.StateDone:
-			r.SnapshotsOK++
-		case tape.StatePresent:
-			r.SnapshotsPresent++
-		default:
-			r.SnapshotsFailed++
-		}
-	}
+	r.SnapshotsOK, r.SnapshotsPresent, r.SnapshotsFailed = countSnapshots(rep.Snapshots)
 	r.MBps = float64(rep.Bytes) / 1e6 / max(r.Seconds, 1e-9)
 	if rep.Duration > 0 {
 		r.WriterIdleShare = float64(rep.WriterIdle) / float64(rep.Duration)

@@ -227,3 +227,19 @@ func ParseSize(s string) (int64, error) {
 	}
 	return n * mult, nil
 }
+
+// countSnapshots tallies the snapshots of a tape job's report: written
+// (or restored), there before, failed.
+func countSnapshots(rs []tape.SnapshotResult) (ok, present, failed int) {
+	for _, s := range rs {
+		switch s.State {
+		case tape.StateDone:
+			ok++
+		case tape.StatePresent:
+			present++
+		default:
+			failed++
+		}
+	}
+	return ok, present, failed
+}

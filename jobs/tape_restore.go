@@ -107,16 +107,7 @@ func (x *tapeRestorer) finish(rep *tape.RestoreReport, err error, cancelled bool
 		r.Next = []string{fmt.Sprintf("fix the error above and run the restore again: %v", err)}
 		return
 	}
-	for _, s := range rep.Snapshots {
-		switch s.State {
-		case tape.StateDone:
-			r.SnapshotsOK++
-		case tape.StatePresent:
-			r.SnapshotsPresent++
-		default:
-			r.SnapshotsFailed++
-		}
-	}
+	r.SnapshotsOK, r.SnapshotsPresent, r.SnapshotsFailed = countSnapshots(rep.Snapshots)
 	r.MBps = float64(rep.Bytes) / 1e6 / max(r.Seconds, 1e-9)
 	switch {
 	case cancelled:
