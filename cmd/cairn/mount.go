@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -61,6 +62,10 @@ fusermount3 (package fuse3), and --allow-other needs user_allow_other in
 	return cmd
 }
 
+// mountOverhead is the Go heap a mount may use beyond its chunk cache
+// (the target for the whole process is cache + 64 MiB).
+const mountOverhead = 40 << 20
+
 func (a *app) mount(o mountOpts, dir string) error {
 	cs, err := parseSize(o.cacheSize)
 	if err != nil {
@@ -82,6 +87,9 @@ func (a *app) mount(o mountOpts, dir string) error {
 	if readahead == 0 {
 		readahead = -1 // the fs package's "none"
 	}
+	// Evicted chunks are garbage of 4 MiB each: without a limit the heap
+	// grows to twice the cache before the GC runs. Keep it near the cache.
+	debug.SetMemoryLimit(max(cs, store.DefaultCacheSize) + mountOverhead)
 	mgr, err := a.jobManager(s)
 	if err != nil {
 		return err
