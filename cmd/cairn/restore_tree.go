@@ -33,7 +33,7 @@ func (a *app) restoreTree(o restoreOpts, s *store.Store, snap store.Snapshot, m 
 	if target == "-" {
 		return usageErr("a file archive restores into a directory, not to stdout")
 	}
-	c, err := store.NewCache(s, 64<<20)
+	c, err := store.NewCache(s, store.DefaultCacheSize)
 	if err != nil {
 		return err
 	}

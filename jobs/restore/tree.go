@@ -165,7 +165,9 @@ func (t *treeRestore) dir(ctx context.Context, d *pxar.Entry, path string, files
 	t.mu.Lock()
 	t.dirs = append(t.dirs, dirMeta{path: path, m: d.Metadata})
 	t.mu.Unlock()
-	r, err := t.acc.ReadDir(d)
+	// Stored order: the order of the contents in the payload stream, so
+	// the workers read it forward and each chunk is loaded once.
+	r, err := t.acc.ReadDirSorted(ctx, d)
 	if err != nil {
 		t.fail(path, err)
 		return nil
@@ -316,11 +318,12 @@ func (t *treeRestore) fileWorker(ctx context.Context, jobs <-chan fileJob) error
 func (t *treeRestore) file(ctx context.Context, j fileJob, buf []byte) error {
 	f := j.f
 	src, err := t.acc.Open(ctx, j.e)
+	var end int64
 	if err == nil {
-		err = copySparse(ctx, f, src, buf, t.opt.Stats)
+		end, err = copySparse(ctx, f, src, buf, t.opt.Stats)
 	}
-	if err == nil {
-		err = f.Truncate(int64(j.e.Size))
+	if err == nil && end < int64(j.e.Size) {
+		err = f.Truncate(int64(j.e.Size)) // a hole at the end
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -332,28 +335,31 @@ func (t *treeRestore) file(ctx context.Context, j fileJob, buf []byte) error {
 }
 
 // copySparse copies src to f, skipping blocks of zeros (they stay holes
-// once the file is truncated to its size).
-func copySparse(ctx context.Context, f *os.File, src *io.SectionReader, buf []byte, st *Stats) error {
-	var off int64
+// once the file is truncated to its size). It returns the end of the
+// last block written.
+func copySparse(ctx context.Context, f *os.File, src *io.SectionReader, buf []byte, st *Stats) (int64, error) {
+	var off, end int64
 	for {
 		if err := ctx.Err(); err != nil {
-			return err
+			return end, err
 		}
 		n, err := src.ReadAt(buf, off)
 		if n > 0 {
 			if chunk.IsZero(buf[:n]) {
 				st.ZeroBytes.Add(int64(n))
 			} else if _, werr := f.WriteAt(buf[:n], off); werr != nil {
-				return werr
+				return end, werr
+			} else {
+				end = off + int64(n)
 			}
 			st.Bytes.Add(int64(n))
 			off += int64(n)
 		}
 		if errors.Is(err, io.EOF) {
-			return nil
+			return end, nil
 		}
 		if err != nil {
-			return fmt.Errorf("offset %d: %w", off, err)
+			return end, fmt.Errorf("offset %d: %w", off, err)
 		}
 	}
 }
