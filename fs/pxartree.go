@@ -146,19 +146,19 @@ func (t *pxarTree) Xattrs(ctx context.Context, e TreeEntry) ([]Xattr, error) {
 	for _, x := range m.Xattrs {
 		out = append(out, Xattr{Name: string(x.Name), Value: x.Value})
 	}
-	if len(m.ACL.Users) > 0 || len(m.ACL.Groups) > 0 || m.ACL.GroupObj != nil {
-		v, err := m.ACL.AccessXattr(m.Stat.Mode)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, Xattr{Name: "system.posix_acl_access", Value: v})
+	access, err := m.ACL.AccessXattr(m.Stat.Mode) // nil when the mode says it all
+	if err != nil {
+		return nil, err
 	}
-	if m.ACL.Default != nil || len(m.ACL.DefaultUsers) > 0 || len(m.ACL.DefaultGroups) > 0 {
-		v, err := m.ACL.DefaultXattr()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, Xattr{Name: "system.posix_acl_default", Value: v})
+	if access != nil {
+		out = append(out, Xattr{Name: "system.posix_acl_access", Value: access})
+	}
+	def, err := m.ACL.DefaultXattr() // nil without a default ACL
+	if err != nil {
+		return nil, err
+	}
+	if def != nil {
+		out = append(out, Xattr{Name: "system.posix_acl_default", Value: def})
 	}
 	if m.FCaps != nil {
 		out = append(out, Xattr{Name: "security.capability", Value: m.FCaps})
