@@ -29,13 +29,9 @@ func (a *app) catCmd() *cobra.Command {
 				return err
 			}
 			defer s.Close()
-			snap, m, err := a.resolveSnapshot(s, args[0])
+			snap, m, ar, err := a.resolveArchive(s, args[0], args[1])
 			if err != nil {
 				return err
-			}
-			ar, err := store.FindArchive(m, args[1])
-			if err != nil {
-				return fmt.Errorf("snapshot %s: %w", snap, err)
 			}
 			return a.catArchive(s, snap, m, ar, cs, readahead)
 		},
@@ -56,6 +52,20 @@ func (a *app) resolveSnapshot(s *store.Store, ref string) (store.Snapshot, *stor
 	}
 	m, err := s.ReadManifest(snap)
 	return snap, m, err
+}
+
+// resolveArchive resolves a snapshot reference and finds archive name
+// (as the user names it) in its manifest.
+func (a *app) resolveArchive(s *store.Store, ref, name string) (store.Snapshot, *store.Manifest, store.Archive, error) {
+	snap, m, err := a.resolveSnapshot(s, ref)
+	if err != nil {
+		return snap, nil, store.Archive{}, err
+	}
+	ar, err := store.FindArchive(m, name)
+	if err != nil {
+		return snap, m, ar, fmt.Errorf("snapshot %s: %w", snap, err)
+	}
+	return snap, m, ar, nil
 }
 
 func (a *app) catArchive(s *store.Store, snap store.Snapshot, m *store.Manifest, ar store.Archive, cacheSize int64, readahead int) error {

@@ -76,13 +76,9 @@ func (a *app) withFileArchive(ref, name string, cacheSize int64, fn func(*pxar.A
 		return err
 	}
 	defer s.Close()
-	snap, m, err := a.resolveSnapshot(s, ref)
+	snap, m, ar, err := a.resolveArchive(s, ref, name)
 	if err != nil {
 		return err
-	}
-	ar, err := store.FindArchive(m, name)
-	if err != nil {
-		return fmt.Errorf("snapshot %s: %w", snap, err)
 	}
 	c, err := store.NewCache(s, cacheSize)
 	if err != nil {

@@ -68,13 +68,9 @@ func (a *app) restore(o restoreOpts, ref, archive, target string) error {
 		return err
 	}
 	defer s.Close()
-	snap, m, err := a.resolveSnapshot(s, ref)
+	snap, m, ar, err := a.resolveArchive(s, ref, archive)
 	if err != nil {
 		return err
-	}
-	ar, err := store.FindArchive(m, archive)
-	if err != nil {
-		return fmt.Errorf("snapshot %s: %w", snap, err)
 	}
 	switch ar.Kind {
 	case store.ArchiveSplitPxar, store.ArchiveSinglePxar:
