@@ -121,6 +121,7 @@ func (d *dir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gof
 		var ao fuse.AttrOut
 		if g.Getattr(ctx, nil, &ao) == 0 {
 			out.Attr = ao.Attr
+			out.AttrValid, out.AttrValidNsec = ao.AttrValid, ao.AttrValidNsec
 		}
 	}
 	return ch, 0

@@ -14,9 +14,11 @@
 // entry's path in the store, so they are stable across remounts.
 //
 // Reads of an archive go through one shared store.Cache and a
-// store.IndexReader per open file handle, without a lock around I/O; the
-// kernel keeps file pages (FOPEN_KEEP_CACHE) and entries for long because
-// snapshots never change. A corrupt or missing chunk fails the read that
+// store.IndexReader per open file (per node in no-open mode), without a
+// lock around I/O; the kernel keeps file pages (FOPEN_KEEP_CACHE) and
+// entries for long because snapshots never change. As root, the store is
+// a read-only mount in no-open mode and extra entries (.jobs) are mounted
+// on their own (submount.go, noopen.go). A corrupt or missing chunk fails the read that
 // needs it with EIO and one log line; every other read goes on.
 //
 // This package knows go-fuse and the store's API; it parses no on-disk

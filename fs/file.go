@@ -20,29 +20,40 @@ type indexFile struct {
 	snap    store.Snapshot
 	m       *store.Manifest
 	archive store.Archive
+	lazy    lazyFile
 }
 
-var _ gofs.NodeOpener = (*indexFile)(nil)
+var (
+	_ gofs.NodeOpener      = (*indexFile)(nil)
+	_ gofs.NodeReader      = (*indexFile)(nil)
+	_ gofs.NodeOnForgetter = (*indexFile)(nil)
+)
 
 // Open opens the index (checked against the manifest) and gives the
-// handle its own reader through the shared cache. The kernel may keep
-// the file's pages across opens: a snapshot never changes.
+// handle its own reader through the shared cache; in no-open mode the
+// node keeps one such handle for all its readers.
 func (n *indexFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	if e := openFlagsOK(flags); e != 0 {
-		return nil, 0, e
-	}
+	return n.fsys.openMode(ctx, flags, n.open)
+}
+
+func (n *indexFile) open(ctx context.Context) (gofs.FileHandle, syscall.Errno) {
 	x, err := n.fsys.s.OpenSnapshotIndex(n.snap, n.m, n.archive.Files[0])
 	if err != nil {
 		e := errno(err)
 		if e == syscall.EIO {
 			n.fsys.log.Error("open failed", "snapshot", n.snap.String(), "archive", n.archive.Name, "err", err)
 		}
-		return nil, 0, e
+		return nil, e
 	}
 	r := store.NewIndexReader(n.fsys.bg, x, n.fsys.cache, n.fsys.readahead)
-	h := &readHandle{fsys: n.fsys, snap: n.snap, archive: n.archive.Name, r: r, size: r.Size(), closer: x}
-	return h, fuse.FOPEN_KEEP_CACHE, 0
+	return &readHandle{fsys: n.fsys, snap: n.snap, archive: n.archive.Name, r: r, size: r.Size(), closer: x}, 0
 }
+
+func (n *indexFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	return n.lazy.read(ctx, n.fsys, fh, dest, off, n.open)
+}
+
+func (n *indexFile) OnForget() { n.lazy.release(n.fsys) }
 
 // contextReaderAt is what a readHandle reads from: a store.IndexReader,
 // or a file of an ArchiveTree.
@@ -142,16 +153,22 @@ type blobFile struct {
 	snap    store.Snapshot
 	m       *store.Manifest
 	archive store.Archive
+	lazy    lazyFile
 }
 
-var _ gofs.NodeOpener = (*blobFile)(nil)
+var (
+	_ gofs.NodeOpener      = (*blobFile)(nil)
+	_ gofs.NodeReader      = (*blobFile)(nil)
+	_ gofs.NodeOnForgetter = (*blobFile)(nil)
+)
 
-// Open reads, checks and decodes the blob (blobs are small: at most 128
-// MiB, usually a few KiB).
 func (n *blobFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	if e := openFlagsOK(flags); e != 0 {
-		return nil, 0, e
-	}
+	return n.fsys.openMode(ctx, flags, n.open)
+}
+
+// open reads, checks and decodes the blob (blobs are small: at most 128
+// MiB, usually a few KiB).
+func (n *blobFile) open(ctx context.Context) (gofs.FileHandle, syscall.Errno) {
 	data, err := n.fsys.s.ReadBlob(n.snap, n.m, n.archive.Files[0])
 	if err != nil {
 		e := errno(err)
@@ -159,10 +176,16 @@ func (n *blobFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uin
 			n.fsys.readErrors.Add(1)
 			n.fsys.log.Error("open failed", "snapshot", n.snap.String(), "archive", n.archive.Name, "err", err)
 		}
-		return nil, 0, e
+		return nil, e
 	}
-	return &bytesHandle{fsys: n.fsys, data: data}, fuse.FOPEN_KEEP_CACHE, 0
+	return &bytesHandle{fsys: n.fsys, data: data}, 0
 }
+
+func (n *blobFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	return n.lazy.read(ctx, n.fsys, fh, dest, off, n.open)
+}
+
+func (n *blobFile) OnForget() { n.lazy.release(n.fsys) }
 
 // bytesHandle serves reads from memory.
 type bytesHandle struct {

@@ -312,3 +312,10 @@ func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Logf("%s", bytes.TrimRight(p, "\n"))
 	return len(p), nil
 }
+
+// forModes runs test in split mode (the default as root: a read-only
+// mount without OPEN, and .jobs mounted on its own) and as one mount.
+func forModes(t *testing.T, test func(t *testing.T, one bool)) {
+	t.Run("split", func(t *testing.T) { test(t, false) })
+	t.Run("one", func(t *testing.T) { test(t, true) })
+}

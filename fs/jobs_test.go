@@ -75,7 +75,9 @@ func writeControl(path, cmd string) error {
 
 // TestJobsControl starts, refuses and cancels jobs through the control
 // files of a real mount while a file of the same mount is read.
-func TestJobsControl(t *testing.T) {
+func TestJobsControl(t *testing.T) { forModes(t, testJobsControl) }
+
+func testJobsControl(t *testing.T, one bool) {
 	needFUSE(t)
 	s, err := store.CreateWith(filepath.Join(t.TempDir(), "store"), store.CreateOptions{LazyPrefixDirs: true})
 	if err != nil {
@@ -94,7 +96,7 @@ func TestJobsControl(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, mnt, _ := mountT(t, Options{Store: s, Extra: []RootEntry{JobsEntry(mgr, uint32(os.Getuid()), uint32(os.Getgid()))}})
+	_, mnt, _ := mountT(t, Options{Store: s, OneMount: one, Extra: []RootEntry{JobsEntry(mgr, uint32(os.Getuid()), uint32(os.Getgid()))}})
 	jd := filepath.Join(mnt, JobsDirName)
 	names, err := os.ReadDir(jd)
 	if err != nil || len(names) != 3 {

@@ -28,7 +28,9 @@ type mountFS struct {
 	bg        context.Context // ends at unmount: stops read-ahead
 	trees     TreeOpener
 
+	noOpen     bool     // files are read without OPEN (noopen.go)
 	openTrees  sync.Map // *openTree → true: closed at unmount
+	lazyFiles  sync.Map // *lazyFile → true: released at unmount
 	served     atomic.Int64
 	readErrors atomic.Int64
 }
@@ -43,6 +45,9 @@ type Server struct {
 	fsys   *mountFS
 	cancel context.CancelFunc
 	done   chan struct{}
+
+	subMu sync.Mutex
+	subs  []*subMount // the extra entries' own mounts (split mode)
 
 	once sync.Once
 	err  error
@@ -68,9 +73,15 @@ func Mount(ctx context.Context, dir string, opt Options) (*Server, error) {
 	f := &mountFS{s: opt.Store, cache: cache, readahead: opt.Readahead, refresh: opt.Refresh,
 		log: opt.Log, started: time.Now(), bg: bg, trees: opt.Trees,
 		owner: fuse.Owner{Uid: uint32(os.Geteuid()), Gid: uint32(os.Getegid())}}
-	root, onAdd := f.newRoot(opt.Scope, opt.Extra)
 	m := &Server{dir: mp, direct: os.Geteuid() == 0, grace: opt.UnmountGrace, fsys: f, cancel: cancel, done: make(chan struct{})}
-	gopts := m.fuseOptions(opt, onAdd)
+	split := m.direct && !opt.OneMount
+	f.noOpen = split
+	rootExtra := opt.Extra
+	if split {
+		rootExtra = placeholders(opt.Extra)
+	}
+	root, onAdd := f.newRoot(opt.Scope, rootExtra)
+	gopts := m.fuseOptions(opt, onAdd, split)
 	server, err := fuse.NewServer(gofs.NewNodeFS(root, gopts), mp, &gopts.MountOptions)
 	if err != nil {
 		cancel()
@@ -80,6 +91,8 @@ func Mount(ctx context.Context, dir string, opt Options) (*Server, error) {
 	m.server = server
 	go func() {
 		server.Serve()
+		m.endSubs()
+		f.closeLazyFiles()
 		f.closeTrees()
 		cancel()
 		cache.Close()
@@ -100,11 +113,24 @@ func Mount(ctx context.Context, dir string, opt Options) (*Server, error) {
 			f.log.Debug("read-ahead left at the kernel's default", "err", err)
 		}
 	}
+	if split {
+		for _, x := range opt.Extra {
+			if err := m.mountSub(opt, x); err != nil {
+				m.Unmount()
+				return nil, err
+			}
+		}
+	}
 	return m, nil
 }
 
-// fuseOptions are the go-fuse options of the mount.
-func (m *Server) fuseOptions(opt Options, onAdd func(context.Context)) *gofs.Options {
+// fuseOptions are the go-fuse options of the mount; ro makes the kernel
+// mount read-only.
+func (m *Server) fuseOptions(opt Options, onAdd func(context.Context), ro bool) *gofs.Options {
+	flags := uintptr(syscall.MS_NOSUID | syscall.MS_NODEV)
+	if ro {
+		flags |= syscall.MS_RDONLY
+	}
 	timeout := opt.Timeout
 	level := slog.LevelWarn
 	if opt.Debug {
@@ -126,7 +152,9 @@ func (m *Server) fuseOptions(opt Options, onAdd func(context.Context)) *gofs.Opt
 			MaxBackground:     64,
 			DisableSplice:     true,
 			DirectMountStrict: m.direct,
-			DirectMountFlags:  syscall.MS_NOSUID | syscall.MS_NODEV,
+			DirectMountFlags:  flags,
+			// .stats changes its mtime to have its cached page dropped.
+			ExtraCapabilities: fuse.CAP_AUTO_INVAL_DATA,
 			Debug:             opt.Debug,
 			Logger:            logger,
 		},
@@ -203,31 +231,45 @@ func (m *Server) unmount() error {
 		return nil
 	default:
 	}
-	err := unmountDir(m.dir, false, m.direct)
+	if err := m.unmountSubs(); err != nil {
+		return err
+	}
+	if err := unmountServed(m.dir, m.dev, m.direct, m.grace, m.done, m.fsys.log); err != nil {
+		return err
+	}
+	<-m.done
+	return nil
+}
+
+// unmountServed unmounts one mount this process serves and waits until
+// done is closed. A busy mount is detached and given grace to be closed
+// before its connection is aborted.
+func unmountServed(dir string, dev uint64, direct bool, grace time.Duration, done <-chan struct{}, log *slog.Logger) error {
+	err := unmountDir(dir, false, direct)
 	if errors.Is(err, syscall.EBUSY) {
-		m.fsys.log.Warn("mount busy: detaching it; open files keep working until closed", "dir", m.dir, "grace", m.grace)
-		err = unmountDir(m.dir, true, m.direct)
+		log.Warn("mount busy: detaching it; open files keep working until closed", "dir", dir, "grace", grace)
+		err = unmountDir(dir, true, direct)
 		if err == nil {
 			select {
-			case <-m.done:
-			case <-time.After(m.grace):
-				m.fsys.log.Warn("files still open after the grace period: aborting the connection", "dir", m.dir)
-				if aerr := abortConn(m.dev); aerr != nil {
-					return fmt.Errorf("unmount %s: %w", m.dir, aerr)
+			case <-done:
+			case <-time.After(grace):
+				log.Warn("files still open after the grace period: aborting the connection", "dir", dir)
+				if aerr := abortConn(dev); aerr != nil {
+					return fmt.Errorf("unmount %s: %w", dir, aerr)
 				}
 			}
 		}
 	}
-	if err != nil && m.dev != 0 {
+	if err != nil && dev != 0 {
 		// The mountpoint is not ours any more (gone, or never finished
 		// mounting): end the connection so Serve returns.
-		if aerr := abortConn(m.dev); aerr == nil {
+		if aerr := abortConn(dev); aerr == nil {
 			err = nil
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("unmount %s: %w", m.dir, err)
+		return fmt.Errorf("unmount %s: %w", dir, err)
 	}
-	<-m.done
+	<-done
 	return nil
 }

@@ -200,7 +200,13 @@ func TestLatestMoves(t *testing.T) {
 
 // TestReadOnly checks that nothing can be changed through the mount.
 func TestReadOnly(t *testing.T) {
-	_, mnt, _ := mountT(t, Options{})
+	forModes(t, func(t *testing.T, one bool) {
+		_, mnt, _ := mountT(t, Options{OneMount: one})
+		checkReadOnly(t, mnt)
+	})
+}
+
+func checkReadOnly(t *testing.T, mnt string) {
 	file := filepath.Join(mnt, "vm/100/latest/disk.img")
 	dir := filepath.Join(mnt, "vm/100/2024-01-01T00:00:00Z")
 	tests := []struct {
@@ -237,16 +243,34 @@ func openClose(p string, flags int) error {
 	return err
 }
 
-// TestStats reads a file and checks the counters in .stats.
-func TestStats(t *testing.T) {
+// TestStats reads a file and checks the counters in .stats, which must
+// be new at each read (never a page the kernel kept).
+func TestStats(t *testing.T) { forModes(t, testStats) }
+
+func testStats(t *testing.T, one bool) {
 	f := testFixture(t)
-	srv, mnt, _ := mountT(t, Options{})
+	srv, mnt, _ := mountT(t, Options{OneMount: one})
+	if before := readStats(t, mnt); before.ServedBytes != 0 {
+		t.Errorf(".stats of a fresh mount: %+v", before)
+	}
 	rel := "vm/100/2024-01-01T00:00:00Z/disk.img"
 	for range 2 {
 		if _, err := os.ReadFile(filepath.Join(mnt, rel)); err != nil {
 			t.Fatal(err)
 		}
 	}
+	st := readStats(t, mnt)
+	size := int64(len(f.files[rel]))
+	if st.ServedBytes < size || st.CacheMisses == 0 || st.LoadedBytes == 0 || st.ZeroHits == 0 || st.DecodedBytes < size-256<<10 {
+		t.Errorf(".stats after reading %d bytes (with a zero run): %+v", size, st)
+	}
+	if now := srv.Stats(); now.ServedBytes < st.ServedBytes || now.CacheMisses < st.CacheMisses {
+		t.Errorf("Stats() = %+v went back from .stats %+v", now, st)
+	}
+}
+
+func readStats(t *testing.T, mnt string) Stats {
+	t.Helper()
 	data, err := os.ReadFile(filepath.Join(mnt, statsName))
 	if err != nil {
 		t.Fatalf("read .stats: %v", err)
@@ -255,13 +279,10 @@ func TestStats(t *testing.T) {
 	if err := json.Unmarshal(data, &st); err != nil {
 		t.Fatalf(".stats is not JSON: %v\n%s", err, data)
 	}
-	size := int64(len(f.files[rel]))
-	if st.ServedBytes < size || st.CacheMisses == 0 || st.LoadedBytes == 0 || st.ZeroHits == 0 || st.DecodedBytes < size-256<<10 {
-		t.Errorf(".stats after reading %d bytes (with a zero run): %+v", size, st)
+	if fi, err := os.Stat(filepath.Join(mnt, statsName)); err != nil || fi.Size() != int64(len(data)) {
+		t.Fatalf(".stats: stat says %v (%v), read %d bytes", fi.Size(), err, len(data))
 	}
-	if now := srv.Stats(); now.ServedBytes < st.ServedBytes || now.CacheMisses < st.CacheMisses {
-		t.Errorf("Stats() = %+v went back from .stats %+v", now, st)
-	}
+	return st
 }
 
 func keys[V any](m map[string]V) []string {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"iter"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -96,25 +97,48 @@ func mountError(dir string, err error) error {
 // mountedAt returns the type of the topmost mount at path, from
 // /proc/self/mountinfo.
 func mountedAt(path string) (string, bool) {
-	data, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return "", false
-	}
 	var typ string
 	found := false
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		// id parent major:minor root mountpoint options [tags…] - type source superoptions
-		pre, post, ok := strings.Cut(sc.Text(), " - ")
-		f := strings.Fields(pre)
-		if !ok || len(f) < 5 || unescapeMount(f[4]) != path {
-			continue
-		}
-		if t := strings.Fields(post); len(t) > 0 {
-			typ, found = t[0], true
+	for mp, t := range mounts() {
+		if mp == path {
+			typ, found = t, true
 		}
 	}
 	return typ, found
+}
+
+// cairnMounts returns the mountpoints of cairn mounts.
+func cairnMounts() []string {
+	var out []string
+	for mp, t := range mounts() {
+		if t == fsType {
+			out = append(out, mp)
+		}
+	}
+	return out
+}
+
+// mounts yields mountpoint and type of each line of /proc/self/mountinfo,
+// in mount order.
+func mounts() iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		data, err := os.ReadFile("/proc/self/mountinfo")
+		if err != nil {
+			return
+		}
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		for sc.Scan() {
+			// id parent major:minor root mountpoint options [tags…] - type source superoptions
+			pre, post, ok := strings.Cut(sc.Text(), " - ")
+			f, t := strings.Fields(pre), strings.Fields(post)
+			if !ok || len(f) < 5 || len(t) == 0 {
+				continue
+			}
+			if !yield(unescapeMount(f[4]), t[0]) {
+				return
+			}
+		}
+	}
 }
 
 // unescapeMount undoes mountinfo's octal escapes (\040 for a space).
@@ -151,6 +175,15 @@ func Unmount(dir string, lazy bool) error {
 	}
 	if typ != fsType {
 		return fmt.Errorf("%w: %s is a %s mount", ErrNotMounted, abs, typ)
+	}
+	// The extra entries' own mounts (.jobs) sit on this one: first them.
+	for _, sub := range mountsBelow(abs) {
+		if err := unmountDir(sub, lazy, os.Geteuid() == 0); err != nil && !lazy {
+			if errors.Is(err, syscall.EBUSY) {
+				return fmt.Errorf("%w: %s: files are open under it (close them, or detach now with --lazy)", ErrBusy, sub)
+			}
+			return fmt.Errorf("unmount %s: %w", sub, err)
+		}
 	}
 	err = unmountDir(abs, lazy, os.Geteuid() == 0)
 	if errors.Is(err, syscall.EBUSY) {

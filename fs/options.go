@@ -49,7 +49,11 @@ type Options struct {
 	UnmountGrace time.Duration // how long Unmount waits for open files before aborting (default 10 s)
 
 	AllowOther bool // let other users see the mount (needs user_allow_other for non-root)
-	Debug      bool // log every FUSE request (go-fuse debug output)
+	// OneMount serves the extra entries inside the store's mount, which is
+	// then read-write and sends an OPEN per file (submount.go). It is
+	// always so without root.
+	OneMount bool
+	Debug    bool // log every FUSE request (go-fuse debug output)
 
 	Trees TreeOpener   // shows file archives as trees (PxarTrees); nil: they are left out
 	Extra []RootEntry  // extra root entries (e.g. .jobs)

@@ -2,8 +2,12 @@ package fs
 
 import (
 	"context"
-	"encoding/json"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
 	"syscall"
+	"time"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -43,23 +47,64 @@ func (f *mountFS) stats() Stats {
 	}
 }
 
-// statsFile is .stats: each open sees the counters of that moment. It is
-// opened with direct I/O, so its size (0) does not limit reads and the
-// kernel keeps no stale pages.
+// statsJSON is Stats as JSON of a fixed size: each number is padded to
+// 20 columns (an int64 has at most 20 characters).
+func (s Stats) statsJSON() []byte {
+	v := reflect.ValueOf(s)
+	b := []byte("{\n")
+	for i := range v.NumField() {
+		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+		b = fmt.Appendf(b, "  %-20s %20d", strconv.Quote(name)+":", v.Field(i).Int())
+		if i < v.NumField()-1 {
+			b = append(b, ',')
+		}
+		b = append(b, '\n')
+	}
+	return append(b, "}\n"...)
+}
+
+var statsSize = uint64(len(Stats{}.statsJSON()))
+
+// statsFile is .stats: the counters at the moment of each read. Its
+// content has one size whatever the counters, so every read, with or
+// without a handle, gets one whole JSON document. Its attributes expire
+// at once and carry the time of the stat as mtime: the kernel
+// (auto_inval_data) then drops the page it cached and reads again.
 type statsFile struct {
 	node
 	readOnly
 }
 
-var _ gofs.NodeOpener = (*statsFile)(nil)
+var (
+	_ gofs.NodeOpener = (*statsFile)(nil)
+	_ gofs.NodeReader = (*statsFile)(nil)
+)
 
+func (n *statsFile) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	out.Attr = n.attr
+	out.Size = statsSize
+	now := time.Now()
+	out.SetTimes(nil, &now, &now)
+	out.SetTimeout(time.Nanosecond)
+	return 0
+}
+
+// Open (sent only when the mount is not in no-open mode) gives a handle
+// with direct I/O, which bypasses the page cache.
 func (n *statsFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	if e := openFlagsOK(flags); e != 0 {
 		return nil, 0, e
 	}
-	data, err := json.MarshalIndent(n.fsys.stats(), "", "  ")
-	if err != nil {
-		return nil, 0, syscall.EIO
+	if n.fsys.noOpen {
+		return nil, 0, syscall.ENOSYS
 	}
-	return &bytesHandle{data: append(data, '\n')}, fuse.FOPEN_DIRECT_IO, 0
+	return &bytesHandle{data: n.fsys.stats().statsJSON()}, fuse.FOPEN_DIRECT_IO, 0
+}
+
+func (n *statsFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	h, ok := fh.(*bytesHandle)
+	if !ok {
+		h = &bytesHandle{data: n.fsys.stats().statsJSON()}
+	}
+	return h.Read(ctx, dest, off)
 }

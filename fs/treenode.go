@@ -93,12 +93,14 @@ type treeNode struct {
 	e    TreeEntry // unset for the root until the tree is opened
 	root bool
 	rel  string // path inside the archive, for log lines
+	lazy lazyFile
 }
 
 var (
 	_ gofs.NodeLookuper    = (*treeNode)(nil)
 	_ gofs.NodeReaddirer   = (*treeNode)(nil)
 	_ gofs.NodeOpener      = (*treeNode)(nil)
+	_ gofs.NodeReader      = (*treeNode)(nil)
 	_ gofs.NodeReadlinker  = (*treeNode)(nil)
 	_ gofs.NodeGetxattrer  = (*treeNode)(nil)
 	_ gofs.NodeListxattrer = (*treeNode)(nil)
@@ -204,20 +206,24 @@ func (s *treeDirStream) Next() (fuse.DirEntry, syscall.Errno) {
 func (s *treeDirStream) Close() { s.stop() }
 
 func (n *treeNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	if e := openFlagsOK(flags); e != 0 {
-		return nil, 0, e
-	}
+	return n.fsys.openMode(ctx, flags, n.open)
+}
+
+func (n *treeNode) open(ctx context.Context) (gofs.FileHandle, syscall.Errno) {
 	t, e, err := n.entry(ctx)
 	if err != nil {
-		return nil, 0, n.fail("open archive", err)
+		return nil, n.fail("open archive", err)
 	}
 	tf, err := t.Open(ctx, e)
 	if err != nil {
-		return nil, 0, n.fail("open", err)
+		return nil, n.fail("open", err)
 	}
-	h := &readHandle{fsys: n.fsys, snap: n.tree.snap, archive: n.tree.a.Name, path: "/" + n.rel,
-		r: tf, size: int64(e.Size), closer: tf}
-	return h, fuse.FOPEN_KEEP_CACHE, 0
+	return &readHandle{fsys: n.fsys, snap: n.tree.snap, archive: n.tree.a.Name, path: "/" + n.rel,
+		r: tf, size: int64(e.Size), closer: tf}, 0
+}
+
+func (n *treeNode) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	return n.lazy.read(ctx, n.fsys, fh, dest, off, n.open)
 }
 
 func (n *treeNode) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
@@ -277,8 +283,10 @@ func (n *treeNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.
 	return uint32(copy(dest, b)), 0
 }
 
-// OnForget closes the tree when the kernel forgets the archive's root.
+// OnForget closes the node's reader, and the tree when the kernel
+// forgets the archive's root.
 func (n *treeNode) OnForget() {
+	n.lazy.release(n.fsys)
 	if n.root {
 		n.tree.close()
 	}

@@ -17,7 +17,7 @@ rm -rf cstore rrepo brepo
 restic init --repo rrepo -q >/dev/null && restic --repo rrepo -q backup "$src" >/dev/null
 borg init -e none brepo && borg create brepo::a "$src"
 mkdir -p mnt-c mnt-r mnt-b
-cleanup() { for m in mnt-c mnt-r mnt-b; do fusermount -u "$m" 2>/dev/null || true; done; }
+cleanup() { "$CAIRN" umount mnt-c 2>/dev/null || true; for m in mnt-r mnt-b; do fusermount -u "$m" 2>/dev/null || true; done; }
 trap cleanup EXIT
 
 drop_caches
@@ -31,7 +31,7 @@ timed "cairn mount read (cold)" "$bytes" dd if="$f" of=/dev/null bs=1M
 echo 1 > /proc/sys/vm/drop_caches 2>/dev/null || true # kernel pages only; cairn's cache stays
 timed "cairn mount read (warm cache)" "$bytes" dd if="$f" of=/dev/null bs=1M
 timed "cairn mount re-read (page cache)" "$bytes" dd if="$f" of=/dev/null bs=1M
-fusermount -u mnt-c
+"$CAIRN" umount mnt-c
 
 restic --repo rrepo mount mnt-r >/dev/null 2>&1 &
 wait_mounted mnt-r 30

@@ -15,7 +15,7 @@ rm -rf cstore rrepo brepo out-*
 restic init --repo rrepo -q >/dev/null && restic --repo rrepo -q backup "$src" >/dev/null
 borg init -e none brepo && borg create brepo::a "$src"
 mkdir -p mnt-c mnt-r mnt-b
-cleanup() { for m in mnt-c mnt-r mnt-b; do fusermount -u "$m" 2>/dev/null || true; done; }
+cleanup() { "$CAIRN" umount mnt-c 2>/dev/null || true; for m in mnt-r mnt-b; do fusermount -u "$m" 2>/dev/null || true; done; }
 trap cleanup EXIT
 
 tree_bench() { # tree_bench LABEL DIR
@@ -30,11 +30,11 @@ tar_bench() {
 "$CAIRN" --store cstore mount mnt-c 2>/dev/null &
 wait_mounted mnt-c 30
 tar_bench "cairn mount" "mnt-c/host/t/latest/go.pxar"
-fusermount -u mnt-c; sleep 1
+"$CAIRN" umount mnt-c; sleep 1
 "$CAIRN" --store cstore mount mnt-c 2>/dev/null &
 wait_mounted mnt-c 30
 tree_bench "cairn mount" "mnt-c/host/t/latest/go.pxar"
-fusermount -u mnt-c
+"$CAIRN" umount mnt-c
 
 restic --repo rrepo mount mnt-r >/dev/null 2>&1 &
 wait_mounted mnt-r 30

@@ -1,0 +1,124 @@
+package fs
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// Split mode. A root mount is two kinds of FUSE mount: the store on a
+// read-only superblock, and each extra root entry (.jobs) on its own
+// read-write connection mounted over an empty directory of the first.
+// The read-only superblock is what the speed of tar and cp -r needs: on a
+// writable one the kernel forgets a file's atime after every read and
+// asks for its attributes again at the next stat (one more request per
+// file), and it answers every write with EROFS itself. The store's mount
+// also runs in no-open mode (noopen.go), which would take the handles
+// that .jobs' status files and control writes rely on. Without root
+// (fusermount cannot mount over a read-only directory) or with
+// Options.OneMount, everything is one read-write mount whose nodes refuse
+// changes themselves.
+
+// subMount is an extra root entry's own mount.
+type subMount struct {
+	dir    string
+	dev    uint64
+	server *fuse.Server
+	done   chan struct{}
+}
+
+// placeholders stands in for the extra entries in the store's mount: the
+// empty directories they are mounted over.
+func placeholders(extra []RootEntry) []RootEntry {
+	out := make([]RootEntry, len(extra))
+	for i, x := range extra {
+		out[i] = RootEntry{Name: x.Name, Mode: syscall.S_IFDIR, New: func() gofs.InodeEmbedder { return &emptyDir{} }}
+	}
+	return out
+}
+
+// emptyDir is a read-only directory without entries.
+type emptyDir struct {
+	gofs.Inode
+	readOnly
+}
+
+// mountSub mounts x over its directory in the store's mount.
+func (m *Server) mountSub(opt Options, x RootEntry) error {
+	dir := filepath.Join(m.dir, x.Name)
+	gopts := m.fuseOptions(opt, nil, false)
+	server, err := fuse.NewServer(gofs.NewNodeFS(x.New(), gopts), dir, &gopts.MountOptions)
+	if err != nil {
+		return mountError(dir, err)
+	}
+	sm := &subMount{dir: dir, server: server, done: make(chan struct{})}
+	go func() {
+		server.Serve()
+		close(sm.done)
+	}()
+	m.subMu.Lock()
+	m.subs = append(m.subs, sm)
+	m.subMu.Unlock()
+	if err := server.WaitMount(); err != nil {
+		return mountError(dir, err)
+	}
+	var st syscall.Stat_t
+	if err := syscall.Stat(dir, &st); err != nil {
+		return fmt.Errorf("mount %s: %w", dir, err)
+	}
+	sm.dev = st.Dev
+	return nil
+}
+
+// unmountSubs unmounts the extra entries' mounts, before the store's.
+func (m *Server) unmountSubs() error {
+	for _, sm := range m.liveSubs() {
+		if err := unmountServed(sm.dir, sm.dev, m.direct, m.grace, sm.done, m.fsys.log); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// endSubs ends the extra entries' mounts once the store's mount is gone
+// (unmounted from outside, e.g. umount -l, which detaches them too).
+func (m *Server) endSubs() {
+	for _, sm := range m.liveSubs() {
+		if err := unmountDir(sm.dir, true, m.direct); err != nil && sm.dev != 0 {
+			abortConn(sm.dev)
+		}
+		<-sm.done
+	}
+}
+
+// liveSubs returns the extra entries' mounts still served.
+func (m *Server) liveSubs() []*subMount {
+	m.subMu.Lock()
+	defer m.subMu.Unlock()
+	var out []*subMount
+	for _, sm := range m.subs {
+		select {
+		case <-sm.done:
+		default:
+			out = append(out, sm)
+		}
+	}
+	return out
+}
+
+// mountsBelow returns the cairn mounts strictly below dir, deepest first.
+func mountsBelow(dir string) []string {
+	var out []string
+	for _, mp := range cairnMounts() {
+		if strings.HasPrefix(mp, strings.TrimSuffix(dir, "/")+"/") {
+			out = append(out, mp)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int { return strings.Count(b, "/") - strings.Count(a, "/") })
+	return out
+}
