@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io/fs"
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/cairnfs/cairn/chunk"
+	"golang.org/x/sys/unix"
 )
 
 // testStore returns a new store for one test. It skips creating the
@@ -183,6 +185,42 @@ func TestCreateFull(t *testing.T) {
 	for _, name := range []string{"0000", "abcd", "ffff"} {
 		if fi, err := os.Stat(filepath.Join(s.Root(), chunkDir, name)); err != nil || !fi.IsDir() {
 			t.Errorf("prefix dir %s: %v", name, err)
+		}
+	}
+}
+
+// TestLoadChunkCachedAndDirect loads chunks of odd and aligned sizes once
+// with their files out of the page cache (read with O_DIRECT where the
+// file system allows) and once with them in it: the same bytes either
+// way.
+func TestLoadChunkCachedAndDirect(t *testing.T) {
+	s := testStore(t)
+	ctx := context.Background()
+	for i, n := range []int{1, 4095, 4096, 1 << 20, 1<<20 + 17} {
+		data := randBytes(n, uint64(10+i))
+		d := chunk.Sum(data)
+		blob, _ := chunk.EncodeBlob(nil, data, false)
+		if _, err := s.InsertChunk(d, blob); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(s.ChunkPath(d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		unix.Fdatasync(int(f.Fd()))
+		unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+		cold := pageCached(f, int64(len(blob)))
+		got, err := s.LoadChunk(ctx, d)
+		if err != nil || !bytes.Equal(got, blob) {
+			t.Fatalf("%d bytes, page cache dropped (cached=%v): %d bytes back (%v)", n, cold, len(got), err)
+		}
+		os.ReadFile(s.ChunkPath(d)) // now in the page cache
+		if !pageCached(f, int64(len(blob))) {
+			t.Logf("%d bytes: cachestat does not see the file cached (kernel before 6.5?)", n)
+		}
+		f.Close()
+		if got, err := s.LoadChunk(ctx, d); err != nil || !bytes.Equal(got, blob) {
+			t.Fatalf("%d bytes, cached: %d bytes back (%v)", n, len(got), err)
 		}
 	}
 }
