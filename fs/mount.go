@@ -28,9 +28,10 @@ type mountFS struct {
 	bg        context.Context // ends at unmount: stops read-ahead
 	trees     TreeOpener
 
-	noOpen     bool     // files are read without OPEN (noopen.go)
-	openTrees  sync.Map // *openTree → true: closed at unmount
-	lazyFiles  sync.Map // *lazyFile → true: released at unmount
+	noOpen     bool       // files are read without OPEN (noopen.go)
+	prefill    *prefiller // small files stored in the page cache ahead (prefill.go)
+	openTrees  sync.Map   // *openTree → true: closed at unmount
+	lazyFiles  sync.Map   // *lazyFile → true: released at unmount
 	served     atomic.Int64
 	readErrors atomic.Int64
 }
@@ -89,12 +90,14 @@ func Mount(ctx context.Context, dir string, opt Options) (*Server, error) {
 		return nil, mountError(mp, err)
 	}
 	m.server = server
+	f.prefill = startPrefiller(bg)
 	go func() {
 		server.Serve()
 		m.endSubs()
+		cancel()
+		f.prefill.wg.Wait()
 		f.closeLazyFiles()
 		f.closeTrees()
-		cancel()
 		cache.Close()
 		close(m.done)
 	}()

@@ -26,6 +26,7 @@ type Stats struct {
 	ZeroHits      int64 `json:"zero_hits"`        // all-zero chunks served without I/O
 	Collapsed     int64 `json:"collapsed_misses"` // misses that joined a load in flight
 	PrefetchLoads int64 `json:"prefetch_loads"`   // chunks loaded ahead of sequential readers
+	Prefilled     int64 `json:"prefilled_files"`  // small files stored in the page cache before they were read
 	ChunkErrors   int64 `json:"chunk_errors"`     // chunk loads that failed (missing, corrupt)
 	ReadErrors    int64 `json:"read_errors"`      // read requests that failed with EIO
 }
@@ -42,6 +43,7 @@ func (f *mountFS) stats() Stats {
 		ZeroHits:      c.ZeroHits.Load(),
 		Collapsed:     c.Collapsed.Load(),
 		PrefetchLoads: c.PrefetchLoads.Load(),
+		Prefilled:     f.prefill.filled.Load(),
 		ChunkErrors:   c.Errors.Load(),
 		ReadErrors:    f.readErrors.Load(),
 	}

@@ -5,6 +5,7 @@ import (
 	"iter"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/cairnfs/cairn/store"
@@ -94,6 +95,9 @@ type treeNode struct {
 	root bool
 	rel  string // path inside the archive, for log lines
 	lazy lazyFile
+
+	listing   atomic.Pointer[dirListing] // a directory's last listing (prefill.go)
+	prefilled atomic.Bool                // a file's content went to the page cache
 }
 
 var (
@@ -170,7 +174,7 @@ func (n *treeNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) 
 		return nil, n.fail("open archive", err)
 	}
 	next, stop := iter.Pull2(t.ReadDir(ctx, d))
-	return &treeDirStream{n: n, next: next, stop: stop}, 0
+	return &treeDirStream{n: n, next: next, stop: stop, list: &listingBuilder{}}, 0
 }
 
 // treeDirStream streams a directory of a tree to the kernel.
@@ -182,6 +186,7 @@ type treeDirStream struct {
 	ok      bool
 	e       TreeEntry
 	err     error
+	list    *listingBuilder // nil once stored
 }
 
 var _ gofs.DirStream = (*treeDirStream)(nil)
@@ -190,6 +195,16 @@ func (s *treeDirStream) HasNext() bool {
 	if !s.fetched {
 		s.e, s.err, s.ok = s.next()
 		s.fetched = true
+		switch {
+		case s.list == nil:
+		case s.ok && s.err == nil:
+			s.list.add(s.e)
+		case !s.ok:
+			if l := s.list.done(); l != nil {
+				s.n.listing.Store(l)
+			}
+			s.list = nil
+		}
 	}
 	return s.ok
 }
@@ -223,6 +238,9 @@ func (n *treeNode) open(ctx context.Context) (gofs.FileHandle, syscall.Errno) {
 }
 
 func (n *treeNode) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if off == 0 && n.fsys.prefill != nil {
+		n.fsys.prefill.after(n)
+	}
 	return n.lazy.read(ctx, n.fsys, fh, dest, off, n.open)
 }
 

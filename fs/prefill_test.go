@@ -1,0 +1,98 @@
+package fs
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/pxar"
+)
+
+// TestPrefill reads a directory of small files the way tar does: after
+// the first file, the others come from the page cache, stored there
+// ahead (no READ request each), and hold the right bytes.
+func TestPrefill(t *testing.T) {
+	needFUSE(t)
+	var meta, payload bytes.Buffer
+	enc, err := pxar.NewEncoder(&meta, &payload, pxMeta(pxar.ModeIFDIR|0o755, 1600000000))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.CreateDirectory("d", pxMeta(pxar.ModeIFDIR|0o755, 1600000000)); err != nil {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{}
+	for i := range 40 {
+		name := fmt.Sprintf("f%02d", i)
+		size := i*1500 + 7 // up to 58 KiB, and one empty file
+		if i == 5 {
+			size = 0
+		}
+		data := randomData(uint64(100+i), size)
+		files[name] = data
+		if _, err := enc.AddFile(name, pxMeta(pxar.ModeIFREG|0o644, 1600000001), uint64(len(data)), bytes.NewReader(data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := enc.FinishDirectory(); err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err := store.CreateWith(filepath.Join(t.TempDir(), "store"), store.CreateOptions{LazyPrefixDirs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.StartBackup(context.Background(), store.Group{Type: "host", ID: "pf"}, time.Unix(1700000000, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Sync = store.SyncNone
+	if err := addDynamic(s, b, "root.mpxar.didx", meta.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	if err := addDynamic(s, b, "root.ppxar.didx", payload.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Finish(); err != nil {
+		t.Fatal(err)
+	}
+
+	srv, mnt, logs := mountT(t, Options{Store: s, Trees: PxarTrees{}, Debug: true})
+	dir := filepath.Join(mnt, b.Snapshot().String(), "root.pxar", "d")
+	ents, err := os.ReadDir(dir)
+	if err != nil || len(ents) != len(files) {
+		t.Fatalf("list: %d entries (%v)", len(ents), err)
+	}
+	read := func(name string) {
+		t.Helper()
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || !bytes.Equal(got, files[name]) {
+			t.Fatalf("%s: %d bytes (%v), want %d", name, len(got), err, len(files[name]))
+		}
+	}
+	read("f00")
+	// the files after f00 (but f05, which is empty) go to the page cache
+	deadline := time.Now().Add(10 * time.Second)
+	for srv.Stats().Prefilled < prefillFiles/2 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := srv.Stats().Prefilled; n < 20 {
+		t.Fatalf("%d files prefilled after reading the first of %d", n, len(files))
+	}
+	reads := regexp.MustCompile(`rx \d+: READ `)
+	before := len(reads.FindAllString(logs.String(), -1))
+	for i := 1; i < len(files); i++ {
+		read(fmt.Sprintf("f%02d", i))
+	}
+	if more := len(reads.FindAllString(logs.String(), -1)) - before; more > 3 {
+		t.Errorf("reading %d prefilled files sent %d READ requests", len(files)-1, more)
+	}
+}
