@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -87,6 +86,13 @@ func (s *Store) HasChunk(d chunk.Digest) bool {
 // the mount leaves the chunk files out of the page cache, which then
 // holds the mounted file's pages only.
 func (s *Store) LoadChunk(ctx context.Context, d chunk.Digest) ([]byte, error) {
+	return s.LoadChunkInto(ctx, d, nil)
+}
+
+// LoadChunkInto is LoadChunk reading into buf (grown as needed), so a
+// worker that loads many chunks reuses one buffer: pass back what it
+// returned (it may start inside buf, where O_DIRECT wants it aligned).
+func (s *Store) LoadChunkInto(ctx context.Context, d chunk.Digest, buf []byte) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -104,9 +110,12 @@ func (s *Store) LoadChunk(ctx context.Context, d chunk.Digest) ([]byte, error) {
 		return nil, fmt.Errorf("chunk %s: %w: file is %d bytes, more than a blob may be", d, ErrCorruptChunk, size)
 	}
 	if !pageCached(f, size) {
-		return s.ReadChunkFile(ctx, d, nil, true)
+		return s.ReadChunkFile(ctx, d, buf, true)
 	}
-	buf := make([]byte, size)
+	if int64(cap(buf)) < size {
+		buf = make([]byte, size)
+	}
+	buf = buf[:size]
 	if n, err := preadFull(f, buf, size); err != nil {
 		return nil, fmt.Errorf("chunk %s: read %d of %d bytes: %w", d, n, size, err)
 	}
@@ -122,38 +131,6 @@ func pageCached(f *os.File, size int64) bool {
 		return false
 	}
 	return st.Cache > 0 && st.Cache*uint64(os.Getpagesize()) >= uint64(size)
-}
-
-// LoadChunkInto is LoadChunk reading into buf (grown as needed), so a
-// worker that loads many chunks reuses one buffer.
-func (s *Store) LoadChunkInto(ctx context.Context, d chunk.Digest, buf []byte) ([]byte, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	f, err := os.Open(s.ChunkPath(d))
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("chunk %s: %w: %w", d, ErrMissingChunk, err)
-		}
-		return nil, fmt.Errorf("chunk %s: %w", d, err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("chunk %s: %w", d, err)
-	}
-	n := int(fi.Size())
-	if n > chunk.MaxBlobSize {
-		return nil, fmt.Errorf("chunk %s: %w: %d bytes", d, chunk.ErrTooLarge, n)
-	}
-	if cap(buf) < n {
-		buf = make([]byte, n)
-	}
-	buf = buf[:n]
-	if _, err := io.ReadFull(f, buf); err != nil {
-		return nil, fmt.Errorf("chunk %s: read: %w", d, err)
-	}
-	return buf, nil
 }
 
 // ChunkInfo is what a stat of a chunk file tells.

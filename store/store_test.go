@@ -196,6 +196,8 @@ func TestCreateFull(t *testing.T) {
 func TestLoadChunkCachedAndDirect(t *testing.T) {
 	s := testStore(t)
 	ctx := context.Background()
+	var blobs [][]byte
+	var digests []chunk.Digest
 	for i, n := range []int{1, 4095, 4096, 1 << 20, 1<<20 + 17} {
 		data := randBytes(n, uint64(10+i))
 		d := chunk.Sum(data)
@@ -221,6 +223,24 @@ func TestLoadChunkCachedAndDirect(t *testing.T) {
 		f.Close()
 		if got, err := s.LoadChunk(ctx, d); err != nil || !bytes.Equal(got, blob) {
 			t.Fatalf("%d bytes, cached: %d bytes back (%v)", n, len(got), err)
+		}
+		blobs = append(blobs, blob)
+		digests = append(digests, d)
+	}
+	// one buffer passed back and forth, files in and out of the page cache
+	var buf []byte
+	for round := range 2 {
+		for i, d := range digests {
+			if round == 0 {
+				f, _ := os.Open(s.ChunkPath(d))
+				unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+				f.Close()
+			}
+			got, err := s.LoadChunkInto(ctx, d, buf)
+			if err != nil || !bytes.Equal(got, blobs[i]) {
+				t.Fatalf("round %d, chunk %d into a reused buffer: %d bytes (%v)", round, i, len(got), err)
+			}
+			buf = got
 		}
 	}
 }

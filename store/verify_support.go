@@ -90,22 +90,29 @@ func readChunk(d chunk.Digest, f *os.File, buf []byte, direct bool) ([]byte, err
 	if direct {
 		want = (size + directAlign - 1) &^ (directAlign - 1)
 	}
-	if int64(cap(buf)) < want+directAlign {
+	off := alignOff(buf, direct)
+	if int64(cap(buf)-off) < want {
 		buf = make([]byte, want+directAlign)
+		off = alignOff(buf, direct)
 	}
 	buf = buf[:cap(buf)]
-	off := 0
-	if direct {
-		if mis := int(uintptr(unsafe.Pointer(&buf[0])) % directAlign); mis != 0 {
-			off = directAlign - mis
-		}
-	}
 	data := buf[off : off+int(want)]
 	n, err := preadFull(f, data, size)
 	if err != nil {
 		return buf[:0], fmt.Errorf("chunk %s: read %d of %d bytes: %w", d, n, size, err)
 	}
 	return data[:size], nil
+}
+
+// alignOff is where in buf an O_DIRECT read may start.
+func alignOff(buf []byte, direct bool) int {
+	if !direct || cap(buf) == 0 {
+		return 0
+	}
+	if mis := int(uintptr(unsafe.Pointer(&buf[:1][0])) % directAlign); mis != 0 {
+		return directAlign - mis
+	}
+	return 0
 }
 
 // preadFull reads size bytes from offset 0 into data (which may be longer,
