@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 )
 
 // Prefill. Reading the small files of a tree costs one READ round trip
@@ -23,6 +24,7 @@ const (
 	prefillMaxList = 1 << 14   // entries of a directory prefilled at most
 	prefillQueue   = 16        // directories waiting for a worker
 	prefillWorkers = 2
+	prefillActive  = time.Second // how long after a file read a listing prefills
 )
 
 // dirListing is a directory's last complete listing, in listing order.
@@ -71,9 +73,10 @@ type prefillTask struct {
 
 // prefiller runs the prefill workers of a mount.
 type prefiller struct {
-	tasks  chan prefillTask
-	wg     sync.WaitGroup
-	filled atomic.Int64 // files stored in the page cache
+	tasks    chan prefillTask
+	wg       sync.WaitGroup
+	filled   atomic.Int64 // files stored in the page cache
+	lastRead atomic.Int64 // when a file was last read (Unix ns)
 }
 
 func startPrefiller(ctx context.Context) *prefiller {
@@ -97,6 +100,7 @@ func startPrefiller(ctx context.Context) *prefiller {
 
 // after queues the files that follow n in its directory's listing.
 func (p *prefiller) after(n *treeNode) {
+	p.lastRead.Store(time.Now().UnixNano())
 	name, parent := n.Parent()
 	if parent == nil {
 		return
@@ -109,18 +113,31 @@ func (p *prefiller) after(n *treeNode) {
 	if l == nil {
 		return
 	}
-	i, found := slices.BinarySearch(l.names, name)
-	if !found {
-		return
+	if i, found := slices.BinarySearch(l.names, name); found {
+		p.queue(dir, l, i+1)
 	}
+}
+
+// listed queues the first files of a directory just listed while files
+// are being read (tar, cp -r: the first file would otherwise cost a READ);
+// a find or ls, which reads no file, prefills nothing.
+func (p *prefiller) listed(dir *treeNode, l *dirListing) {
+	if time.Now().UnixNano()-p.lastRead.Load() < int64(prefillActive) {
+		p.queue(dir, l, 0)
+	}
+}
+
+// queue hands a worker the files from start on, unless enough of them
+// are queued already.
+func (p *prefiller) queue(dir *treeNode, l *dirListing, start int) {
 	l.mu.Lock()
-	from := max(i+1, l.next)
-	if from > i+prefillFiles/2 { // enough is queued ahead already
+	from := max(start, l.next)
+	if from > start+prefillFiles/2 {
 		l.mu.Unlock()
 		return
 	}
 	to, bytes := from, uint64(0)
-	for to < len(l.names) && to < i+1+prefillFiles && bytes < prefillBytes {
+	for to < len(l.names) && to < start+prefillFiles && bytes < prefillBytes {
 		if s := l.sizes[to]; s <= prefillMaxFile {
 			bytes += s
 		}

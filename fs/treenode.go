@@ -202,6 +202,9 @@ func (s *treeDirStream) HasNext() bool {
 		case !s.ok:
 			if l := s.list.done(); l != nil {
 				s.n.listing.Store(l)
+				if p := s.n.fsys.prefill; p != nil {
+					p.listed(s.n, l)
+				}
 			}
 			s.list = nil
 		}
