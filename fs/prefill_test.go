@@ -43,6 +43,20 @@ func TestPrefill(t *testing.T) {
 	if err := enc.FinishDirectory(); err != nil {
 		t.Fatal(err)
 	}
+	if err := enc.CreateDirectory("e", pxMeta(pxar.ModeIFDIR|0o755, 1600000000)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		name := fmt.Sprintf("g%02d", i)
+		data := randomData(uint64(200+i), 3000+i)
+		files["../e/"+name] = data
+		if _, err := enc.AddFile(name, pxMeta(pxar.ModeIFREG|0o644, 1600000001), uint64(len(data)), bytes.NewReader(data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := enc.FinishDirectory(); err != nil {
+		t.Fatal(err)
+	}
 	if err := enc.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -68,8 +82,11 @@ func TestPrefill(t *testing.T) {
 	srv, mnt, logs := mountT(t, Options{Store: s, Trees: PxarTrees{}, Debug: true})
 	dir := filepath.Join(mnt, b.Snapshot().String(), "root.pxar", "d")
 	ents, err := os.ReadDir(dir)
-	if err != nil || len(ents) != len(files) {
+	if err != nil || len(ents) != 40 {
 		t.Fatalf("list: %d entries (%v)", len(ents), err)
+	}
+	if n := srv.Stats().Prefilled; n != 0 {
+		t.Fatalf("a listing without reads prefilled %d files", n)
 	}
 	read := func(name string) {
 		t.Helper()
@@ -80,7 +97,7 @@ func TestPrefill(t *testing.T) {
 	}
 	read("f00")
 	// the files after f00 (but f05, which is empty) go to the page cache
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(20 * time.Second)
 	for srv.Stats().Prefilled < prefillFiles/2 && time.Now().Before(deadline) {
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -89,10 +106,27 @@ func TestPrefill(t *testing.T) {
 	}
 	reads := regexp.MustCompile(`rx \d+: READ `)
 	before := len(reads.FindAllString(logs.String(), -1))
-	for i := 1; i < len(files); i++ {
+	for i := 1; i < 40; i++ {
 		read(fmt.Sprintf("f%02d", i))
 	}
 	if more := len(reads.FindAllString(logs.String(), -1)) - before; more > 3 {
-		t.Errorf("reading %d prefilled files sent %d READ requests", len(files)-1, more)
+		t.Errorf("reading 39 prefilled files sent %d READ requests", more)
+	}
+
+	// a directory listed while files are read has its first files
+	// prefilled before any of them is read
+	had := srv.Stats().Prefilled
+	if ents, err := os.ReadDir(filepath.Join(dir, "../e")); err != nil || len(ents) != 10 {
+		t.Fatalf("list e: %d entries (%v)", len(ents), err)
+	}
+	for srv.Stats().Prefilled < had+10 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	before = len(reads.FindAllString(logs.String(), -1))
+	for i := range 10 {
+		read(fmt.Sprintf("../e/g%02d", i))
+	}
+	if more := len(reads.FindAllString(logs.String(), -1)) - before; more > 0 {
+		t.Errorf("reading 10 files of a directory listed while reading sent %d READ requests", more)
 	}
 }
