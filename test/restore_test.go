@@ -19,9 +19,10 @@ func TestRestoreImage(t *testing.T) {
 	json.Unmarshal([]byte(r.stdout), &sum)
 	dir := t.TempDir()
 	var outs [][]byte
-	for _, threads := range []string{"1", "8"} {
-		out := filepath.Join(dir, "out"+threads)
-		res := mustCairn(t, "--store", st, "restore", "--threads", threads, sum.Snapshot, "disk.img", out)
+	for _, threads := range []string{"1", "8", "2 --no-sync"} {
+		out := filepath.Join(dir, "out"+strings.Fields(threads)[0])
+		args := append([]string{"--store", st, "restore", "--threads"}, strings.Fields(threads)...)
+		res := mustCairn(t, append(args, sum.Snapshot, "disk.img", out)...)
 		if !strings.Contains(res.stdout, "restore complete (bytes=") {
 			t.Fatalf("no final line: %q", res.stdout)
 		}
@@ -31,8 +32,8 @@ func TestRestoreImage(t *testing.T) {
 		}
 		outs = append(outs, got)
 	}
-	if !bytes.Equal(outs[0], outs[1]) {
-		t.Fatal("1 and 8 threads differ")
+	if !bytes.Equal(outs[0], outs[1]) || !bytes.Equal(outs[0], outs[2]) {
+		t.Fatal("1, 8 and 2 threads (without sync) differ")
 	}
 	res := mustCairn(t, "--store", st, "restore", sum.Snapshot, "disk.img", "-")
 	if !bytes.Equal([]byte(res.stdout), img) {

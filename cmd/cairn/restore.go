@@ -19,6 +19,7 @@ func init() { register(func(a *app) *cobra.Command { return a.restoreCmd() }) }
 type restoreOpts struct {
 	threads                      int
 	ignoreErrors, discard, force bool
+	noSync                       bool
 	json                         bool
 	path                         string
 }
@@ -54,6 +55,7 @@ func (a *app) restoreCmd() *cobra.Command {
 	f.BoolVar(&o.ignoreErrors, "ignore-errors", false, "write zeros for damaged chunks, go on, and list the damaged ranges")
 	f.BoolVar(&o.discard, "discard", false, "block devices: discard zero ranges instead of writing zeros")
 	f.BoolVar(&o.force, "overwrite", false, "replace an existing target file")
+	f.BoolVar(&o.noSync, "no-sync", false, "images: do not wait for the data to reach the disk before reporting completion")
 	f.BoolVar(&o.json, "json", false, "print the summary as JSON")
 	f.StringVar(&o.path, "path", "", "file archives: restore only this path inside the archive")
 	return cmd
@@ -87,7 +89,7 @@ func (a *app) restore(o restoreOpts, ref, archive, target string) error {
 		return err
 	}
 	defer x.Close()
-	t, closeTarget, err := a.openTarget(target, o.force)
+	t, closeTarget, err := a.openTarget(target, o.force, !o.noSync)
 	if err != nil {
 		return err
 	}
@@ -112,7 +114,7 @@ func (a *app) restore(o restoreOpts, ref, archive, target string) error {
 
 // openTarget opens a restore target: "-" is stdout; an existing regular
 // file is refused without --overwrite; a block device is written in place.
-func (a *app) openTarget(path string, overwrite bool) (restore.Target, func() error, error) {
+func (a *app) openTarget(path string, overwrite, sync bool) (restore.Target, func() error, error) {
 	if path == "-" {
 		return restore.Target{Stream: a.stdout}, func() error { return nil }, nil
 	}
@@ -136,7 +138,10 @@ func (a *app) openTarget(path string, overwrite bool) (restore.Target, func() er
 		return restore.Target{}, nil, err
 	}
 	return restore.Target{File: f}, func() error {
-		err := f.Sync()
+		var err error
+		if sync {
+			err = f.Sync()
+		}
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
