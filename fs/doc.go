@@ -18,7 +18,8 @@
 // lock around I/O; the kernel keeps file pages (FOPEN_KEEP_CACHE) and
 // entries for long because snapshots never change. As root, the store is
 // a read-only mount in no-open mode and extra entries (.jobs) are mounted
-// on their own (submount.go, noopen.go). A corrupt or missing chunk fails the read that
+// on their own (submount.go, noopen.go). Reading a file of a tree stores
+// the next small files of its directory in the page cache (prefill.go). A corrupt or missing chunk fails the read that
 // needs it with EIO and one log line; every other read goes on.
 //
 // This package knows go-fuse and the store's API; it parses no on-disk
