@@ -4,61 +4,104 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"unsafe"
 
 	"github.com/cairnfs/cairn/store/pxar"
 	"golang.org/x/sys/unix"
 )
 
-// setMeta restores an entry's owner, mode, xattrs, ACLs, capabilities
+// metaOps change one entry's metadata, by path (lchown, chmod,
+// lsetxattr, utimensat) or through an open file (fchown, fchmod,
+// fsetxattr, futimens: no path to walk again).
+type metaOps struct {
+	chown    func(uid, gid int) error
+	chmod    func(mode uint32) error
+	setxattr func(name string, v []byte) error
+	utimes   func(ts []unix.Timespec) error
+}
+
+func pathOps(path string) metaOps {
+	return metaOps{
+		chown:    func(uid, gid int) error { return unix.Lchown(path, uid, gid) },
+		chmod:    func(mode uint32) error { return unix.Chmod(path, mode) },
+		setxattr: func(name string, v []byte) error { return unix.Lsetxattr(path, name, v, 0) },
+		utimes: func(ts []unix.Timespec) error {
+			return unix.UtimesNanoAt(unix.AT_FDCWD, path, ts, unix.AT_SYMLINK_NOFOLLOW)
+		},
+	}
+}
+
+func fdOps(fd int) metaOps {
+	return metaOps{
+		chown:    func(uid, gid int) error { return unix.Fchown(fd, uid, gid) },
+		chmod:    func(mode uint32) error { return unix.Fchmod(fd, mode) },
+		setxattr: func(name string, v []byte) error { return unix.Fsetxattr(fd, name, v, 0) },
+		utimes: func(ts []unix.Timespec) error {
+			// futimens: utimensat with a NULL path
+			_, _, e := unix.Syscall6(unix.SYS_UTIMENSAT, uintptr(fd), 0, uintptr(unsafe.Pointer(&ts[0])), 0, 0, 0)
+			if e != 0 {
+				return e
+			}
+			return nil
+		},
+	}
+}
+
+// setMeta restores an entry's metadata by path.
+func (t *treeRestore) setMeta(path string, m *pxar.Metadata, symlink bool) error {
+	return t.applyMeta(pathOps(path), m, symlink)
+}
+
+// applyMeta restores an entry's owner, mode, xattrs, ACLs, capabilities
 // and times, in the order the kernel requires: owner first (chown clears
 // capabilities and set-id bits), then mode, xattrs, ACLs, capabilities,
 // and the times last.
-func (t *treeRestore) setMeta(path string, m *pxar.Metadata, symlink bool) error {
+func (t *treeRestore) applyMeta(o metaOps, m *pxar.Metadata, symlink bool) error {
 	var errs []error
 	st := m.Stat
 	if t.owners() {
-		if err := unix.Lchown(path, int(st.UID), int(st.GID)); err != nil {
+		if err := o.chown(int(st.UID), int(st.GID)); err != nil {
 			errs = append(errs, fmt.Errorf("chown: %w", err))
 		}
 	}
 	if !symlink {
-		if err := unix.Chmod(path, uint32(st.Mode&0o7777)); err != nil {
+		if err := o.chmod(uint32(st.Mode & 0o7777)); err != nil {
 			errs = append(errs, fmt.Errorf("chmod: %w", err))
 		}
 	}
 	for _, x := range m.Xattrs {
-		if err := unix.Lsetxattr(path, string(x.Name), x.Value, 0); err != nil && !unsupported(err) {
+		if err := o.setxattr(string(x.Name), x.Value); err != nil && !unsupported(err) {
 			errs = append(errs, fmt.Errorf("xattr %s: %w", x.Name, err))
 		}
 	}
 	if !symlink {
-		errs = append(errs, setACLs(path, m)...)
+		errs = append(errs, setACLs(o, m)...)
 	}
 	if m.FCaps != nil {
-		if err := unix.Lsetxattr(path, "security.capability", m.FCaps, 0); err != nil && !unsupported(err) {
+		if err := o.setxattr("security.capability", m.FCaps); err != nil && !unsupported(err) {
 			errs = append(errs, fmt.Errorf("capabilities: %w", err))
 		}
 	}
 	ts := []unix.Timespec{{Nsec: unix.UTIME_OMIT}, {Sec: st.Mtime.Secs, Nsec: int64(st.Mtime.Nanos)}}
-	if err := unix.UtimesNanoAt(unix.AT_FDCWD, path, ts, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	if err := o.utimes(ts); err != nil {
 		errs = append(errs, fmt.Errorf("mtime: %w", err))
 	}
 	return errors.Join(errs...)
 }
 
-func setACLs(path string, m *pxar.Metadata) []error {
+func setACLs(o metaOps, m *pxar.Metadata) []error {
 	var errs []error
 	if v, err := m.ACL.AccessXattr(m.Stat.Mode); err != nil {
 		errs = append(errs, fmt.Errorf("acl: %w", err))
 	} else if v != nil {
-		if err := unix.Lsetxattr(path, "system.posix_acl_access", v, 0); err != nil && !unsupported(err) {
+		if err := o.setxattr("system.posix_acl_access", v); err != nil && !unsupported(err) {
 			errs = append(errs, fmt.Errorf("acl: %w", err))
 		}
 	}
 	if v, err := m.ACL.DefaultXattr(); err != nil {
 		errs = append(errs, fmt.Errorf("default acl: %w", err))
 	} else if v != nil {
-		if err := unix.Lsetxattr(path, "system.posix_acl_default", v, 0); err != nil && !unsupported(err) {
+		if err := o.setxattr("system.posix_acl_default", v); err != nil && !unsupported(err) {
 			errs = append(errs, fmt.Errorf("default acl: %w", err))
 		}
 	}

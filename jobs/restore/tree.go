@@ -325,13 +325,13 @@ func (t *treeRestore) file(ctx context.Context, j fileJob, buf []byte) error {
 	if err == nil && end < int64(j.e.Size) {
 		err = f.Truncate(int64(j.e.Size)) // a hole at the end
 	}
+	if err == nil {
+		err = t.applyMeta(fdOps(int(f.Fd())), &j.e.Metadata, false)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return err
-	}
-	return t.setMeta(j.path, &j.e.Metadata, false)
+	return err
 }
 
 // copySparse copies src to f, skipping blocks of zeros (they stay holes
