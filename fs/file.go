@@ -12,48 +12,65 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
-// indexFile is an archive kept in one index (an image): a regular file of
-// the archive's data size.
-type indexFile struct {
+// archiveFile is an archive of a snapshot shown as one regular file: an
+// image (or other data kept in one index) read through the chunk cache,
+// or a blob's decoded content.
+type archiveFile struct {
 	node
 	readOnly
 	snap    store.Snapshot
 	m       *store.Manifest
 	archive store.Archive
+	blob    bool
 	lazy    lazyFile
 }
 
 var (
-	_ gofs.NodeOpener      = (*indexFile)(nil)
-	_ gofs.NodeReader      = (*indexFile)(nil)
-	_ gofs.NodeOnForgetter = (*indexFile)(nil)
+	_ gofs.NodeOpener      = (*archiveFile)(nil)
+	_ gofs.NodeReader      = (*archiveFile)(nil)
+	_ gofs.NodeOnForgetter = (*archiveFile)(nil)
 )
 
-// Open opens the index (checked against the manifest) and gives the
-// handle its own reader through the shared cache; in no-open mode the
-// node keeps one such handle for all its readers.
-func (n *indexFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	return n.fsys.openMode(ctx, flags, n.open)
+// Open gives a handle of its own to each open; in no-open mode the node
+// keeps one handle for all its readers (noopen.go).
+func (n *archiveFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	return n.fsys.openMode(ctx, flags, n.open, fuse.FOPEN_KEEP_CACHE)
 }
 
-func (n *indexFile) open(ctx context.Context) (gofs.FileHandle, syscall.Errno) {
+func (n *archiveFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	return n.lazy.read(ctx, n.fsys, fh, dest, off, n.open)
+}
+
+func (n *archiveFile) OnForget() { n.lazy.release(n.fsys) }
+
+// open makes a handle: a reader of the index (checked against the
+// manifest) through the shared cache, or the blob read, checked and
+// decoded (blobs are small: at most 128 MiB, usually a few KiB).
+func (n *archiveFile) open(ctx context.Context) (gofs.FileHandle, syscall.Errno) {
+	if n.blob {
+		data, err := n.fsys.s.ReadBlob(n.snap, n.m, n.archive.Files[0])
+		if err != nil {
+			return nil, n.openFailed(err)
+		}
+		return &bytesHandle{fsys: n.fsys, data: data}, 0
+	}
 	x, err := n.fsys.s.OpenSnapshotIndex(n.snap, n.m, n.archive.Files[0])
 	if err != nil {
-		e := errno(err)
-		if e == syscall.EIO {
-			n.fsys.log.Error("open failed", "snapshot", n.snap.String(), "archive", n.archive.Name, "err", err)
-		}
-		return nil, e
+		return nil, n.openFailed(err)
 	}
 	r := store.NewIndexReader(n.fsys.bg, x, n.fsys.cache, n.fsys.readahead)
 	return &readHandle{fsys: n.fsys, snap: n.snap, archive: n.archive.Name, r: r, size: r.Size(), closer: x}, 0
 }
 
-func (n *indexFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	return n.lazy.read(ctx, n.fsys, fh, dest, off, n.open)
+// openFailed counts and logs a damaged archive and maps err to an errno.
+func (n *archiveFile) openFailed(err error) syscall.Errno {
+	e := errno(err)
+	if e == syscall.EIO {
+		n.fsys.readErrors.Add(1)
+		n.fsys.log.Error("open failed", "snapshot", n.snap.String(), "archive", n.archive.Name, "err", err)
+	}
+	return e
 }
-
-func (n *indexFile) OnForget() { n.lazy.release(n.fsys) }
 
 // contextReaderAt is what a readHandle reads from: a store.IndexReader,
 // or a file of an ArchiveTree.
@@ -145,47 +162,6 @@ func (h *readHandle) Release(ctx context.Context) syscall.Errno {
 	h.closer.Close()
 	return 0
 }
-
-// blobFile is a blob archive shown as its decoded content.
-type blobFile struct {
-	node
-	readOnly
-	snap    store.Snapshot
-	m       *store.Manifest
-	archive store.Archive
-	lazy    lazyFile
-}
-
-var (
-	_ gofs.NodeOpener      = (*blobFile)(nil)
-	_ gofs.NodeReader      = (*blobFile)(nil)
-	_ gofs.NodeOnForgetter = (*blobFile)(nil)
-)
-
-func (n *blobFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	return n.fsys.openMode(ctx, flags, n.open)
-}
-
-// open reads, checks and decodes the blob (blobs are small: at most 128
-// MiB, usually a few KiB).
-func (n *blobFile) open(ctx context.Context) (gofs.FileHandle, syscall.Errno) {
-	data, err := n.fsys.s.ReadBlob(n.snap, n.m, n.archive.Files[0])
-	if err != nil {
-		e := errno(err)
-		if e == syscall.EIO {
-			n.fsys.readErrors.Add(1)
-			n.fsys.log.Error("open failed", "snapshot", n.snap.String(), "archive", n.archive.Name, "err", err)
-		}
-		return nil, e
-	}
-	return &bytesHandle{fsys: n.fsys, data: data}, 0
-}
-
-func (n *blobFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	return n.lazy.read(ctx, n.fsys, fh, dest, off, n.open)
-}
-
-func (n *blobFile) OnForget() { n.lazy.release(n.fsys) }
 
 // bytesHandle serves reads from memory.
 type bytesHandle struct {

@@ -93,9 +93,9 @@ func (f *mountFS) closeLazyFiles() {
 }
 
 // openMode is what a file node's Open answers: ENOSYS in no-open mode
-// (the kernel then never asks again), else a handle whose pages the
-// kernel may keep across opens, since a snapshot never changes.
-func (f *mountFS) openMode(ctx context.Context, flags uint32, open opener) (gofs.FileHandle, uint32, syscall.Errno) {
+// (the kernel then never asks again), else a handle from open with
+// fuseFlags (FOPEN_KEEP_CACHE for a snapshot's files, which never change).
+func (f *mountFS) openMode(ctx context.Context, flags uint32, open opener, fuseFlags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	if e := openFlagsOK(flags); e != 0 {
 		return nil, 0, e
 	}
@@ -103,5 +103,5 @@ func (f *mountFS) openMode(ctx context.Context, flags uint32, open opener) (gofs
 		return nil, 0, syscall.ENOSYS
 	}
 	h, e := open(ctx)
-	return h, fuse.FOPEN_KEEP_CACHE, e
+	return h, fuseFlags, e
 }

@@ -25,7 +25,7 @@ func (f *mountFS) snapshotLister(snap store.Snapshot) lister {
 			case store.ArchiveImage, store.ArchiveOther:
 				attr := f.makeAttr(modeFile, inoOf(path), a.Size, snap.Time)
 				es = append(es, entry{name: a.Name, attr: attr, make: func(at fuse.Attr) gofs.InodeEmbedder {
-					return &indexFile{node: node{fsys: f, attr: at}, snap: snap, m: m, archive: a}
+					return &archiveFile{node: node{fsys: f, attr: at}, snap: snap, m: m, archive: a}
 				}})
 			case store.ArchiveBlob:
 				es = append(es, f.blobEntry(snap, m, a, path))
@@ -53,6 +53,6 @@ func (f *mountFS) blobEntry(snap store.Snapshot, m *store.Manifest, a store.Arch
 	}
 	attr := f.makeAttr(modeFile, inoOf(path), size, snap.Time)
 	return entry{name: a.Name, attr: attr, make: func(at fuse.Attr) gofs.InodeEmbedder {
-		return &blobFile{node: node{fsys: f, attr: at}, snap: snap, m: m, archive: a}
+		return &archiveFile{node: node{fsys: f, attr: at}, snap: snap, m: m, archive: a, blob: true}
 	}}
 }

@@ -94,19 +94,18 @@ func (n *statsFile) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.At
 // Open (sent only when the mount is not in no-open mode) gives a handle
 // with direct I/O, which bypasses the page cache.
 func (n *statsFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	if e := openFlagsOK(flags); e != 0 {
-		return nil, 0, e
-	}
-	if n.fsys.noOpen {
-		return nil, 0, syscall.ENOSYS
-	}
-	return &bytesHandle{data: n.fsys.stats().statsJSON()}, fuse.FOPEN_DIRECT_IO, 0
+	return n.fsys.openMode(ctx, flags, n.open, fuse.FOPEN_DIRECT_IO)
 }
 
+// open snapshots the counters.
+func (n *statsFile) open(context.Context) (gofs.FileHandle, syscall.Errno) {
+	return &bytesHandle{data: n.fsys.stats().statsJSON()}, 0
+}
+
+// Read serves the handle's counters, or without one the current ones.
 func (n *statsFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	h, ok := fh.(*bytesHandle)
-	if !ok {
-		h = &bytesHandle{data: n.fsys.stats().statsJSON()}
+	if fh == nil {
+		fh, _ = n.open(ctx)
 	}
-	return h.Read(ctx, dest, off)
+	return fh.(*bytesHandle).Read(ctx, dest, off)
 }

@@ -224,7 +224,7 @@ func (s *treeDirStream) Next() (fuse.DirEntry, syscall.Errno) {
 func (s *treeDirStream) Close() { s.stop() }
 
 func (n *treeNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	return n.fsys.openMode(ctx, flags, n.open)
+	return n.fsys.openMode(ctx, flags, n.open, fuse.FOPEN_KEEP_CACHE)
 }
 
 func (n *treeNode) open(ctx context.Context) (gofs.FileHandle, syscall.Errno) {

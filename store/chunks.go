@@ -79,12 +79,11 @@ func (s *Store) HasChunk(d chunk.Digest) bool {
 
 // LoadChunk reads the raw DataBlob of chunk d. A missing chunk is
 // reported as ErrMissingChunk (and fs.ErrNotExist). A file the page cache
-// holds whole is copied from there (preadv2 with RWF_NOWAIT, which never
-// waits for the disk); any other is read with O_DIRECT, straight from the
-// disk into the returned buffer: no page-cache pages to fill and copy
-// out of, about 40% less CPU per cold chunk, and a large read through
-// the mount leaves the chunk files out of the page cache, which then
-// holds the mounted file's pages only.
+// holds whole (cachestat(2) tells, without reading) is copied from there;
+// any other is read with O_DIRECT where the file system allows, straight
+// from the disk into the returned buffer: no page-cache pages to fill and
+// copy out of, and a large read through the mount leaves the chunk files
+// out of the page cache, which then holds the mounted file's pages only.
 func (s *Store) LoadChunk(ctx context.Context, d chunk.Digest) ([]byte, error) {
 	return s.LoadChunkInto(ctx, d, nil)
 }
@@ -101,25 +100,23 @@ func (s *Store) LoadChunkInto(ctx context.Context, d chunk.Digest, buf []byte) (
 		return nil, chunkOpenError(d, err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
+	size, err := chunkFileSize(d, f)
 	if err != nil {
-		return nil, fmt.Errorf("chunk %s: %w", d, err)
+		return nil, err
 	}
-	size := fi.Size()
-	if size > chunk.MaxBlobSize {
-		return nil, fmt.Errorf("chunk %s: %w: file is %d bytes, more than a blob may be", d, ErrCorruptChunk, size)
+	direct := !pageCached(f, size) && setDirect(f)
+	return readChunkSize(d, f, size, buf, direct)
+}
+
+// setDirect switches f to O_DIRECT, where its file system allows it.
+func setDirect(f *os.File) bool {
+	fd := int(f.Fd())
+	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
+	if err != nil {
+		return false
 	}
-	if !pageCached(f, size) {
-		return s.ReadChunkFile(ctx, d, buf, true)
-	}
-	if int64(cap(buf)) < size {
-		buf = make([]byte, size)
-	}
-	buf = buf[:size]
-	if n, err := preadFull(f, buf, size); err != nil {
-		return nil, fmt.Errorf("chunk %s: read %d of %d bytes: %w", d, n, size, err)
-	}
-	return buf, nil
+	_, err = unix.FcntlInt(uintptr(fd), unix.F_SETFL, fl|unix.O_DIRECT)
+	return err == nil
 }
 
 // pageCached reports whether the page cache holds the first size bytes

@@ -78,14 +78,27 @@ func chunkOpenError(d chunk.Digest, err error) error {
 // readChunk reads the whole file f. For O_DIRECT the buffer is aligned
 // and the length rounded up; the file's end gives a short read.
 func readChunk(d chunk.Digest, f *os.File, buf []byte, direct bool) ([]byte, error) {
+	size, err := chunkFileSize(d, f)
+	if err != nil {
+		return buf[:0], err
+	}
+	return readChunkSize(d, f, size, buf, direct)
+}
+
+// chunkFileSize returns the size of chunk file f, which must fit a blob.
+func chunkFileSize(d chunk.Digest, f *os.File) (int64, error) {
 	fi, err := f.Stat()
 	if err != nil {
-		return buf[:0], fmt.Errorf("chunk %s: %w", d, err)
+		return 0, fmt.Errorf("chunk %s: %w", d, err)
 	}
-	size := fi.Size()
-	if size > chunk.MaxBlobSize {
-		return buf[:0], fmt.Errorf("chunk %s: %w: file is %d bytes, more than a blob may be", d, ErrCorruptChunk, size)
+	if size := fi.Size(); size > chunk.MaxBlobSize {
+		return 0, fmt.Errorf("chunk %s: %w: file is %d bytes, more than a blob may be", d, ErrCorruptChunk, size)
 	}
+	return fi.Size(), nil
+}
+
+// readChunkSize is readChunk of a file known to hold size bytes.
+func readChunkSize(d chunk.Digest, f *os.File, size int64, buf []byte, direct bool) ([]byte, error) {
 	want := size
 	if direct {
 		want = (size + directAlign - 1) &^ (directAlign - 1)
