@@ -118,7 +118,7 @@ func (p *prefiller) after(n *treeNode) {
 	}
 }
 
-// listed queues the first files of a directory just listed while files
+// listed queues the first files of a directory listed while files
 // are being read (tar, cp -r: the first file would otherwise cost a READ);
 // a find or ls, which reads no file, prefills nothing.
 func (p *prefiller) listed(dir *treeNode, l *dirListing) {
@@ -168,10 +168,10 @@ func (p *prefiller) run(ctx context.Context, t prefillTask) {
 		if !ok || n.prefilled.Swap(true) {
 			continue
 		}
-		if data, ok := n.readAll(ctx, int(size)); ok {
-			if ch.WriteCache(0, data) == 0 {
-				p.filled.Add(1)
-			}
+		if data, ok := n.readAll(ctx, int(size)); ok && ch.WriteCache(0, data) == 0 {
+			p.filled.Add(1)
+		} else {
+			n.prefilled.Store(false) // a later prefill may try again
 		}
 	}
 }

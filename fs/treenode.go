@@ -187,6 +187,7 @@ type treeDirStream struct {
 	e       TreeEntry
 	err     error
 	list    *listingBuilder // nil once stored
+	done    *dirListing     // the listing this stream completed
 }
 
 var _ gofs.DirStream = (*treeDirStream)(nil)
@@ -202,9 +203,7 @@ func (s *treeDirStream) HasNext() bool {
 		case !s.ok:
 			if l := s.list.done(); l != nil {
 				s.n.listing.Store(l)
-				if p := s.n.fsys.prefill; p != nil {
-					p.listed(s.n, l)
-				}
+				s.done = l
 			}
 			s.list = nil
 		}
@@ -221,7 +220,15 @@ func (s *treeDirStream) Next() (fuse.DirEntry, syscall.Errno) {
 	return fuse.DirEntry{Name: s.e.Name, Mode: s.e.Mode, Ino: s.n.tree.attrOf(s.e).Ino}, 0
 }
 
-func (s *treeDirStream) Close() { s.stop() }
+// Close ends the stream. Only now, at RELEASEDIR, does the kernel surely
+// know every entry's inode, as storing pages in the cache needs: a
+// READDIRPLUS reply is not yet sent while its entries are looked up.
+func (s *treeDirStream) Close() {
+	s.stop()
+	if p := s.n.fsys.prefill; p != nil && s.done != nil {
+		p.listed(s.n, s.done)
+	}
+}
 
 func (n *treeNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	return n.fsys.openMode(ctx, flags, n.open, fuse.FOPEN_KEEP_CACHE)
