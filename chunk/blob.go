@@ -231,6 +231,20 @@ func DecodeBlob(dst, blob []byte, maxSize int) ([]byte, error) {
 	return dst[:0], ErrEncrypted
 }
 
+// DecodeChunkReuse is DecodeChunk for loops that reuse their buffers:
+// plain data is returned in place (a slice of blob); compressed data is
+// decoded into *scratch, which keeps the grown buffer for the next call.
+func DecodeChunkReuse(scratch *[]byte, blob []byte, want Digest, size int) ([]byte, error) {
+	if kind, err := BlobKind(blob); err != nil || kind != KindZstd {
+		return DecodeChunk(nil, blob, want, size)
+	}
+	out, err := DecodeChunk((*scratch)[:0], blob, want, size)
+	if cap(out) > cap(*scratch) {
+		*scratch = out[:0]
+	}
+	return out, err
+}
+
 // DecodeChunk decodes blob and checks that its plain data hashes to want
 // and, when size >= 0, has that length.
 func DecodeChunk(dst, blob []byte, want Digest, size int) ([]byte, error) {

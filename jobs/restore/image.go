@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -58,9 +59,10 @@ type Target struct {
 	Stream io.Writer // used when File is nil (stdout)
 }
 
-// Loader loads raw chunks into a reusable buffer; *store.Store is one.
+// Loader loads raw chunks into a reusable buffer, or maps them where
+// that saves the copy (release ends the blob's life); *store.Store is one.
 type Loader interface {
-	LoadChunkInto(ctx context.Context, d chunk.Digest, buf []byte) ([]byte, error)
+	LoadChunkMapped(ctx context.Context, d chunk.Digest, buf []byte) (blob []byte, release func(), err error)
 }
 
 var _ Loader = (*store.Store)(nil)
@@ -77,7 +79,7 @@ func Image(ctx context.Context, idx store.Index, src Loader, t Target, opt Optio
 		opt.Stats = new(Stats)
 	}
 	opt.Stats.Total.Store(idx.Size())
-	r := &imageRestore{idx: idx, src: src, opt: opt}
+	r := &imageRestore{idx: idx, src: src, opt: opt, cpu: make(chan struct{}, opt.Threads)}
 	var err error
 	if t.File != nil {
 		err = r.toFile(ctx, t.File)
@@ -95,6 +97,9 @@ type imageRestore struct {
 	idx store.Index
 	src Loader
 	opt Options
+
+	free chan buffers  // of an ordered restore, for reuse once written
+	cpu  chan struct{} // Threads slots: decoding chunks at once
 
 	mu     sync.Mutex
 	damage []Damage
@@ -114,18 +119,37 @@ func (r *imageRestore) isZero(i int) bool {
 	return d == chunk.ZeroDigest(int(end-start))
 }
 
+// buffers are a worker's reused chunk buffers: the blob as stored, the
+// decoded data of a compressed blob, and an aligned copy for O_DIRECT.
+// Loaded data aliases blob (or the chunk file's mapping, until release)
+// or dec.
+type buffers struct {
+	blob, dec, aligned []byte
+	release            func()
+}
+
+// done ends the life of the loaded data: a mapped chunk file is unmapped.
+func (b *buffers) done() {
+	if b.release != nil {
+		b.release()
+		b.release = nil
+	}
+}
+
 // load fetches, decodes and checks chunk i into buf. A damaged chunk
 // gives an error naming the offset, or, with IgnoreErrors, zeros and a
 // Damage record.
-func (r *imageRestore) load(ctx context.Context, i int, blobBuf *[]byte) ([]byte, bool, error) {
+func (r *imageRestore) load(ctx context.Context, i int, b *buffers) ([]byte, bool, error) {
 	d, start, end := r.idx.Chunk(i)
-	blob, err := r.src.LoadChunkInto(ctx, d, *blobBuf)
-	if err == nil {
-		*blobBuf = blob
-	}
+	blob, release, err := r.src.LoadChunkMapped(ctx, d, b.blob)
 	var buf []byte
 	if err == nil {
-		buf, err = chunk.DecodeChunk(nil, blob, d, int(end-start)) // plain blobs in place
+		if b.release = release; release == nil {
+			b.blob = blob
+		}
+		r.cpu <- struct{}{}
+		buf, err = chunk.DecodeChunkReuse(&b.dec, blob, d, int(end-start))
+		<-r.cpu
 	}
 	if err == nil {
 		return buf, false, nil
@@ -141,6 +165,11 @@ func (r *imageRestore) load(ctx context.Context, i int, blobBuf *[]byte) ([]byte
 	r.mu.Unlock()
 	return nil, true, nil
 }
+
+// ioWorkers is how many workers load and write chunks: twice Threads, so
+// that while some wait for the disk (a chunk file read, an O_DIRECT
+// write), Threads others decode; decoding holds a slot of r.cpu.
+func (r *imageRestore) ioWorkers() int { return 2 * r.opt.Threads }
 
 // toFile restores with positional writes from all workers; zero chunks
 // are holes (regular files) or zeroed/discarded ranges (block devices).
@@ -159,6 +188,11 @@ func (r *imageRestore) toFile(ctx context.Context, f *os.File) error {
 			return fmt.Errorf("restore to %s: %w", f.Name(), err)
 		}
 	}
+	w := directWriter{f: f}
+	if !dev {
+		w.direct = openDirect(f)
+		defer w.close()
+	}
 	g, ctx := errgroup.WithContext(ctx)
 	next := make(chan int, r.opt.Threads)
 	g.Go(func() error {
@@ -172,11 +206,12 @@ func (r *imageRestore) toFile(ctx context.Context, f *os.File) error {
 		}
 		return nil
 	})
-	for w := 0; w < r.opt.Threads; w++ {
+	for range r.ioWorkers() {
 		g.Go(func() error {
-			var blobBuf []byte // reused: no 4 MiB allocation per chunk
+			debug.SetPanicOnFault(true) // see store.LoadChunkMapped
+			var b buffers               // reused: no 4 MiB allocation per chunk
 			for i := range next {
-				if err := r.writeChunk(ctx, f, dev, i, &blobBuf); err != nil {
+				if err := r.writeChunk(ctx, w, dev, i, &b); err != nil {
 					return err
 				}
 			}
@@ -189,8 +224,11 @@ func (r *imageRestore) toFile(ctx context.Context, f *os.File) error {
 	return nil
 }
 
-func (r *imageRestore) writeChunk(ctx context.Context, f *os.File, dev bool, i int, blobBuf *[]byte) error {
-	_, start, end := r.idx.Chunk(i)
+func (r *imageRestore) writeChunk(ctx context.Context, w directWriter, dev bool, i int, b *buffers) (err error) {
+	f := w.f
+	d, start, end := r.idx.Chunk(i)
+	defer b.done()
+	defer store.RecoverFault(d, &err)
 	n := end - start
 	if r.isZero(i) {
 		r.opt.Stats.ZeroBytes.Add(n)
@@ -200,7 +238,7 @@ func (r *imageRestore) writeChunk(ctx context.Context, f *os.File, dev bool, i i
 		}
 		return nil // a hole of the truncated file
 	}
-	data, damaged, err := r.load(ctx, i, blobBuf)
+	data, damaged, err := r.load(ctx, i, b)
 	if err != nil {
 		return err
 	}
@@ -211,7 +249,7 @@ func (r *imageRestore) writeChunk(ctx context.Context, f *os.File, dev bool, i i
 		}
 		return nil
 	}
-	if _, err := f.WriteAt(data, start); err != nil {
+	if err := w.writeAt(data, start, &b.aligned); err != nil {
 		return fmt.Errorf("restore to %s at offset %d: %w", f.Name(), start, err)
 	}
 	r.opt.Stats.Bytes.Add(n)

@@ -4,16 +4,19 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"runtime/debug"
 	"unsafe"
 
+	"github.com/cairnfs/cairn/store"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sys/unix"
-	"os"
 )
 
 // slot is one chunk on its way to an ordered stream.
 type slot struct {
 	i    int
+	buf  buffers // data aliases them; recycled once written
 	data []byte
 	zero int64 // bytes of zeros to write instead of data
 	done chan struct{}
@@ -24,8 +27,12 @@ type slot struct {
 // writer writes them in sequence. At most 2·threads chunks are in flight.
 func (r *imageRestore) toStream(ctx context.Context, w io.Writer) error {
 	g, ctx := errgroup.WithContext(ctx)
-	work := make(chan *slot, r.opt.Threads)
-	order := make(chan *slot, 2*r.opt.Threads)
+	work := make(chan *slot, r.ioWorkers())
+	order := make(chan *slot, 2*r.ioWorkers())
+	// Buffers go back to free once written, so chunks are not loaded
+	// into fresh (zeroed) 4 MiB allocations; it holds at most as many as
+	// can be in flight.
+	r.free = make(chan buffers, 3*r.ioWorkers()+2)
 	g.Go(func() error {
 		defer close(work)
 		defer close(order)
@@ -44,8 +51,9 @@ func (r *imageRestore) toStream(ctx context.Context, w io.Writer) error {
 		}
 		return nil
 	})
-	for k := 0; k < r.opt.Threads; k++ {
+	for range r.ioWorkers() {
 		g.Go(func() error {
+			debug.SetPanicOnFault(true) // see store.LoadChunkMapped
 			for s := range work {
 				s.err = r.fill(ctx, s)
 				close(s.done)
@@ -57,18 +65,30 @@ func (r *imageRestore) toStream(ctx context.Context, w io.Writer) error {
 		})
 	}
 	g.Go(func() error { return r.writeOrdered(ctx, w, order) })
-	return g.Wait()
+	err := g.Wait()
+	for s := range order { // after a failure: unmap what was loaded
+		select {
+		case <-s.done:
+			s.buf.done()
+		default:
+		}
+	}
+	return err
 }
 
-func (r *imageRestore) fill(ctx context.Context, s *slot) error {
-	_, start, end := r.idx.Chunk(s.i)
+func (r *imageRestore) fill(ctx context.Context, s *slot) (err error) {
+	d, start, end := r.idx.Chunk(s.i)
+	defer store.RecoverFault(d, &err)
 	if r.isZero(s.i) {
 		s.zero = end - start
 		r.opt.Stats.ZeroBytes.Add(s.zero)
 		return nil
 	}
-	var blobBuf []byte // the data aliases it: a fresh one per chunk
-	data, damaged, err := r.load(ctx, s.i, &blobBuf)
+	select {
+	case s.buf = <-r.free:
+	default:
+	}
+	data, damaged, err := r.load(ctx, s.i, &s.buf)
 	if damaged {
 		s.zero = end - start
 	}
@@ -76,32 +96,53 @@ func (r *imageRestore) fill(ctx context.Context, s *slot) error {
 	return err
 }
 
+// recycle unmaps a written slot's chunk and hands its buffers back to
+// the workers.
+func (r *imageRestore) recycle(s *slot) {
+	s.buf.done()
+	select {
+	case r.free <- s.buf:
+	default:
+	}
+	s.buf, s.data = buffers{}, nil
+}
+
 var zeros = make([]byte, 1<<20)
 
 func (r *imageRestore) writeOrdered(ctx context.Context, w io.Writer, order <-chan *slot) error {
+	debug.SetPanicOnFault(true) // w may copy from a mapped chunk file
 	for s := range order {
 		select {
 		case <-s.done:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		if s.err != nil {
-			return s.err
+		err := s.err
+		if err == nil {
+			err = r.writeSlot(w, s)
 		}
-		n := int64(len(s.data))
-		if _, err := w.Write(s.data); err != nil {
+		r.recycle(s)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *imageRestore) writeSlot(w io.Writer, s *slot) (err error) {
+	d, _, _ := r.idx.Chunk(s.i)
+	defer store.RecoverFault(d, &err)
+	if _, err := w.Write(s.data); err != nil {
+		return fmt.Errorf("restore: write: %w", err)
+	}
+	for z := s.zero; z > 0; {
+		m := min(z, int64(len(zeros)))
+		if _, err := w.Write(zeros[:m]); err != nil {
 			return fmt.Errorf("restore: write: %w", err)
 		}
-		for z := s.zero; z > 0; {
-			m := min(z, int64(len(zeros)))
-			if _, err := w.Write(zeros[:m]); err != nil {
-				return fmt.Errorf("restore: write: %w", err)
-			}
-			z -= m
-		}
-		r.opt.Stats.Bytes.Add(n + s.zero)
-		s.data = nil
+		z -= m
 	}
+	r.opt.Stats.Bytes.Add(int64(len(s.data)) + s.zero)
 	return nil
 }
 

@@ -1,0 +1,81 @@
+package restore
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// directAlign is the alignment O_DIRECT asks of offsets, lengths and
+// memory on the file systems and devices a restore writes to.
+const directAlign = 4096
+
+// openDirect opens f a second time with O_DIRECT, for whole-chunk writes
+// that skip the page cache: a buffered write copies every byte into
+// fresh page-cache pages, and allocating those pages is most of the cost
+// of restoring a large image (on this project's VMs, a buffered write
+// of new pages runs at 0.3-0.6 GB/s, a direct one at 1.2-1.5 GB/s). It
+// returns nil where the file system refuses O_DIRECT; writes then stay
+// buffered.
+func openDirect(f *os.File) *os.File {
+	d, err := os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", f.Fd()), os.O_WRONLY|unix.O_DIRECT, 0)
+	if err != nil {
+		return nil
+	}
+	return d
+}
+
+// directWriter writes the aligned chunks of an image through an
+// O_DIRECT descriptor and everything else through the buffered one.
+type directWriter struct {
+	f, direct *os.File
+}
+
+// writeAt writes data at off. scratch is the caller's aligned buffer for
+// data that does not start on an aligned address (a plain blob's data
+// sits behind its 12-byte header).
+func (w directWriter) writeAt(data []byte, off int64, scratch *[]byte) error {
+	if w.direct != nil && off%directAlign == 0 && len(data)%directAlign == 0 {
+		buf := data
+		if !aligned(buf) {
+			buf = alignedBuf(scratch, len(data))
+			copy(buf, data)
+		}
+		_, err := w.direct.WriteAt(buf, off)
+		if !errors.Is(err, unix.EINVAL) {
+			return err // EINVAL: an alignment this device refuses; go buffered
+		}
+	}
+	_, err := w.f.WriteAt(data, off)
+	return err
+}
+
+func (w directWriter) close() error {
+	if w.direct == nil {
+		return nil
+	}
+	return w.direct.Close()
+}
+
+func aligned(b []byte) bool {
+	return len(b) == 0 || uintptr(unsafe.Pointer(&b[0]))%directAlign == 0
+}
+
+// alignedBuf returns n bytes of *scratch starting on an aligned address,
+// growing it when needed.
+func alignedBuf(scratch *[]byte, n int) []byte {
+	b := *scratch
+	if cap(b) < n+directAlign {
+		b = make([]byte, n+directAlign)
+		*scratch = b
+	}
+	b = b[:cap(b)]
+	off := 0
+	if mis := int(uintptr(unsafe.Pointer(&b[0])) % directAlign); mis != 0 {
+		off = directAlign - mis
+	}
+	return b[off : off+n]
+}
