@@ -92,15 +92,20 @@ var (
 		}
 		return e
 	}}
-	decoders = sync.Pool{New: func() any {
-		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1),
-			zstd.WithDecoderMaxMemory(MaxBlobSize))
-		if err != nil {
-			panic(err) // only on invalid options
-		}
-		return d
-	}}
+	decoders = sync.Pool{New: func() any { return newDecoder() }}
+	// chunkDecoders skip the zstd frame's content checksum (xxhash64):
+	// DecodeChunk checks the SHA-256 digest of the same bytes anyway.
+	chunkDecoders = sync.Pool{New: func() any { return newDecoder(zstd.IgnoreChecksum(true)) }}
 )
+
+func newDecoder(opts ...zstd.DOption) *zstd.Decoder {
+	opts = append([]zstd.DOption{zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(MaxBlobSize)}, opts...)
+	d, err := zstd.NewReader(nil, opts...)
+	if err != nil {
+		panic(err) // only on invalid options
+	}
+	return d
+}
 
 // EncodeBlob appends a DataBlob holding data to dst[:0]. With compress the
 // payload is zstd level 1, unless that does not make it smaller, in which
@@ -199,6 +204,10 @@ func CheckCRC(blob []byte) (Kind, error) {
 // Encrypted blobs fail with ErrEncrypted (after their CRC was checked).
 // maxSize bounds the decoded size (0: MaxBlobSize).
 func DecodeBlob(dst, blob []byte, maxSize int) ([]byte, error) {
+	return decodeBlob(dst, blob, maxSize, &decoders)
+}
+
+func decodeBlob(dst, blob []byte, maxSize int, decoders *sync.Pool) ([]byte, error) {
 	kind, err := CheckCRC(blob)
 	if err != nil {
 		return dst[:0], err
@@ -248,7 +257,7 @@ func DecodeChunkReuse(scratch *[]byte, blob []byte, want Digest, size int) ([]by
 // DecodeChunk decodes blob and checks that its plain data hashes to want
 // and, when size >= 0, has that length.
 func DecodeChunk(dst, blob []byte, want Digest, size int) ([]byte, error) {
-	out, err := DecodeBlob(dst, blob, 0)
+	out, err := decodeBlob(dst, blob, 0, &chunkDecoders)
 	if err != nil {
 		return out, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
@@ -141,20 +142,80 @@ func (c *Cache) load(ctx context.Context, d chunk.Digest, size int) ([]byte, err
 	if c.closed {
 		return nil, ErrCacheClosed
 	}
-	blob, err := c.src.LoadChunk(ctx, d)
+	var data []byte
+	var err error
+	if ml, ok := c.src.(mappedLoader); ok {
+		data, err = c.loadMapped(ctx, ml, d, size)
+	} else {
+		data, err = c.loadCopy(ctx, d, size)
+	}
 	if err != nil {
 		c.Stats.Errors.Add(1)
+		return nil, err
+	}
+	c.Stats.DecodedBytes.Add(int64(len(data)))
+	if c.rc.Set(string(d[:]), data, int64(cap(data))) {
+		c.rc.Wait() // make it visible before the load ends: a Get right after must hit
+	}
+	return data, nil
+}
+
+func (c *Cache) loadCopy(ctx context.Context, d chunk.Digest, size int) ([]byte, error) {
+	blob, err := c.src.LoadChunk(ctx, d)
+	if err != nil {
 		return nil, err
 	}
 	c.Stats.LoadedBytes.Add(int64(len(blob)))
 	data, err := chunk.DecodeChunk(nil, blob, d, size) // plain blobs decode in place
 	if err != nil {
-		c.Stats.Errors.Add(1)
 		return nil, fmt.Errorf("chunk %s: %w: %w", d, ErrCorruptChunk, err)
 	}
-	c.Stats.DecodedBytes.Add(int64(len(data)))
-	if c.rc.Set(string(d[:]), data, int64(cap(data))) {
-		c.rc.Wait() // make it visible before the load ends: a Get right after must hit
+	return data, nil
+}
+
+// mappedLoader is a ChunkLoader that can map chunk files (*Store).
+type mappedLoader interface {
+	LoadChunkMapped(ctx context.Context, d chunk.Digest, buf []byte) ([]byte, func(), error)
+}
+
+// blobBufs are the buffers of compressed blobs read (not mapped) by
+// loads: a blob is garbage once decoded, and a fresh 4 MiB buffer per
+// load costs page faults on memory the runtime just gave back.
+var blobBufs sync.Pool
+
+// loadMapped decodes a chunk from its mapped file (or, when the page
+// cache does not hold it, from a reused buffer): no copy of the blob and
+// no allocation for it. Plain data is copied out of a mapping, since the
+// cache keeps it.
+func (c *Cache) loadMapped(ctx context.Context, ml mappedLoader, d chunk.Digest, size int) (data []byte, err error) {
+	var buf []byte
+	if b, ok := blobBufs.Get().(*[]byte); ok {
+		buf = *b
+	}
+	blob, release, err := ml.LoadChunkMapped(ctx, d, buf)
+	if err != nil {
+		return nil, err
+	}
+	c.Stats.LoadedBytes.Add(int64(len(blob)))
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer RecoverFault(d, &err)
+	if release != nil {
+		defer release()
+	}
+	kind, _ := chunk.BlobKind(blob)
+	plain := kind == chunk.KindPlain
+	var dst []byte
+	if plain && release != nil {
+		dst = make([]byte, 0, len(blob))
+	}
+	if data, err = chunk.DecodeChunk(dst, blob, d, size); err != nil {
+		return nil, fmt.Errorf("chunk %s: %w: %w", d, ErrCorruptChunk, err)
+	}
+	switch {
+	case release != nil && buf != nil: // not used
+		blobBufs.Put(&buf)
+	case release == nil && !plain: // free again (plain data aliases it)
+		blobBufs.Put(&blob)
 	}
 	return data, nil
 }

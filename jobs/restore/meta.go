@@ -3,7 +3,6 @@ package restore
 import (
 	"errors"
 	"fmt"
-	"os"
 	"unsafe"
 
 	"github.com/cairnfs/cairn/store/pxar"
@@ -14,6 +13,10 @@ import (
 // lsetxattr, utimensat) or through an open file (fchown, fchmod,
 // fsetxattr, futimens: no path to walk again).
 type metaOps struct {
+	// have is the entry's current stat where known: owner and mode
+	// changes that would change nothing are skipped (on a journaled
+	// file system each one is a metadata update).
+	have     *unix.Stat_t
 	chown    func(uid, gid int) error
 	chmod    func(mode uint32) error
 	setxattr func(name string, v []byte) error
@@ -32,7 +35,12 @@ func pathOps(path string) metaOps {
 }
 
 func fdOps(fd int) metaOps {
+	var have *unix.Stat_t
+	if st := new(unix.Stat_t); unix.Fstat(fd, st) == nil {
+		have = st
+	}
 	return metaOps{
+		have:     have,
 		chown:    func(uid, gid int) error { return unix.Fchown(fd, uid, gid) },
 		chmod:    func(mode uint32) error { return unix.Fchmod(fd, mode) },
 		setxattr: func(name string, v []byte) error { return unix.Fsetxattr(fd, name, v, 0) },
@@ -59,13 +67,16 @@ func (t *treeRestore) setMeta(path string, m *pxar.Metadata, symlink bool) error
 func (t *treeRestore) applyMeta(o metaOps, m *pxar.Metadata, symlink bool) error {
 	var errs []error
 	st := m.Stat
-	if t.owners() {
+	mode := uint32(st.Mode & 0o7777)
+	chowned := false
+	if t.owners() && (o.have == nil || o.have.Uid != uint32(st.UID) || o.have.Gid != uint32(st.GID)) {
+		chowned = true // which may clear set-id bits
 		if err := o.chown(int(st.UID), int(st.GID)); err != nil {
 			errs = append(errs, fmt.Errorf("chown: %w", err))
 		}
 	}
-	if !symlink {
-		if err := o.chmod(uint32(st.Mode & 0o7777)); err != nil {
+	if !symlink && (o.have == nil || chowned || o.have.Mode&0o7777 != mode) {
+		if err := o.chmod(mode); err != nil {
 			errs = append(errs, fmt.Errorf("chmod: %w", err))
 		}
 	}
@@ -114,5 +125,5 @@ func unsupported(err error) bool {
 }
 
 func (t *treeRestore) owners() bool {
-	return t.opt.Owners || os.Geteuid() == 0
+	return t.opt.Owners
 }

@@ -41,11 +41,23 @@ func makeTree(t *testing.T) string {
 	must(os.Symlink("../a/data.bin", filepath.Join(src, "a", "b c", "link")))
 	must(os.Link(filepath.Join(src, "a", "data.bin"), filepath.Join(src, "a", "b c", "d", "hard")))
 	must(unix.Mkfifo(filepath.Join(src, "fifo"), 0o640))
+	// modes a create alone does not give: read-only, none, beyond the umask
+	must(os.WriteFile(filepath.Join(src, "a", "ro"), []byte("ro"), 0o444))
+	must(os.WriteFile(filepath.Join(src, "a", "none"), []byte("none"), 0))
+	must(os.WriteFile(filepath.Join(src, "a", "rw-all"), []byte("rw"), 0o666))
+	must(os.Chmod(filepath.Join(src, "a", "rw-all"), 0o666))
 	unix.Setxattr(filepath.Join(src, "a", "data.bin"), "user.cairn", []byte("x1"), 0) // where supported
 	if os.Geteuid() == 0 {
 		must(unix.Mknod(filepath.Join(src, "null"), unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))))
 		must(unix.Mknod(filepath.Join(src, "sock"), unix.S_IFSOCK|0o600, 0))
 		must(os.Lchown(filepath.Join(src, "a", "b c"), 1234, 5678))
+		// set-id bits survive the chown that restores the owner
+		suid := filepath.Join(src, "a", "suid")
+		must(os.WriteFile(suid, []byte("#!/bin/true\n"), 0o755))
+		must(os.Lchown(suid, 1234, 5678))
+		must(unix.Chmod(suid, 0o6755))
+		must(os.WriteFile(filepath.Join(src, "a", "owned"), []byte("o"), 0o640))
+		must(os.Lchown(filepath.Join(src, "a", "owned"), 4321, 8765))
 	}
 	return src
 }

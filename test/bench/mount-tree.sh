@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A directory tree through the mount, page cache dropped and fresh mounts:
 # `tar cf - .` and `find | wc -l` of a backup of Go's tree, cairn vs
-# restic and borg (and cairn restore vs restic restore / borg extract).
+# restic and borg.
 #   test/bench/mount-tree.sh       (as root; data under $BENCH_DIR)
 source "$(dirname "$0")/lib.sh"
 need restic borg fusermount
@@ -54,9 +54,4 @@ wait_mounted mnt-b 30
 tree_bench "borg mount" "mnt-b/a$src"
 fusermount -u mnt-b
 
-drop_caches
-timed "cairn restore (tree)" "$bytes" "$CAIRN" --store cstore restore host/t go.pxar out-c
-drop_caches
-timed "restic restore (tree)" "$bytes" restic --repo rrepo -q restore latest --target out-r
-drop_caches
-timed "borg extract (tree)" "$bytes" sh -c "mkdir -p out-b && cd out-b && borg extract ../brepo::a"
+# Tree restore against restic and borg: test/bench/restore-tree.sh

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Tree restore of a backup of Go's tree, page cache dropped before each:
+# cairn restore vs restic restore and borg extract, ROUNDS (3) rounds
+# alternating the tools. Each restore goes to a new directory of a fresh
+# ext4 file system (on a loop device over a file in $BENCH_DIR), made for
+# the run: this VM's root ext4 has no journal, and such an ext4 skips
+# inodes freed in the last 60 s (300 s while their block is dirty) when
+# it allocates new ones (recently_deleted()): after a large rm -rf,
+# creating files was 2-3x slower for every tool, and runs swung with it.
+#   test/bench/restore-tree.sh      (as root; data under $BENCH_DIR)
+source "$(dirname "$0")/lib.sh"
+need restic borg mkfs.ext4
+build_cairn
+cd "$BENCH_DIR"
+src=${SRC:-$(go env GOROOT)}
+bytes=$(du -sb "$src" | cut -f1)
+rm -rf tstore trrepo tbrepo out-t
+"$CAIRN" --store tstore init >/dev/null
+"$CAIRN" --store tstore backup --id t --no-sync go.pxar:"$src" >/dev/null
+restic init --repo trrepo -q >/dev/null && restic --repo trrepo -q backup "$src" >/dev/null
+borg init -e none tbrepo && borg create tbrepo::a "$src"
+rm -f out-t.ext4; truncate -s 8G out-t.ext4
+mkfs.ext4 -q out-t.ext4
+mkdir -p out-t
+mount -o loop out-t.ext4 out-t
+trap 'umount out-t; rm -f out-t.ext4' EXIT
+for i in $(seq "${ROUNDS:-3}"); do
+  drop_caches
+  timed "cairn restore (tree)" "$bytes" "$CAIRN" --store tstore restore host/t go.pxar out-t/c$i
+  drop_caches
+  timed "restic restore (tree)" "$bytes" restic --repo trrepo -q restore latest --target out-t/r$i
+  drop_caches
+  timed "borg extract (tree)" "$bytes" sh -c "mkdir -p out-t/b$i && cd out-t/b$i && borg extract ../../tbrepo::a"
+done
