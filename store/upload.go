@@ -109,6 +109,17 @@ func (u *Uploader) Buffer(size int) []byte {
 	return make([]byte, size)
 }
 
+// Recycled returns an empty buffer the Uploader is done with, or nil;
+// a writer that builds chunks by appending takes it as its next chunk.
+func (u *Uploader) Recycled() []byte {
+	select {
+	case b := <-u.free:
+		return b[:0]
+	default:
+		return nil
+	}
+}
+
 // Submit queues the chunk in buf (from Buffer; the Uploader owns it now).
 // zero tells that the chunk is known to be all zeros. It blocks while the
 // pipeline is full and fails once any chunk failed.

@@ -76,7 +76,8 @@ func NewStreamWriter(ctx context.Context, s *store.Store, path string, opt Strea
 		return nil, err
 	}
 	// The stage grows as needed: small streams (metadata, stat table, the
-	// payload of an incremental backup) never need a whole maximal chunk.
+	// payload of an incremental backup) never need a whole maximal chunk;
+	// buffers that grew are reused for the stages that follow.
 	w := &StreamWriter{path: path, dw: dw, ch: ch, minCut: avg / 4, stage: make([]byte, 0, 64<<10)}
 	w.up = s.NewUploader(ctx, opt.Workers, opt.Known, opt.Stats, w.sink)
 	return w, nil
@@ -121,10 +122,10 @@ func (w *StreamWriter) cut() error {
 	if len(w.stage) == 0 {
 		return nil
 	}
-	n := len(w.stage)
-	buf := w.up.Buffer((n + 1<<20 - 1) &^ (1<<20 - 1))[:n] // round up: pooled buffers fit more often
-	copy(buf, w.stage)
-	w.stage = w.stage[:0]
+	// The stage itself goes to the uploader, and a buffer it is done
+	// with becomes the next stage: no copy of the stream's bytes.
+	buf := w.stage
+	w.stage = w.up.Recycled()
 	w.mu.Lock()
 	w.submitted++
 	w.mu.Unlock()
