@@ -24,6 +24,7 @@ mkfs.ext4 -q out-t.ext4
 mkdir -p out-t
 mount -o loop out-t.ext4 out-t
 trap 'umount out-t; rm -f out-t.ext4' EXIT
+sync; sleep 10 # let the writeback and discards of the setup settle
 for i in $(seq "${ROUNDS:-3}"); do
   drop_caches
   timed "cairn restore (tree)" "$bytes" "$CAIRN" --store tstore restore host/t go.pxar out-t/c$i
