@@ -65,16 +65,23 @@ func Tree(ctx context.Context, acc *pxar.Accessor, start *pxar.Entry, startPath,
 	}
 	t := &treeRestore{acc: acc, opt: opt, root: target, report: &TreeReport{}, rootPath: strings.Trim(startPath, "/")}
 	g, gctx := errgroup.WithContext(ctx)
-	files := make(chan fileJob, 2*opt.Threads)
+	files := &fileQueue{ch: make(chan []fileJob, 2*opt.Threads)}
 	for i := 0; i < opt.Threads; i++ {
-		g.Go(func() error { return t.fileWorker(gctx, files) })
+		g.Go(func() error { return t.fileWorker(gctx, files.ch) })
 	}
 	g.Go(func() error {
-		defer close(files)
+		defer close(files.ch)
+		var err error
 		if !start.IsDir() {
-			return t.entry(gctx, start, target, files)
+			err = t.entry(gctx, start, target, files)
+		} else {
+			err = t.dir(gctx, start, target, files)
 		}
-		return t.dir(gctx, start, target, files)
+		if err == nil {
+			return files.flush(gctx)
+		}
+		files.discard()
+		return err
 	})
 	err := g.Wait()
 	if err == nil {
@@ -174,7 +181,7 @@ func (t *treeRestore) count(f func(r *TreeReport)) {
 }
 
 // dir restores a directory's entries, streaming its listing.
-func (t *treeRestore) dir(ctx context.Context, d *pxar.Entry, path string, files chan<- fileJob) error {
+func (t *treeRestore) dir(ctx context.Context, d *pxar.Entry, path string, files *fileQueue) error {
 	if err := os.Mkdir(path, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		t.fail(path, err)
 		return nil
@@ -209,7 +216,7 @@ func (t *treeRestore) dir(ctx context.Context, d *pxar.Entry, path string, files
 }
 
 // entry restores one entry; regular files go to the workers.
-func (t *treeRestore) entry(ctx context.Context, e *pxar.Entry, path string, files chan<- fileJob) error {
+func (t *treeRestore) entry(ctx context.Context, e *pxar.Entry, path string, files *fileQueue) error {
 	if t.opt.Overwrite && e.Kind != pxar.KindDir {
 		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			t.fail(path, err)
@@ -237,13 +244,7 @@ func (t *treeRestore) entry(ctx context.Context, e *pxar.Entry, path string, fil
 			t.fail(path, err)
 			return nil
 		}
-		select {
-		case files <- fileJob{e: e, path: path, fd: fd}:
-			return nil
-		case <-ctx.Done():
-			unix.Close(fd)
-			return ctx.Err()
-		}
+		return files.push(ctx, fileJob{e: e, path: path, fd: fd})
 	case pxar.KindSymlink:
 		err = unix.Symlink(e.Target, path)
 	case pxar.KindDevice:
@@ -315,22 +316,72 @@ func (t *treeRestore) finishLinks(ctx context.Context) {
 
 // fileWorker writes file contents, leaving all-zero blocks as holes. Once
 // ctx ends it only closes what is still queued.
-func (t *treeRestore) fileWorker(ctx context.Context, jobs <-chan fileJob) error {
+func (t *treeRestore) fileWorker(ctx context.Context, batches <-chan []fileJob) error {
 	buf := make([]byte, 1<<20)
-	for j := range jobs {
-		if ctx.Err() != nil {
-			unix.Close(j.fd)
-			continue
-		}
-		if err := t.file(ctx, j, buf); err != nil {
-			if ctx.Err() == nil {
-				t.fail(j.path, err)
+	for batch := range batches {
+		for _, j := range batch {
+			if ctx.Err() != nil {
+				unix.Close(j.fd)
+				continue
 			}
-			continue
+			if err := t.file(ctx, j, buf); err != nil {
+				if ctx.Err() == nil {
+					t.fail(j.path, err)
+				}
+				continue
+			}
+			t.count(func(r *TreeReport) { r.Files++ })
 		}
-		t.count(func(r *TreeReport) { r.Files++ })
 	}
 	return ctx.Err()
+}
+
+// fileQueue hands created files to the workers in batches: one channel
+// operation (and at most one wakeup of a worker) per batch rather than
+// per file, which for a tree of small files was a good part of the
+// scheduler's work.
+type fileQueue struct {
+	ch    chan []fileJob
+	batch []fileJob
+	bytes uint64
+}
+
+// A batch goes out at this many files or content bytes, whichever first.
+const (
+	batchFiles = 16
+	batchBytes = 1 << 20
+)
+
+func (q *fileQueue) push(ctx context.Context, j fileJob) error {
+	q.batch = append(q.batch, j)
+	q.bytes += j.e.Size
+	if len(q.batch) < batchFiles && q.bytes < batchBytes {
+		return nil
+	}
+	return q.flush(ctx)
+}
+
+// flush sends the batch; if ctx ends first, it closes the batch's files.
+func (q *fileQueue) flush(ctx context.Context) error {
+	if len(q.batch) == 0 {
+		return nil
+	}
+	select {
+	case q.ch <- q.batch:
+		q.batch, q.bytes = nil, 0
+		return nil
+	case <-ctx.Done():
+		q.discard()
+		return ctx.Err()
+	}
+}
+
+// discard closes the files of a batch that will not be sent.
+func (q *fileQueue) discard() {
+	for _, j := range q.batch {
+		unix.Close(j.fd)
+	}
+	q.batch, q.bytes = nil, 0
 }
 
 func (t *treeRestore) file(ctx context.Context, j fileJob, buf []byte) error {

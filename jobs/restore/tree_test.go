@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"testing"
@@ -219,4 +220,46 @@ func (f *faultyReader) ReadAt(p []byte, off int64) (int, error) {
 		return 0, errFault
 	}
 	return f.r.ReadAt(p, off)
+}
+
+// openFDs counts this process's open file descriptors.
+func openFDs(t *testing.T) int {
+	t.Helper()
+	names, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd")
+	}
+	return len(names)
+}
+
+// A restore cancelled midway stops with the context's error and leaves
+// no file open, whatever was queued for the workers at that moment.
+func TestTreeRestoreCancel(t *testing.T) {
+	src := t.TempDir()
+	for i := range 400 {
+		dir := filepath.Join(src, fmt.Sprintf("d%02d", i%20))
+		os.MkdirAll(dir, 0o755)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%03d", i)), randBytes(3000+i, uint64(i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	acc, _, _ := archive(t, src)
+	before := openFDs(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st := new(Stats)
+	go func() {
+		for st.Bytes.Load() == 0 && ctx.Err() == nil {
+			runtime.Gosched()
+		}
+		cancel()
+	}()
+	_, err := Tree(ctx, acc, acc.Root(), "", filepath.Join(t.TempDir(), "dst"), TreeOptions{Threads: 2, Stats: st})
+	if err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled restore: %v", err)
+	}
+	cancel()
+	if after := openFDs(t); after > before {
+		t.Fatalf("%d descriptors open after the restore, %d before", after, before)
+	}
 }
