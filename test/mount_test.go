@@ -177,6 +177,11 @@ func TestMountCopyEqualsRestore(t *testing.T) {
 	if got := treeListing(t, restored); got != want {
 		t.Fatalf("restore differs from the source:\n%s\n---- want\n%s", got, want)
 	}
+	unsynced := filepath.Join(t.TempDir(), "unsynced")
+	mustCairn(t, "--store", st, "restore", "--no-sync", "--threads", "1", snap, "tree.pxar", unsynced)
+	if got := treeListing(t, unsynced); got != want {
+		t.Fatalf("restore --no-sync --threads 1 differs from the source:\n%s\n---- want\n%s", got, want)
+	}
 	unlinked := regexp.MustCompile(` =[^ ]+`)
 	if got := treeListing(t, copied); got != unlinked.ReplaceAllString(want, "") {
 		t.Fatalf("cp -a from the mount differs from the source:\n%s\n---- want\n%s", got, want)

@@ -55,7 +55,7 @@ func (a *app) restoreCmd() *cobra.Command {
 	f.BoolVar(&o.ignoreErrors, "ignore-errors", false, "write zeros for damaged chunks, go on, and list the damaged ranges")
 	f.BoolVar(&o.discard, "discard", false, "block devices: discard zero ranges instead of writing zeros")
 	f.BoolVar(&o.force, "overwrite", false, "replace an existing target file")
-	f.BoolVar(&o.noSync, "no-sync", false, "images: do not wait for the data to reach the disk before reporting completion")
+	f.BoolVar(&o.noSync, "no-sync", false, "do not wait for the restored data to reach the disk before reporting completion")
 	f.BoolVar(&o.json, "json", false, "print the summary as JSON")
 	f.StringVar(&o.path, "path", "", "file archives: restore only this path inside the archive")
 	return cmd

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/filearchive"
 	"github.com/dustin/go-humanize"
+	"golang.org/x/sys/unix"
 )
 
 // treeSummary is what a file archive restore reports.
@@ -56,10 +58,17 @@ func (a *app) restoreTree(o restoreOpts, s *store.Store, snap store.Snapshot, m 
 		return stats.Bytes.Load(), "zeroes " + humanize.IBytes(uint64(stats.ZeroBytes.Load()))
 	})
 	rep, err := restore.Tree(a.ctx, acc, start, path, target, restore.TreeOptions{Threads: o.threads, Overwrite: o.force, Stats: stats})
-	prog.Stop()
 	if rep == nil {
+		prog.Stop()
 		return err
 	}
+	if !o.noSync {
+		if serr := syncTree(target); serr != nil {
+			prog.Stop()
+			return serr
+		}
+	}
+	prog.Stop()
 	el := time.Since(began)
 	sum := treeSummary{Snapshot: snap.String(), Archive: ar.Name, Path: path, Target: target, Files: rep.Files,
 		Dirs: rep.Dirs, Others: rep.Others, Bytes: rep.Bytes, ZeroBytes: rep.ZeroBytes, Seconds: el.Seconds(),
@@ -82,6 +91,20 @@ func (a *app) restoreTree(o restoreOpts, s *store.Store, snap store.Snapshot, m 
 	}
 	if err != nil {
 		return &codeError{code: exitPartial, err: err}
+	}
+	return nil
+}
+
+// syncTree waits until the restored tree has reached the disk: one
+// syncfs(2) for the target's file system, rather than an fsync per file.
+func syncTree(target string) error {
+	f, err := os.Open(target)
+	if err == nil {
+		err = unix.Syncfs(int(f.Fd()))
+		f.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("sync the restored tree at %s: %w", target, err)
 	}
 	return nil
 }

@@ -28,6 +28,8 @@ sync; sleep 10 # let the writeback and discards of the setup settle
 for i in $(seq "${ROUNDS:-3}"); do
   drop_caches
   timed "cairn restore (tree)" "$bytes" "$CAIRN" --store tstore restore host/t go.pxar out-t/c$i
+  drop_caches # --no-sync: the peers do not wait for the disk either
+  timed "cairn restore --no-sync (tree)" "$bytes" "$CAIRN" --store tstore restore --no-sync host/t go.pxar out-t/n$i
   drop_caches
   timed "restic restore (tree)" "$bytes" restic --repo trrepo -q restore latest --target out-t/r$i
   drop_caches
