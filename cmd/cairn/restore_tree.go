@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,7 +36,7 @@ func (a *app) restoreTree(o restoreOpts, s *store.Store, snap store.Snapshot, m 
 	if target == "-" {
 		return usageErr("a file archive restores into a directory, not to stdout")
 	}
-	c, err := store.NewCache(s, store.DefaultCacheSize)
+	c, err := store.NewCache(s, restoreCacheSize())
 	if err != nil {
 		return err
 	}
@@ -107,4 +108,18 @@ func syncTree(target string) error {
 		return fmt.Errorf("sync the restored tree at %s: %w", target, err)
 	}
 	return nil
+}
+
+// restoreCacheSize bounds a tree restore's chunk cache. The restore reads
+// the payload once, in order, so the chunks read ahead are all it needs
+// (the readers also keep their recent chunks themselves). A small bound
+// keeps the heap small, so decoded chunks reuse memory the runtime has
+// freed instead of faulting in fresh pages: with the mount's 256 MiB,
+// page faults were about 9% of a restore's CPU. CAIRN_RESTORE_CACHE_MB
+// overrides it, for performance work.
+func restoreCacheSize() int64 {
+	if n, err := strconv.Atoi(os.Getenv("CAIRN_RESTORE_CACHE_MB")); err == nil && n > 0 {
+		return int64(n) << 20
+	}
+	return 32 << 20
 }
