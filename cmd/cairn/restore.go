@@ -41,8 +41,9 @@ func (a *app) restoreCmd() *cobra.Command {
 		Use:   "restore SNAPSHOT ARCHIVE TARGET",
 		Short: "restore an image (to a file, block device or -) or a file archive (to a directory)",
 		Long: "Restores an archive of a snapshot. Images go to a file (sparse: zero chunks stay holes),\n" +
-			"a block device, or - for stdout (in order). Chunks are fetched, decoded and checked by\n" +
-			"--threads workers and written with positional writes. File archives (NAME.pxar) are\n" +
+			"a block device, or - for stdout (in order). Chunks are fetched, decoded (--threads at\n" +
+			"once) and checked in parallel and written with positional writes (O_DIRECT where the\n" +
+			"file system allows). File archives (NAME.pxar) are\n" +
 			"restored into the directory TARGET with their metadata (owners when root, modes,\n" +
 			"times, symlinks, hard links, xattrs, ACLs, devices, FIFOs); --path restores a part.",
 		Args: cobra.ExactArgs(3),
@@ -51,7 +52,7 @@ func (a *app) restoreCmd() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.IntVar(&o.threads, "threads", 0, "workers that fetch, decode and write chunks (default: number of CPUs; 1-64)")
+	f.IntVar(&o.threads, "threads", 0, "chunks decoded at once; more workers than that keep reads and writes in flight (default: number of CPUs; 1-64)")
 	f.BoolVar(&o.ignoreErrors, "ignore-errors", false, "write zeros for damaged chunks, go on, and list the damaged ranges")
 	f.BoolVar(&o.discard, "discard", false, "block devices: discard zero ranges instead of writing zeros")
 	f.BoolVar(&o.force, "overwrite", false, "replace an existing target file")

@@ -26,7 +26,7 @@ var ErrDamaged = errors.New("archive has damaged chunks")
 
 // Options tune a restore.
 type Options struct {
-	Threads      int  // workers; default runtime.NumCPU()
+	Threads      int  // chunks decoded at once; default runtime.NumCPU()
 	IgnoreErrors bool // write zeros for damaged chunks and go on
 	Discard      bool // block devices: discard zero ranges instead of writing zeros
 	Stats        *Stats
