@@ -175,7 +175,7 @@ func (c *Cache) loadCopy(ctx context.Context, d chunk.Digest, size int) ([]byte,
 
 // mappedLoader is a ChunkLoader that can map chunk files (*Store).
 type mappedLoader interface {
-	LoadChunkMapped(ctx context.Context, d chunk.Digest, buf []byte) ([]byte, func(), error)
+	LoadChunkMappedCompressed(ctx context.Context, d chunk.Digest, buf []byte) ([]byte, func(), error)
 }
 
 // blobBufs are the buffers of compressed blobs read (not mapped) by
@@ -192,7 +192,7 @@ func (c *Cache) loadMapped(ctx context.Context, ml mappedLoader, d chunk.Digest,
 	if b, ok := blobBufs.Get().(*[]byte); ok {
 		buf = *b
 	}
-	blob, release, err := ml.LoadChunkMapped(ctx, d, buf)
+	blob, release, err := ml.LoadChunkMappedCompressed(ctx, d, buf)
 	if err != nil {
 		return nil, err
 	}
