@@ -7,11 +7,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/cairnfs/cairn/store"
+	"golang.org/x/sys/unix"
 )
 
 const cs = 64 << 10
@@ -149,5 +151,31 @@ func TestImageENOSPC(t *testing.T) {
 	_, err = Image(ctx, x, s, Target{File: f}, Options{Threads: 4})
 	if !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("want ENOSPC, got %v", err)
+	}
+}
+
+// TestImageENOSPCFile: a regular file on a full file system (a small
+// tmpfs, as root), written with O_DIRECT where the file system takes it:
+// ENOSPC comes back, named, with no hang.
+func TestImageENOSPCFile(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a small tmpfs needs root")
+	}
+	s, x, _ := fixture(t)
+	dir := t.TempDir()
+	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=256k"); err != nil {
+		t.Skip("cannot mount tmpfs:", err)
+	}
+	defer unix.Unmount(dir, 0)
+	f, err := os.Create(filepath.Join(dir, "img"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err = Image(ctx, x, s, Target{File: f}, Options{Threads: 4})
+	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "offset") {
+		t.Fatalf("want ENOSPC naming an offset, got %v", err)
 	}
 }
