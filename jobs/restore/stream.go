@@ -23,16 +23,19 @@ type slot struct {
 	err  error
 }
 
-// toStream restores in order: workers load chunks in parallel, one
-// writer writes them in sequence. At most 2·threads chunks are in flight.
+// toStream restores in order: 2·threads workers load chunks in
+// parallel (threads of them decoding at once), one writer writes them in
+// sequence. At most 3·threads+2 chunks are in flight: the writer waits
+// for the oldest, so more workers would only hold more memory.
 func (r *imageRestore) toStream(ctx context.Context, w io.Writer) error {
 	g, ctx := errgroup.WithContext(ctx)
-	work := make(chan *slot, r.ioWorkers())
-	order := make(chan *slot, 2*r.ioWorkers())
+	workers := 2 * r.opt.Threads
+	work := make(chan *slot, workers)
+	order := make(chan *slot, workers+r.opt.Threads)
 	// Buffers go back to free once written, so chunks are not loaded
 	// into fresh (zeroed) 4 MiB allocations; it holds at most as many as
 	// can be in flight.
-	r.free = make(chan buffers, 3*r.ioWorkers()+2)
+	r.free = make(chan buffers, cap(order)+2)
 	g.Go(func() error {
 		defer close(work)
 		defer close(order)
@@ -51,7 +54,7 @@ func (r *imageRestore) toStream(ctx context.Context, w io.Writer) error {
 		}
 		return nil
 	})
-	for range r.ioWorkers() {
+	for range workers {
 		g.Go(func() error {
 			debug.SetPanicOnFault(true) // see store.LoadChunkMapped
 			for s := range work {
