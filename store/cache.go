@@ -194,6 +194,9 @@ func (c *Cache) loadMapped(ctx context.Context, ml mappedLoader, d chunk.Digest,
 	}
 	blob, release, err := ml.LoadChunkMappedCompressed(ctx, d, buf)
 	if err != nil {
+		if buf != nil {
+			blobBufs.Put(&buf)
+		}
 		return nil, err
 	}
 	c.Stats.LoadedBytes.Add(int64(len(blob)))

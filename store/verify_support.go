@@ -27,9 +27,9 @@ func (s *Store) LockJob(kind string) (*Lock, error) {
 	return flock(context.Background(), filepath.Join(s.root, ".job-"+kind+".lck"), true, false)
 }
 
-// directAlign is the alignment O_DIRECT needs of buffers, offsets and
+// DirectAlign is the alignment O_DIRECT needs of buffers, offsets and
 // lengths (the largest logical block size in use).
-const directAlign = 4096
+const DirectAlign = 4096
 
 // ReadChunkFile reads chunk d's raw DataBlob into buf (grown when too
 // small) and returns it. A missing chunk is ErrMissingChunk; a file larger
@@ -101,15 +101,11 @@ func chunkFileSize(d chunk.Digest, f *os.File) (int64, error) {
 func readChunkSize(d chunk.Digest, f *os.File, size int64, buf []byte, direct bool) ([]byte, error) {
 	want := size
 	if direct {
-		want = (size + directAlign - 1) &^ (directAlign - 1)
+		want = (size + DirectAlign - 1) &^ (DirectAlign - 1)
 	}
-	off := alignOff(buf, direct)
-	if int64(cap(buf)-off) < want {
-		buf = make([]byte, want+directAlign)
-		off = alignOff(buf, direct)
-	}
-	buf = buf[:cap(buf)]
-	data := buf[off : off+int(want)]
+	// Aligned either way, so that one buffer serves buffered and direct
+	// reads alike.
+	data := AlignedBuf(&buf, int(want))
 	n, err := preadFull(f, data, size)
 	if err != nil {
 		return buf[:0], fmt.Errorf("chunk %s: read %d of %d bytes: %w", d, n, size, err)
@@ -117,13 +113,27 @@ func readChunkSize(d chunk.Digest, f *os.File, size int64, buf []byte, direct bo
 	return data[:size], nil
 }
 
-// alignOff is where in buf an O_DIRECT read may start.
-func alignOff(buf []byte, direct bool) int {
-	if !direct || cap(buf) == 0 {
+// AlignedBuf returns n bytes of *buf that start at an address O_DIRECT
+// accepts, replacing *buf with a larger buffer when it is too small.
+func AlignedBuf(buf *[]byte, n int) []byte {
+	off := alignOff(*buf)
+	if cap(*buf)-off < n {
+		*buf = make([]byte, n+DirectAlign)
+		off = alignOff(*buf)
+	}
+	return (*buf)[:cap(*buf)][off : off+n]
+}
+
+// IsAligned reports whether b starts at an address O_DIRECT accepts.
+func IsAligned(b []byte) bool { return alignOff(b) == 0 }
+
+// alignOff is how far into buf an O_DIRECT buffer may start.
+func alignOff(buf []byte) int {
+	if cap(buf) == 0 {
 		return 0
 	}
-	if mis := int(uintptr(unsafe.Pointer(&buf[:1][0])) % directAlign); mis != 0 {
-		return directAlign - mis
+	if mis := int(uintptr(unsafe.Pointer(&buf[:1][0])) % DirectAlign); mis != 0 {
+		return DirectAlign - mis
 	}
 	return 0
 }

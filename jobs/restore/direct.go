@@ -4,14 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"unsafe"
 
+	"github.com/cairnfs/cairn/store"
 	"golang.org/x/sys/unix"
 )
-
-// directAlign is the alignment O_DIRECT asks of offsets, lengths and
-// memory on the file systems and devices a restore writes to.
-const directAlign = 4096
 
 // openDirect opens f a second time with O_DIRECT, for whole-chunk writes
 // that skip the page cache: a buffered write copies every byte into
@@ -38,10 +34,10 @@ type directWriter struct {
 // data that does not start on an aligned address (a plain blob's data
 // sits behind its 12-byte header).
 func (w directWriter) writeAt(data []byte, off int64, scratch *[]byte) error {
-	if w.direct != nil && off%directAlign == 0 && len(data)%directAlign == 0 {
+	if w.direct != nil && off%store.DirectAlign == 0 && len(data)%store.DirectAlign == 0 {
 		buf := data
-		if !aligned(buf) {
-			buf = alignedBuf(scratch, len(data))
+		if !store.IsAligned(buf) {
+			buf = store.AlignedBuf(scratch, len(data))
 			copy(buf, data)
 		}
 		_, err := w.direct.WriteAt(buf, off)
@@ -58,24 +54,4 @@ func (w directWriter) close() error {
 		return nil
 	}
 	return w.direct.Close()
-}
-
-func aligned(b []byte) bool {
-	return len(b) == 0 || uintptr(unsafe.Pointer(&b[0]))%directAlign == 0
-}
-
-// alignedBuf returns n bytes of *scratch starting on an aligned address,
-// growing it when needed.
-func alignedBuf(scratch *[]byte, n int) []byte {
-	b := *scratch
-	if cap(b) < n+directAlign {
-		b = make([]byte, n+directAlign)
-		*scratch = b
-	}
-	b = b[:cap(b)]
-	off := 0
-	if mis := int(uintptr(unsafe.Pointer(&b[0])) % directAlign); mis != 0 {
-		off = directAlign - mis
-	}
-	return b[off : off+n]
 }

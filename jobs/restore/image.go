@@ -99,6 +99,7 @@ type imageRestore struct {
 	opt Options
 
 	free chan buffers  // of an ordered restore, for reuse once written
+	held *slot         // taken by the ordered writer and left when it failed
 	cpu  chan struct{} // Threads slots: decoding chunks at once
 
 	mu     sync.Mutex

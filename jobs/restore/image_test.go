@@ -179,3 +179,35 @@ func TestImageENOSPCFile(t *testing.T) {
 		t.Fatalf("want ENOSPC naming an offset, got %v", err)
 	}
 }
+
+// cancelWriter cancels the restore at its first write, as a reader of
+// stdout that goes away would end it.
+type cancelWriter struct{ cancel func() }
+
+func (w cancelWriter) Write(p []byte) (int, error) {
+	w.cancel()
+	return len(p), nil
+}
+
+// TestImageStreamCancelUnmaps: an ordered restore that ends early leaves
+// no chunk file mapped, whether its chunk was queued, loaded or held by
+// the writer.
+func TestImageStreamCancelUnmaps(t *testing.T) {
+	s, x, _ := fixture(t)
+	chunks := filepath.Join(s.Root(), ".chunks")
+	for range 20 {
+		ctx, cancel := context.WithCancel(context.Background())
+		_, err := Image(ctx, x, s, Target{Stream: cancelWriter{cancel}}, Options{Threads: 4})
+		cancel()
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("cancelled restore: %v", err)
+		}
+	}
+	maps, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Skip("no /proc/self/maps")
+	}
+	if strings.Contains(string(maps), chunks) {
+		t.Fatalf("chunk files still mapped after cancelled restores:\n%s", maps)
+	}
+}

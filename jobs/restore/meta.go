@@ -69,7 +69,7 @@ func (t *treeRestore) applyMeta(o metaOps, m *pxar.Metadata, symlink bool) error
 	st := m.Stat
 	mode := uint32(st.Mode & 0o7777)
 	chowned := false
-	if t.owners() && (o.have == nil || o.have.Uid != uint32(st.UID) || o.have.Gid != uint32(st.GID)) {
+	if t.opt.Owners && (o.have == nil || o.have.Uid != uint32(st.UID) || o.have.Gid != uint32(st.GID)) {
 		chowned = true // which may clear set-id bits
 		if err := o.chown(int(st.UID), int(st.GID)); err != nil {
 			errs = append(errs, fmt.Errorf("chown: %w", err))
@@ -122,8 +122,4 @@ func setACLs(o metaOps, m *pxar.Metadata) []error {
 // unsupported reports whether the target file system cannot hold xattrs.
 func unsupported(err error) bool {
 	return errors.Is(err, unix.ENOTSUP) || errors.Is(err, unix.EOPNOTSUPP)
-}
-
-func (t *treeRestore) owners() bool {
-	return t.opt.Owners
 }

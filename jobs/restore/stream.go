@@ -69,14 +69,23 @@ func (r *imageRestore) toStream(ctx context.Context, w io.Writer) error {
 	}
 	g.Go(func() error { return r.writeOrdered(ctx, w, order) })
 	err := g.Wait()
-	for s := range order { // after a failure: unmap what was loaded
-		select {
-		case <-s.done:
-			s.buf.done()
-		default:
-		}
+	// After a failure: unmap what was loaded and not written (the workers
+	// are gone, so a slot not done now never will be).
+	for s := range order {
+		unmapIfDone(s)
+	}
+	if r.held != nil {
+		unmapIfDone(r.held)
 	}
 	return err
+}
+
+func unmapIfDone(s *slot) {
+	select {
+	case <-s.done:
+		s.buf.done()
+	default:
+	}
 }
 
 func (r *imageRestore) fill(ctx context.Context, s *slot) (err error) {
@@ -118,6 +127,7 @@ func (r *imageRestore) writeOrdered(ctx context.Context, w io.Writer, order <-ch
 		select {
 		case <-s.done:
 		case <-ctx.Done():
+			r.held = s // toStream unmaps it once the workers are gone
 			return ctx.Err()
 		}
 		err := s.err

@@ -38,6 +38,19 @@ timed() {
   printf '%-34s %8.2f s %10s MB/s\n' "$label" "$(awk -v s="$s" -v e="$e" 'BEGIN{print e-s}')" "$(rate "$bytes" "$s" "$e")"
 }
 
+# backup_all PREFIX ID NAME SRC: fresh PREFIXstore (cairn, group host/ID,
+# archive NAME: x.img, go.pxar), PREFIXrrepo (restic) and PREFIXbrepo
+# (borg, archive a), each holding one backup of SRC (a file or a tree).
+backup_all() {
+  local p=$1 id=$2 name=$3 src
+  src=$(readlink -f "$4")
+  rm -rf "${p}store" "${p}rrepo" "${p}brepo"
+  "$CAIRN" --store "${p}store" init >/dev/null
+  "$CAIRN" --store "${p}store" backup --id "$id" --no-sync "$name:$src" >/dev/null
+  restic init --repo "${p}rrepo" -q >/dev/null && restic --repo "${p}rrepo" -q backup "$src" >/dev/null
+  borg init -e none "${p}brepo" && borg create "${p}brepo::a" "$src"
+}
+
 # data_ext4 PATH: a sparse 2 GiB ext4 image holding a copy of Go's tree.
 data_ext4() {
   [ -f "$1" ] || mke2fs -q -t ext4 -d "$(go env GOROOT)" "$1" 2G

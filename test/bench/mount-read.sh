@@ -11,11 +11,7 @@ img=${IMG:-rand.img}
 [ -f "$img" ] || data_random "$img" 2048
 bytes=$(size_of "$img")
 src=$(readlink -f "$img")
-rm -rf cstore rrepo brepo
-"$CAIRN" --store cstore init >/dev/null
-"$CAIRN" --store cstore backup --id m --no-sync x.img:"$img" >/dev/null
-restic init --repo rrepo -q >/dev/null && restic --repo rrepo -q backup "$src" >/dev/null
-borg init -e none brepo && borg create brepo::a "$src"
+backup_all c m x.img "$img"
 mkdir -p mnt-c mnt-r mnt-b
 cleanup() { "$CAIRN" umount mnt-c 2>/dev/null || true; for m in mnt-r mnt-b; do fusermount -u "$m" 2>/dev/null || true; done; }
 trap cleanup EXIT
@@ -33,13 +29,13 @@ timed "cairn mount read (warm cache)" "$bytes" dd if="$f" of=/dev/null bs=1M
 timed "cairn mount re-read (page cache)" "$bytes" dd if="$f" of=/dev/null bs=1M
 "$CAIRN" umount mnt-c
 
-restic --repo rrepo mount mnt-r >/dev/null 2>&1 &
+restic --repo crrepo mount mnt-r >/dev/null 2>&1 &
 wait_mounted mnt-r 30
 drop_caches
 timed "restic mount read (cold)" "$bytes" dd if="mnt-r/snapshots/latest$src" of=/dev/null bs=1M
 fusermount -u mnt-r
 
-borg mount brepo mnt-b
+borg mount cbrepo mnt-b
 wait_mounted mnt-b 30
 drop_caches
 timed "borg mount read (cold)" "$bytes" dd if="mnt-b/a$src" of=/dev/null bs=1M

@@ -9,11 +9,8 @@ build_cairn
 cd "$BENCH_DIR"
 src=${SRC:-$(go env GOROOT)}
 bytes=$(du -sb "$src" | cut -f1)
-rm -rf cstore rrepo brepo out-*
-"$CAIRN" --store cstore init >/dev/null
-"$CAIRN" --store cstore backup --id t --no-sync go.pxar:"$src" >/dev/null
-restic init --repo rrepo -q >/dev/null && restic --repo rrepo -q backup "$src" >/dev/null
-borg init -e none brepo && borg create brepo::a "$src"
+rm -rf out-*
+backup_all c t go.pxar "$src"
 mkdir -p mnt-c mnt-r mnt-b
 cleanup() { "$CAIRN" umount mnt-c 2>/dev/null || true; for m in mnt-r mnt-b; do fusermount -u "$m" 2>/dev/null || true; done; }
 trap cleanup EXIT
@@ -36,20 +33,20 @@ wait_mounted mnt-c 30
 tree_bench "cairn mount" "mnt-c/host/t/latest/go.pxar"
 "$CAIRN" umount mnt-c
 
-restic --repo rrepo mount mnt-r >/dev/null 2>&1 &
+restic --repo crrepo mount mnt-r >/dev/null 2>&1 &
 wait_mounted mnt-r 30
 tar_bench "restic mount" "mnt-r/snapshots/latest$src"
 fusermount -u mnt-r; sleep 1
-restic --repo rrepo mount mnt-r >/dev/null 2>&1 &
+restic --repo crrepo mount mnt-r >/dev/null 2>&1 &
 wait_mounted mnt-r 30
 tree_bench "restic mount" "mnt-r/snapshots/latest$src"
 fusermount -u mnt-r
 
-borg mount brepo mnt-b
+borg mount cbrepo mnt-b
 wait_mounted mnt-b 30
 tar_bench "borg mount" "mnt-b/a$src"
 fusermount -u mnt-b; sleep 1
-borg mount brepo mnt-b
+borg mount cbrepo mnt-b
 wait_mounted mnt-b 30
 tree_bench "borg mount" "mnt-b/a$src"
 fusermount -u mnt-b

@@ -14,11 +14,8 @@ build_cairn
 cd "$BENCH_DIR"
 src=${SRC:-$(go env GOROOT)}
 bytes=$(du -sb "$src" | cut -f1)
-rm -rf tstore trrepo tbrepo out-t
-"$CAIRN" --store tstore init >/dev/null
-"$CAIRN" --store tstore backup --id t --no-sync go.pxar:"$src" >/dev/null
-restic init --repo trrepo -q >/dev/null && restic --repo trrepo -q backup "$src" >/dev/null
-borg init -e none tbrepo && borg create tbrepo::a "$src"
+rm -rf out-t
+backup_all t t go.pxar "$src"
 rm -f out-t.ext4; truncate -s 8G out-t.ext4
 mkfs.ext4 -q out-t.ext4
 mkdir -p out-t

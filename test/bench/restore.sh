@@ -11,11 +11,8 @@ img=${IMG:-ext4.img}
 data_ext4 "$img"
 bytes=$(size_of "$img")
 src=$(readlink -f "$img")
-rm -rf rstore rrrepo rbrepo castore out.*
-"$CAIRN" --store rstore init >/dev/null
-"$CAIRN" --store rstore backup --id r --no-sync x.img:"$img" >/dev/null
-restic init --repo rrrepo -q >/dev/null && restic --repo rrrepo -q backup "$src" >/dev/null
-borg init -e none rbrepo && borg create rbrepo::a "$src"
+rm -rf castore out.*
+backup_all r r x.img "$img"
 casync make --store=castore out.caibx "$src" >/dev/null
 sync; sleep 10 # let the writeback and discards of the setup settle
 # ROUNDS (2) rounds alternating the tools. cairn waits for the data to

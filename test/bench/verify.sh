@@ -9,12 +9,7 @@ cd "$BENCH_DIR"
 img=${IMG:-rand.img}
 [ -f "$img" ] || data_random "$img" 2048
 bytes=$(size_of "$img")
-src=$(readlink -f "$img")
-rm -rf vstore vrrepo vbrepo
-"$CAIRN" --store vstore init >/dev/null
-"$CAIRN" --store vstore backup --id v --no-sync x.img:"$img" >/dev/null
-restic init --repo vrrepo -q >/dev/null && restic --repo vrrepo -q backup "$src" >/dev/null
-borg init -e none vbrepo && borg create vbrepo::a "$src"
+backup_all v v x.img "$img"
 for order in index inode; do
   drop_caches
   timed "cairn verify ($order)" "$bytes" "$CAIRN" --store vstore verify --chunk-order $order
