@@ -9,9 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// metaOps change one entry's metadata, by path (lchown, chmod,
-// lsetxattr, utimensat) or through an open file (fchown, fchmod,
-// fsetxattr, futimens: no path to walk again).
+// metaOps change one entry's metadata through a descriptor: an open
+// file or directory (fchown, fchmod, fsetxattr, futimens) or an O_PATH
+// handle (handleOps). Never through a path.
 type metaOps struct {
 	// have is the entry's current stat where known: owner and mode
 	// changes that would change nothing are skipped (on a journaled
@@ -23,13 +23,18 @@ type metaOps struct {
 	utimes   func(ts []unix.Timespec) error
 }
 
-func pathOps(path string) metaOps {
+// handleOps change the metadata of what an O_PATH handle refers to (a
+// symbolic link, device, FIFO or socket the restore made): fchownat and
+// utimensat with AT_EMPTY_PATH, fchmodat2 and setxattrat (or their
+// /proc/self/fd forms, which resolve to the handle's own inode).
+func handleOps(fd int, st *unix.Stat_t, symlink bool) metaOps {
 	return metaOps{
-		chown:    func(uid, gid int) error { return unix.Lchown(path, uid, gid) },
-		chmod:    func(mode uint32) error { return unix.Chmod(path, mode) },
-		setxattr: func(name string, v []byte) error { return unix.Lsetxattr(path, name, v, 0) },
+		have:     st,
+		chown:    func(uid, gid int) error { return unix.Fchownat(fd, "", uid, gid, unix.AT_EMPTY_PATH) },
+		chmod:    func(mode uint32) error { return fchmodHandle(fd, mode) },
+		setxattr: func(name string, v []byte) error { return setxattrHandle(fd, name, v, symlink) },
 		utimes: func(ts []unix.Timespec) error {
-			return unix.UtimesNanoAt(unix.AT_FDCWD, path, ts, unix.AT_SYMLINK_NOFOLLOW)
+			return unix.UtimesNanoAt(fd, "", ts, unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW)
 		},
 	}
 }
@@ -53,11 +58,6 @@ func fdOps(fd int) metaOps {
 			return nil
 		},
 	}
-}
-
-// setMeta restores an entry's metadata by path.
-func (t *treeRestore) setMeta(path string, m *pxar.Metadata, symlink bool) error {
-	return t.applyMeta(pathOps(path), m, symlink)
 }
 
 // applyMeta restores an entry's owner, mode, xattrs, ACLs, capabilities

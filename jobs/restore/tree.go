@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store/pxar"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sys/unix"
@@ -45,10 +44,12 @@ type TreeReport struct {
 const maxFailures = 1000
 
 // Tree restores the subtree at start (whose path in the archive is
-// startPath, "" for the root) of acc into target, a directory
-// that must not exist or be empty (unless Overwrite). Metadata is
-// restored as far as the file system allows; contents are fetched by a
-// pool of workers, and all-zero blocks stay holes.
+// startPath, "" for the root) of acc into target, a directory that must
+// not exist or be empty (unless Overwrite). Metadata is restored as far as
+// the file system allows; contents are fetched by a pool of workers, and
+// all-zero blocks stay holes. Everything below target is made relative to
+// its parent directory's descriptor and never through a symbolic link:
+// see the package documentation.
 func Tree(ctx context.Context, acc *pxar.Accessor, start *pxar.Entry, startPath, target string, opt TreeOptions) (*TreeReport, error) {
 	if opt.Threads <= 0 {
 		opt.Threads = runtime.NumCPU()
@@ -60,10 +61,13 @@ func Tree(ctx context.Context, acc *pxar.Accessor, start *pxar.Entry, startPath,
 		opt.Stats = new(Stats)
 	}
 	opt.Owners = opt.Owners || os.Geteuid() == 0
-	if err := prepareTarget(target, start.IsDir(), opt.Overwrite); err != nil {
+	t := &treeRestore{acc: acc, opt: opt, report: &TreeReport{}, rootPath: strings.Trim(startPath, "/")}
+	rootFD, name, err := t.openTarget(target, start.IsDir())
+	if err != nil {
 		return nil, err
 	}
-	t := &treeRestore{acc: acc, opt: opt, root: target, report: &TreeReport{}, rootPath: strings.Trim(startPath, "/")}
+	defer unix.Close(rootFD)
+	t.rootFD = rootFD
 	g, gctx := errgroup.WithContext(ctx)
 	files := &fileQueue{ch: make(chan []fileJob, 2*opt.Threads)}
 	for i := 0; i < opt.Threads; i++ {
@@ -73,9 +77,12 @@ func Tree(ctx context.Context, acc *pxar.Accessor, start *pxar.Entry, startPath,
 		defer close(files.ch)
 		var err error
 		if !start.IsDir() {
-			err = t.entry(gctx, start, target, files)
+			err = t.entry(gctx, start, name, t.root, rootFD, files)
 		} else {
-			err = t.dir(gctx, start, target, files)
+			t.count(func(r *TreeReport) { r.Dirs++ })
+			if _, err = t.dirEntries(gctx, start, t.root, rootFD, files); err == nil {
+				t.dirMeta(rootFD, t.root, &start.Metadata)
+			}
 		}
 		if err == nil {
 			return files.flush(gctx)
@@ -83,11 +90,7 @@ func Tree(ctx context.Context, acc *pxar.Accessor, start *pxar.Entry, startPath,
 		files.discard()
 		return err
 	})
-	err := g.Wait()
-	if err == nil {
-		t.finishLinks(ctx)
-		t.finishDirs()
-	}
+	err = g.Wait()
 	rep := t.report
 	rep.Bytes, rep.ZeroBytes = opt.Stats.Bytes.Load(), opt.Stats.ZeroBytes.Load()
 	if err == nil && len(rep.Failed) > 0 {
@@ -96,74 +99,92 @@ func Tree(ctx context.Context, acc *pxar.Accessor, start *pxar.Entry, startPath,
 	return rep, err
 }
 
-// prepareTarget makes sure target can take the restore.
-func prepareTarget(target string, dir, overwrite bool) error {
-	fi, err := os.Lstat(target)
-	if errors.Is(err, os.ErrNotExist) {
-		if dir {
-			return os.MkdirAll(target, 0o700)
-		}
-		return os.MkdirAll(filepath.Dir(target), 0o755)
-	}
-	if err != nil {
-		return err
-	}
-	if !dir || !fi.IsDir() {
-		if overwrite {
-			return nil
-		}
-		return fmt.Errorf("restore target %s exists: give --overwrite to replace it", target)
-	}
-	names, err := os.ReadDir(target)
-	if err != nil {
-		return err
-	}
-	if len(names) > 0 && !overwrite {
-		return fmt.Errorf("restore target %s is not empty: give --overwrite to restore into it", target)
-	}
-	return nil
-}
-
 type treeRestore struct {
 	acc      *pxar.Accessor
 	opt      TreeOptions
-	root     string
-	rootPath string // archive path of the restored entry, for hard links
+	rootPath string   // archive path of the restored entry, for hard links
+	root     *dirNode // the target directory (of a single entry: its parent)
+	rootFD   int
 
 	mu     sync.Mutex
 	report *TreeReport
-	dirs   []dirMeta // set last, deepest first, so children do not touch them
-	// links are hard links met before their target (directories list in
-	// hash order): made once every file exists.
-	links []fileJob
-}
-
-type dirMeta struct {
-	path string
-	m    pxar.Metadata
+	// failedFiles are the archive IDs of regular files that were not
+	// created: a hard link to one must not link whatever has its name.
+	failedFiles map[uint64]bool
 }
 
 type fileJob struct {
 	e    *pxar.Entry
-	path string
-	fd   int // created before it is queued, so hard links find it
+	dir  *dirNode
+	name string
+	fd   int // created before it is queued
 }
 
-// createFile creates a regular file for its content, with the
-// permission bits it will have (the umask permitting), so that most
-// files need no chmod afterwards. A bare descriptor, not an *os.File:
-// that would cost five more system calls per file (poller registration
-// and flag changes) for nothing.
-func createFile(path string, m *pxar.Metadata) (int, error) {
-	for {
-		fd, err := unix.Open(path, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, uint32(m.Stat.Mode&0o777))
-		if err != unix.EINTR {
-			if err != nil {
-				return -1, &os.PathError{Op: "create", Path: path, Err: err}
-			}
-			return fd, nil
+// openTarget makes sure target can take the restore and opens the
+// directory the restore writes into: target itself for a directory, its
+// parent for a single entry (name is then the entry's name in it). This
+// is the only path the restore hands the kernel. A target that is a
+// symbolic link is refused, with or without Overwrite.
+func (t *treeRestore) openTarget(target string, dir bool) (fd int, name string, err error) {
+	target = filepath.Clean(target)
+	dirPath := target
+	if !dir {
+		dirPath, name = filepath.Dir(target), filepath.Base(target)
+	}
+	fi, err := os.Lstat(target)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		err = os.MkdirAll(dirPath, 0o700)
+	case err != nil:
+	case fi.Mode()&os.ModeSymlink != 0:
+		err = fmt.Errorf("restore target %s is a symbolic link: refusing to follow or replace it", target)
+	case !t.opt.Overwrite && (!dir || !fi.IsDir()):
+		err = fmt.Errorf("restore target %s exists: give --overwrite to replace it", target)
+	case dir && !fi.IsDir():
+		if err = os.Remove(target); err == nil {
+			err = os.Mkdir(target, 0o700)
 		}
 	}
+	if err != nil {
+		return -1, "", err
+	}
+	err = retry(func() (err error) {
+		fd, err = unix.Open(dirPath, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		return err
+	})
+	if err != nil {
+		return -1, "", &os.PathError{Op: "open", Path: dirPath, Err: err}
+	}
+	rootName := dirPath
+	if err = t.checkEmpty(fd, dirPath, dir); err == nil {
+		t.root, err = newDirNode(nil, rootName, fd)
+	}
+	if err != nil {
+		unix.Close(fd)
+		return -1, "", err
+	}
+	return fd, name, nil
+}
+
+// checkEmpty refuses a non-empty target directory without Overwrite.
+func (t *treeRestore) checkEmpty(fd int, path string, dir bool) error {
+	if !dir || t.opt.Overwrite {
+		return nil
+	}
+	dup, err := unix.Dup(fd)
+	if err != nil {
+		return err
+	}
+	f := os.NewFile(uintptr(dup), path)
+	defer f.Close()
+	names, err := f.Readdirnames(1)
+	if err != nil && err != io.EOF {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	if len(names) > 0 {
+		return fmt.Errorf("restore target %s is not empty: give --overwrite to restore into it", path)
+	}
+	return nil
 }
 
 func (t *treeRestore) fail(path string, err error) {
@@ -180,281 +201,88 @@ func (t *treeRestore) count(f func(r *TreeReport)) {
 	t.mu.Unlock()
 }
 
-// dir restores a directory's entries, streaming its listing.
-func (t *treeRestore) dir(ctx context.Context, d *pxar.Entry, path string, files *fileQueue) error {
-	if err := os.Mkdir(path, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
-		t.fail(path, err)
-		return nil
-	}
-	t.count(func(r *TreeReport) { r.Dirs++ })
-	t.mu.Lock()
-	t.dirs = append(t.dirs, dirMeta{path: path, m: d.Metadata})
-	t.mu.Unlock()
+// dirEntries restores the entries of directory d into its directory
+// node, open at fd, streaming its listing. It returns the descriptor of
+// the node, which a deep subdirectory may have made it open again, or -1
+// with errMoved when the node is gone.
+func (t *treeRestore) dirEntries(ctx context.Context, d *pxar.Entry, node *dirNode, fd int, files *fileQueue) (int, error) {
 	// Stored order: the order of the contents in the payload stream, so
-	// the workers read it forward and each chunk is loaded once.
+	// the workers read it forward and each chunk is loaded once; and a
+	// hard link's target comes before the link.
 	r, err := t.acc.ReadDirSorted(ctx, d)
 	if err != nil {
-		t.fail(path, err)
-		return nil
+		t.fail(node.path(""), err)
+		return fd, nil
 	}
 	for {
 		e, err := r.Next(ctx)
 		if errors.Is(err, io.EOF) {
-			return nil
+			return fd, nil
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return fd, ctx.Err()
 			}
-			t.fail(path, err) // the rest of this directory cannot be read
-			return nil
+			t.fail(node.path(""), err) // the rest of this directory cannot be read
+			return fd, nil
 		}
-		if err := t.entry(ctx, e, filepath.Join(path, e.Name), files); err != nil {
-			return err
+		if e.Kind == pxar.KindDir {
+			fd, err = t.subdir(ctx, e, node, fd, files)
+		} else {
+			err = t.entry(ctx, e, e.Name, node, fd, files)
+		}
+		if err != nil || fd < 0 {
+			return fd, err
 		}
 	}
 }
 
-// entry restores one entry; regular files go to the workers.
-func (t *treeRestore) entry(ctx context.Context, e *pxar.Entry, path string, files *fileQueue) error {
-	if t.opt.Overwrite && e.Kind != pxar.KindDir {
-		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-			t.fail(path, err)
-			return nil
-		}
+// subdir restores directory e of the directory node parent (open at
+// pfd) and returns parent's descriptor (see dirEntries).
+func (t *treeRestore) subdir(ctx context.Context, e *pxar.Entry, parent *dirNode, pfd int, files *fileQueue) (int, error) {
+	if err := checkName(e.Name); err != nil {
+		t.fail(parent.path(e.Name), err)
+		return pfd, nil
 	}
-	var err error
-	switch e.Kind {
-	case pxar.KindDir:
-		return t.dir(ctx, e, path, files)
-	case pxar.KindFile:
-		if e.Hardlink != "" {
-			switch t.hardlink(e, path) {
-			case linked:
-				return nil
-			case later:
-				t.mu.Lock()
-				t.links = append(t.links, fileJob{e: e, path: path})
-				t.mu.Unlock()
-				return nil
-			}
-		}
-		fd, err := createFile(path, &e.Metadata)
-		if err != nil {
-			t.fail(path, err)
-			return nil
-		}
-		return files.push(ctx, fileJob{e: e, path: path, fd: fd})
-	case pxar.KindSymlink:
-		err = unix.Symlink(e.Target, path)
-	case pxar.KindDevice:
-		err = unix.Mknod(path, uint32(e.Metadata.Stat.Mode), int(e.Device.Dev()))
-	case pxar.KindFIFO:
-		err = unix.Mkfifo(path, 0o600)
-	case pxar.KindSocket:
-		err = unix.Mknod(path, unix.S_IFSOCK|0o600, 0)
-	default:
-		err = fmt.Errorf("unknown entry kind %v", e.Kind)
+	if parent.depth+1 > maxDepth {
+		t.fail(parent.path(e.Name), fmt.Errorf("directories nested deeper than %d levels", maxDepth))
+		return pfd, nil
 	}
-	if err == nil {
-		err = t.setMeta(path, &e.Metadata, e.Kind == pxar.KindSymlink)
+	cfd, node, err := t.mkdir(parent, pfd, e.Name)
+	if err != nil {
+		t.fail(parent.path(e.Name), err)
+		return pfd, nil
+	}
+	t.count(func(r *TreeReport) { r.Dirs++ })
+	deep := node.depth > heldDepth
+	if deep {
+		unix.Close(pfd)
+	}
+	cfd, err = t.dirEntries(ctx, e, node, cfd, files)
+	if err == nil && cfd >= 0 {
+		t.dirMeta(cfd, node, &e.Metadata)
+	}
+	if !deep {
+		if cfd >= 0 {
+			unix.Close(cfd)
+		}
+		return pfd, err
+	}
+	pfd = -1
+	if cfd >= 0 {
+		if err == nil {
+			pfd, _ = openParent(cfd, parent)
+		}
+		unix.Close(cfd)
 	}
 	if err != nil {
-		t.fail(path, err)
+		return -1, err
 	}
-	t.count(func(r *TreeReport) { r.Others++ })
-	return nil
-}
-
-type linkResult int
-
-const (
-	linked linkResult = iota
-	later             // the target is in the tree but not restored yet
-	copyIt            // the target is outside the restored tree
-)
-
-// hardlink links path to the restored target when the target lies inside
-// the restored tree.
-func (t *treeRestore) hardlink(e *pxar.Entry, path string) linkResult {
-	rel := strings.TrimPrefix(e.Hardlink, "/")
-	if t.rootPath != "" {
-		if !strings.HasPrefix(rel, t.rootPath+"/") {
-			return copyIt
-		}
-		rel = strings.TrimPrefix(rel, t.rootPath+"/")
-	}
-	if rel == "" || strings.Contains("/"+rel+"/", "/../") {
-		return copyIt
-	}
-	if err := os.Link(filepath.Join(t.root, rel), path); err != nil {
-		return later
-	}
-	t.count(func(r *TreeReport) { r.Files++ })
-	return linked
-}
-
-// finishLinks makes the hard links whose targets came after them; one
-// whose target never appeared is restored as a copy.
-func (t *treeRestore) finishLinks(ctx context.Context) {
-	buf := make([]byte, 1<<20)
-	for _, l := range t.links {
-		if t.hardlink(l.e, l.path) == linked {
-			continue
-		}
-		fd, err := createFile(l.path, &l.e.Metadata)
-		if err == nil {
-			err = t.file(ctx, fileJob{e: l.e, path: l.path, fd: fd}, buf)
-		}
-		if err != nil {
-			t.fail(l.path, err)
-			continue
-		}
-		t.count(func(r *TreeReport) { r.Files++ })
-	}
-}
-
-// fileWorker writes file contents, leaving all-zero blocks as holes. Once
-// ctx ends it only closes what is still queued.
-func (t *treeRestore) fileWorker(ctx context.Context, batches <-chan []fileJob) error {
-	buf := make([]byte, 1<<20)
-	for batch := range batches {
-		for _, j := range batch {
-			if ctx.Err() != nil {
-				unix.Close(j.fd)
-				continue
-			}
-			if err := t.file(ctx, j, buf); err != nil {
-				if ctx.Err() == nil {
-					t.fail(j.path, err)
-				}
-				continue
-			}
-			t.count(func(r *TreeReport) { r.Files++ })
+	if pfd < 0 {
+		if pfd, err = parent.open(t.rootFD); err != nil {
+			t.fail(parent.path(""), fmt.Errorf("open again to go on: %w", err))
+			return -1, nil
 		}
 	}
-	return ctx.Err()
-}
-
-// fileQueue hands created files to the workers in batches: one channel
-// operation (and at most one wakeup of a worker) per batch rather than
-// per file, which for a tree of small files was a good part of the
-// scheduler's work.
-type fileQueue struct {
-	ch    chan []fileJob
-	batch []fileJob
-	bytes uint64
-}
-
-// A batch goes out at this many files or content bytes, whichever first.
-const (
-	batchFiles = 16
-	batchBytes = 1 << 20
-)
-
-func (q *fileQueue) push(ctx context.Context, j fileJob) error {
-	q.batch = append(q.batch, j)
-	q.bytes += j.e.Size
-	if len(q.batch) < batchFiles && q.bytes < batchBytes {
-		return nil
-	}
-	return q.flush(ctx)
-}
-
-// flush sends the batch; if ctx ends first, it closes the batch's files.
-func (q *fileQueue) flush(ctx context.Context) error {
-	if len(q.batch) == 0 {
-		return nil
-	}
-	select {
-	case q.ch <- q.batch:
-		q.batch, q.bytes = nil, 0
-		return nil
-	case <-ctx.Done():
-		q.discard()
-		return ctx.Err()
-	}
-}
-
-// discard closes the files of a batch that will not be sent.
-func (q *fileQueue) discard() {
-	for _, j := range q.batch {
-		unix.Close(j.fd)
-	}
-	q.batch, q.bytes = nil, 0
-}
-
-func (t *treeRestore) file(ctx context.Context, j fileJob, buf []byte) error {
-	src, err := t.acc.Open(ctx, j.e)
-	var end int64
-	if err == nil {
-		end, err = copySparse(ctx, j.fd, src, buf, t.opt.Stats)
-	}
-	if err == nil && end < int64(j.e.Size) {
-		if err = unix.Ftruncate(j.fd, int64(j.e.Size)); err != nil { // a hole at the end
-			err = fmt.Errorf("truncate: %w", err)
-		}
-	}
-	if err == nil {
-		err = t.applyMeta(fdOps(j.fd), &j.e.Metadata, false)
-	}
-	if cerr := unix.Close(j.fd); err == nil && cerr != nil {
-		err = fmt.Errorf("close: %w", cerr)
-	}
-	return err
-}
-
-// pwriteFull writes all of b at off.
-func pwriteFull(fd int, b []byte, off int64) error {
-	for len(b) > 0 {
-		n, err := unix.Pwrite(fd, b, off)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("write at offset %d: %w", off, err)
-		}
-		b, off = b[n:], off+int64(n)
-	}
-	return nil
-}
-
-// copySparse copies src to fd, skipping blocks of zeros (they stay holes
-// once the file is truncated to its size). It returns the end of the
-// last block written.
-func copySparse(ctx context.Context, fd int, src *io.SectionReader, buf []byte, st *Stats) (int64, error) {
-	var off, end int64
-	for {
-		if err := ctx.Err(); err != nil {
-			return end, err
-		}
-		n, err := src.ReadAt(buf, off)
-		if n > 0 {
-			if chunk.IsZero(buf[:n]) {
-				st.ZeroBytes.Add(int64(n))
-			} else if werr := pwriteFull(fd, buf[:n], off); werr != nil {
-				return end, werr
-			} else {
-				end = off + int64(n)
-			}
-			st.Bytes.Add(int64(n))
-			off += int64(n)
-		}
-		if errors.Is(err, io.EOF) {
-			return end, nil
-		}
-		if err != nil {
-			return end, fmt.Errorf("offset %d: %w", off, err)
-		}
-	}
-}
-
-// finishDirs sets directory metadata last, deepest first.
-func (t *treeRestore) finishDirs() {
-	for i := len(t.dirs) - 1; i >= 0; i-- {
-		d := t.dirs[i]
-		if err := t.setMeta(d.path, &d.m, false); err != nil {
-			t.fail(d.path, err)
-		}
-	}
+	return pfd, nil
 }

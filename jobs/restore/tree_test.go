@@ -63,7 +63,7 @@ func makeTree(t *testing.T) string {
 	return src
 }
 
-func archive(t *testing.T, src string) (*pxar.Accessor, []byte, []byte) {
+func archive(t testing.TB, src string) (*pxar.Accessor, []byte, []byte) {
 	t.Helper()
 	var meta, payload bytes.Buffer
 	if _, err := walk.Walk(context.Background(), src, &meta, &payload, walk.Options{}); err != nil {
