@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/cairnfs/cairn/jobs/restore"
 	"github.com/cairnfs/cairn/store"
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 )
 
 func init() { register(func(a *app) *cobra.Command { return a.restoreCmd() }) }
@@ -102,52 +105,98 @@ func (a *app) restore(o restoreOpts, ref, archive, target string) error {
 	rep, err := restore.Image(a.ctx, x, s, t, restore.Options{Threads: o.threads, IgnoreErrors: o.ignoreErrors,
 		Discard: o.discard, Stats: stats})
 	prog.Stop()
-	if cerr := closeTarget(); err == nil && cerr != nil {
-		err = fmt.Errorf("restore to %s: %w", target, cerr)
+	// --ignore-errors: damaged ranges were written as zeros and the
+	// restore finished, with errors (exit 3).
+	finished := err == nil || (o.ignoreErrors && errors.Is(err, restore.ErrDamaged))
+	if cerr := closeTarget(finished); cerr != nil {
+		if err == nil || finished {
+			err, finished = cerr, false
+		}
 	}
 	el := time.Since(start)
 	if rep != nil {
 		a.printRestore(o, restoreSummary{Snapshot: snap.String(), Archive: ar.Name, Target: target, Bytes: rep.Bytes,
 			ZeroBytes: rep.ZeroBytes, Seconds: el.Seconds(), MBps: mbps(rep.Bytes, el), Damaged: rep.Damaged}, err == nil)
 	}
+	if err != nil && finished {
+		return &codeError{code: exitPartial, err: err}
+	}
 	return err
 }
 
-// openTarget opens a restore target: "-" is stdout; an existing regular
-// file is refused without --overwrite; a block device is written in place.
-func (a *app) openTarget(path string, overwrite, sync bool) (restore.Target, func() error, error) {
+// openTarget opens an image restore target: "-" is stdout; a block or
+// character device (or a symbolic link to one) is written in place; a
+// regular file is written under a temporary name in its directory
+// (created O_EXCL, never through a symbolic link) and renamed into place
+// by the returned close function only when the restore finished, else
+// removed: no partial file ever has the target's name. An existing target
+// is refused without --overwrite; with it, a file or a symbolic link is
+// replaced, never written through.
+func (a *app) openTarget(path string, overwrite, sync bool) (restore.Target, func(finished bool) error, error) {
 	if path == "-" {
-		return restore.Target{Stream: a.stdout}, func() error { return nil }, nil
+		return restore.Target{Stream: a.stdout}, func(bool) error { return nil }, nil
 	}
-	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
-	if fi, err := os.Stat(path); err == nil {
-		switch {
-		case fi.Mode()&os.ModeDevice != 0:
-			flags = os.O_WRONLY
-		case fi.Mode().IsRegular() && overwrite:
-			flags = os.O_WRONLY
-		case fi.Mode().IsRegular():
-			return restore.Target{}, nil, fmt.Errorf("restore target %s exists: give --overwrite to replace it", path)
-		default:
-			return restore.Target{}, nil, fmt.Errorf("restore target %s is neither a file nor a block device", path)
+	if fi, err := os.Stat(path); err == nil && fi.Mode()&os.ModeDevice != 0 {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return restore.Target{}, nil, err
 		}
-	} else if !errors.Is(err, fs.ErrNotExist) {
+		return restore.Target{File: f}, func(bool) error { return syncClose(f, sync) }, nil
+	}
+	fi, err := os.Lstat(path)
+	switch {
+	case err == nil && !fi.Mode().IsRegular() && fi.Mode()&os.ModeSymlink == 0:
+		return restore.Target{}, nil, fmt.Errorf("restore target %s is neither a file nor a block device", path)
+	case err == nil && !overwrite:
+		return restore.Target{}, nil, fmt.Errorf("restore target %s exists: give --overwrite to replace it", path)
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return restore.Target{}, nil, err
 	}
-	f, err := os.OpenFile(path, flags, 0o644)
+	f, tmp, err := createTemp(path)
 	if err != nil {
 		return restore.Target{}, nil, err
 	}
-	return restore.Target{File: f}, func() error {
-		var err error
-		if sync {
-			err = f.Sync()
+	return restore.Target{File: f}, func(finished bool) error {
+		err := syncClose(f, sync && finished)
+		if err == nil && finished {
+			if err = os.Rename(tmp, path); err != nil {
+				err = fmt.Errorf("restore to %s: %w", path, err)
+			}
 		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
+		if err != nil || !finished {
+			os.Remove(tmp)
 		}
 		return err
 	}, nil
+}
+
+// createTemp creates a new file beside path for its content, named as
+// path (so that errors name the file the user gave).
+func createTemp(path string) (*os.File, string, error) {
+	dir, base := filepath.Split(path)
+	for range 100 {
+		tmp := filepath.Join(dir, fmt.Sprintf(".%s.cairn-%08x", base, rand.Uint32()))
+		fd, err := unix.Open(tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
+		if err == nil {
+			return os.NewFile(uintptr(fd), path), tmp, nil
+		}
+		if err != unix.EEXIST {
+			return nil, "", fmt.Errorf("restore to %s: create a temporary file: %w", path, err)
+		}
+	}
+	return nil, "", fmt.Errorf("restore to %s: no free temporary name", path)
+}
+
+// syncClose closes f, after an fsync if sync.
+func syncClose(f *os.File, sync bool) error {
+	var err error
+	if sync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 func (a *app) printRestore(o restoreOpts, s restoreSummary, ok bool) {

@@ -17,11 +17,12 @@ import (
 // returns nil where the file system refuses O_DIRECT; writes then stay
 // buffered.
 func openDirect(f *os.File) *os.File {
-	d, err := os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", f.Fd()), os.O_WRONLY|unix.O_DIRECT, 0)
+	fd, err := unix.Open(fmt.Sprintf("/proc/self/fd/%d", f.Fd()), unix.O_WRONLY|unix.O_DIRECT|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil
 	}
-	return d
+	// Named as f: its errors name the file the user gave, not /proc.
+	return os.NewFile(uintptr(fd), f.Name())
 }
 
 // directWriter writes the aligned chunks of an image through an

@@ -178,6 +178,9 @@ func TestImageENOSPCFile(t *testing.T) {
 	if !errors.Is(err, syscall.ENOSPC) || !strings.Contains(err.Error(), "offset") {
 		t.Fatalf("want ENOSPC naming an offset, got %v", err)
 	}
+	if strings.Contains(err.Error(), "/proc/") || !strings.Contains(err.Error(), f.Name()) {
+		t.Fatalf("the error does not name the file %s: %v", f.Name(), err)
+	}
 }
 
 // cancelWriter cancels the restore at its first write, as a reader of
