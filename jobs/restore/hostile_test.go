@@ -127,7 +127,7 @@ func (h *hostileStore) restore(t *testing.T, root *hostile.Node, target string, 
 	ctx := context.Background()
 	meta, payload := hostile.Encode(root)
 	h.next = h.next.Add(time.Second)
-	snap, err := hostile.Store(ctx, h.s, h.next, "root.pxar", meta, payload)
+	snap, err := hostile.Store(ctx, h.s, store.Group{Type: "host", ID: "hostile"}, h.next, "root.pxar", meta, payload)
 	if err != nil {
 		t.Fatal(err)
 	}

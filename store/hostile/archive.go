@@ -227,15 +227,12 @@ func bstPermute(n int, place func(src, dst int)) {
 	inner(n, 0, e, 0)
 }
 
-// Group is the backup group Store puts crafted archives in.
-var Group = store.Group{Type: "host", ID: "hostile"}
-
-// Store writes a snapshot of s (in Group, at time at, which must be newer
-// than the group's last) holding the split archive name (NAME.pxar: the
+// Store writes a snapshot of s (in group g, at time at, which must be
+// newer than the group's last) holding the split archive name (NAME.pxar: the
 // files NAME.mpxar.didx and NAME.ppxar.didx) with the given streams,
 // chunked and stored as a backup stores them.
-func Store(ctx context.Context, s *store.Store, at time.Time, name string, meta, payload []byte) (store.Snapshot, error) {
-	b, err := s.StartBackup(ctx, Group, at)
+func Store(ctx context.Context, s *store.Store, g store.Group, at time.Time, name string, meta, payload []byte) (store.Snapshot, error) {
+	b, err := s.StartBackup(ctx, g, at)
 	if err != nil {
 		return store.Snapshot{}, err
 	}
