@@ -2,6 +2,7 @@ package hostile
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -28,9 +29,9 @@ type Node struct {
 	Target string      // symbolic link target
 	Dev    pxar.Device // device numbers (Kind device: a character device unless Block)
 	Block  bool
-	Link   string      // hard link (Kind file): the path it records
-	LinkTo *Node       // hard link: the earlier node it points to (nil: itself, an invalid link)
-	Kids   []*Node     // directory entries, in stored order
+	Link   string  // hard link (Kind file): the path it records
+	LinkTo *Node   // hard link: the earlier node it points to (nil: itself, an invalid link)
+	Kids   []*Node // directory entries, in stored order
 }
 
 // Dir, File, Symlink and Hardlink are shorthands for nodes.
@@ -178,53 +179,16 @@ func (w *writer) entry(n *Node, fileOfs uint64) uint64 {
 // binary search tree order, offsets back from the item, and the tail.
 func (w *writer) goodbye(items []goodbyeItem, entryOfs uint64) {
 	gbOfs := w.pos()
-	slices.SortStableFunc(items, func(a, b goodbyeItem) int {
-		switch {
-		case a.hash < b.hash:
-			return -1
-		case a.hash > b.hash:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(items, func(a, b goodbyeItem) int { return cmp.Compare(a.hash, b.hash) })
 	size := uint64(pxar.HeaderSize + pxar.GoodbyeItemSize*(len(items)+1))
 	table := make([]goodbyeItem, len(items))
-	bstPermute(len(items), func(src, dst int) { table[dst] = items[src] })
+	pxar.BSTPermute(len(items), func(src, dst int) { table[dst] = items[src] })
 	var b []uint64
 	for _, it := range table {
 		b = append(b, it.hash, gbOfs-it.offset, it.size)
 	}
 	b = append(b, pxar.GoodbyeTailMarker, gbOfs-entryOfs, size)
 	w.u64Item(pxar.TypeGoodbye, b...)
-}
-
-// bstPermute places a sorted array of n items as a binary search tree in
-// heap order, as casync's camakebst and pxar do.
-func bstPermute(n int, place func(src, dst int)) {
-	if n == 0 {
-		return
-	}
-	e := 0
-	for (n >> (e + 1)) != 0 {
-		e++
-	}
-	var inner func(n, o, e, i int)
-	inner = func(n, o, e, i int) {
-		p := 1 << e
-		t := p + p>>1 - 1
-		m := p - 1
-		if n <= t {
-			m = p - 1 - (t - n)
-		}
-		place(o+m, i)
-		if m > 0 {
-			inner(m, o, e-1, 2*i+1)
-		}
-		if m+1 < n {
-			inner(n-m-1, o+m+1, e-1, 2*i+2)
-		}
-	}
-	inner(n, 0, e, 0)
 }
 
 // Store writes a snapshot of s (in group g, at time at, which must be

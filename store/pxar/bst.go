@@ -36,3 +36,7 @@ func bstPermuteInner(n, o, e, i int, place func(src, dst int)) {
 		bstPermuteInner(n-m-1, o+m+1, e-1, 2*i+2, place)
 	}
 }
+
+// BSTPermute is bstPermute for writers of goodbye tables outside this
+// package (test fixtures that craft archives the Encoder refuses).
+func BSTPermute(n int, place func(src, dst int)) { bstPermute(n, place) }
