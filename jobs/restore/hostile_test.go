@@ -234,6 +234,14 @@ var trickChecks = map[string]func(t *testing.T, sb sandbox, overwrite bool, rep 
 			wantFailed(t, rep, "/a")
 		}
 	},
+	"plain tree": func(t *testing.T, sb sandbox, overwrite bool, rep *TreeReport) {
+		if len(failedPaths(rep)) > 0 {
+			t.Fatalf("failed: %+v", rep.Failed)
+		}
+		for _, f := range []string{"a/f", "b", "x/y", "real"} {
+			wantFile(t, filepath.Join(sb.target, f), "new") // the planted symlinks were replaced
+		}
+	},
 	"directory twice": func(t *testing.T, sb sandbox, overwrite bool, rep *TreeReport) {
 		wantFile(t, filepath.Join(sb.target, "a", "f"), "1")
 		wantFile(t, filepath.Join(sb.target, "a", "g"), "2")

@@ -48,6 +48,9 @@ func Tricks(outside string) []Trick {
 		{"symlink then device", Dir("", Symlink("n", victim), dev("n", 1, 3, false))},
 		{"setuid file", Dir("", &Node{Name: "s", Kind: pxar.KindFile, Mode: 0o4755, Data: []byte("#!/bin/sh\n")})},
 		{"deep tree", Deep(24, 200)},
+		// no trick in the archive: for --overwrite into a target whose
+		// names are symbolic links pointing outside
+		{"plain tree", Dir("", Dir("a", File("f", "new")), File("b", "new"), Dir("x", File("y", "new")), File("real", "new"))},
 	}
 }
 
