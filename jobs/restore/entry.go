@@ -84,7 +84,7 @@ func (t *treeRestore) handleMeta(fd int, name string, ifmt uint32, m *pxar.Metad
 		return err
 	}
 	defer unix.Close(h)
-	return t.applyMeta(handleOps(h, st, ifmt == unix.S_IFLNK), m, ifmt == unix.S_IFLNK)
+	return t.applyMeta(handleOps(h, st, ifmt == unix.S_IFLNK, fd, name), m, ifmt == unix.S_IFLNK)
 }
 
 // dirMeta sets a directory's metadata through its descriptor, once all

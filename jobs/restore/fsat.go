@@ -16,9 +16,9 @@ import (
 // is one path component (checked with checkName), so nothing below the
 // restore target is ever reached through a path the kernel walks.
 
-// Whether the kernel has openat2(2), fchmodat2(2) and setxattrat(2):
-// 0 not known yet, 1 yes, 2 no.
-var haveOpenat2, haveFchmodat2, haveSetxattrat atomic.Int32
+// Whether the kernel has openat2(2), fchmodat2(2), setxattrat(2) and
+// utimensat(2) with AT_EMPTY_PATH: 0 not known yet, 1 yes, 2 no.
+var haveOpenat2, haveFchmodat2, haveSetxattrat, haveUtimensEmpty atomic.Int32
 
 // checkName refuses a name that is not one path component: the decoder
 // refuses them too, but the restore does not rely on that.

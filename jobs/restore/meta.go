@@ -27,14 +27,23 @@ type metaOps struct {
 // symbolic link, device, FIFO or socket the restore made): fchownat and
 // utimensat with AT_EMPTY_PATH, fchmodat2 and setxattrat (or their
 // /proc/self/fd forms, which resolve to the handle's own inode).
-func handleOps(fd int, st *unix.Stat_t, symlink bool) metaOps {
+func handleOps(fd int, st *unix.Stat_t, symlink bool, dirfd int, name string) metaOps {
 	return metaOps{
 		have:     st,
 		chown:    func(uid, gid int) error { return unix.Fchownat(fd, "", uid, gid, unix.AT_EMPTY_PATH) },
 		chmod:    func(mode uint32) error { return fchmodHandle(fd, mode) },
 		setxattr: func(name string, v []byte) error { return setxattrHandle(fd, name, v, symlink) },
 		utimes: func(ts []unix.Timespec) error {
-			return unix.UtimesNanoAt(fd, "", ts, unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW)
+			err := unix.UtimesNanoAt(fd, "", ts, unix.AT_EMPTY_PATH|unix.AT_SYMLINK_NOFOLLOW)
+			if err != unix.EINVAL || haveUtimensEmpty.Load() == 1 {
+				haveUtimensEmpty.Store(1)
+				return err
+			}
+			// Before Linux 5.8 utimensat has no AT_EMPTY_PATH.
+			if symlink {
+				return unix.UtimesNanoAt(dirfd, name, ts, unix.AT_SYMLINK_NOFOLLOW)
+			}
+			return unix.UtimesNanoAt(unix.AT_FDCWD, procPath(fd), ts, 0)
 		},
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/cairnfs/cairn/store/pxar"
@@ -261,5 +262,29 @@ func TestTreeRestoreCancel(t *testing.T) {
 	cancel()
 	if after := openFDs(t); after > before {
 		t.Fatalf("%d descriptors open after the restore, %d before", after, before)
+	}
+}
+
+// TestTreeRestoreOldKernel restores as on a kernel without openat2,
+// fchmodat2 and setxattrat (their fallbacks: openat with O_NOFOLLOW and
+// the /proc/self/fd forms): the same tree comes out.
+func TestTreeRestoreOldKernel(t *testing.T) {
+	flags := []*atomic.Int32{&haveOpenat2, &haveFchmodat2, &haveSetxattrat}
+	for _, f := range flags {
+		f.Store(2)
+	}
+	defer func() {
+		for _, f := range flags {
+			f.Store(0)
+		}
+	}()
+	src := makeTree(t)
+	acc, _, _ := archive(t, src)
+	dst := filepath.Join(t.TempDir(), "dst")
+	if rep, err := Tree(context.Background(), acc, acc.Root(), "", dst, TreeOptions{Threads: 2}); err != nil {
+		t.Fatalf("%v %+v", err, rep.Failed)
+	}
+	if got, want := describe(t, dst), describe(t, src); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("restored tree differs\n got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
