@@ -2,6 +2,7 @@ package restore
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/cairnfs/cairn/store/hostile"
+	"github.com/cairnfs/cairn/store/pxar"
 	"golang.org/x/sys/unix"
 )
 
@@ -97,5 +99,48 @@ func TestTreeRestoreTargetSymlink(t *testing.T) {
 		if after := sb.state(t); after != before {
 			t.Fatalf("overwrite=%v: the sandbox changed:\n%s\n%s", overwrite, before, after)
 		}
+	}
+}
+
+// TestTreeRestoreSingleEntry restores one file of an archive (--path) to
+// a file target: a new one, an existing one (refused without overwrite)
+// and a symbolic link pointing outside (replaced with overwrite, never
+// followed).
+func TestTreeRestoreSingleEntry(t *testing.T) {
+	sb := newSandbox(t)
+	root := hostile.Dir("", hostile.Dir("d", hostile.File("f", "content")))
+	meta, payload := hostile.Encode(root)
+	acc, err := pxar.NewAccessor(context.Background(), bytes.NewReader(meta), int64(len(meta)), bytes.NewReader(payload), int64(len(payload)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := acc.LookupPath(context.Background(), "d/f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(sb.target, "sub", "out")
+	restoreOne := func(overwrite bool) error {
+		_, err := Tree(context.Background(), acc, e, "d/f", out, TreeOptions{Overwrite: overwrite})
+		return err
+	}
+	if err := restoreOne(false); err != nil {
+		t.Fatal(err)
+	}
+	wantFile(t, out, "content")
+	if err := restoreOne(false); err == nil || !strings.Contains(err.Error(), "--overwrite") {
+		t.Fatalf("existing target: %v", err)
+	}
+	os.Remove(out)
+	os.Symlink(filepath.Join(sb.outside, "victim"), out)
+	before := sb.state(t)
+	if err := restoreOne(false); err == nil {
+		t.Fatal("a symlink target was taken without overwrite")
+	}
+	if err := restoreOne(true); err != nil {
+		t.Fatal(err)
+	}
+	wantFile(t, out, "content")
+	if after := sb.state(t); after != before {
+		t.Fatalf("the restore changed what is outside its target:\n%s\n%s", before, after)
 	}
 }

@@ -27,9 +27,10 @@
 //
 //   - The target is the only path handed to the kernel: it is opened once
 //     with O_DIRECTORY|O_NOFOLLOW (a single-entry restore opens its parent
-//     directory). A target that is a symbolic link is refused, with or
-//     without --overwrite. The components above the target are the
-//     caller's and are resolved as usual.
+//     directory). A target directory that is a symbolic link is refused,
+//     with or without --overwrite (a single entry's target is replaced
+//     with --overwrite, like any entry). The components above the target
+//     are the caller's and are resolved as usual.
 //   - Below it everything is made relative to the parent directory's
 //     descriptor, one component at a time (names that are not one
 //     component are refused even if the decoder let them through): files

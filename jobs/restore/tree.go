@@ -123,8 +123,10 @@ type fileJob struct {
 // openTarget makes sure target can take the restore and opens the
 // directory the restore writes into: target itself for a directory, its
 // parent for a single entry (name is then the entry's name in it). This
-// is the only path the restore hands the kernel. A target that is a
-// symbolic link is refused, with or without Overwrite.
+// is the only path the restore hands the kernel. A target directory that
+// is a symbolic link is refused, with or without Overwrite; a single
+// entry replaces one with Overwrite (it is made relative to its parent,
+// like every entry).
 func (t *treeRestore) openTarget(target string, dir bool) (fd int, name string, err error) {
 	target = filepath.Clean(target)
 	dirPath := target
@@ -136,7 +138,7 @@ func (t *treeRestore) openTarget(target string, dir bool) (fd int, name string, 
 	case errors.Is(err, os.ErrNotExist):
 		err = os.MkdirAll(dirPath, 0o700)
 	case err != nil:
-	case fi.Mode()&os.ModeSymlink != 0:
+	case dir && fi.Mode()&os.ModeSymlink != 0:
 		err = fmt.Errorf("restore target %s is a symbolic link: refusing to follow or replace it", target)
 	case !t.opt.Overwrite && (!dir || !fi.IsDir()):
 		err = fmt.Errorf("restore target %s exists: give --overwrite to replace it", target)
@@ -148,16 +150,16 @@ func (t *treeRestore) openTarget(target string, dir bool) (fd int, name string, 
 	if err != nil {
 		return -1, "", err
 	}
-	err = retry(func() (err error) {
-		fd, err = unix.Open(dirPath, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		return err
-	})
+	flags := unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC
+	if dir {
+		flags |= unix.O_NOFOLLOW // the target; a single entry's parent is the caller's
+	}
+	err = retry(func() (err error) { fd, err = unix.Open(dirPath, flags, 0); return err })
 	if err != nil {
 		return -1, "", &os.PathError{Op: "open", Path: dirPath, Err: err}
 	}
-	rootName := dirPath
 	if err = t.checkEmpty(fd, dirPath, dir); err == nil {
-		t.root, err = newDirNode(nil, rootName, fd)
+		t.root, err = newDirNode(nil, dirPath, fd)
 	}
 	if err != nil {
 		unix.Close(fd)
