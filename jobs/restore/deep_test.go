@@ -3,6 +3,7 @@ package restore
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -142,5 +143,23 @@ func TestTreeRestoreSingleEntry(t *testing.T) {
 	wantFile(t, out, "content")
 	if after := sb.state(t); after != before {
 		t.Fatalf("the restore changed what is outside its target:\n%s\n%s", before, after)
+	}
+}
+
+// TestTreeRestoreTooDeep: directories nested deeper than maxDepth are a
+// failed path, not a crash; the levels above are restored.
+func TestTreeRestoreTooDeep(t *testing.T) {
+	h := newHostileStore(t)
+	before := openFDs(t)
+	target := filepath.Join(t.TempDir(), "target")
+	rep, err := h.restore(t, hostile.Deep(maxDepth+5, 1), target, false)
+	if !errors.Is(err, ErrPartial) || len(rep.Failed) != 1 || !strings.Contains(rep.Failed[0].Err, "deeper than") {
+		t.Fatalf("want one failure for the depth, got %v %+v", err, failedPaths(rep))
+	}
+	if rep.Dirs != maxDepth+1 {
+		t.Fatalf("%d directories restored, want %d", rep.Dirs, maxDepth+1)
+	}
+	if after := openFDs(t); after > before {
+		t.Fatalf("%d descriptors open after the restore, %d before", after, before)
 	}
 }
