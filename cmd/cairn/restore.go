@@ -161,6 +161,8 @@ func (a *app) openTarget(path string, overwrite, sync bool) (restore.Target, fun
 		if err == nil && finished {
 			if err = os.Rename(tmp, path); err != nil {
 				err = fmt.Errorf("restore to %s: %w", path, err)
+			} else if sync {
+				err = syncDir(filepath.Dir(path))
 			}
 		}
 		if err != nil || !finished {
@@ -185,6 +187,18 @@ func createTemp(path string) (*os.File, string, error) {
 		}
 	}
 	return nil, "", fmt.Errorf("restore to %s: no free temporary name", path)
+}
+
+// syncDir makes a rename in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err == nil {
+		err = syncClose(d, true)
+	}
+	if err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	return nil
 }
 
 // syncClose closes f, after an fsync if sync.
