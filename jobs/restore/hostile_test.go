@@ -54,7 +54,7 @@ func newSandbox(t *testing.T) sandbox {
 // names hostile archives use, for --overwrite restores.
 func (sb sandbox) plant(t *testing.T) {
 	t.Helper()
-	for _, name := range []string{"a", "b", "c", "d", "x", "dir", "real", "h", "n", "s"} {
+	for _, name := range []string{"a", "b", "d", "x", "dir", "real", "h", "n", "s"} {
 		target := sb.outside
 		switch name {
 		case "real", "h", "n", "b":
@@ -63,6 +63,15 @@ func (sb sandbox) plant(t *testing.T) {
 			target = "../outside/dir"
 		}
 		if err := os.Symlink(target, filepath.Join(sb.target, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// and a directory of the target holding links that point outside
+	c := filepath.Join(sb.target, "c")
+	os.Mkdir(c, 0o777)
+	for name, target := range map[string]string{"a": sb.outside, "victim": filepath.Join(sb.outside, "victim"),
+		"x": "../../outside/dir", "f": "../../outside/victim"} {
+		if err := os.Symlink(target, filepath.Join(c, name)); err != nil {
 			t.Fatal(err)
 		}
 	}
