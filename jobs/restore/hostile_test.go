@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -212,11 +213,15 @@ func failedPaths(rep *TreeReport) []PathError {
 // TestTreeRestoreRandomHostile is the property: random hostile archives
 // (many seeds), restored as root, never change anything outside their
 // target, with or without --overwrite into planted symbolic links.
+// CAIRN_HOSTILE_SEEDS=N runs N seeds instead of 300.
 func TestTreeRestoreRandomHostile(t *testing.T) {
 	requireRoot(t)
 	seeds := 300
 	if testing.Short() {
 		seeds = 40
+	}
+	if n, err := strconv.Atoi(os.Getenv("CAIRN_HOSTILE_SEEDS")); err == nil && n > 0 {
+		seeds = n // longer runs
 	}
 	h := newHostileStore(t)
 	for seed := range seeds {
