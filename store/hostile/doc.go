@@ -1,7 +1,8 @@
 // Package hostile crafts hostile input for tests: pxar archives that a
-// careful encoder would never write, stored as real snapshots of a real
-// store, so that every reader (restore, ls, cat, the mount) can be tested
-// against them.
+// careful encoder would never write (and other store files a careful
+// writer would not write), stored as real snapshots of a real store, so
+// that every reader (restore, ls, cat, the mount) can be tested against
+// them.
 //
 // Encode writes a tree of Nodes as a split pxar archive byte for byte,
 // without the encoder's checks: names may repeat within a directory, be
