@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -42,6 +43,9 @@ type Store struct {
 	mu     sync.Mutex
 	lockFD int // process lock fd, -1 when not held
 	shared int // number of shared holders in this process
+
+	lockMode uint32        // mode of new lock files: 0600, 0640 in a store shared with a group
+	lockWait time.Duration // how long a lock another process holds is waited for
 }
 
 // CreateOptions tune Create.
@@ -50,6 +54,12 @@ type CreateOptions struct {
 	// up front; cairn creates each on first use. PBS expects them all,
 	// so only tests and throw-away stores should set it.
 	LazyPrefixDirs bool
+	// Group shares the store with one group (as PBS's backup group): its
+	// directories are 0750 and set-group-ID (what is made in them belongs
+	// to the group too), its lock files 0640. Without it the store is
+	// 0700 and lock files 0600: no other user can read the store or take
+	// one of its locks.
+	Group *int // a gid
 }
 
 // Create lays out a new datastore in dir (which may exist but must be
@@ -61,8 +71,20 @@ func CreateWith(dir string, opt CreateOptions) (*Store, error) {
 	if _, err := os.Stat(filepath.Join(dir, chunkDir)); err == nil {
 		return nil, fmt.Errorf("create store %s: %w", dir, ErrExists)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create store: %w", err)
+	}
+	dirMode, prefixMode, lockMode := uint32(0o700), uint32(0o700), uint32(0o600)
+	if opt.Group != nil {
+		dirMode, prefixMode, lockMode = 0o2750, 0o750, 0o640
+		if err := os.Chown(dir, -1, *opt.Group); err != nil {
+			return nil, fmt.Errorf("create store: %w", err)
+		}
+	}
+	// Set the mode explicitly: dir may exist with another one, and the
+	// umask may take group bits away.
+	if err := unix.Chmod(dir, dirMode); err != nil {
+		return nil, fmt.Errorf("create store %s: %w", dir, err)
 	}
 	tmp, err := os.MkdirTemp(dir, ".chunks.tmp")
 	if err != nil {
@@ -70,23 +92,31 @@ func CreateWith(dir string, opt CreateOptions) (*Store, error) {
 	}
 	if opt.LazyPrefixDirs {
 		// nothing: InsertChunk makes each prefix directory on first use
-	} else if err := makePrefixDirs(tmp); err != nil {
+	} else if err := makePrefixDirs(tmp, prefixMode); err != nil {
 		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("create store %s: %w", dir, err)
 	}
-	if err := os.Chmod(tmp, 0o750); err != nil {
+	if err := unix.Chmod(tmp, dirMode); err != nil {
+		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("create store: %w", err)
 	}
 	if err := os.Rename(tmp, filepath.Join(dir, chunkDir)); err != nil {
 		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("create store %s: %w", dir, err)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_CREATE|os.O_RDWR, 0o644)
+	s, err := Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	f, err := s.openLockFile(filepath.Join(dir, lockFile))
 	if err != nil {
 		return nil, fmt.Errorf("create store: %w", err)
 	}
-	f.Close()
-	return Open(dir)
+	defer f.Close()
+	if err := f.Chmod(fs.FileMode(lockMode)); err != nil { // whatever the umask
+		return nil, fmt.Errorf("create store: %w", err)
+	}
+	return s, nil
 }
 
 // Open opens an existing datastore.
@@ -106,7 +136,13 @@ func Open(dir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	return &Store{root: abs, lockFD: -1}, nil
+	// Lock files are no more open than the store: group-readable only in
+	// a store its group may read.
+	lockMode := uint32(0o600)
+	if fi.Mode().Perm()&0o050 == 0o050 {
+		lockMode = 0o640
+	}
+	return &Store{root: abs, lockFD: -1, lockMode: lockMode}, nil
 }
 
 // Root returns the store's absolute directory.
@@ -135,7 +171,7 @@ func notFound(err error) error {
 // makePrefixDirs creates the 65,536 chunk prefix directories in dir. Some
 // file systems take over 100 µs per mkdir, so several goroutines share
 // the work.
-func makePrefixDirs(dir string) error {
+func makePrefixDirs(dir string, mode uint32) error {
 	fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("%s: %w", dir, err)
@@ -151,8 +187,13 @@ func makePrefixDirs(dir string) error {
 				for k := 0; k < 4; k++ {
 					name[k] = hexdigits[(i>>(12-4*k))&0xf]
 				}
-				if err := unix.Mkdirat(fd, string(name[:]), 0o750); err != nil && !errors.Is(err, unix.EEXIST) {
+				if err := unix.Mkdirat(fd, string(name[:]), mode); err != nil && !errors.Is(err, unix.EEXIST) {
 					return fmt.Errorf("%s/%s: %w", dir, name, err)
+				}
+				if mode&0o070 != 0 { // the group's bits, whatever the umask
+					if err := unix.Fchmodat(fd, string(name[:]), mode|unix.S_ISGID, 0); err != nil {
+						return fmt.Errorf("%s/%s: %w", dir, name, err)
+					}
 				}
 			}
 			return nil
