@@ -155,10 +155,13 @@ func (m *Server) fuseOptions(opt Options, onAdd func(context.Context), ro bool) 
 			MaxReadAhead:  maxRequest,
 			MaxBackground: 64,
 			DisableSplice: true,
-			// The kernel checks POSIX ACLs too (FUSE_POSIX_ACL: with
-			// default_permissions it reads system.posix_acl_access, which
-			// file archives serve, and judges the caller's uid and groups).
-			EnableAcl:         true,
+			// With other users, the kernel checks POSIX ACLs too
+			// (FUSE_POSIX_ACL: with default_permissions it reads
+			// system.posix_acl_access, which file archives serve, and
+			// judges the caller's uid and groups). Without them only the
+			// mounting user, who can read the whole store, gets in: the
+			// GETXATTR per inode would be a cost for nothing.
+			EnableAcl:         opt.AllowOther,
 			DirectMountStrict: m.direct,
 			DirectMountFlags:  flags,
 			// .stats changes its mtime to have its cached page dropped.
