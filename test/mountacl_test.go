@@ -70,7 +70,7 @@ func TestMountACL(t *testing.T) {
 		userObj, user, groupObj, group, mask, otherTag = 1, 2, 4, 8, 0x10, 0x20
 	)
 	src := t.TempDir()
-	files := map[string]string{"userdeny": "u", "groupdeny": "g", "groupallow": "a", "d/file": "in d", "plain": "p"}
+	files := map[string]string{"userdeny": "u", "groupdeny": "g", "groupallow": "a", "d/file": "in d", "plain": "p", "masked": "m"}
 	for name, content := range files {
 		p := filepath.Join(src, name)
 		os.MkdirAll(filepath.Dir(p), 0o755)
@@ -86,6 +86,9 @@ func TestMountACL(t *testing.T) {
 		aclEntry{group, 0, 60200}, aclEntry{mask, 4, 0}, aclEntry{otherTag, 4, 0})
 	setACL(t, filepath.Join(src, "groupallow"), aclEntry{userObj, 6, 0}, aclEntry{groupObj, 0, 0},
 		aclEntry{group, 4, 60300}, aclEntry{mask, 4, 0}, aclEntry{otherTag, 0, 0})
+	// user:inAllow:r-- but mask::--- (mode 0600): the mask wins
+	setACL(t, filepath.Join(src, "masked"), aclEntry{userObj, 6, 0}, aclEntry{user, 4, inAllow},
+		aclEntry{groupObj, 0, 0}, aclEntry{mask, 0, 0}, aclEntry{otherTag, 0, 0})
 	setACL(t, filepath.Join(src, "d"), aclEntry{userObj, 7, 0}, aclEntry{user, 0, denied},
 		aclEntry{groupObj, 5, 0}, aclEntry{mask, 5, 0}, aclEntry{otherTag, 5, 0})
 
@@ -118,6 +121,7 @@ func TestMountACL(t *testing.T) {
 		{"groupallow", who{other, nil}, false},
 		{"groupallow", who{inDenied, []uint32{60200}}, false},
 		{"plain", who{denied, nil}, true},
+		{"masked", who{inAllow, nil}, false},
 		{"d/file", who{denied, nil}, false}, // no search permission in d
 		{"d/file", who{other, nil}, true},
 	} {

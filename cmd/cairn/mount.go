@@ -23,6 +23,7 @@ type mountOpts struct {
 	ns, group, snapshot string
 	cacheSize           string
 	readahead           int
+	readaheadSet        bool // given on the command line (else clamped to what the cache takes)
 	refresh             time.Duration
 	allowOther          bool
 	nonEmpty            bool
@@ -49,6 +50,7 @@ fusermount3 (package fuse3), and --allow-other needs user_allow_other in
 /etc/fuse.conf.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.readaheadSet = cmd.Flags().Changed("readahead")
 			return a.mount(o, args[0])
 		},
 	}
@@ -79,7 +81,9 @@ func (a *app) mount(o mountOpts, dir string) error {
 	if o.readahead < 0 {
 		return usageErr("--readahead: %d is negative", o.readahead)
 	}
-	if m := cfs.MaxReadahead(cs); o.readahead > m {
+	if m := cfs.MaxReadahead(cs); o.readahead > m && !o.readaheadSet {
+		o.readahead = m // the default, with a small --cache-size
+	} else if o.readahead > m {
 		return usageErr("--readahead %d: %d chunks of 4 MiB ahead of each reader need more than half of --cache-size %s; give at most %d, or a larger --cache-size", o.readahead, o.readahead, o.cacheSize, m)
 	}
 	imageMode, err := parseImageMode(o.imageMode)

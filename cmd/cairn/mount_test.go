@@ -131,6 +131,16 @@ func TestMountCommand(t *testing.T) {
 			<-done
 		}
 	})
+	t.Run("small cache", func(t *testing.T) { // the default read-ahead shrinks to fit
+		ctx, cancel := context.WithCancel(t.Context())
+		done, _ := startMount(t, ctx, "--store", st, "mount", "--cache-size", "12M", mnt)
+		got, err := os.ReadFile(filepath.Join(mnt, "vm/1/latest/disk.img"))
+		if err != nil || !bytes.Equal(got, data) {
+			t.Errorf("read with a 12 MiB cache: %v, content equal %v", err, bytes.Equal(got, data))
+		}
+		cancel()
+		<-done
+	})
 	t.Run("nonempty", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		done, _ := startMount(t, ctx, "--store", st, "mount", "--nonempty", full)
