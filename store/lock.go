@@ -121,13 +121,18 @@ func (s *Store) flock(ctx context.Context, path string, exclusive bool, wait tim
 	}
 }
 
+// lockFileMode is the mode of lock files: only their owner may open
+// them. flock needs no more than a read-only descriptor, so a lock file
+// anyone else may read is one they can lock to stall the store's jobs;
+// that holds for the group of a shared store too, which may read the
+// backups but has no use for the locks (taking one needs write access).
+const lockFileMode = 0o600
+
 // openLockFile opens (creating) a lock file: never through a symlink, a
-// regular file only, and no more open than the store's lock mode (0600,
-// 0640 in a store shared with a group), so that no other user can open it
-// to take the lock. A lock file of ours with another mode (an older
-// store's 0644) gets the store's.
+// regular file only, and of mode lockFileMode. A lock file of ours with
+// another mode (an older store's 0644) gets that mode.
 func (s *Store) openLockFile(path string) (*os.File, error) {
-	fd, err := unix.Open(path, unix.O_CREAT|unix.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, s.lockMode)
+	fd, err := unix.Open(path, unix.O_CREAT|unix.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, lockFileMode)
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", path, err)
 	}
@@ -141,11 +146,11 @@ func (s *Store) openLockFile(path string) (*os.File, error) {
 		f.Close()
 		return nil, fmt.Errorf("lock %s: not a regular file (mode %#o)", path, st.Mode)
 	}
-	if st.Mode&0o7777 != s.lockMode && st.Uid == uint32(os.Geteuid()) {
+	if st.Mode&0o7777 != lockFileMode && st.Uid == uint32(os.Geteuid()) {
 		// an old store's 0644, or the umask took the group's bits
-		if err := unix.Fchmod(fd, s.lockMode); err != nil {
+		if err := unix.Fchmod(fd, lockFileMode); err != nil {
 			f.Close()
-			return nil, fmt.Errorf("lock %s: set mode %#o: %w", path, s.lockMode, err)
+			return nil, fmt.Errorf("lock %s: set mode %#o: %w", path, lockFileMode, err)
 		}
 	}
 	return f, nil

@@ -195,7 +195,7 @@ func modeOf(t *testing.T, path string) uint32 {
 
 // TestCreateModes: a new store is 0700 with 0700 chunk directories and a
 // 0600 lock file; shared with a group, 2750 directories of that group and
-// 0640 lock files.
+// still 0600 lock files.
 func TestCreateModes(t *testing.T) {
 	old := unix.Umask(0o022)
 	defer unix.Umask(old)
@@ -230,8 +230,8 @@ func TestCreateModes(t *testing.T) {
 	}
 	l.Unlock()
 	for p, want := range map[string]uint32{dir: 0o2750, filepath.Join(dir, chunkDir): 0o2750,
-		filepath.Join(dir, chunkDir, "abcd"): 0o2750, filepath.Join(dir, lockFile): 0o640,
-		filepath.Join(s.GroupPath(lockedGroup), ".backup.lck"): 0o640} {
+		filepath.Join(dir, chunkDir, "abcd"): 0o2750, filepath.Join(dir, lockFile): 0o600,
+		filepath.Join(s.GroupPath(lockedGroup), ".backup.lck"): 0o600} {
 		var st unix.Stat_t
 		if err := unix.Lstat(p, &st); err != nil {
 			t.Fatal(err)

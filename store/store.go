@@ -44,7 +44,6 @@ type Store struct {
 	lockFD int // process lock fd, -1 when not held
 	shared int // number of shared holders in this process
 
-	lockMode uint32        // mode of new lock files: 0600, 0640 in a store shared with a group
 	lockWait time.Duration // how long a lock another process holds is waited for
 }
 
@@ -56,7 +55,7 @@ type CreateOptions struct {
 	LazyPrefixDirs bool
 	// Group shares the store with one group (as PBS's backup group): its
 	// directories are 0750 and set-group-ID (what is made in them belongs
-	// to the group too), its lock files 0640. Without it the store is
+	// to the group too). Without it the store is
 	// 0700 and lock files 0600: no other user can read the store or take
 	// one of its locks.
 	Group *int // a gid
@@ -74,9 +73,9 @@ func CreateWith(dir string, opt CreateOptions) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create store: %w", err)
 	}
-	dirMode, prefixMode, lockMode := uint32(0o700), uint32(0o700), uint32(0o600)
+	dirMode, prefixMode := uint32(0o700), uint32(0o700)
 	if opt.Group != nil {
-		dirMode, prefixMode, lockMode = 0o2750, 0o750, 0o640
+		dirMode, prefixMode = 0o2750, 0o750
 		if err := os.Chown(dir, -1, *opt.Group); err != nil {
 			return nil, fmt.Errorf("create store: %w", err)
 		}
@@ -113,7 +112,7 @@ func CreateWith(dir string, opt CreateOptions) (*Store, error) {
 		return nil, fmt.Errorf("create store: %w", err)
 	}
 	defer f.Close()
-	if err := f.Chmod(fs.FileMode(lockMode)); err != nil { // whatever the umask
+	if err := f.Chmod(lockFileMode); err != nil { // whatever the umask
 		return nil, fmt.Errorf("create store: %w", err)
 	}
 	return s, nil
@@ -136,13 +135,7 @@ func Open(dir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	// Lock files are no more open than the store: group-readable only in
-	// a store its group may read.
-	lockMode := uint32(0o600)
-	if fi.Mode().Perm()&0o050 == 0o050 {
-		lockMode = 0o640
-	}
-	return &Store{root: abs, lockFD: -1, lockMode: lockMode}, nil
+	return &Store{root: abs, lockFD: -1}, nil
 }
 
 // Root returns the store's absolute directory.

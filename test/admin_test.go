@@ -67,7 +67,7 @@ func TestInitModes(t *testing.T) {
 	}
 	st = filepath.Join(dir, "shared")
 	mustCairn(t, "--store", st, "init", "--group", grp.Name)
-	for p, want := range map[string]uint32{st: 0o2750, st + "/.chunks": 0o2750, st + "/.chunks/ffff": 0o2750, st + "/.lock": 0o640} {
+	for p, want := range map[string]uint32{st: 0o2750, st + "/.chunks": 0o2750, st + "/.chunks/ffff": 0o2750, st + "/.lock": 0o600} {
 		if s := statOf(t, p); s.Mode&^unix.S_IFMT != want || strconv.Itoa(int(s.Gid)) != grp.Gid {
 			t.Errorf("%s: mode %o group %d, want %o group %s", p, s.Mode&^unix.S_IFMT, s.Gid, want, grp.Gid)
 		}

@@ -18,7 +18,8 @@ func (a *app) initCmd() *cobra.Command {
 65,536 prefix directories (0700) and the lock file .lock (0600), so that
 no other user can read the backups or take the store's locks. With
 --group NAME (as PBS's backup group) the directories are 0750 and
-set-group-ID, owned by that group, and lock files 0640.`,
+set-group-ID, owned by that group; lock files stay 0600 (a group member
+who could open one could lock it and stall backups).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var opt store.CreateOptions
@@ -38,7 +39,7 @@ set-group-ID, owned by that group, and lock files 0640.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&group, "group", "", "share the store with this group: 0750 directories, 0640 lock files")
+	cmd.Flags().StringVar(&group, "group", "", "let this group read the store: 0750 set-group-ID directories owned by it")
 	return cmd
 }
 
