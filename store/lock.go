@@ -77,7 +77,7 @@ func (s *Store) SetLockWait(d time.Duration) { s.lockWait = max(d, 0) }
 // flock takes a lock on path (created if missing, never through a
 // symlink, with the store's lock file mode), retrying without blocking
 // until wait has passed or ctx ends; then it fails with a *LockedError.
-// An exclusive holder records itself in the file (holder.go).
+// An exclusive holder records itself in the file (lockholder.go).
 func (s *Store) flock(ctx context.Context, path string, exclusive bool, wait time.Duration) (*Lock, error) {
 	f, err := s.openLockFile(path)
 	if err != nil {
