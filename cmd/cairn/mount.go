@@ -78,13 +78,8 @@ func (a *app) mount(o mountOpts, dir string) error {
 	if err != nil {
 		return usageErr("--cache-size: %v", err)
 	}
-	if o.readahead < 0 {
-		return usageErr("--readahead: %d is negative", o.readahead)
-	}
-	if m := cfs.MaxReadahead(cs); o.readahead > m && !o.readaheadSet {
-		o.readahead = m // the default, with a small --cache-size
-	} else if o.readahead > m {
-		return usageErr("--readahead %d: %d chunks of 4 MiB ahead of each reader need more than half of --cache-size %s; give at most %d, or a larger --cache-size", o.readahead, o.readahead, o.cacheSize, m)
+	if o.readahead, err = checkReadahead(o.readahead, o.readaheadSet, cs, o.cacheSize); err != nil {
+		return err
 	}
 	imageMode, err := parseImageMode(o.imageMode)
 	if err != nil {
@@ -131,6 +126,22 @@ func (a *app) mount(o mountOpts, dir string) error {
 		fmt.Fprintf(a.stdout, "%s\n", out)
 	}
 	return err
+}
+
+// checkReadahead bounds --readahead n by the cache (cfs.MaxReadahead):
+// the default shrinks to fit a small --cache-size, a value given that does
+// not fit is a usage error.
+func checkReadahead(n int, given bool, cacheSize int64, cacheFlag string) (int, error) {
+	m := cfs.MaxReadahead(cacheSize)
+	switch {
+	case n < 0:
+		return 0, usageErr("--readahead: %d is negative", n)
+	case n > m && !given:
+		return m, nil
+	case n > m:
+		return 0, usageErr("--readahead %d: %d chunks of 4 MiB ahead of each reader need more than half of --cache-size %s; give at most %d, or a larger --cache-size", n, n, cacheFlag, m)
+	}
+	return n, nil
 }
 
 // parseImageMode reads --image-mode: octal read bits.

@@ -95,6 +95,9 @@ func TestMountCommand(t *testing.T) {
 			{[]string{"--store", st, "mount", full}, exitError, "not empty"},
 			{[]string{"--store", st, "mount", "--readahead", "33", mnt}, exitUsage, "at most 32"},
 			{[]string{"--store", st, "mount", "--cache-size", "16M", "--readahead", "3", mnt}, exitUsage, "at most 2"},
+			{[]string{"--store", st, "mount", "--readahead", "-1", mnt}, exitUsage, "negative"},
+			{[]string{"--store", st, "cat", "--readahead", "9", "vm/1", "disk.img"}, exitUsage, "at most 8"},
+			{[]string{"--store", st, "cat", "--readahead", "-2", "vm/1", "disk.img"}, exitUsage, "negative"},
 		}
 		for _, mode := range []string{"0644", "0600", "0", "0500", "1444", "04400", "0o400", "abc", "", "-400", "0777", "99999999999"} {
 			tests = append(tests, struct {
