@@ -21,6 +21,7 @@ type mountFS struct {
 	s         *store.Store
 	cache     *store.Cache
 	readahead int
+	imageMode uint32 // permission bits of images and blobs
 	refresh   time.Duration
 	log       *slog.Logger
 	owner     fuse.Owner
@@ -62,7 +63,7 @@ func Mount(ctx context.Context, dir string, opt Options) (*Server, error) {
 	if err := opt.setDefaults(); err != nil {
 		return nil, err
 	}
-	mp, err := checkMountpoint(dir, opt.Store.Root())
+	mp, err := checkMountpoint(dir, opt.Store.Root(), opt.NonEmpty)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +72,7 @@ func Mount(ctx context.Context, dir string, opt Options) (*Server, error) {
 		return nil, err
 	}
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	f := &mountFS{s: opt.Store, cache: cache, readahead: opt.Readahead, refresh: opt.Refresh,
+	f := &mountFS{s: opt.Store, cache: cache, readahead: opt.Readahead, imageMode: opt.ImageMode, refresh: opt.Refresh,
 		log: opt.Log, started: time.Now(), bg: bg, trees: opt.Trees,
 		owner: fuse.Owner{Uid: uint32(os.Geteuid()), Gid: uint32(os.Getegid())}}
 	m := &Server{dir: mp, direct: os.Geteuid() == 0, grace: opt.UnmountGrace, fsys: f, cancel: cancel, done: make(chan struct{})}
@@ -146,14 +147,21 @@ func (m *Server) fuseOptions(opt Options, onAdd func(context.Context), ro bool) 
 		OnAdd:        onAdd,
 		Logger:       logger,
 		MountOptions: fuse.MountOptions{
-			AllowOther:        opt.AllowOther,
-			FsName:            "cairn:" + opt.Store.Root(),
-			Name:              "cairn",
-			Options:           []string{"default_permissions"},
-			MaxWrite:          maxRequest,
-			MaxReadAhead:      maxRequest,
-			MaxBackground:     64,
-			DisableSplice:     true,
+			AllowOther:    opt.AllowOther,
+			FsName:        "cairn:" + opt.Store.Root(),
+			Name:          "cairn",
+			Options:       []string{"default_permissions"},
+			MaxWrite:      maxRequest,
+			MaxReadAhead:  maxRequest,
+			MaxBackground: 64,
+			DisableSplice: true,
+			// With other users, the kernel checks POSIX ACLs too
+			// (FUSE_POSIX_ACL: with default_permissions it reads
+			// system.posix_acl_access, which file archives serve, and
+			// judges the caller's uid and groups). Without them only the
+			// mounting user, who can read the whole store, gets in: the
+			// GETXATTR per inode would be a cost for nothing.
+			EnableAcl:         opt.AllowOther,
 			DirectMountStrict: m.direct,
 			DirectMountFlags:  flags,
 			// .stats changes its mtime to have its cached page dropped.

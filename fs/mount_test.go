@@ -49,8 +49,8 @@ func TestMountShowsStore(t *testing.T) {
 		if err != nil {
 			t.Fatalf("stat %s: %v", rel, err)
 		}
-		if fi.Mode() != 0o444 || fi.Size() != int64(len(want)) {
-			t.Errorf("%s: mode %v size %d, want -r--r--r-- size %d", rel, fi.Mode(), fi.Size(), len(want))
+		if fi.Mode() != DefaultImageMode || fi.Size() != int64(len(want)) {
+			t.Errorf("%s: mode %v size %d, want -r-------- size %d", rel, fi.Mode(), fi.Size(), len(want))
 		}
 		got, err := os.ReadFile(p)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"os"
 	"os/exec"
@@ -29,8 +30,9 @@ var (
 const fsType = "fuse.cairn"
 
 // checkMountpoint returns dir made absolute with symlinks resolved, after
-// checking that it can take the mount.
-func checkMountpoint(dir, storeRoot string) (string, error) {
+// checking that it can take the mount: a directory outside the store, not
+// a mount point already, and empty unless nonEmpty.
+func checkMountpoint(dir, storeRoot string, nonEmpty bool) (string, error) {
 	if _, err := os.Stat("/dev/fuse"); err != nil {
 		return "", fmt.Errorf("%w: /dev/fuse: %v (load the module: modprobe fuse; in a container pass --device /dev/fuse)", ErrNoFUSE, err)
 	}
@@ -68,12 +70,35 @@ func checkMountpoint(dir, storeRoot string) (string, error) {
 		}
 		return "", fmt.Errorf("%w: %s is already a mount point (%s): unmount it first (cairn umount %s)", ErrBusy, real, typ, real)
 	}
+	if !nonEmpty {
+		if err := checkEmpty(real); err != nil {
+			return "", err
+		}
+	}
 	if os.Geteuid() != 0 {
 		if _, err := fusermount(); err != nil {
 			return "", fmt.Errorf("%w: not root and fusermount3 is not installed: install fuse3 (or run as root)", ErrNoFUSE)
 		}
 	}
 	return real, nil
+}
+
+// checkEmpty refuses a mountpoint that holds entries: the mount would
+// hide them (fusermount refuses too, unless -o nonempty).
+func checkEmpty(dir string) error {
+	f, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrBadMountpoint, err)
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(1)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("%w: %s: %w", ErrBadMountpoint, dir, err)
+	}
+	if len(names) > 0 {
+		return fmt.Errorf("%w: %s is not empty (it holds %q): the mount would hide what is there; mount over it anyway with --nonempty", ErrBadMountpoint, dir, names[0])
+	}
+	return nil
 }
 
 // within reports whether path is dir or below it.

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store"
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 )
@@ -15,6 +16,7 @@ const (
 	DefaultTimeout      = time.Hour
 	DefaultReadAheadKB  = 4096
 	DefaultUnmountGrace = 10 * time.Second
+	DefaultImageMode    = 0o400   // images and blobs: the mounting user only
 	maxRequest          = 1 << 20 // MaxWrite: 1 MiB read requests
 )
 
@@ -41,7 +43,15 @@ type Options struct {
 	Scope Scope
 
 	CacheSize int64 // bytes of decoded chunks (default store.DefaultCacheSize)
-	Readahead int   // chunks loaded ahead per sequential handle (0: default, <0: none)
+	// Readahead is the chunks loaded ahead per sequential handle (0:
+	// default, <0: none); at most MaxReadahead(CacheSize).
+	Readahead int
+
+	// ImageMode is the permission bits of images and blobs, which are
+	// shown owned by the mounting user: read bits only (a subset of
+	// 0444); 0 means DefaultImageMode.
+	ImageMode uint32
+	NonEmpty  bool // mount over a directory that is not empty (fusermount's nonempty)
 
 	Refresh      time.Duration // how stale a namespace/group list may be (default 2 s)
 	Timeout      time.Duration // kernel entry and attribute timeout (default 1 h)
@@ -68,10 +78,19 @@ func (o *Options) setDefaults() error {
 		o.CacheSize = store.DefaultCacheSize
 	}
 	switch {
-	case o.Readahead == 0:
-		o.Readahead = store.DefaultReadahead
+	case o.Readahead == 0: // the default shrinks to fit a small cache
+		o.Readahead = min(store.DefaultReadahead, MaxReadahead(o.CacheSize))
 	case o.Readahead < 0:
 		o.Readahead = 0
+	}
+	if m := MaxReadahead(o.CacheSize); o.Readahead > m {
+		return fmt.Errorf("mount: %w: read-ahead of %d chunks: at most %d fit in half of a %d MiB cache", errBadOptions, o.Readahead, m, o.CacheSize>>20)
+	}
+	if o.ImageMode == 0 {
+		o.ImageMode = DefaultImageMode
+	}
+	if err := CheckImageMode(o.ImageMode); err != nil {
+		return fmt.Errorf("mount: %w: %w", errBadOptions, err)
 	}
 	if o.Refresh <= 0 {
 		o.Refresh = DefaultRefresh
@@ -94,6 +113,24 @@ func (o *Options) setDefaults() error {
 		}
 	}
 	return o.Scope.check(o.Store)
+}
+
+// MaxReadahead is the largest read-ahead (in chunks) a cache of
+// cacheSize bytes takes: the chunks one sequential reader loads ahead, at
+// PBS's 4 MiB each, must fit in half of the cache, so that read-ahead can
+// neither grow memory past the cache nor evict what it loaded before it
+// is read.
+func MaxReadahead(cacheSize int64) int {
+	return int(cacheSize / 2 / chunk.DefaultChunkSize)
+}
+
+// CheckImageMode accepts the permission bits images and blobs may have:
+// read bits only (the mount is read-only; nothing there is a program).
+func CheckImageMode(mode uint32) error {
+	if mode == 0 || mode&^0o444 != 0 {
+		return fmt.Errorf("image mode %#o: want read bits only, such as 0400, 0440 or 0444", mode)
+	}
+	return nil
 }
 
 // check validates the scope against the store.

@@ -2,6 +2,7 @@ package fs
 
 import (
 	"context"
+	"syscall"
 
 	"github.com/cairnfs/cairn/store"
 	gofs "github.com/hanwen/go-fuse/v2/fs"
@@ -23,7 +24,7 @@ func (f *mountFS) snapshotLister(snap store.Snapshot) lister {
 			path := snap.String() + "/" + a.Name
 			switch a.Kind {
 			case store.ArchiveImage, store.ArchiveOther:
-				attr := f.makeAttr(modeFile, inoOf(path), a.Size, snap.Time)
+				attr := f.makeAttr(syscall.S_IFREG|f.imageMode, inoOf(path), a.Size, snap.Time)
 				es = append(es, entry{name: a.Name, attr: attr, make: func(at fuse.Attr) gofs.InodeEmbedder {
 					return &archiveFile{node: node{fsys: f, attr: at}, snap: snap, m: m, archive: a}
 				}})
@@ -51,7 +52,7 @@ func (f *mountFS) blobEntry(snap store.Snapshot, m *store.Manifest, a store.Arch
 	} else {
 		size = uint64(len(data))
 	}
-	attr := f.makeAttr(modeFile, inoOf(path), size, snap.Time)
+	attr := f.makeAttr(syscall.S_IFREG|f.imageMode, inoOf(path), size, snap.Time)
 	return entry{name: a.Name, attr: attr, make: func(at fuse.Attr) gofs.InodeEmbedder {
 		return &archiveFile{node: node{fsys: f, attr: at}, snap: snap, m: m, archive: a, blob: true}
 	}}

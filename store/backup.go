@@ -38,15 +38,17 @@ type Backup struct {
 	Sync  SyncLevel
 }
 
-// StartBackup creates the snapshot directory of g at t (now when zero).
+// StartBackup creates the snapshot directory of g at t (now, once the
+// locks are taken, when zero). As in PBS, t must be newer than every
+// snapshot of the group, finished or not, and it may be at most
+// MaxFutureTime ahead of the clock: otherwise ErrBadTime.
 func (s *Store) StartBackup(ctx context.Context, g Group, t time.Time) (*Backup, error) {
 	if err := g.Check(); err != nil {
 		return nil, err
 	}
-	if t.IsZero() {
-		t = time.Now()
+	if err := checkFuture(t); err != nil {
+		return nil, err
 	}
-	snap := Snapshot{Group: g, Time: t.UTC().Truncate(time.Second)}
 	plock, err := s.LockShared(ctx)
 	if err != nil {
 		return nil, err
@@ -56,7 +58,13 @@ func (s *Store) StartBackup(ctx context.Context, g Group, t time.Time) (*Backup,
 		plock.Unlock()
 		return nil, err
 	}
-	b := &Backup{s: s, snap: snap, dir: s.SnapshotPath(snap), locks: []*Lock{glock, plock}}
+	b := &Backup{s: s, locks: []*Lock{glock, plock}}
+	snap, err := s.backupTime(ctx, g, t)
+	if err != nil {
+		b.unlock()
+		return nil, err
+	}
+	b.snap, b.dir = snap, s.SnapshotPath(snap)
 	if prev, err := s.Latest(g); err == nil && prev.Time.Before(snap.Time) {
 		if m, err := s.ReadManifest(prev); err == nil {
 			if vs, ok := m.VerifyState(); !ok || vs.State != "failed" {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -26,64 +27,156 @@ func (l *Lock) Unlock() error {
 	return err
 }
 
-// lockPoll is how often a waiting lock is retried.
-const lockPoll = 20 * time.Millisecond
+// LockedError is a lock another process holds (it matches ErrLocked): the
+// lock file, who holds it as far as this process can see, and how long
+// the lock was waited for.
+type LockedError struct {
+	Path    string
+	Holders []LockHolder
+	Waited  time.Duration
+	Cause   error // the context's error when the wait was cut short, else nil
+}
 
-// flock takes a lock on path (created if missing). With wait, it retries
-// until ctx ends; otherwise it fails at once with ErrLocked.
-func flock(ctx context.Context, path string, exclusive, wait bool) (*Lock, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|unix.O_CLOEXEC, 0o644)
+func (e *LockedError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "lock %s: %v", e.Path, ErrLocked)
+	if len(e.Holders) == 0 {
+		b.WriteString(" (holder unknown: not visible from this process)")
+	}
+	for i, h := range e.Holders {
+		sep := ", "
+		if i == 0 {
+			sep = ": held by "
+		}
+		b.WriteString(sep + h.String())
+	}
+	if e.Waited > 0 {
+		fmt.Fprintf(&b, "; gave up after waiting %s", e.Waited.Round(time.Millisecond))
+	}
+	if e.Cause != nil {
+		fmt.Fprintf(&b, " (%v)", e.Cause)
+	}
+	return b.String()
+}
+
+// Unwrap gives ErrLocked and the context's error, if any.
+func (e *LockedError) Unwrap() []error { return []error{ErrLocked, e.Cause} }
+
+// lockPoll is how often a waiting lock is retried at first; the pause
+// doubles up to lockPollMax.
+const (
+	lockPoll    = 20 * time.Millisecond
+	lockPollMax = 250 * time.Millisecond
+)
+
+// SetLockWait sets how long the store's locks are waited for while
+// another process holds them (0, the default: not at all). The wait for a
+// snapshot's manifest lock is at least manifestLockTimeout.
+func (s *Store) SetLockWait(d time.Duration) { s.lockWait = max(d, 0) }
+
+// flock takes a lock on path (created if missing, never through a
+// symlink, with the store's lock file mode), retrying without blocking
+// until wait has passed or ctx ends; then it fails with a *LockedError.
+// An exclusive holder records itself in the file (lockholder.go).
+func (s *Store) flock(ctx context.Context, path string, exclusive bool, wait time.Duration) (*Lock, error) {
+	f, err := s.openLockFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("lock %s: %w", path, err)
+		return nil, err
 	}
 	how := unix.LOCK_SH
 	if exclusive {
 		how = unix.LOCK_EX
 	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	start, pause := time.Now(), lockPoll
 	for {
 		err = unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
 		if err == nil {
+			if exclusive {
+				recordHolder(f)
+			}
 			return &Lock{f: f}, nil
 		}
-		if !errors.Is(err, unix.EWOULDBLOCK) {
+		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
 			f.Close()
 			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
-		if !wait {
-			f.Close()
-			return nil, fmt.Errorf("lock %s: %w", path, ErrLocked)
-		}
-		t := time.NewTimer(lockPoll)
+		t := time.NewTimer(pause)
 		select {
 		case <-ctx.Done():
 			t.Stop()
+			le := &LockedError{Path: path, Holders: lockHolders(f), Waited: time.Since(start)}
+			if wait == 0 {
+				le.Waited = 0
+			}
+			if cerr := context.Cause(ctx); !errors.Is(cerr, context.DeadlineExceeded) {
+				le.Cause = cerr // cancelled from outside, not timed out
+			}
 			f.Close()
-			return nil, fmt.Errorf("lock %s: %w (%w)", path, ErrLocked, ctx.Err())
+			return nil, le
 		case <-t.C:
 		}
+		pause = min(2*pause, lockPollMax)
 	}
 }
 
-// LockShared takes the store's process lock shared, as every writer of
-// indexes does; GC's exclusive hold keeps it out. It waits for ctx.
-func (s *Store) LockShared(ctx context.Context) (*Lock, error) {
-	return flock(ctx, filepath.Join(s.root, lockFile), false, true)
+// lockFileMode is the mode of lock files: only their owner may open
+// them. flock needs no more than a read-only descriptor, so a lock file
+// anyone else may read is one they can lock to stall the store's jobs;
+// that holds for the group of a shared store too, which may read the
+// backups but has no use for the locks (taking one needs write access).
+const lockFileMode = 0o600
+
+// openLockFile opens (creating) a lock file: never through a symlink, a
+// regular file only, and of mode lockFileMode. A lock file of ours with
+// another mode (an older store's 0644) gets that mode.
+func (s *Store) openLockFile(path string) (*os.File, error) {
+	fd, err := unix.Open(path, unix.O_CREAT|unix.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NONBLOCK, lockFileMode)
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	f := os.NewFile(uintptr(fd), path)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: %w", path, err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		f.Close()
+		return nil, fmt.Errorf("lock %s: not a regular file (mode %#o)", path, st.Mode)
+	}
+	if st.Mode&0o7777 != lockFileMode && st.Uid == uint32(os.Geteuid()) {
+		// an old store's 0644, or the umask took the group's bits
+		if err := unix.Fchmod(fd, lockFileMode); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: set mode %#o: %w", path, lockFileMode, err)
+		}
+	}
+	return f, nil
 }
 
-// LockExclusive takes the store's process lock exclusively (GC). It fails
-// at once with ErrLocked while any writer holds it shared.
+// LockShared takes the store's process lock shared, as every writer of
+// indexes does; GC's exclusive hold keeps it out. It waits up to the
+// store's lock wait.
+func (s *Store) LockShared(ctx context.Context) (*Lock, error) {
+	return s.flock(ctx, filepath.Join(s.root, lockFile), false, s.lockWait)
+}
+
+// LockExclusive takes the store's process lock exclusively (GC), while
+// no writer holds it shared, waiting up to the store's lock wait.
 func (s *Store) LockExclusive(ctx context.Context) (*Lock, error) {
-	return flock(ctx, filepath.Join(s.root, lockFile), true, false)
+	return s.flock(ctx, filepath.Join(s.root, lockFile), true, s.lockWait)
 }
 
 // LockGroup takes the per-group backup lock: one backup per group at a
-// time. It fails at once with ErrLocked.
+// time. It waits up to the store's lock wait.
 func (s *Store) LockGroup(ctx context.Context, g Group) (*Lock, error) {
 	dir := s.GroupPath(g)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("lock group %s: %w", g, err)
 	}
-	l, err := flock(ctx, filepath.Join(dir, ".backup.lck"), true, false)
+	l, err := s.flock(ctx, filepath.Join(dir, ".backup.lck"), true, s.lockWait)
 	if err != nil {
 		return nil, fmt.Errorf("group %s: %w", g, err)
 	}
@@ -93,10 +186,8 @@ func (s *Store) LockGroup(ctx context.Context, g Group) (*Lock, error) {
 // manifestLockTimeout bounds the wait for a snapshot's manifest lock.
 const manifestLockTimeout = 5 * time.Second
 
-// LockManifest takes a snapshot's manifest update lock, waiting up to five
-// seconds as PBS does.
+// LockManifest takes a snapshot's manifest update lock, waiting five
+// seconds as PBS does (or the store's lock wait, when longer).
 func (s *Store) LockManifest(ctx context.Context, snap Snapshot) (*Lock, error) {
-	ctx, cancel := context.WithTimeout(ctx, manifestLockTimeout)
-	defer cancel()
-	return flock(ctx, filepath.Join(s.SnapshotPath(snap), ".index.json.lck"), true, true)
+	return s.flock(ctx, filepath.Join(s.SnapshotPath(snap), ".index.json.lck"), true, max(manifestLockTimeout, s.lockWait))
 }

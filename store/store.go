@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -42,6 +43,8 @@ type Store struct {
 	mu     sync.Mutex
 	lockFD int // process lock fd, -1 when not held
 	shared int // number of shared holders in this process
+
+	lockWait time.Duration // how long a lock another process holds is waited for
 }
 
 // CreateOptions tune Create.
@@ -50,6 +53,12 @@ type CreateOptions struct {
 	// up front; cairn creates each on first use. PBS expects them all,
 	// so only tests and throw-away stores should set it.
 	LazyPrefixDirs bool
+	// Group shares the store with one group (as PBS's backup group): its
+	// directories are 0750 and set-group-ID (what is made in them belongs
+	// to the group too). Without it the store is
+	// 0700 and lock files 0600: no other user can read the store or take
+	// one of its locks.
+	Group *int // a gid
 }
 
 // Create lays out a new datastore in dir (which may exist but must be
@@ -61,8 +70,20 @@ func CreateWith(dir string, opt CreateOptions) (*Store, error) {
 	if _, err := os.Stat(filepath.Join(dir, chunkDir)); err == nil {
 		return nil, fmt.Errorf("create store %s: %w", dir, ErrExists)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create store: %w", err)
+	}
+	dirMode, prefixMode := uint32(0o700), uint32(0o700)
+	if opt.Group != nil {
+		dirMode, prefixMode = 0o2750, 0o750
+		if err := os.Chown(dir, -1, *opt.Group); err != nil {
+			return nil, fmt.Errorf("create store: %w", err)
+		}
+	}
+	// Set the mode explicitly: dir may exist with another one, and the
+	// umask may take group bits away.
+	if err := unix.Chmod(dir, dirMode); err != nil {
+		return nil, fmt.Errorf("create store %s: %w", dir, err)
 	}
 	tmp, err := os.MkdirTemp(dir, ".chunks.tmp")
 	if err != nil {
@@ -70,23 +91,31 @@ func CreateWith(dir string, opt CreateOptions) (*Store, error) {
 	}
 	if opt.LazyPrefixDirs {
 		// nothing: InsertChunk makes each prefix directory on first use
-	} else if err := makePrefixDirs(tmp); err != nil {
+	} else if err := makePrefixDirs(tmp, prefixMode); err != nil {
 		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("create store %s: %w", dir, err)
 	}
-	if err := os.Chmod(tmp, 0o750); err != nil {
+	if err := unix.Chmod(tmp, dirMode); err != nil {
+		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("create store: %w", err)
 	}
 	if err := os.Rename(tmp, filepath.Join(dir, chunkDir)); err != nil {
 		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("create store %s: %w", dir, err)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_CREATE|os.O_RDWR, 0o644)
+	s, err := Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	f, err := s.openLockFile(filepath.Join(dir, lockFile))
 	if err != nil {
 		return nil, fmt.Errorf("create store: %w", err)
 	}
-	f.Close()
-	return Open(dir)
+	defer f.Close()
+	if err := f.Chmod(lockFileMode); err != nil { // whatever the umask
+		return nil, fmt.Errorf("create store: %w", err)
+	}
+	return s, nil
 }
 
 // Open opens an existing datastore.
@@ -135,7 +164,7 @@ func notFound(err error) error {
 // makePrefixDirs creates the 65,536 chunk prefix directories in dir. Some
 // file systems take over 100 µs per mkdir, so several goroutines share
 // the work.
-func makePrefixDirs(dir string) error {
+func makePrefixDirs(dir string, mode uint32) error {
 	fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("%s: %w", dir, err)
@@ -151,8 +180,13 @@ func makePrefixDirs(dir string) error {
 				for k := 0; k < 4; k++ {
 					name[k] = hexdigits[(i>>(12-4*k))&0xf]
 				}
-				if err := unix.Mkdirat(fd, string(name[:]), 0o750); err != nil && !errors.Is(err, unix.EEXIST) {
+				if err := unix.Mkdirat(fd, string(name[:]), mode); err != nil && !errors.Is(err, unix.EEXIST) {
 					return fmt.Errorf("%s/%s: %w", dir, name, err)
+				}
+				if mode&0o070 != 0 { // the group's bits, whatever the umask
+					if err := unix.Fchmodat(fd, string(name[:]), mode|unix.S_ISGID, 0); err != nil {
+						return fmt.Errorf("%s/%s: %w", dir, name, err)
+					}
 				}
 			}
 			return nil

@@ -19,12 +19,13 @@ var jobKindRE = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
 
 // LockJob takes the store's lock for one kind of job (verify, gc, …),
 // <store>/.job-<kind>.lck, so that one job of a kind runs at a time on a
-// store across processes. It fails at once with ErrLocked.
+// store across processes. It waits up to the store's lock wait, then
+// fails with ErrLocked.
 func (s *Store) LockJob(kind string) (*Lock, error) {
 	if !jobKindRE.MatchString(kind) {
 		return nil, fmt.Errorf("job kind %q: %w", kind, ErrBadName)
 	}
-	return flock(context.Background(), filepath.Join(s.root, ".job-"+kind+".lck"), true, false)
+	return s.flock(context.Background(), filepath.Join(s.root, ".job-"+kind+".lck"), true, s.lockWait)
 }
 
 // DirectAlign is the alignment O_DIRECT needs of buffers, offsets and

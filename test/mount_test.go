@@ -29,13 +29,13 @@ func needFUSE(t *testing.T) {
 	}
 }
 
-// mountStore runs `cairn mount` on a new directory and waits for its
-// "mounted" log line; the mount is taken down when the test ends.
-func mountStore(t *testing.T, st string) string {
+// mountStore runs `cairn mount [args…]` on a new directory and waits for
+// its "mounted" log line; the mount is taken down when the test ends.
+func mountStore(t *testing.T, st string, args ...string) string {
 	t.Helper()
 	needFUSE(t)
 	mnt := t.TempDir()
-	cmd := exec.Command(binPath, "--store", st, "mount", mnt)
+	cmd := exec.Command(binPath, append(append([]string{"--store", st, "mount"}, args...), mnt)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -101,9 +101,10 @@ and owner are unchanged but references their data in the previous snapshot.`,
 	f.BoolVar(&o.json, "json", false, "print the summary as JSON")
 	f.StringVar(&o.chunkSize, "chunk-size", "4M", "fixed chunk size of images, average chunk size of file archives (power of two, 64K to 16M)")
 	f.IntVar(&o.workers, "workers", 0, "hash/compress workers (default: number of CPUs)")
-	f.StringVar(&o.at, "time", "", "snapshot time (RFC 3339; default now)")
+	f.StringVar(&o.at, "time", "", "snapshot time (RFC 3339; default now): newer than the group's newest snapshot, at most a day ahead")
 	f.BoolVar(&o.noSync, "no-sync", false, "do not syncfs the store before writing the manifest")
 	o.pxar.flags(f)
+	a.lockWaitFlag(cmd)
 	cmd.MarkFlagRequired("id")
 	return cmd
 }
@@ -154,6 +155,9 @@ func (a *app) backup(o backupOpts, args []string) error {
 	defer s.Close()
 	g := store.Group{NS: store.NS(o.ns), Type: o.typ, ID: o.id}
 	b, err := s.StartBackup(a.ctx, g, at)
+	if errors.Is(err, store.ErrBadTime) && o.at != "" {
+		return usageErr("--time: %v", err)
+	}
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,9 @@ func (a *app) catCmd() *cobra.Command {
 			if err != nil {
 				return usageErr("--cache-size: %v", err)
 			}
+			if readahead, err = checkReadahead(readahead, cmd.Flags().Changed("readahead"), cs, cacheSize); err != nil {
+				return err
+			}
 			if len(args) == 3 {
 				return a.catFile(args[0], args[1], args[2], cs)
 			}
@@ -37,7 +40,7 @@ func (a *app) catCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&cacheSize, "cache-size", "64M", "chunk cache size")
-	cmd.Flags().IntVar(&readahead, "readahead", 4, "chunks loaded ahead in parallel")
+	cmd.Flags().IntVar(&readahead, "readahead", 4, "chunks loaded ahead in parallel (at most as many 4 MiB chunks as fill half of --cache-size)")
 	return cmd
 }
 

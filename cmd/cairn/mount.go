@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -22,8 +23,11 @@ type mountOpts struct {
 	ns, group, snapshot string
 	cacheSize           string
 	readahead           int
+	readaheadSet        bool // given on the command line (else clamped to what the cache takes)
 	refresh             time.Duration
 	allowOther          bool
+	nonEmpty            bool
+	imageMode           string
 	stats               bool
 	debug               bool
 }
@@ -46,6 +50,7 @@ fusermount3 (package fuse3), and --allow-other needs user_allow_other in
 /etc/fuse.conf.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.readaheadSet = cmd.Flags().Changed("readahead")
 			return a.mount(o, args[0])
 		},
 	}
@@ -54,9 +59,11 @@ fusermount3 (package fuse3), and --allow-other needs user_allow_other in
 	f.StringVar(&o.group, "group", "", "mount only this group: [ns/NAME/…]TYPE/ID")
 	f.StringVar(&o.snapshot, "snapshot", "", "mount only this snapshot: [ns/NAME/…]TYPE/ID/TIME|latest")
 	f.StringVar(&o.cacheSize, "cache-size", "256M", "bytes of decoded chunks kept in memory")
-	f.IntVar(&o.readahead, "readahead", store.DefaultReadahead, "chunks loaded ahead of a sequential reader (0: none)")
+	f.IntVar(&o.readahead, "readahead", store.DefaultReadahead, "chunks loaded ahead of a sequential reader (0: none; at most as many 4 MiB chunks as fill half of --cache-size)")
 	f.DurationVar(&o.refresh, "refresh", cfs.DefaultRefresh, "how often snapshot lists are read again at most")
-	f.BoolVar(&o.allowOther, "allow-other", false, "let other users read the mount")
+	f.BoolVar(&o.allowOther, "allow-other", false, "let other users read the mount (files of file archives as their modes and ACLs allow)")
+	f.BoolVar(&o.nonEmpty, "nonempty", false, "mount over a directory that is not empty (hiding what is there)")
+	f.StringVar(&o.imageMode, "image-mode", "0400", "permission bits (octal, read bits only) of images and blobs, owned by the mounting user")
 	f.BoolVar(&o.stats, "stats", false, "print the read counters (JSON) when unmounted")
 	f.BoolVar(&o.debug, "debug", false, "log every FUSE request")
 	return cmd
@@ -71,8 +78,12 @@ func (a *app) mount(o mountOpts, dir string) error {
 	if err != nil {
 		return usageErr("--cache-size: %v", err)
 	}
-	if o.readahead < 0 {
-		return usageErr("--readahead: %d is negative", o.readahead)
+	if o.readahead, err = checkReadahead(o.readahead, o.readaheadSet, cs, o.cacheSize); err != nil {
+		return err
+	}
+	imageMode, err := parseImageMode(o.imageMode)
+	if err != nil {
+		return err
 	}
 	s, err := a.openStore()
 	if err != nil {
@@ -96,6 +107,7 @@ func (a *app) mount(o mountOpts, dir string) error {
 	}
 	defer mgr.Close() // cancels running jobs and waits for them
 	srv, err := cfs.Mount(a.ctx, dir, cfs.Options{Store: s, Scope: scope, CacheSize: cs, Readahead: readahead,
+		ImageMode: imageMode, NonEmpty: o.nonEmpty,
 		Refresh: o.refresh, AllowOther: o.allowOther, Debug: o.debug, Log: a.logger, Trees: cfs.PxarTrees{},
 		Extra: []cfs.RootEntry{cfs.JobsEntry(mgr, uint32(os.Getuid()), uint32(os.Getgid()))}})
 	if err != nil {
@@ -114,6 +126,34 @@ func (a *app) mount(o mountOpts, dir string) error {
 		fmt.Fprintf(a.stdout, "%s\n", out)
 	}
 	return err
+}
+
+// checkReadahead bounds --readahead n by the cache (cfs.MaxReadahead):
+// the default shrinks to fit a small --cache-size, a value given that does
+// not fit is a usage error.
+func checkReadahead(n int, given bool, cacheSize int64, cacheFlag string) (int, error) {
+	m := cfs.MaxReadahead(cacheSize)
+	switch {
+	case n < 0:
+		return 0, usageErr("--readahead: %d is negative", n)
+	case n > m && !given:
+		return m, nil
+	case n > m:
+		return 0, usageErr("--readahead %d: %d chunks of 4 MiB ahead of each reader need more than half of --cache-size %s; give at most %d, or a larger --cache-size", n, n, cacheFlag, m)
+	}
+	return n, nil
+}
+
+// parseImageMode reads --image-mode: octal read bits.
+func parseImageMode(s string) (uint32, error) {
+	m, err := strconv.ParseUint(s, 8, 32)
+	if err != nil {
+		return 0, usageErr("--image-mode %q: want an octal mode such as 0400, 0440 or 0444", s)
+	}
+	if err := cfs.CheckImageMode(uint32(m)); err != nil {
+		return 0, usageErr("--image-mode: %v", err)
+	}
+	return uint32(m), nil
 }
 
 // mountScope turns --ns, --group and --snapshot into the part of the

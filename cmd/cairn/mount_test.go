@@ -42,6 +42,11 @@ func TestMountCommand(t *testing.T) {
 	}
 	mnt := filepath.Join(dir, "mnt")
 	os.Mkdir(mnt, 0o755)
+	full := filepath.Join(dir, "full") // a mountpoint that is not empty
+	os.Mkdir(full, 0o755)
+	if err := os.WriteFile(filepath.Join(full, "keep"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	t.Run("umount", func(t *testing.T) {
 		done, stdout := startMount(t, t.Context(), "--store", st, "mount", "--stats", mnt)
@@ -87,12 +92,70 @@ func TestMountCommand(t *testing.T) {
 			{[]string{"--store", st, "mount", "--group", "vm/1", "--snapshot", "vm/1", mnt}, exitUsage, "exclude"},
 			{[]string{"--store", st, "mount", "--group", "vm/1/latest", mnt}, exitUsage, "TYPE/ID"},
 			{[]string{"umount", mnt}, exitError, "not a mount point"},
+			{[]string{"--store", st, "mount", full}, exitError, "not empty"},
+			{[]string{"--store", st, "mount", "--readahead", "33", mnt}, exitUsage, "at most 32"},
+			{[]string{"--store", st, "mount", "--cache-size", "16M", "--readahead", "3", mnt}, exitUsage, "at most 2"},
+			{[]string{"--store", st, "mount", "--readahead", "-1", mnt}, exitUsage, "negative"},
+			{[]string{"--store", st, "cat", "--readahead", "9", "vm/1", "disk.img"}, exitUsage, "at most 8"},
+			{[]string{"--store", st, "cat", "--readahead", "-2", "vm/1", "disk.img"}, exitUsage, "negative"},
+		}
+		for _, mode := range []string{"0644", "0600", "0", "0500", "1444", "04400", "0o400", "abc", "", "-400", "0777", "99999999999"} {
+			tests = append(tests, struct {
+				args []string
+				code int
+				want string
+			}{[]string{"--store", st, "mount", "--image-mode", mode, mnt}, exitUsage, "--image-mode"})
 		}
 		for _, tt := range tests {
 			code, _, errOut := runCmd(t.Context(), tt.args...)
 			if code != tt.code || !strings.Contains(errOut, tt.want) {
 				t.Errorf("cairn %q: exit %d, %q; want exit %d mentioning %q", tt.args, code, errOut, tt.code, tt.want)
 			}
+		}
+		if mounted(full) || mounted(mnt) {
+			t.Errorf("a refused mount is mounted")
+		}
+	})
+	t.Run("modes", func(t *testing.T) {
+		for _, tt := range []struct {
+			args []string
+			mode uint32
+		}{{nil, 0o400}, {[]string{"--image-mode", "0440"}, 0o440}, {[]string{"--image-mode", "444"}, 0o444}} {
+			ctx, cancel := context.WithCancel(t.Context())
+			done, _ := startMount(t, ctx, append(append([]string{"--store", st, "mount"}, tt.args...), mnt)...)
+			var fi unix.Stat_t
+			if err := unix.Stat(filepath.Join(mnt, "vm/1/latest/disk.img"), &fi); err != nil {
+				t.Error(err)
+			} else if fi.Mode != unix.S_IFREG|tt.mode || fi.Uid != uint32(os.Geteuid()) || fi.Gid != uint32(os.Getegid()) {
+				t.Errorf("mount %q: disk.img mode %o owner %d:%d, want %o owned by %d:%d", tt.args, fi.Mode, fi.Uid, fi.Gid,
+					unix.S_IFREG|tt.mode, os.Geteuid(), os.Getegid())
+			}
+			cancel()
+			<-done
+		}
+	})
+	t.Run("small cache", func(t *testing.T) { // the default read-ahead shrinks to fit
+		ctx, cancel := context.WithCancel(t.Context())
+		done, _ := startMount(t, ctx, "--store", st, "mount", "--cache-size", "12M", mnt)
+		got, err := os.ReadFile(filepath.Join(mnt, "vm/1/latest/disk.img"))
+		if err != nil || !bytes.Equal(got, data) {
+			t.Errorf("read with a 12 MiB cache: %v, content equal %v", err, bytes.Equal(got, data))
+		}
+		cancel()
+		<-done
+	})
+	t.Run("nonempty", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		done, _ := startMount(t, ctx, "--store", st, "mount", "--nonempty", full)
+		if _, err := os.Stat(filepath.Join(full, "vm/1/latest/disk.img")); err != nil {
+			t.Errorf("--nonempty mount: %v", err)
+		}
+		cancel()
+		if code := <-done; code != 0 {
+			t.Errorf("cairn mount --nonempty exited %d", code)
+		}
+		if _, err := os.Stat(filepath.Join(full, "keep")); err != nil {
+			t.Errorf("what the mount hid is gone: %v", err)
 		}
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/cairnfs/cairn/store"
 	"github.com/spf13/cobra"
@@ -38,10 +39,25 @@ type app struct {
 	storeDir  string
 	logger    *slog.Logger
 	verbosity int
+	lockWait  time.Duration // --lock-wait of the commands that take locks
 }
 
 func (a *app) openStore() (*store.Store, error) {
-	return store.Open(a.storeDir)
+	if a.lockWait < 0 {
+		return nil, usageErr("--lock-wait %s is negative", a.lockWait)
+	}
+	s, err := store.Open(a.storeDir)
+	if err != nil {
+		return nil, err
+	}
+	s.SetLockWait(a.lockWait)
+	return s, nil
+}
+
+// lockWaitFlag adds --lock-wait to a command that takes the store's locks.
+func (a *app) lockWaitFlag(cmd *cobra.Command) {
+	cmd.Flags().DurationVar(&a.lockWait, "lock-wait", 0,
+		"how long to wait for a lock another process holds (e.g. 30s, 10m; 0: fail at once, naming the holder)")
 }
 
 // run executes the command line args and returns the exit code.
@@ -57,6 +73,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "cairn: %v\n", err)
+	if errors.Is(err, store.ErrLocked) {
+		fmt.Fprintf(stderr, "cairn: to wait for the lock, give --lock-wait DURATION\n")
+	}
 	var ce *codeError
 	if errors.As(err, &ce) {
 		return ce.code

@@ -100,6 +100,7 @@ snapshots were not exported.`,
 	f.StringVar(&o.order, "chunk-order", jobs.OrderAuto, "chunk read order: inode (best on spinning disks), index, or auto")
 	f.BoolVar(&o.json, "json", false, "print the final status as JSON")
 	cmd.MarkFlagRequired("pool")
+	a.lockWaitFlag(cmd)
 	return cmd
 }
 
@@ -186,6 +187,7 @@ code 3 means some snapshots were not restored.`,
 	f.StringVar(&o.source, "source-store", "", "restore only snapshots exported from this datastore name")
 	f.IntVar(&o.workers, "worker-threads", jobs.DefaultRestoreWorkers, "chunk check-and-insert threads (1-32)")
 	f.BoolVar(&o.json, "json", false, "print the final status as JSON")
+	a.lockWaitFlag(cmd)
 	return cmd
 }
 
