@@ -45,7 +45,7 @@ func (v *verifier) verifySnapshot(ctx context.Context, j *Job, snap store.Snapsh
 		return
 	}
 	var items []item
-	seen := map[chunk.Digest]bool{}
+	seen := map[chunk.Digest]int{}
 	for _, f := range m.Files {
 		if ctx.Err() != nil {
 			return
@@ -66,6 +66,10 @@ func (v *verifier) verifySnapshot(ctx context.Context, j *Job, snap store.Snapsh
 	}
 	bad := v.verifyChunks(ctx, j, items)
 	for _, b := range bad {
+		if b.index {
+			fail(true, "%s", b.reason)
+			continue
+		}
 		res.BadChunks++
 		fail(false, "chunk %s (%s): %s", b.it.d, b.it.file, b.reason)
 		v.noteAffected(b.it.d, snap)
@@ -84,18 +88,24 @@ func (v *verifier) verifySnapshot(ctx context.Context, j *Job, snap store.Snapsh
 }
 
 // known drops chunks this job already judged; those found corrupt fail
-// the snapshot at once.
+// the snapshot at once, and so does an index that disagrees with a good
+// chunk's content.
 func (v *verifier) known(snap store.Snapshot, items []item, fail func(bool, string, ...any), res *SnapshotResult) []item {
 	type earlier struct {
 		it     item
 		reason string
 	}
 	var bad []earlier
+	var disagree []string
 	out := items[:0]
 	v.mu.Lock()
 	for _, it := range items {
-		switch v.chunks[it.d] {
+		info := v.chunks[it.d]
+		switch info.state {
 		case chunkOK:
+			if msg := disagreement(&it, info.facts); msg != "" {
+				disagree = append(disagree, msg)
+			}
 			continue
 		case chunkBad:
 			c := &v.rep.Corrupt[v.corrupt[it.d]]
@@ -109,6 +119,9 @@ func (v *verifier) known(snap store.Snapshot, items []item, fail func(bool, stri
 	for _, b := range bad {
 		res.BadChunks++
 		fail(false, "chunk %s (%s): %s (found earlier in this job)", b.it.d, b.it.file, b.reason)
+	}
+	for _, msg := range disagree {
+		fail(true, "%s", msg)
 	}
 	return out
 }
@@ -160,7 +173,10 @@ type csummer interface{ ComputeCsum() [32]byte }
 
 // collect checks an index against the manifest (checksum in its header
 // and over its entries, size) and adds its chunks not seen yet to items.
-func (v *verifier) collect(snap store.Snapshot, m *store.Manifest, f store.FileInfo, seen map[chunk.Digest]bool, items *[]item) error {
+// A chunk the snapshot's indexes list with two sizes or crypt modes fails
+// the snapshot (one of the entries is wrong; the chunk itself is judged
+// by its content, once). seen maps a digest to its place in items.
+func (v *verifier) collect(snap store.Snapshot, m *store.Manifest, f store.FileInfo, seen map[chunk.Digest]int, items *[]item) error {
 	x, err := v.s.OpenSnapshotIndex(snap, m, f.Filename)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -170,21 +186,44 @@ func (v *verifier) collect(snap store.Snapshot, m *store.Manifest, f store.FileI
 	}
 	defer x.Close()
 	if cs, ok := x.(csummer); ok {
-		if got, want := cs.ComputeCsum(), x.Csum(); got != want {
+		got, want := cs.ComputeCsum(), x.Csum()
+		if err := x.Err(); err != nil {
+			return fmt.Errorf("index %s: %w", f.Filename, err)
+		}
+		if got != want {
 			return fmt.Errorf("index %s: %w: entries hash to %s, header and manifest say %s",
 				f.Filename, store.ErrBadIndex, store.CsumHex(got), store.CsumHex(want))
 		}
 	}
 	enc := f.CryptMode == "encrypt"
+	var conflicts []string
 	for i := 0; i < x.Len(); i++ {
 		d, start, end := x.Chunk(i)
-		if seen[d] {
+		if k, ok := seen[d]; ok {
+			if first := &(*items)[k]; first.size != end-start || first.encrypted != enc {
+				conflicts = append(conflicts, fmt.Sprintf("entry %d lists chunk %s with %d bytes%s, %s with %d bytes%s",
+					i, d, end-start, cryptNote(enc), first.file, first.size, cryptNote(first.encrypted)))
+			}
 			continue
 		}
-		seen[d] = true
+		seen[d] = len(*items)
 		*items = append(*items, item{d: d, size: end - start, encrypted: enc, file: f.Filename})
 	}
+	if err := x.Err(); err != nil {
+		return fmt.Errorf("index %s: %w", f.Filename, err)
+	}
+	if len(conflicts) > 0 {
+		return fmt.Errorf("index %s: %w: %d entries disagree with an earlier entry of the same chunk (first: %s)",
+			f.Filename, store.ErrBadIndex, len(conflicts), conflicts[0])
+	}
 	return nil
+}
+
+func cryptNote(encrypted bool) string {
+	if encrypted {
+		return " (encrypted)"
+	}
+	return ""
 }
 
 // maxStatLog bounds the stat failures logged one by one.
