@@ -1,0 +1,228 @@
+package hostile_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/hostile"
+)
+
+var t0 = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+
+// hostileStore returns a store holding a good snapshot and one snapshot
+// per hostile index case, all listing the same chunks.
+func hostileStore(t *testing.T) (*store.Store, store.Snapshot, []byte, map[string]store.Snapshot) {
+	t.Helper()
+	dir := t.TempDir()
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
+		d, err := os.MkdirTemp("/dev/shm", "cairn-hostile-")
+		if err == nil {
+			dir = d
+			t.Cleanup(func() { os.RemoveAll(d) })
+		}
+	}
+	s, err := store.Create(filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	ctx := t.Context()
+	c, err := hostile.PutChunks(s, "shared", 4, hostile.ChunkSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, want, err := hostile.WriteGood(ctx, s, store.Group{Type: store.TypeVM, ID: "good"}, t0, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snaps := map[string]store.Snapshot{}
+	for _, ic := range hostile.IndexCases() {
+		snap, err := hostile.WriteIndexCase(ctx, s, store.Group{Type: store.TypeVM, ID: ic.Name}, t0, ic, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snaps[ic.Name] = snap
+	}
+	return s, good, want, snaps
+}
+
+// bounded runs fn and fails the test if it takes more than 5 s: a read
+// of a hostile index returns data or an error, it never hangs.
+func bounded(t *testing.T, what string, fn func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		// Not t.Fatal: the test's cleanups would close what the stuck
+		// read still uses. Fail with every goroutine's stack instead.
+		buf := make([]byte, 1<<20)
+		panic(fmt.Sprintf("%s: %s: no answer in 5 s\n%s", t.Name(), what, buf[:runtime.Stack(buf, true)]))
+	}
+}
+
+// readAll reads an index's whole data three ways (ReadAt in pieces that
+// cross chunks, Slice within chunks, WriteTo) through one cache, and
+// returns the first error of each.
+func readAll(ctx context.Context, x store.Index, c *store.Cache) (errs [3]error, got []byte) {
+	r := store.NewIndexReader(ctx, x, c, 2)
+	buf := make([]byte, 40<<10)
+	for off := int64(0); off < x.Size(); off += int64(len(buf)) {
+		n, err := r.ReadAtContext(ctx, buf, off)
+		if err != nil && !(errors.Is(err, io.EOF) && off+int64(n) == x.Size()) {
+			errs[0] = err
+			break
+		}
+		if n < len(buf) && off+int64(n) < x.Size() {
+			errs[0] = errors.New("short read without an error")
+			break
+		}
+		got = append(got, buf[:n]...)
+	}
+	for off := int64(0); off < x.Size(); off += 4096 {
+		if _, _, err := r.Slice(ctx, off, int(min(4096, x.Size()-off))); err != nil {
+			errs[1] = err
+			break
+		}
+	}
+	var w bytes.Buffer
+	n, err := store.NewIndexReader(ctx, x, c, 2).WriteTo(&w)
+	if err == nil && n != x.Size() {
+		err = errors.New("WriteTo wrote less than the index's size without an error")
+	}
+	errs[2] = err
+	return errs, got
+}
+
+func TestHostileIndexes(t *testing.T) {
+	s, good, want, snaps := hostileStore(t)
+	ctx := t.Context()
+	// One cache for all: a chunk cached by one index's entry is checked
+	// against every other entry that asks for it.
+	c, err := store.NewCache(s, 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	readGood := func() {
+		m, err := s.ReadManifest(good)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, file := range []string{hostile.FixedFile, hostile.DynamicFile} {
+			x, err := s.OpenSnapshotIndex(good, m, file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			errs, got := readAll(ctx, x, c)
+			x.Close()
+			if errs != [3]error{} || !bytes.Equal(got, want) {
+				t.Fatalf("good %s: %v, %d bytes of %d, equal %v", file, errs, len(got), len(want), bytes.Equal(got, want))
+			}
+		}
+	}
+	readGood()
+	for _, ic := range hostile.IndexCases() {
+		t.Run(ic.Name, func(t *testing.T) {
+			snap := snaps[ic.Name]
+			m, err := s.ReadManifest(snap)
+			if err != nil {
+				t.Fatal(err)
+			}
+			x, err := s.OpenSnapshotIndex(snap, m, ic.File)
+			if ic.Stage == hostile.AtOpen {
+				if err == nil {
+					x.Close()
+					t.Fatal("opened without an error")
+				}
+				if !errors.Is(err, store.ErrBadIndex) || !strings.Contains(err.Error(), ic.File) {
+					t.Errorf("open: %v, want ErrBadIndex naming %s", err, ic.File)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("open: %v", err)
+			}
+			defer x.Close()
+			var errs [3]error
+			bounded(t, "read", func() { errs, _ = readAll(ctx, x, c) })
+			for i, err := range errs {
+				var cre *store.ChunkReadError
+				switch {
+				case err == nil:
+					t.Errorf("read %d: no error", i)
+				case !errors.As(err, &cre) || !strings.Contains(err.Error(), ic.File):
+					t.Errorf("read %d: %v, want a ChunkReadError naming %s", i, err, ic.File)
+				case !errors.Is(err, store.ErrChunkSize) && !errors.Is(err, store.ErrMissingChunk):
+					t.Errorf("read %d: %v, want ErrChunkSize or ErrMissingChunk", i, err)
+				case errors.Is(err, store.ErrChunkSize) && !strings.Contains(err.Error(), "the index entry says"):
+					t.Errorf("read %d: %v does not give both sizes", i, err)
+				}
+			}
+		})
+	}
+	readGood() // the good snapshot reads as before, through the same cache
+}
+
+// TestIndexTruncatedWhileOpen cuts index files that are open (mapped)
+// and reads them: an error naming the file, no SIGBUS.
+func TestIndexTruncatedWhileOpen(t *testing.T) {
+	s, good, _, _ := hostileStore(t)
+	ctx := t.Context()
+	m, err := s.ReadManifest(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, file := range []string{hostile.FixedFile, hostile.DynamicFile} {
+		t.Run(file, func(t *testing.T) {
+			x, err := s.OpenSnapshotIndex(good, m, file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer x.Close()
+			c, err := store.NewCache(s, 64<<20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			path := filepath.Join(s.SnapshotPath(good), file)
+			if err := os.Truncate(path, 0); err != nil {
+				t.Fatal(err)
+			}
+			var errs [3]error
+			bounded(t, "read", func() { errs, _ = readAll(ctx, x, c) })
+			for i, err := range errs {
+				if !errors.Is(err, store.ErrIndexFault) || !strings.Contains(err.Error(), path) {
+					t.Errorf("read %d: %v, want ErrIndexFault naming %s", i, err, path)
+				}
+			}
+			if !errors.Is(x.Err(), store.ErrIndexFault) {
+				t.Errorf("Err: %v", x.Err())
+			}
+			if cs, ok := x.(interface{ ComputeCsum() [32]byte }); ok {
+				if sum := cs.ComputeCsum(); sum != ([32]byte{}) {
+					t.Errorf("checksum of a truncated mapping: %x", sum)
+				}
+			}
+			for i := 0; i < x.Len(); i++ {
+				if _, start, end := x.Chunk(i); end != start {
+					t.Errorf("entry %d of a truncated index: [%d, %d)", i, start, end)
+				}
+			}
+		})
+	}
+}
