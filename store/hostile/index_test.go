@@ -31,7 +31,7 @@ func hostileStore(t *testing.T) (*store.Store, store.Snapshot, []byte, map[strin
 			t.Cleanup(func() { os.RemoveAll(d) })
 		}
 	}
-	s, err := store.Create(filepath.Join(dir, "store"))
+	s, err := store.CreateWith(filepath.Join(dir, "store"), store.CreateOptions{LazyPrefixDirs: true})
 	if err != nil {
 		t.Fatal(err)
 	}
