@@ -224,6 +224,23 @@ func WriteGood(ctx context.Context, s *store.Store, g store.Group, t time.Time, 
 	return snap, want, err
 }
 
+// WriteCryptLie writes a snapshot of group g at t whose data.didx lists
+// the plain chunks c while its manifest says the file is encrypted: the
+// manifest lies, the chunks are good.
+func WriteCryptLie(ctx context.Context, s *store.Store, g store.Group, t time.Time, c []Chunk) (store.Snapshot, error) {
+	return writeSnapshot(ctx, s, g, t, func(dir string) ([]store.FileInfo, error) {
+		dw, err := store.NewDynamicWriter(filepath.Join(dir, DynamicFile))
+		if err != nil {
+			return nil, err
+		}
+		for _, ch := range c {
+			dw.Add(ch.Digest, len(ch.Data))
+		}
+		csum, size, err := dw.Close()
+		return []store.FileInfo{{Filename: DynamicFile, CryptMode: "encrypt", Size: uint64(size), Csum: store.CsumHex(csum)}}, err
+	})
+}
+
 // writeSnapshot starts a backup, lets write fill its directory and
 // finishes it with the files write returns.
 func writeSnapshot(ctx context.Context, s *store.Store, g store.Group, t time.Time, write func(dir string) ([]store.FileInfo, error)) (store.Snapshot, error) {
