@@ -60,20 +60,21 @@ func (v *verifier) verifySnapshot(ctx context.Context, j *Job, snap store.Snapsh
 			fail(true, "%v", err)
 		}
 	}
-	items = v.known(snap, items, fail, &res)
+	items, disagree := v.known(snap, items, fail, &res)
 	if order == OrderInode {
 		v.sortByInode(ctx, j, items)
 	}
 	bad := v.verifyChunks(ctx, j, items)
 	for _, b := range bad {
 		if b.index {
-			fail(true, "%s", b.reason)
+			disagree = append(disagree, b)
 			continue
 		}
 		res.BadChunks++
 		fail(false, "chunk %s (%s): %s", b.it.d, b.it.file, b.reason)
 		v.noteAffected(b.it.d, snap)
 	}
+	reportDisagreements(disagree, fail)
 	if ctx.Err() != nil && res.ErrorCount == 0 {
 		return // not finished: the manifest keeps its previous state
 	}
@@ -88,15 +89,15 @@ func (v *verifier) verifySnapshot(ctx context.Context, j *Job, snap store.Snapsh
 }
 
 // known drops chunks this job already judged; those found corrupt fail
-// the snapshot at once, and so does an index that disagrees with a good
-// chunk's content.
-func (v *verifier) known(snap store.Snapshot, items []item, fail func(bool, string, ...any), res *SnapshotResult) []item {
+// the snapshot at once. It returns the items left to verify and how the
+// snapshot's indexes disagree with chunks known to be good.
+func (v *verifier) known(snap store.Snapshot, items []item, fail func(bool, string, ...any), res *SnapshotResult) ([]item, []badChunk) {
 	type earlier struct {
 		it     item
 		reason string
 	}
 	var bad []earlier
-	var disagree []string
+	var disagree []badChunk
 	out := items[:0]
 	v.mu.Lock()
 	for _, it := range items {
@@ -104,7 +105,7 @@ func (v *verifier) known(snap store.Snapshot, items []item, fail func(bool, stri
 		switch info.state {
 		case chunkOK:
 			if msg := disagreement(&it, info.facts); msg != "" {
-				disagree = append(disagree, msg)
+				disagree = append(disagree, badChunk{it: it, reason: msg, index: true})
 			}
 			continue
 		case chunkBad:
@@ -120,10 +121,29 @@ func (v *verifier) known(snap store.Snapshot, items []item, fail func(bool, stri
 		res.BadChunks++
 		fail(false, "chunk %s (%s): %s (found earlier in this job)", b.it.d, b.it.file, b.reason)
 	}
-	for _, msg := range disagree {
-		fail(true, "%s", msg)
+	return out, disagree
+}
+
+// reportDisagreements fails the snapshot once per index whose entries
+// disagree with good chunks (a manifest's wrong crypt mode makes every
+// chunk of the index disagree): the first disagreement and their number.
+func reportDisagreements(disagree []badChunk, fail func(bool, string, ...any)) {
+	byFile := map[string][]badChunk{}
+	var files []string
+	for _, b := range disagree {
+		if byFile[b.it.file] == nil {
+			files = append(files, b.it.file)
+		}
+		byFile[b.it.file] = append(byFile[b.it.file], b)
 	}
-	return out
+	slices.Sort(files)
+	for _, f := range files {
+		if bs := byFile[f]; len(bs) == 1 {
+			fail(true, "%s", bs[0].reason)
+		} else {
+			fail(true, "%s (and %d more chunks of this index alike)", bs[0].reason, len(bs)-1)
+		}
+	}
 }
 
 // noteAffected adds snap to the snapshots a corrupt chunk affects.
@@ -201,7 +221,7 @@ func (v *verifier) collect(snap store.Snapshot, m *store.Manifest, f store.FileI
 		d, start, end := x.Chunk(i)
 		if k, ok := seen[d]; ok {
 			if first := &(*items)[k]; first.size != end-start || first.encrypted != enc {
-				conflicts = append(conflicts, fmt.Sprintf("entry %d lists chunk %s with %d bytes%s, %s with %d bytes%s",
+				conflicts = append(conflicts, fmt.Sprintf("entry %d lists chunk %s with %d bytes%s, an earlier entry of %s with %d bytes%s",
 					i, d, end-start, cryptNote(enc), first.file, first.size, cryptNote(first.encrypted)))
 			}
 			continue
