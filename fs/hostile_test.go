@@ -3,14 +3,11 @@ package fs
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/hostile"
@@ -56,24 +53,6 @@ func newHostileFixture(t *testing.T) *hostileFixture {
 	return f
 }
 
-// inTime runs fn and fails the test if it has not returned in 5 s.
-func inTime(t *testing.T, what string, fn func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		fn()
-	}()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		// Not t.Fatal: unmounting under a stuck reader would hang
-		// too. Fail with every goroutine's stack.
-		buf := make([]byte, 1<<20)
-		panic(fmt.Sprintf("%s: %s: no answer in 5 s\n%s", t.Name(), what, buf[:runtime.Stack(buf, true)]))
-	}
-}
-
 // readFile reads a mounted file in 128 KiB requests from the start and
 // then backwards from the end (so that every chunk is asked for with
 // nothing cached ahead of it), and returns what it read and the first
@@ -106,7 +85,7 @@ func (f *hostileFixture) checkGood(t *testing.T, mnt string, snap store.Snapshot
 	for _, name := range []string{"disk.img", "data"} {
 		var got []byte
 		var err error
-		inTime(t, "read "+name, func() { got, err = readFile(filepath.Join(mnt, snap.String(), name), int64(len(f.want))) })
+		hostile.InTime(t, "read "+name, func() { got, err = readFile(filepath.Join(mnt, snap.String(), name), int64(len(f.want))) })
 		if err != nil || !bytes.Equal(got, f.want) {
 			t.Errorf("%s %s: %v, %d bytes of %d, equal %v", snap, name, err, len(got), len(f.want), bytes.Equal(got, f.want))
 		}
@@ -124,7 +103,7 @@ func TestMountHostileIndexes(t *testing.T) {
 		for _, ic := range hostile.IndexCases() {
 			path := filepath.Join(mnt, f.cases[ic.Name].String(), ic.Archive())
 			var err error
-			inTime(t, ic.Name, func() { _, err = readFile(path, 1<<30) })
+			hostile.InTime(t, ic.Name, func() { _, err = readFile(path, 1<<30) })
 			if !errors.Is(err, syscall.EIO) {
 				t.Errorf("%s: %v, want EIO", ic.Name, err)
 			}
@@ -171,7 +150,7 @@ func TestMountIndexTruncated(t *testing.T) {
 			// Put it back for the other mode once this one is done: the
 			// mapping of this mount stays failed, a new one reads it.
 			t.Cleanup(func() { os.WriteFile(path, orig, 0o644) })
-			inTime(t, "read after truncation", func() { _, err = fh.ReadAt(buf, int64(len(f.want))-2*hostile.ChunkSize) })
+			hostile.InTime(t, "read after truncation", func() { _, err = fh.ReadAt(buf, int64(len(f.want))-2*hostile.ChunkSize) })
 			if !errors.Is(err, syscall.EIO) {
 				t.Errorf("%s: read after its index was cut: %v, want EIO", name, err)
 			}

@@ -24,6 +24,21 @@ func badFiles(t *testing.T, s *store.Store, c []hostile.Chunk) []string {
 	return out
 }
 
+// goodInNS stores four chunks for namespace ns and a good snapshot of
+// group id listing them; g makes groups of ns.
+func goodInNS(t *testing.T, s *store.Store, ns store.NS, id string) (c []hostile.Chunk, g func(string) store.Group, good store.Snapshot) {
+	t.Helper()
+	c, err := hostile.PutChunks(s, string(ns), 4, hostile.ChunkSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g = func(id string) store.Group { return store.Group{NS: ns, Type: store.TypeVM, ID: id} }
+	if good, _, err = hostile.WriteGood(t.Context(), s, g(id), t0, c); err != nil {
+		t.Fatal(err)
+	}
+	return c, g, good
+}
+
 // TestVerifyKeepsGoodChunks: an index that gives good chunks the wrong
 // size and a manifest that calls plain chunks encrypted fail their
 // snapshots; the chunks stay where they are and the good snapshot that
@@ -31,18 +46,9 @@ func badFiles(t *testing.T, s *store.Store, c []hostile.Chunk) []string {
 // snapshot (groups a-…: the chunk is read with the lie in hand) and after
 // it (z-…: the chunk is known good by then).
 func TestVerifyKeepsGoodChunks(t *testing.T) {
-	s := testStore(t)
-	ctx := t.Context()
+	s, ctx := testStore(t), t.Context()
 	const ns = "keep-good"
-	c, err := hostile.PutChunks(s, ns, 4, hostile.ChunkSize)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := func(id string) store.Group { return store.Group{NS: ns, Type: store.TypeVM, ID: id} }
-	good, _, err := hostile.WriteGood(ctx, s, g("m-good"), t0, c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, g, good := goodInNS(t, s, ns, "m-good")
 	liars := map[store.Snapshot]string{} // → what its failure must say
 	for _, prefix := range []string{"a-", "z-"} {
 		snap, err := hostile.WriteCryptLie(ctx, s, g(prefix+"crypt"), t0, c)
@@ -98,23 +104,16 @@ func TestVerifyKeepsGoodChunks(t *testing.T) {
 // snapshot with a message naming the index, no good chunk is moved
 // aside, and the good snapshot sharing the chunks verifies ok.
 func TestVerifyHostileIndexes(t *testing.T) {
-	s := testStore(t)
-	ctx := t.Context()
+	s, ctx := testStore(t), t.Context()
 	const ns = "hostile-idx"
-	c, err := hostile.PutChunks(s, ns, 4, hostile.ChunkSize)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := func(id string) store.Group { return store.Group{NS: ns, Type: store.TypeVM, ID: id} }
-	good, _, err := hostile.WriteGood(ctx, s, g("good"), t0, c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, g, good := goodInNS(t, s, ns, "good")
 	snaps := map[string]store.Snapshot{}
 	for _, ic := range hostile.IndexCases() {
-		if snaps[ic.Name], err = hostile.WriteIndexCase(ctx, s, g(ic.Name), t0, ic, c); err != nil {
+		snap, err := hostile.WriteIndexCase(ctx, s, g(ic.Name), t0, ic, c)
+		if err != nil {
 			t.Fatal(err)
 		}
+		snaps[ic.Name] = snap
 	}
 	_, rep, _ := runVerify(t, s, map[string]string{"ns": ns})
 	if r, _ := resultOf(rep, good); r.State != SnapOK {

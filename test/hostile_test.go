@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -107,22 +105,6 @@ func TestCatVerifyHostileIndexes(t *testing.T) {
 	}
 }
 
-// inTime runs fn and fails the test if it has not returned in 5 s.
-func inTime(t *testing.T, what string, fn func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		fn()
-	}()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		buf := make([]byte, 1<<20)
-		panic(fmt.Sprintf("%s: %s: no answer in 5 s\n%s", t.Name(), what, buf[:runtime.Stack(buf, true)]))
-	}
-}
-
 // readAll reads a file in 128 KiB requests and returns what it read and
 // the first error.
 func readAll(path string) ([]byte, error) {
@@ -157,7 +139,7 @@ func TestMountHostileIndexes(t *testing.T) {
 		for _, archive := range []string{"disk.img", "data"} {
 			var got []byte
 			var err error
-			inTime(t, "read good "+archive, func() { got, err = readAll(filepath.Join(mnt, good.String(), archive)) })
+			hostile.InTime(t, "read good "+archive, func() { got, err = readAll(filepath.Join(mnt, good.String(), archive)) })
 			if err != nil || !bytes.Equal(got, want) {
 				t.Fatalf("good %s: %v, %d bytes of %d", archive, err, len(got), len(want))
 			}
@@ -166,7 +148,7 @@ func TestMountHostileIndexes(t *testing.T) {
 	checkGood()
 	for _, ic := range hostile.IndexCases() {
 		var err error
-		inTime(t, ic.Name, func() { _, err = readAll(filepath.Join(mnt, cases[ic.Name].String(), ic.Archive())) })
+		hostile.InTime(t, ic.Name, func() { _, err = readAll(filepath.Join(mnt, cases[ic.Name].String(), ic.Archive())) })
 		if !errors.Is(err, syscall.EIO) {
 			t.Errorf("%s: %v, want EIO", ic.Name, err)
 		}
@@ -184,7 +166,7 @@ func TestMountHostileIndexes(t *testing.T) {
 		if err := os.Truncate(filepath.Join(st, victim.String(), file), 0); err != nil {
 			t.Fatal(err)
 		}
-		inTime(t, "read of a cut index", func() { _, err = fh.ReadAt(buf, int64(len(want))-2*hostile.ChunkSize) })
+		hostile.InTime(t, "read of a cut index", func() { _, err = fh.ReadAt(buf, int64(len(want))-2*hostile.ChunkSize) })
 		if !errors.Is(err, syscall.EIO) {
 			t.Errorf("victim %s after its index was cut: %v, want EIO", archive, err)
 		}

@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -54,25 +52,6 @@ func hostileStore(t *testing.T) (*store.Store, store.Snapshot, []byte, map[strin
 		snaps[ic.Name] = snap
 	}
 	return s, good, want, snaps
-}
-
-// bounded runs fn and fails the test if it takes more than 5 s: a read
-// of a hostile index returns data or an error, it never hangs.
-func bounded(t *testing.T, what string, fn func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		fn()
-	}()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		// Not t.Fatal: the test's cleanups would close what the stuck
-		// read still uses. Fail with every goroutine's stack instead.
-		buf := make([]byte, 1<<20)
-		panic(fmt.Sprintf("%s: %s: no answer in 5 s\n%s", t.Name(), what, buf[:runtime.Stack(buf, true)]))
-	}
 }
 
 // readAll reads an index's whole data three ways (ReadAt in pieces that
@@ -159,7 +138,7 @@ func TestHostileIndexes(t *testing.T) {
 			}
 			defer x.Close()
 			var errs [3]error
-			bounded(t, "read", func() { errs, _ = readAll(ctx, x, c) })
+			hostile.InTime(t, "read", func() { errs, _ = readAll(ctx, x, c) })
 			for i, err := range errs {
 				var cre *store.ChunkReadError
 				switch {
@@ -204,7 +183,7 @@ func TestIndexTruncatedWhileOpen(t *testing.T) {
 				t.Fatal(err)
 			}
 			var errs [3]error
-			bounded(t, "read", func() { errs, _ = readAll(ctx, x, c) })
+			hostile.InTime(t, "read", func() { errs, _ = readAll(ctx, x, c) })
 			for i, err := range errs {
 				if !errors.Is(err, store.ErrIndexFault) || !strings.Contains(err.Error(), path) {
 					t.Errorf("read %d: %v, want ErrIndexFault naming %s", i, err, path)
