@@ -2,11 +2,12 @@ package hostile
 
 import (
 	"context"
-	"crypto/rand"
+	crand "crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"time"
@@ -83,6 +84,35 @@ type IndexCase struct {
 	// make returns the index file's bytes and the data size the manifest
 	// records; the case's chunks are stored by then.
 	make func(s *store.Store, c []Chunk) (file []byte, size uint64, err error)
+}
+
+// RandomDynamic returns a dynamic index of 1 to 16 entries drawn from the
+// chunks given (repeats likely), each given the chunk's own size or, by
+// chance, another one. Its Stage is AtRead when some size is wrong and 0
+// when the index is good.
+func RandomDynamic(seed uint64) IndexCase {
+	r := rand.New(rand.NewPCG(seed, seed>>32))
+	n := 1 + r.IntN(16)
+	picks := make([]int, n)
+	skews := make([]int, n)
+	stage := Stage(0)
+	for i := range picks {
+		picks[i] = r.IntN(4)
+		if r.IntN(4) == 0 {
+			skews[i] = r.IntN(2*ChunkSize) - ChunkSize + 1 // -S+1 .. S: never an empty entry
+			if skews[i] != 0 {
+				stage = AtRead
+			}
+		}
+	}
+	return IndexCase{Name: fmt.Sprintf("random-%d", seed), Stage: stage, File: DynamicFile,
+		make: func(_ *store.Store, c []Chunk) ([]byte, uint64, error) {
+			var entries []sized
+			for i, k := range picks {
+				entries = append(entries, sized{c[k], uint64(len(c[k].Data) + skews[i])})
+			}
+			return didx(entries)
+		}}
 }
 
 // Archive is the name the mount and cat know the case's archive by.
@@ -345,7 +375,7 @@ func fidx(size, chunkSize uint64, d ...chunk.Digest) ([]byte, uint64, error) {
 func header(magic [8]byte, body []byte) []byte {
 	h := make([]byte, indexHeader)
 	copy(h, magic[:])
-	rand.Read(h[8:24])
+	crand.Read(h[8:24])
 	binary.LittleEndian.PutUint64(h[24:], uint64(time.Now().Unix()))
 	sum := sha256.Sum256(body)
 	copy(h[offCsum:], sum[:])

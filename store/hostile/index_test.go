@@ -205,3 +205,63 @@ func TestIndexTruncatedWhileOpen(t *testing.T) {
 		})
 	}
 }
+
+// TestRandomDynamicIndexes reads random dynamic indexes of shared chunks,
+// some giving chunks wrong sizes, through one cache: a good index reads
+// back exactly, any wrong size fails every way of reading it with
+// ErrChunkSize, and nothing hangs.
+func TestRandomDynamicIndexes(t *testing.T) {
+	s, _, _, _ := hostileStore(t)
+	ctx := t.Context()
+	c, err := hostile.PutChunks(s, "shared", 4, hostile.ChunkSize) // the chunks hostileStore stored
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := map[[32]byte][]byte{}
+	for _, ch := range c {
+		data[ch.Digest] = ch.Data
+	}
+	cache, err := store.NewCache(s, 1<<20) // smaller than the data: hits and loads both
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cache.Close()
+	bad := 0
+	for seed := range uint64(200) {
+		ic := hostile.RandomDynamic(seed)
+		snap, err := hostile.WriteIndexCase(ctx, s, store.Group{Type: store.TypeVM, ID: ic.Name}, t0, ic, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := s.ReadManifest(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, err := s.OpenSnapshotIndex(snap, m, ic.File)
+		if err != nil {
+			t.Fatalf("%s: %v", ic.Name, err)
+		}
+		var want []byte
+		for i := range x.Len() {
+			d, _, _ := x.Chunk(i)
+			want = append(want, data[d]...)
+		}
+		var errs [3]error
+		var got []byte
+		hostile.InTime(t, ic.Name, func() { errs, got = readAll(ctx, x, cache) })
+		x.Close()
+		if ic.Stage == hostile.AtRead {
+			bad++
+			for i, err := range errs {
+				if !errors.Is(err, store.ErrChunkSize) {
+					t.Errorf("%s: read %d: %v, want ErrChunkSize", ic.Name, i, err)
+				}
+			}
+		} else if errs != [3]error{} || !bytes.Equal(got, want) {
+			t.Errorf("%s (good): %v, equal %v", ic.Name, errs, bytes.Equal(got, want))
+		}
+	}
+	if bad < 50 || bad > 190 {
+		t.Errorf("%d of 200 random indexes have a wrong size: the generator is off", bad)
+	}
+}
