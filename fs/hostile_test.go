@@ -21,6 +21,8 @@ type hostileFixture struct {
 	good, victim store.Snapshot
 	want         []byte // what good and victim hold in both archives
 	cases        map[string]store.Snapshot
+	random       []hostile.IndexCase // random dynamic indexes, in cases too
+	randomWant   map[string][]byte   // what the good ones of them hold
 }
 
 func newHostileFixture(t *testing.T) *hostileFixture {
@@ -49,6 +51,21 @@ func newHostileFixture(t *testing.T) *hostileFixture {
 			t.Fatal(err)
 		}
 		f.cases[ic.Name] = snap
+	}
+	f.randomWant = map[string][]byte{}
+	for seed := range uint64(24) {
+		ic := hostile.RandomDynamic(seed)
+		snap, err := hostile.WriteIndexCase(ctx, s, store.Group{Type: store.TypeVM, ID: ic.Name}, t0, ic, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.cases[ic.Name] = snap
+		f.random = append(f.random, ic)
+		if ic.Stage == 0 {
+			if f.randomWant[ic.Name], err = hostile.Content(filepath.Join(s.SnapshotPath(snap), ic.File), c); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	return f
 }
@@ -112,6 +129,22 @@ func TestMountHostileIndexes(t *testing.T) {
 			logged := bytes.Contains([]byte(logs.String()), []byte("snapshot="+f.cases[ic.Name].String()))
 			if !logged && ic.Name != "fidx-size-negative" {
 				t.Errorf("%s: the log does not name the snapshot", ic.Name)
+			}
+		}
+		for _, ic := range f.random {
+			var got []byte
+			var err error
+			path := filepath.Join(mnt, f.cases[ic.Name].String(), ic.Archive())
+			want, good := f.randomWant[ic.Name]
+			size := int64(len(want))
+			if !good {
+				size = 1 << 30
+			}
+			hostile.InTime(t, ic.Name, func() { got, err = readFile(path, size) })
+			if good && (err != nil || !bytes.Equal(got, want)) {
+				t.Errorf("%s (good): %v, %d bytes of %d", ic.Name, err, len(got), len(want))
+			} else if !good && !errors.Is(err, syscall.EIO) {
+				t.Errorf("%s: %v, want EIO", ic.Name, err)
 			}
 		}
 		f.checkGood(t, mnt, f.good)

@@ -101,14 +101,19 @@ func TestVerifyKeepsGoodChunks(t *testing.T) {
 }
 
 // TestVerifyHostileIndexes: every class of hostile index fails its
-// snapshot with a message naming the index, no good chunk is moved
-// aside, and the good snapshot sharing the chunks verifies ok.
+// snapshot with a message naming the index, a random index fails if and
+// only if it gives a chunk a wrong size, no good chunk is moved aside,
+// and the good snapshot sharing the chunks verifies ok.
 func TestVerifyHostileIndexes(t *testing.T) {
 	s, ctx := testStore(t), t.Context()
 	const ns = "hostile-idx"
 	c, g, good := goodInNS(t, s, ns, "good")
 	snaps := map[string]store.Snapshot{}
-	for _, ic := range hostile.IndexCases() {
+	cases := hostile.IndexCases()
+	for seed := range uint64(20) {
+		cases = append(cases, hostile.RandomDynamic(seed))
+	}
+	for _, ic := range cases {
 		snap, err := hostile.WriteIndexCase(ctx, s, g(ic.Name), t0, ic, c)
 		if err != nil {
 			t.Fatal(err)
@@ -123,6 +128,13 @@ func TestVerifyHostileIndexes(t *testing.T) {
 		r, _ := resultOf(rep, snaps[ic.Name])
 		if r.State != SnapFailed || !strings.Contains(strings.Join(r.Errors, "\n"), ic.File) {
 			t.Errorf("%s: %+v, want failed naming %s", ic.Name, r, ic.File)
+		}
+	}
+	for seed := range uint64(20) {
+		ic := hostile.RandomDynamic(seed)
+		r, _ := resultOf(rep, snaps[ic.Name])
+		if want := map[bool]string{true: SnapFailed, false: SnapOK}[ic.Stage == hostile.AtRead]; r.State != want {
+			t.Errorf("%s: %+v, want %s", ic.Name, r, want)
 		}
 	}
 	for _, cc := range rep.Corrupt {

@@ -115,6 +115,30 @@ func RandomDynamic(seed uint64) IndexCase {
 		}}
 }
 
+// Content returns what a good index at path holds: the data of the
+// chunks of c it lists, in its order.
+func Content(path string, c []Chunk) ([]byte, error) {
+	x, err := store.OpenIndex(path)
+	if err != nil {
+		return nil, err
+	}
+	defer x.Close()
+	data := map[chunk.Digest][]byte{}
+	for _, ch := range c {
+		data[ch.Digest] = ch.Data
+	}
+	var out []byte
+	for i := range x.Len() {
+		d, _, _ := x.Chunk(i)
+		b, ok := data[d]
+		if !ok {
+			return nil, fmt.Errorf("%s: entry %d: chunk %s is not among those given", path, i, d)
+		}
+		out = append(out, b...)
+	}
+	return out, x.Err()
+}
+
 // Archive is the name the mount and cat know the case's archive by.
 func (c IndexCase) Archive() string {
 	if c.File == FixedFile {

@@ -217,10 +217,6 @@ func TestRandomDynamicIndexes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data := map[[32]byte][]byte{}
-	for _, ch := range c {
-		data[ch.Digest] = ch.Data
-	}
 	cache, err := store.NewCache(s, 1<<20) // smaller than the data: hits and loads both
 	if err != nil {
 		t.Fatal(err)
@@ -241,10 +237,9 @@ func TestRandomDynamicIndexes(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", ic.Name, err)
 		}
-		var want []byte
-		for i := range x.Len() {
-			d, _, _ := x.Chunk(i)
-			want = append(want, data[d]...)
+		want, err := hostile.Content(x.Path(), c)
+		if err != nil {
+			t.Fatal(err)
 		}
 		var errs [3]error
 		var got []byte
