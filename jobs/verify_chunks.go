@@ -180,7 +180,7 @@ func disagreement(it *item, f chunkFacts) string {
 			"the chunk is good and stays in place", it.file, it.d, notWord(it.encrypted), notWord(f.encrypted))
 	case f.size >= 0 && int64(f.size) != it.size:
 		return fmt.Sprintf("index %s: %v: chunk %s holds %d bytes, the index says %d; the chunk is good and stays in place",
-			it.file, store.ErrChunkSize, it.d, f.size, it.size)
+			it.file, store.ErrSizeMismatch, it.d, f.size, it.size)
 	}
 	return ""
 }

@@ -49,9 +49,9 @@ type Cache struct {
 // ErrCacheClosed is returned by Get after Close.
 var ErrCacheClosed = errors.New("chunk cache closed")
 
-// ErrChunkSize is returned when a good chunk's size differs from what the
+// ErrSizeMismatch is returned when a good chunk's size differs from what the
 // index entry asking for it says: the index is wrong, not the chunk.
-var ErrChunkSize = errors.New("chunk size differs from the index")
+var ErrSizeMismatch = errors.New("chunk size differs from the index")
 
 // errLoadPanic is returned to every waiter of a load that panicked.
 var errLoadPanic = errors.New("chunk load failed")
@@ -117,7 +117,7 @@ func (c *Cache) IsZeroChunk(d chunk.Digest, size int) bool {
 // and checking it on a miss. A load started here is not cancelled when
 // ctx ends (others may be waiting on it); the wait is. Whether it comes
 // from the cache, a load of its own or one it joined, a chunk whose size
-// is not size fails with ErrChunkSize (an index may list one chunk with
+// is not size fails with ErrSizeMismatch (an index may list one chunk with
 // two sizes; the chunk itself stays cached, it is good).
 func (c *Cache) Get(ctx context.Context, d chunk.Digest, size int) ([]byte, error) {
 	if z := c.zero(size); z != nil && z.d == d {
@@ -147,10 +147,10 @@ func (c *Cache) Get(ctx context.Context, d chunk.Digest, size int) ([]byte, erro
 	}
 }
 
-// checkSize returns data if it holds size bytes, else an ErrChunkSize.
+// checkSize returns data if it holds size bytes, else an ErrSizeMismatch.
 func checkSize(d chunk.Digest, data []byte, size int) ([]byte, error) {
 	if len(data) != size {
-		return nil, fmt.Errorf("chunk %s: %w: the chunk holds %d bytes, the index entry says %d", d, ErrChunkSize, len(data), size)
+		return nil, fmt.Errorf("chunk %s: %w: the chunk holds %d bytes, the index entry says %d", d, ErrSizeMismatch, len(data), size)
 	}
 	return data, nil
 }

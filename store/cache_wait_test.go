@@ -83,8 +83,8 @@ func TestCacheCollapsedSizes(t *testing.T) {
 		t.Errorf("Get of the right size: %v", errs[0])
 	}
 	for i, err := range errs[1:] {
-		if !errors.Is(err, ErrChunkSize) {
-			t.Errorf("Get %d of a wrong size: %v, want ErrChunkSize", i+1, err)
+		if !errors.Is(err, ErrSizeMismatch) {
+			t.Errorf("Get %d of a wrong size: %v, want ErrSizeMismatch", i+1, err)
 		}
 	}
 }

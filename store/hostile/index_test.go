@@ -146,9 +146,9 @@ func TestHostileIndexes(t *testing.T) {
 					t.Errorf("read %d: no error", i)
 				case !errors.As(err, &cre) || !strings.Contains(err.Error(), ic.File):
 					t.Errorf("read %d: %v, want a ChunkReadError naming %s", i, err, ic.File)
-				case !errors.Is(err, store.ErrChunkSize) && !errors.Is(err, store.ErrMissingChunk):
-					t.Errorf("read %d: %v, want ErrChunkSize or ErrMissingChunk", i, err)
-				case errors.Is(err, store.ErrChunkSize) && !strings.Contains(err.Error(), "the index entry says"):
+				case !errors.Is(err, store.ErrSizeMismatch) && !errors.Is(err, store.ErrMissingChunk):
+					t.Errorf("read %d: %v, want ErrSizeMismatch or ErrMissingChunk", i, err)
+				case errors.Is(err, store.ErrSizeMismatch) && !strings.Contains(err.Error(), "the index entry says"):
 					t.Errorf("read %d: %v does not give both sizes", i, err)
 				}
 			}
@@ -209,7 +209,7 @@ func TestIndexTruncatedWhileOpen(t *testing.T) {
 // TestRandomDynamicIndexes reads random dynamic indexes of shared chunks,
 // some giving chunks wrong sizes, through one cache: a good index reads
 // back exactly, any wrong size fails every way of reading it with
-// ErrChunkSize, and nothing hangs.
+// ErrSizeMismatch, and nothing hangs.
 func TestRandomDynamicIndexes(t *testing.T) {
 	s, _, _, _ := hostileStore(t)
 	ctx := t.Context()
@@ -248,8 +248,8 @@ func TestRandomDynamicIndexes(t *testing.T) {
 		if ic.Stage == hostile.AtRead {
 			bad++
 			for i, err := range errs {
-				if !errors.Is(err, store.ErrChunkSize) {
-					t.Errorf("%s: read %d: %v, want ErrChunkSize", ic.Name, i, err)
+				if !errors.Is(err, store.ErrSizeMismatch) {
+					t.Errorf("%s: read %d: %v, want ErrSizeMismatch", ic.Name, i, err)
 				}
 			}
 		} else if errs != [3]error{} || !bytes.Equal(got, want) {
