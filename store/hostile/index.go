@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store"
+	"golang.org/x/sys/unix"
 )
 
 // ChunkSize is the size of the chunks the index generator stores, and the
@@ -180,6 +181,19 @@ func IndexCases() []IndexCase {
 		}},
 		{"missing-chunk", AtRead, DynamicFile, func(_ *store.Store, c []Chunk) ([]byte, uint64, error) {
 			return didx(ends(c[0], S, Chunk{Digest: chunk.Sum([]byte("never stored"))}, S, c[1], S))
+		}},
+		{"chunk-is-fifo", AtRead, DynamicFile, func(s *store.Store, c []Chunk) ([]byte, uint64, error) {
+			// A FIFO where a chunk file should be: opening it for
+			// reading would wait for a writer forever.
+			d := chunk.Sum([]byte("a fifo"))
+			path := s.ChunkPath(d)
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				return nil, 0, err
+			}
+			if err := unix.Mkfifo(path, 0o644); err != nil && !errors.Is(err, os.ErrExist) {
+				return nil, 0, err
+			}
+			return didx(ends(c[0], S, Chunk{Digest: d}, S, c[1], S))
 		}},
 		{"didx-entries-past-end", AtOpen, DynamicFile, func(_ *store.Store, c []Chunk) ([]byte, uint64, error) {
 			b, size, err := didx(ends(c[0], S, c[1], S, c[2], S))
