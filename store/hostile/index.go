@@ -83,7 +83,9 @@ type IndexCase struct {
 	// archive disk.img) or data.didx (the archive data).
 	File string
 	// make returns the index file's bytes and the data size the manifest
-	// records; the case's chunks are stored by then.
+	// records; the case's chunks are stored by then. No bytes (nil) make
+	// the index file a FIFO, which an open for reading would wait on for
+	// a writer forever.
 	make func(s *store.Store, c []Chunk) (file []byte, size uint64, err error)
 }
 
@@ -195,6 +197,9 @@ func IndexCases() []IndexCase {
 			}
 			return didx(ends(c[0], S, Chunk{Digest: d}, S, c[1], S))
 		}},
+		{"index-is-fifo", AtOpen, DynamicFile, func(_ *store.Store, c []Chunk) ([]byte, uint64, error) {
+			return nil, S, nil
+		}},
 		{"didx-entries-past-end", AtOpen, DynamicFile, func(_ *store.Store, c []Chunk) ([]byte, uint64, error) {
 			b, size, err := didx(ends(c[0], S, c[1], S, c[2], S))
 			return b, size - S, err // the manifest ends before the last entry
@@ -255,7 +260,13 @@ func WriteIndexCase(ctx context.Context, s *store.Store, g store.Group, t time.T
 		copy(csum[:], file[offCsum:])
 	}
 	return writeSnapshot(ctx, s, g, t, func(dir string) ([]store.FileInfo, error) {
-		err := os.WriteFile(filepath.Join(dir, ic.File), file, 0o644)
+		path := filepath.Join(dir, ic.File)
+		var err error
+		if file == nil {
+			err = unix.Mkfifo(path, 0o644)
+		} else {
+			err = os.WriteFile(path, file, 0o644)
+		}
 		return []store.FileInfo{{Filename: ic.File, Size: size, Csum: store.CsumHex(csum)}}, err
 	})
 }
