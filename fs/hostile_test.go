@@ -21,6 +21,8 @@ type hostileFixture struct {
 	good, victim store.Snapshot
 	want         []byte // what good and victim hold in both archives
 	cases        map[string]store.Snapshot
+	fifoManifest store.Snapshot      // its manifest is a FIFO
+	fifoBlob     store.Snapshot      // its blob is a FIFO
 	random       []hostile.IndexCase // random dynamic indexes, in cases too
 	randomWant   map[string][]byte   // what the good ones of them hold
 }
@@ -51,6 +53,11 @@ func newHostileFixture(t *testing.T) *hostileFixture {
 			t.Fatal(err)
 		}
 		f.cases[ic.Name] = snap
+	}
+	f.fifoManifest, f.fifoBlob, err = hostile.WriteFIFOs(ctx, s, store.Group{Type: store.TypeCT, ID: "fifo-manifest"},
+		store.Group{Type: store.TypeCT, ID: "fifo-blob"}, t0)
+	if err != nil {
+		t.Fatal(err)
 	}
 	f.randomWant = map[string][]byte{}
 	for seed := range uint64(24) {
@@ -130,6 +137,20 @@ func TestMountHostileIndexes(t *testing.T) {
 			if !logged && ic.Name != "fidx-size-negative" {
 				t.Errorf("%s: the log does not name the snapshot", ic.Name)
 			}
+		}
+		var err error
+		hostile.InTime(t, "list a snapshot whose manifest is a FIFO", func() {
+			_, err = os.ReadDir(filepath.Join(mnt, f.fifoManifest.String()))
+		})
+		if !errors.Is(err, syscall.EIO) && !errors.Is(err, syscall.ENOENT) {
+			t.Errorf("snapshot with a FIFO manifest: %v, want EIO or ENOENT", err)
+		}
+		// The mount lists a blob it cannot read with size 0 (and logs
+		// why); opening it fails.
+		var got []byte
+		hostile.InTime(t, "read a FIFO blob", func() { got, err = readFile(filepath.Join(mnt, f.fifoBlob.String(), hostile.BlobFile), 1) })
+		if !errors.Is(err, syscall.EIO) && !(errors.Is(err, io.EOF) && len(got) == 0) {
+			t.Errorf("FIFO blob: %v, %d bytes, want EIO or an empty file", err, len(got))
 		}
 		for _, ic := range f.random {
 			var got []byte

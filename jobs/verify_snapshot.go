@@ -169,7 +169,7 @@ func (v *verifier) checkBlob(snap store.Snapshot, f store.FileInfo) error {
 	if fi.Size() > chunk.MaxBlobSize {
 		return fmt.Errorf("blob %s: %d bytes, larger than a blob may be", f.Filename, fi.Size())
 	}
-	blob, err := os.ReadFile(path)
+	blob, err := store.ReadFileBounded(path, chunk.MaxBlobSize)
 	if err != nil {
 		return fmt.Errorf("blob %s: %w", f.Filename, err)
 	}

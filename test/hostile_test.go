@@ -18,8 +18,9 @@ import (
 )
 
 // hostileStore makes a store with `cairn init` holding a good snapshot, a
-// victim (good, for cutting its indexes) and one snapshot per class of
-// hostile index, all sharing chunks.
+// victim (good, for cutting its indexes), one snapshot per class of
+// hostile index, all sharing chunks, and snapshots ct/fifo-manifest and
+// ct/fifo-blob whose manifest or blob is a FIFO.
 func hostileStore(t *testing.T) (st string, good, victim store.Snapshot, want []byte, cases map[string]store.Snapshot) {
 	t.Helper()
 	st = filepath.Join(t.TempDir(), "store")
@@ -47,6 +48,12 @@ func hostileStore(t *testing.T) (st string, good, victim store.Snapshot, want []
 			t.Fatal(err)
 		}
 	}
+	fm, fb, err := hostile.WriteFIFOs(ctx, s, store.Group{Type: store.TypeCT, ID: "fifo-manifest"},
+		store.Group{Type: store.TypeCT, ID: "fifo-blob"}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases["fifo-manifest"], cases["fifo-blob"] = fm, fb
 	return st, good, victim, want, cases
 }
 
@@ -93,6 +100,16 @@ func TestCatVerifyHostileIndexes(t *testing.T) {
 				t.Errorf("verify: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 			}
 		})
+	}
+	for _, name := range []string{"fifo-manifest", "fifo-blob"} {
+		snap := cases[name].String()
+		r := cairnBounded(t, "--store", st, "cat", snap, hostile.BlobFile)
+		if r.code == 0 || !strings.Contains(r.stderr, "not a regular file") {
+			t.Errorf("cat %s: exit %d, stderr %q", name, r.code, r.stderr)
+		}
+		if r = cairnBounded(t, "--store", st, "verify", snap); r.code == 0 {
+			t.Errorf("verify %s: exit 0\n%s%s", name, r.stdout, r.stderr)
+		}
 	}
 	for _, archive := range []string{"disk.img", "data"} {
 		r := cairnBounded(t, "--store", st, "cat", good.String(), archive)
@@ -146,6 +163,10 @@ func TestMountHostileIndexes(t *testing.T) {
 		}
 	}
 	checkGood()
+	for _, name := range []string{"fifo-manifest", "fifo-blob"} {
+		hostile.InTime(t, "list "+name, func() { os.ReadDir(filepath.Join(mnt, cases[name].String())) })
+		hostile.InTime(t, "read "+name, func() { readAll(filepath.Join(mnt, cases[name].String(), hostile.BlobFile)) })
+	}
 	for _, ic := range hostile.IndexCases() {
 		var err error
 		hostile.InTime(t, ic.Name, func() { _, err = readAll(filepath.Join(mnt, cases[ic.Name].String(), ic.Archive())) })

@@ -260,3 +260,26 @@ func TestRandomDynamicIndexes(t *testing.T) {
 		t.Errorf("%d of 200 random indexes have a wrong size: the generator is off", bad)
 	}
 }
+
+// TestFIFOs: a manifest or blob that is a FIFO is an error at once, not
+// an open that waits for a writer.
+func TestFIFOs(t *testing.T) {
+	s, _, _, _ := hostileStore(t)
+	ms, bs, err := hostile.WriteFIFOs(t.Context(), s, store.Group{Type: store.TypeCT, ID: "fifo-manifest"},
+		store.Group{Type: store.TypeCT, ID: "fifo-blob"}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostile.InTime(t, "manifest", func() { _, err = s.ReadManifest(ms) })
+	if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("manifest: %v", err)
+	}
+	m, err := s.ReadManifest(bs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostile.InTime(t, "blob", func() { _, err = s.ReadBlob(bs, m, hostile.BlobFile) })
+	if err == nil || !strings.Contains(err.Error(), hostile.BlobFile) {
+		t.Errorf("blob: %v", err)
+	}
+}
