@@ -3,7 +3,6 @@ package store
 import (
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
 	"runtime/debug"
 	"sync/atomic"
@@ -31,19 +30,14 @@ type indexMap struct {
 // mapIndex maps a whole index file read-only after checking its size
 // against the header's minimum and its magic.
 func mapIndex(path string, magic [8]byte) (*indexMap, error) {
-	// O_NONBLOCK: a FIFO would block the open until a writer comes.
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
-	if err != nil {
+	f, fi, err := openRegular(path)
+	switch {
+	case errors.Is(err, errNotRegular):
+		return nil, fmt.Errorf("%w: %w", ErrBadIndex, err)
+	case err != nil:
 		return nil, fmt.Errorf("open index: %w", notFound(err))
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("open index: %w", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: %w: not a regular file (%s)", path, ErrBadIndex, fi.Mode().Type())
-	}
 	if fi.Size() < indexHeaderSize {
 		return nil, fmt.Errorf("%s: %w: %d bytes, shorter than the %d-byte header", path, ErrBadIndex, fi.Size(), indexHeaderSize)
 	}
