@@ -5,6 +5,12 @@
 // whose .jobs/<kind>/control files hand their lines to ParseControl and
 // Manager.Control.
 //
+// Verify judges a chunk by its own content only (CRC, decoding, digest).
+// An index or manifest that disagrees with a good chunk (another size,
+// another crypt mode) fails its snapshot with a message saying so and
+// leaves the chunk in place, since other snapshots may share it; PBS
+// renames the chunk aside when the size disagrees, which breaks them.
+//
 // A kind plugs in through the Kind interface: it checks its key=value
 // parameters and returns the Work to run; the Work reports progress, log
 // lines and errors through its *Job.

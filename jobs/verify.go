@@ -49,6 +49,19 @@ const (
 	chunkBad
 )
 
+// chunkInfo is what a verify job knows of a chunk: its state and, once
+// it passed, what its content says it is. Indexes are compared with that.
+type chunkInfo struct {
+	state chunkState
+	facts chunkFacts
+}
+
+// chunkFacts is what a good chunk's own content says of it.
+type chunkFacts struct {
+	encrypted bool
+	size      int32 // plain bytes; -1 when encrypted (unknown without the key)
+}
+
 // verifier is one verify job's work.
 type verifier struct {
 	s     *store.Store
@@ -59,7 +72,7 @@ type verifier struct {
 	// the mount relies on is left alone); tests replace it.
 	read func(ctx context.Context, d chunk.Digest, buf []byte) ([]byte, error)
 
-	chunks      map[chunk.Digest]chunkState // written by Run's goroutine and, under mu, the verify pool
+	chunks      map[chunk.Digest]chunkInfo // written by Run's goroutine and, under mu, the verify pool
 	bytes       atomic.Int64
 	storedBytes atomic.Int64
 	verified    atomic.Int64
@@ -73,7 +86,7 @@ func newVerifier(s *store.Store, opt VerifyOptions, sysfs string) *verifier {
 	if sysfs == "" {
 		sysfs = DefaultSysfs
 	}
-	v := &verifier{s: s, opt: opt, sysfs: sysfs, chunks: map[chunk.Digest]chunkState{},
+	v := &verifier{s: s, opt: opt, sysfs: sysfs, chunks: map[chunk.Digest]chunkInfo{},
 		corrupt: map[chunk.Digest]int{}}
 	v.rep = VerifyReport{ChunkOrder: opt.ChunkOrder, ReadThreads: opt.ReadThreads, VerifyThreads: opt.VerifyThreads,
 		Snapshots: []SnapshotResult{}, Corrupt: []CorruptChunk{}}
@@ -266,7 +279,7 @@ func (v *verifier) plan(ctx context.Context, snaps []store.Snapshot) (items, byt
 			for i := 0; i < x.Len(); i++ {
 				d, start, end := x.Chunk(i)
 				if _, seen := v.chunks[d]; !seen {
-					v.chunks[d] = chunkPlanned
+					v.chunks[d] = chunkInfo{state: chunkPlanned}
 					items++
 					bytes += end - start
 				}

@@ -11,10 +11,13 @@ import (
 	"github.com/cairnfs/cairn/store"
 )
 
-// badChunk is a chunk judged corrupt or missing.
+// badChunk is a chunk judged corrupt or missing, or (index set) a good
+// chunk the index or manifest describes wrongly: that fails the snapshot
+// and leaves the chunk in place.
 type badChunk struct {
 	it     item
 	reason string
+	index  bool
 }
 
 // loaded is a chunk read by the read pool for the verify pool.
@@ -85,9 +88,9 @@ func (v *verifier) verifyChunks(ctx context.Context, j *Job, items []item) []bad
 			var dec []byte
 			for l := range out {
 				if ctx.Err() == nil {
-					if reason := v.checkChunk(ctx, j, &items[l.i], l.blob, l.err, &dec); reason != "" {
+					if b, ok := v.checkChunk(ctx, j, &items[l.i], l.blob, l.err, &dec); ok {
 						mu.Lock()
-						bad = append(bad, badChunk{items[l.i], reason})
+						bad = append(bad, b)
 						mu.Unlock()
 					}
 				}
@@ -100,81 +103,105 @@ func (v *verifier) verifyChunks(ctx context.Context, j *Job, items []item) []bad
 	return bad
 }
 
-// checkChunk judges one chunk; a chunk that fails is read once more
-// before it is condemned, renamed aside and recorded. It returns the
-// reason it is bad, or "".
-func (v *verifier) checkChunk(ctx context.Context, j *Job, it *item, blob []byte, rerr error, dec *[]byte) string {
-	reason, _ := judge(it, blob, rerr, dec)
+// checkChunk judges one chunk by its own content; a chunk that fails is
+// read once more before it is condemned, renamed aside and recorded. A
+// good chunk the item describes wrongly (size, crypt mode) is reported
+// with index set and left alone: other snapshots may use it rightly.
+// ok is false when there is nothing to report.
+func (v *verifier) checkChunk(ctx context.Context, j *Job, it *item, blob []byte, rerr error, dec *[]byte) (b badChunk, ok bool) {
+	facts, reason, _ := judge(it.d, blob, rerr, dec)
 	if reason == "" {
-		v.passed(j, it, len(blob))
-		return ""
+		return v.passed(j, it, facts, len(blob))
 	}
 	if ctx.Err() != nil {
-		return "" // cancelled: judge nothing
+		return b, false // cancelled: judge nothing
 	}
 	blob2, err2 := v.read(ctx, it.d, nil)
 	if ctx.Err() != nil {
-		return ""
+		return b, false
 	}
-	reason2, missing := judge(it, blob2, err2, dec)
+	facts, reason2, missing := judge(it.d, blob2, err2, dec)
 	if reason2 == "" {
 		j.Logf("chunk %s: first read failed (%s), second read ok", it.d, reason)
-		v.passed(j, it, len(blob2))
-		return ""
+		return v.passed(j, it, facts, len(blob2))
 	}
 	v.condemn(j, it, reason2, missing)
-	return reason2
+	return badChunk{it: *it, reason: reason2}, true
 }
 
-// judge checks a blob: crypt mode and CRC; unless encrypted, that it
-// decodes to data of the digest and size the index names. Each byte is
-// read by one CRC pass and one hash; a plain blob's payload is hashed in
-// place.
-func judge(it *item, blob []byte, rerr error, dec *[]byte) (reason string, missing bool) {
+// judge checks a blob by its content alone: CRC and, unless encrypted,
+// that it decodes to data of digest d. It returns what the content says
+// of the chunk; what an index says of it is compared by disagreement.
+// Each byte is read by one CRC pass and one hash; a plain blob's payload
+// is hashed in place.
+func judge(d chunk.Digest, blob []byte, rerr error, dec *[]byte) (f chunkFacts, reason string, missing bool) {
 	if rerr != nil {
 		if errors.Is(rerr, store.ErrMissingChunk) {
-			return "missing", true
+			return f, "missing", true
 		}
-		return fmt.Sprintf("read error: %v", rerr), false
+		return f, fmt.Sprintf("read error: %v", rerr), false
 	}
 	kind, err := chunk.BlobKind(blob)
 	if err != nil {
-		return err.Error(), false
+		return f, err.Error(), false
 	}
-	if kind.Encrypted() != it.encrypted {
-		return fmt.Sprintf("blob is %s but the index's crypt mode says otherwise", kind), false
-	}
+	f.encrypted, f.size = kind.Encrypted(), -1
 	switch kind {
 	case chunk.KindPlain:
 		if _, err := chunk.CheckCRC(blob); err != nil {
-			return err.Error(), false
+			return f, err.Error(), false
 		}
 		data := blob[chunk.BlobHeaderSize:]
-		if int64(len(data)) != it.size {
-			return fmt.Sprintf("%v: %d bytes, index says %d", chunk.ErrCorrupt, len(data), it.size), false
+		if got := chunk.Sum(data); got != d {
+			return f, fmt.Sprintf("%v: data hashes to %s", chunk.ErrDigest, got), false
 		}
-		if got := chunk.Sum(data); got != it.d {
-			return fmt.Sprintf("%v: data hashes to %s", chunk.ErrDigest, got), false
-		}
+		f.size = int32(len(data))
 	case chunk.KindZstd:
-		out, err := chunk.DecodeChunk(*dec, blob, it.d, int(it.size))
+		out, err := chunk.DecodeChunk(*dec, blob, d, -1)
 		*dec = out
 		if err != nil {
-			return err.Error(), false
+			return f, err.Error(), false
 		}
+		f.size = int32(len(out))
 	default: // encrypted: the CRC is all that can be checked without the key
 		if _, err := chunk.CheckCRC(blob); err != nil {
-			return err.Error(), false
+			return f, err.Error(), false
 		}
 	}
-	return "", false
+	return f, "", false
 }
 
-func (v *verifier) passed(j *Job, it *item, stored int) {
+// disagreement says how an index entry (it) contradicts a good chunk's
+// content, or "" when it does not.
+func disagreement(it *item, f chunkFacts) string {
+	switch {
+	case f.encrypted != it.encrypted:
+		return fmt.Sprintf("index %s: the manifest's crypt mode says chunk %s is%s encrypted, but it is%s; "+
+			"the chunk is good and stays in place", it.file, it.d, notWord(it.encrypted), notWord(f.encrypted))
+	case f.size >= 0 && int64(f.size) != it.size:
+		return fmt.Sprintf("index %s: %v: chunk %s holds %d bytes, the index says %d; the chunk is good and stays in place",
+			it.file, store.ErrSizeMismatch, it.d, f.size, it.size)
+	}
+	return ""
+}
+
+func notWord(yes bool) string {
+	if yes {
+		return ""
+	}
+	return " not"
+}
+
+// passed records a good chunk and reports how the item contradicts it.
+func (v *verifier) passed(j *Job, it *item, f chunkFacts, stored int) (badChunk, bool) {
 	v.mu.Lock()
-	v.chunks[it.d] = chunkOK
+	v.chunks[it.d] = chunkInfo{state: chunkOK, facts: f}
 	v.mu.Unlock()
 	v.count(j, it, stored)
+	if msg := disagreement(it, f); msg != "" {
+		return badChunk{it: *it, reason: msg, index: true}, true
+	}
+	return badChunk{}, false
 }
 
 func (v *verifier) count(j *Job, it *item, stored int) {
@@ -198,7 +225,7 @@ func (v *verifier) condemn(j *Job, it *item, reason string, missing bool) {
 		}
 	}
 	v.mu.Lock()
-	v.chunks[it.d] = chunkBad
+	v.chunks[it.d] = chunkInfo{state: chunkBad}
 	v.corrupt[it.d] = len(v.rep.Corrupt)
 	v.rep.Corrupt = append(v.rep.Corrupt, CorruptChunk{Digest: it.d.String(), Reason: reason, BadPath: badPath,
 		Snapshots: []string{}})

@@ -45,7 +45,7 @@ func (v *verifier) verifySnapshot(ctx context.Context, j *Job, snap store.Snapsh
 		return
 	}
 	var items []item
-	seen := map[chunk.Digest]bool{}
+	seen := map[chunk.Digest]int{}
 	for _, f := range m.Files {
 		if ctx.Err() != nil {
 			return
@@ -60,16 +60,21 @@ func (v *verifier) verifySnapshot(ctx context.Context, j *Job, snap store.Snapsh
 			fail(true, "%v", err)
 		}
 	}
-	items = v.known(snap, items, fail, &res)
+	items, disagree := v.known(snap, items, fail, &res)
 	if order == OrderInode {
 		v.sortByInode(ctx, j, items)
 	}
 	bad := v.verifyChunks(ctx, j, items)
 	for _, b := range bad {
+		if b.index {
+			disagree = append(disagree, b)
+			continue
+		}
 		res.BadChunks++
 		fail(false, "chunk %s (%s): %s", b.it.d, b.it.file, b.reason)
 		v.noteAffected(b.it.d, snap)
 	}
+	reportDisagreements(disagree, fail)
 	if ctx.Err() != nil && res.ErrorCount == 0 {
 		return // not finished: the manifest keeps its previous state
 	}
@@ -84,18 +89,24 @@ func (v *verifier) verifySnapshot(ctx context.Context, j *Job, snap store.Snapsh
 }
 
 // known drops chunks this job already judged; those found corrupt fail
-// the snapshot at once.
-func (v *verifier) known(snap store.Snapshot, items []item, fail func(bool, string, ...any), res *SnapshotResult) []item {
+// the snapshot at once. It returns the items left to verify and how the
+// snapshot's indexes disagree with chunks known to be good.
+func (v *verifier) known(snap store.Snapshot, items []item, fail func(bool, string, ...any), res *SnapshotResult) ([]item, []badChunk) {
 	type earlier struct {
 		it     item
 		reason string
 	}
 	var bad []earlier
+	var disagree []badChunk
 	out := items[:0]
 	v.mu.Lock()
 	for _, it := range items {
-		switch v.chunks[it.d] {
+		info := v.chunks[it.d]
+		switch info.state {
 		case chunkOK:
+			if msg := disagreement(&it, info.facts); msg != "" {
+				disagree = append(disagree, badChunk{it: it, reason: msg, index: true})
+			}
 			continue
 		case chunkBad:
 			c := &v.rep.Corrupt[v.corrupt[it.d]]
@@ -110,7 +121,29 @@ func (v *verifier) known(snap store.Snapshot, items []item, fail func(bool, stri
 		res.BadChunks++
 		fail(false, "chunk %s (%s): %s (found earlier in this job)", b.it.d, b.it.file, b.reason)
 	}
-	return out
+	return out, disagree
+}
+
+// reportDisagreements fails the snapshot once per index whose entries
+// disagree with good chunks (a manifest's wrong crypt mode makes every
+// chunk of the index disagree): the first disagreement and their number.
+func reportDisagreements(disagree []badChunk, fail func(bool, string, ...any)) {
+	byFile := map[string][]badChunk{}
+	var files []string
+	for _, b := range disagree {
+		if byFile[b.it.file] == nil {
+			files = append(files, b.it.file)
+		}
+		byFile[b.it.file] = append(byFile[b.it.file], b)
+	}
+	slices.Sort(files)
+	for _, f := range files {
+		if bs := byFile[f]; len(bs) == 1 {
+			fail(true, "%s", bs[0].reason)
+		} else {
+			fail(true, "%s (and %d more chunks of this index alike)", bs[0].reason, len(bs)-1)
+		}
+	}
 }
 
 // noteAffected adds snap to the snapshots a corrupt chunk affects.
@@ -136,7 +169,7 @@ func (v *verifier) checkBlob(snap store.Snapshot, f store.FileInfo) error {
 	if fi.Size() > chunk.MaxBlobSize {
 		return fmt.Errorf("blob %s: %d bytes, larger than a blob may be", f.Filename, fi.Size())
 	}
-	blob, err := os.ReadFile(path)
+	blob, err := store.ReadFileBounded(path, chunk.MaxBlobSize)
 	if err != nil {
 		return fmt.Errorf("blob %s: %w", f.Filename, err)
 	}
@@ -160,7 +193,10 @@ type csummer interface{ ComputeCsum() [32]byte }
 
 // collect checks an index against the manifest (checksum in its header
 // and over its entries, size) and adds its chunks not seen yet to items.
-func (v *verifier) collect(snap store.Snapshot, m *store.Manifest, f store.FileInfo, seen map[chunk.Digest]bool, items *[]item) error {
+// A chunk the snapshot's indexes list with two sizes or crypt modes fails
+// the snapshot (one of the entries is wrong; the chunk itself is judged
+// by its content, once). seen maps a digest to its place in items.
+func (v *verifier) collect(snap store.Snapshot, m *store.Manifest, f store.FileInfo, seen map[chunk.Digest]int, items *[]item) error {
 	x, err := v.s.OpenSnapshotIndex(snap, m, f.Filename)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -170,21 +206,44 @@ func (v *verifier) collect(snap store.Snapshot, m *store.Manifest, f store.FileI
 	}
 	defer x.Close()
 	if cs, ok := x.(csummer); ok {
-		if got, want := cs.ComputeCsum(), x.Csum(); got != want {
+		got, want := cs.ComputeCsum(), x.Csum()
+		if err := x.Err(); err != nil {
+			return fmt.Errorf("index %s: %w", f.Filename, err)
+		}
+		if got != want {
 			return fmt.Errorf("index %s: %w: entries hash to %s, header and manifest say %s",
 				f.Filename, store.ErrBadIndex, store.CsumHex(got), store.CsumHex(want))
 		}
 	}
 	enc := f.CryptMode == "encrypt"
+	var conflicts []string
 	for i := 0; i < x.Len(); i++ {
 		d, start, end := x.Chunk(i)
-		if seen[d] {
+		if k, ok := seen[d]; ok {
+			if first := &(*items)[k]; first.size != end-start || first.encrypted != enc {
+				conflicts = append(conflicts, fmt.Sprintf("entry %d lists chunk %s with %d bytes%s, an earlier entry of %s with %d bytes%s",
+					i, d, end-start, cryptNote(enc), first.file, first.size, cryptNote(first.encrypted)))
+			}
 			continue
 		}
-		seen[d] = true
+		seen[d] = len(*items)
 		*items = append(*items, item{d: d, size: end - start, encrypted: enc, file: f.Filename})
 	}
+	if err := x.Err(); err != nil {
+		return fmt.Errorf("index %s: %w", f.Filename, err)
+	}
+	if len(conflicts) > 0 {
+		return fmt.Errorf("index %s: %w: %d entries disagree with an earlier entry of the same chunk (first: %s)",
+			f.Filename, store.ErrBadIndex, len(conflicts), conflicts[0])
+	}
 	return nil
+}
+
+func cryptNote(encrypted bool) string {
+	if encrypted {
+		return " (encrypted)"
+	}
+	return ""
 }
 
 // maxStatLog bounds the stat failures logged one by one.

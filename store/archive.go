@@ -2,7 +2,6 @@ package store
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -112,7 +111,7 @@ func (s *Store) ReadBlob(snap Snapshot, m *Manifest, file string) ([]byte, error
 		return nil, fmt.Errorf("snapshot %s: %s: %w in manifest", snap, file, ErrNotFound)
 	}
 	path := filepath.Join(s.SnapshotPath(snap), file)
-	blob, err := os.ReadFile(path)
+	blob, err := ReadFileBounded(path, chunk.MaxBlobSize)
 	if err != nil {
 		return nil, fmt.Errorf("read blob: %w", notFound(err))
 	}

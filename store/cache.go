@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -47,6 +48,13 @@ type Cache struct {
 
 // ErrCacheClosed is returned by Get after Close.
 var ErrCacheClosed = errors.New("chunk cache closed")
+
+// ErrSizeMismatch is returned when a good chunk's size differs from what the
+// index entry asking for it says: the index is wrong, not the chunk.
+var ErrSizeMismatch = errors.New("chunk size differs from the index")
+
+// errLoadPanic is returned to every waiter of a load that panicked.
+var errLoadPanic = errors.New("chunk load failed")
 
 type zeroChunk struct {
 	d    chunk.Digest
@@ -107,7 +115,10 @@ func (c *Cache) IsZeroChunk(d chunk.Digest, size int) bool {
 
 // Get returns chunk d's plain data of the given size, loading, decoding
 // and checking it on a miss. A load started here is not cancelled when
-// ctx ends (others may be waiting on it); the wait is.
+// ctx ends (others may be waiting on it); the wait is. Whether it comes
+// from the cache, a load of its own or one it joined, a chunk whose size
+// is not size fails with ErrSizeMismatch (an index may list one chunk with
+// two sizes; the chunk itself stays cached, it is good).
 func (c *Cache) Get(ctx context.Context, d chunk.Digest, size int) ([]byte, error) {
 	if z := c.zero(size); z != nil && z.d == d {
 		c.Stats.ZeroHits.Add(1)
@@ -116,11 +127,11 @@ func (c *Cache) Get(ctx context.Context, d chunk.Digest, size int) ([]byte, erro
 	key := string(d[:])
 	if b, ok := c.rc.Get(key); ok {
 		c.Stats.Hits.Add(1)
-		return b, nil
+		return checkSize(d, b, size)
 	}
 	c.Stats.Misses.Add(1)
 	ch := c.sf.DoChan(key, func() (any, error) {
-		return c.load(context.WithoutCancel(ctx), d, size)
+		return c.load(context.WithoutCancel(ctx), d)
 	})
 	select {
 	case r := <-ch:
@@ -130,20 +141,38 @@ func (c *Cache) Get(ctx context.Context, d chunk.Digest, size int) ([]byte, erro
 		if r.Err != nil {
 			return nil, r.Err
 		}
-		return r.Val.([]byte), nil
+		return checkSize(d, r.Val.([]byte), size)
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 }
 
-func (c *Cache) load(ctx context.Context, d chunk.Digest, size int) ([]byte, error) {
+// checkSize returns data if it holds size bytes, else an ErrSizeMismatch.
+func checkSize(d chunk.Digest, data []byte, size int) ([]byte, error) {
+	if len(data) != size {
+		return nil, fmt.Errorf("chunk %s: %w: the chunk holds %d bytes, the index entry says %d", d, ErrSizeMismatch, len(data), size)
+	}
+	return data, nil
+}
+
+// load loads, decodes and checks chunk d and caches it. Its size is the
+// chunk's own: Get compares it with each index entry. A panic in the
+// load (a decoder bug met by a hostile chunk) is its error: the waiters
+// of a collapsed load are released with it, and the process lives on.
+func (c *Cache) load(ctx context.Context, d chunk.Digest) (data []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.Stats.Errors.Add(1)
+			slog.Error("chunk load panicked", "digest", d.String(), "panic", p, "stack", string(debug.Stack()))
+			data, err = nil, fmt.Errorf("chunk %s: %w: %v", d, errLoadPanic, p)
+		}
+	}()
+	const size = -1 // any: the digest is checked, the size is Get's
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.closed {
 		return nil, ErrCacheClosed
 	}
-	var data []byte
-	var err error
 	if ml, ok := c.src.(mappedLoader); ok {
 		data, err = c.loadMapped(ctx, ml, d, size)
 	} else {

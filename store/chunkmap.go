@@ -41,7 +41,7 @@ func (s *Store) loadChunkMapped(ctx context.Context, d chunk.Digest, buf []byte,
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	f, err := os.Open(s.ChunkPath(d))
+	f, err := openChunkFile(s.ChunkPath(d))
 	if err != nil {
 		return nil, nil, chunkOpenError(d, err)
 	}

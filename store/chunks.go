@@ -95,7 +95,7 @@ func (s *Store) LoadChunkInto(ctx context.Context, d chunk.Digest, buf []byte) (
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f, err := os.Open(s.ChunkPath(d))
+	f, err := openChunkFile(s.ChunkPath(d))
 	if err != nil {
 		return nil, chunkOpenError(d, err)
 	}

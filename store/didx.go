@@ -2,21 +2,21 @@ package store
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"runtime/debug"
 	"sort"
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
-	"golang.org/x/sys/unix"
 )
 
 // DynamicIndex is a memory-mapped .didx: chunks of any size, each entry
 // the exclusive end offset and the digest; found by binary search.
 type DynamicIndex struct {
 	path string
-	data []byte
+	m    *indexMap
+	data []byte // m's mapping
 	hdr  header
 	n    int
 	size int64
@@ -27,13 +27,17 @@ var _ Index = (*DynamicIndex)(nil)
 // OpenDynamicIndex opens and checks a .didx file: entry ends must grow
 // strictly and no chunk may exceed the blob limit.
 func OpenDynamicIndex(path string) (*DynamicIndex, error) {
-	data, err := mapFile(path, MagicDynamicIndex)
+	m, err := mapIndex(path, MagicDynamicIndex)
 	if err != nil {
 		return nil, err
 	}
-	x := &DynamicIndex{path: path, data: data, hdr: readHeader(data)}
-	if err := x.check(); err != nil {
-		unix.Munmap(data)
+	x := &DynamicIndex{path: path, m: m, data: m.data}
+	err = m.run(func() error {
+		x.hdr = readHeader(x.data)
+		return x.check()
+	})
+	if err != nil {
+		m.close()
 		return nil, err
 	}
 	return x, nil
@@ -74,18 +78,45 @@ func (x *DynamicIndex) Csum() [32]byte { return x.hdr.Csum }
 // Path implements Index.
 func (x *DynamicIndex) Path() string { return x.path }
 
+// Err implements Index.
+func (x *DynamicIndex) Err() error { return x.m.err() }
+
 // Chunk implements Index.
 func (x *DynamicIndex) Chunk(i int) (chunk.Digest, int64, int64) {
+	if i < 0 || i >= x.n {
+		panic(fmt.Sprintf("%s: chunk %d of %d", x.path, i, x.n))
+	}
+	d, start, end := x.entry(i)
+	if x.m.err() != nil {
+		return chunk.Digest{}, 0, 0
+	}
+	return d, start, end
+}
+
+// entry reads entry i; a fault leaves Err set.
+func (x *DynamicIndex) entry(i int) (d chunk.Digest, start, end int64) {
+	defer x.m.recover(debug.SetPanicOnFault(true))
 	off := indexHeaderSize + i*dynamicEntrySize
-	var start int64
 	if i > 0 {
 		start = x.end(i - 1)
 	}
-	return chunk.Digest(x.data[off+8 : off+dynamicEntrySize]), start, x.end(i)
+	end = x.end(i)
+	copy(d[:], x.data[off+8:off+dynamicEntrySize])
+	return d, start, end
 }
 
 // Find implements Index.
 func (x *DynamicIndex) Find(off int64, hint int) int {
+	i := x.find(off, hint)
+	if x.m.err() != nil {
+		return 0
+	}
+	return i
+}
+
+// find is Find on the mapping; a fault leaves Err set.
+func (x *DynamicIndex) find(off int64, hint int) (found int) {
+	defer x.m.recover(debug.SetPanicOnFault(true))
 	for _, i := range [2]int{hint, hint + 1} {
 		if i >= 0 && i < x.n && off < x.end(i) && (i == 0 || off >= x.end(i-1)) {
 			return i
@@ -95,16 +126,13 @@ func (x *DynamicIndex) Find(off int64, hint int) int {
 }
 
 // ComputeCsum recomputes the checksum over the entries.
-func (x *DynamicIndex) ComputeCsum() [32]byte { return sha256.Sum256(x.data[indexHeaderSize:]) }
+// A fault reading the file leaves Err set.
+func (x *DynamicIndex) ComputeCsum() [32]byte { return x.m.sum(indexHeaderSize) }
 
 // Close unmaps the file.
 func (x *DynamicIndex) Close() error {
-	if x.data == nil {
-		return nil
-	}
-	err := unix.Munmap(x.data)
 	x.data = nil
-	return err
+	return x.m.close()
 }
 
 // DynamicWriter writes a .didx: entries are added in order; Close writes

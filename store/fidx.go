@@ -2,21 +2,20 @@ package store
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 	"math/bits"
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
-	"golang.org/x/sys/unix"
 )
 
 // FixedIndex is a memory-mapped .fidx: equal-sized chunks (the last may
 // be short), found by division.
 type FixedIndex struct {
 	path      string
-	data      []byte
+	m         *indexMap
+	data      []byte // m's mapping
 	hdr       header
 	size      int64
 	chunkSize int64
@@ -27,15 +26,20 @@ var _ Index = (*FixedIndex)(nil)
 
 // OpenFixedIndex opens and checks a .fidx file.
 func OpenFixedIndex(path string) (*FixedIndex, error) {
-	data, err := mapFile(path, MagicFixedIndex)
+	m, err := mapIndex(path, MagicFixedIndex)
 	if err != nil {
 		return nil, err
 	}
-	x := &FixedIndex{path: path, data: data, hdr: readHeader(data)}
-	x.size = int64(binary.LittleEndian.Uint64(data[offSize:]))
-	x.chunkSize = int64(binary.LittleEndian.Uint64(data[offChunkSize:]))
-	if err := x.check(); err != nil {
-		unix.Munmap(data)
+	data := m.data
+	x := &FixedIndex{path: path, m: m, data: data}
+	err = m.run(func() error {
+		x.hdr = readHeader(data)
+		x.size = int64(binary.LittleEndian.Uint64(data[offSize:]))
+		x.chunkSize = int64(binary.LittleEndian.Uint64(data[offChunkSize:]))
+		return x.check()
+	})
+	if err != nil {
+		m.close()
 		return nil, err
 	}
 	return x, nil
@@ -74,27 +78,32 @@ func (x *FixedIndex) Csum() [32]byte { return x.hdr.Csum }
 // Path implements Index.
 func (x *FixedIndex) Path() string { return x.path }
 
+// Err implements Index.
+func (x *FixedIndex) Err() error { return x.m.err() }
+
 // Chunk implements Index.
-func (x *FixedIndex) Chunk(i int) (chunk.Digest, int64, int64) {
-	off := indexHeaderSize + i*fixedEntrySize
-	start := int64(i) * x.chunkSize
-	return chunk.Digest(x.data[off : off+fixedEntrySize]), start, min(start+x.chunkSize, x.size)
+func (x *FixedIndex) Chunk(i int) (d chunk.Digest, start, end int64) {
+	if i < 0 || i >= x.n {
+		panic(fmt.Sprintf("%s: chunk %d of %d", x.path, i, x.n))
+	}
+	start = int64(i) * x.chunkSize
+	if x.m.read(d[:], indexHeaderSize+i*fixedEntrySize); x.m.err() != nil {
+		return chunk.Digest{}, start, start
+	}
+	return d, start, min(start+x.chunkSize, x.size)
 }
 
 // Find implements Index.
 func (x *FixedIndex) Find(off int64, _ int) int { return int(off / x.chunkSize) }
 
 // ComputeCsum recomputes the checksum over the entries.
-func (x *FixedIndex) ComputeCsum() [32]byte { return sha256.Sum256(x.data[indexHeaderSize:]) }
+// A fault reading the file leaves Err set.
+func (x *FixedIndex) ComputeCsum() [32]byte { return x.m.sum(indexHeaderSize) }
 
 // Close unmaps the file.
 func (x *FixedIndex) Close() error {
-	if x.data == nil {
-		return nil
-	}
-	err := unix.Munmap(x.data)
 	x.data = nil
-	return err
+	return x.m.close()
 }
 
 // FixedWriter writes a .fidx: digests are added in order; Close patches

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/cairnfs/cairn/chunk"
-	"golang.org/x/sys/unix"
 )
 
 // Index file magics and layout (PBS file_formats.rs).
@@ -45,6 +44,11 @@ type Index interface {
 	Csum() [32]byte
 	// Path is the index file's path, for messages.
 	Path() string
+	// Err is set (wrapping ErrIndexFault) once the index file could not
+	// be read: it shrank or failed while open. Chunk then returns the
+	// zero digest and an empty range, Find 0: callers check Err before
+	// they trust an entry or when a read comes out wrong.
+	Err() error
 	Close() error
 }
 
@@ -69,32 +73,6 @@ func OpenIndex(path string) (Index, error) {
 		return OpenFixedIndex(path)
 	}
 	return OpenDynamicIndex(path)
-}
-
-// mapFile memory-maps a whole file read-only after checking its size
-// against the header's minimum. An empty mapping is returned as nil.
-func mapFile(path string, magic [8]byte) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("open index: %w", notFound(err))
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("open index: %w", err)
-	}
-	if fi.Size() < indexHeaderSize {
-		return nil, fmt.Errorf("%s: %w: %d bytes, shorter than the %d-byte header", path, ErrBadIndex, fi.Size(), indexHeaderSize)
-	}
-	data, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
-	if err != nil {
-		return nil, fmt.Errorf("%s: mmap: %w", path, err)
-	}
-	if got := [8]byte(data[:8]); got != magic {
-		unix.Munmap(data)
-		return nil, fmt.Errorf("%s: %w: wrong magic %v", path, ErrBadIndex, got)
-	}
-	return data, nil
 }
 
 // header is the common part of both index headers.

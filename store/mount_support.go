@@ -25,7 +25,10 @@ func (r *IndexReader) Slice(ctx context.Context, off int64, n int) (b []byte, ok
 		return nil, false, nil
 	}
 	i := r.idx.Find(off, int(r.hint.Load()))
-	d, start, end := r.idx.Chunk(i)
+	d, start, end, err := r.entry(i, off)
+	if err != nil {
+		return nil, true, err
+	}
 	if off+int64(n) > end {
 		return nil, false, nil
 	}

@@ -2,12 +2,12 @@ package store
 
 import (
 	"context"
-
 	"fmt"
-	"github.com/cairnfs/cairn/chunk"
 	"io"
 	"strings"
 	"sync/atomic"
+
+	"github.com/cairnfs/cairn/chunk"
 )
 
 // DefaultReadahead is how many chunks a sequential reader loads ahead.
@@ -81,7 +81,10 @@ func (r *IndexReader) ReadAtContext(ctx context.Context, p []byte, off int64) (i
 	i := int(r.hint.Load())
 	for n < len(p) && off < size {
 		i = r.idx.Find(off, i)
-		d, start, end := r.idx.Chunk(i)
+		d, start, end, err := r.entry(i, off)
+		if err != nil {
+			return n, err
+		}
 		if sequential || n > 0 {
 			r.prefetch(i)
 		}
@@ -89,6 +92,8 @@ func (r *IndexReader) ReadAtContext(ctx context.Context, p []byte, off int64) (i
 		if err != nil {
 			return n, &ChunkReadError{Path: r.idx.Path(), Offset: off, Digest: d.String(), Err: err}
 		}
+		// The chunk holds end-start bytes (the cache checks) and off is
+		// inside it (entry checks): every pass copies at least a byte.
 		m := copy(p[n:], data[off-start:])
 		n += m
 		off += int64(m)
@@ -98,6 +103,21 @@ func (r *IndexReader) ReadAtContext(ctx context.Context, p []byte, off int64) (i
 		return n, io.EOF
 	}
 	return n, nil
+}
+
+// entry returns index entry i, which must hold offset off: an index that
+// failed (ErrIndexFault) or an entry that does not hold off is an error
+// naming the index file, never an empty chunk to loop on.
+func (r *IndexReader) entry(i int, off int64) (d chunk.Digest, start, end int64, err error) {
+	d, start, end = r.idx.Chunk(i)
+	if err := r.idx.Err(); err != nil {
+		return d, start, end, &ChunkReadError{Path: r.idx.Path(), Offset: off, Err: err}
+	}
+	if off < start || off >= end {
+		return d, start, end, &ChunkReadError{Path: r.idx.Path(), Offset: off, Digest: d.String(),
+			Err: fmt.Errorf("%w: entry %d covers [%d, %d), not offset %d", ErrBadIndex, i, start, end, off)}
+	}
+	return d, start, end, nil
 }
 
 // chunk returns chunk i (digest d, size bytes) from the reader's recent
@@ -146,6 +166,10 @@ func (r *IndexReader) prefetch(i int) {
 		}
 		r.ahead.Store(int64(j))
 		d, start, end := r.idx.Chunk(j)
+		if r.idx.Err() != nil {
+			<-r.slots
+			return // the read of chunk j will report it
+		}
 		r.c.Stats.PrefetchLoads.Add(1)
 		go func() {
 			defer func() { <-r.slots }()
@@ -163,6 +187,9 @@ type ChunkReadError struct {
 }
 
 func (e *ChunkReadError) Error() string {
+	if e.Digest == "" {
+		return fmt.Sprintf("%s: read at offset %d: %v", e.Path, e.Offset, e.Err)
+	}
 	if strings.Contains(e.Err.Error(), e.Digest) {
 		return fmt.Sprintf("%s: read at offset %d: %v", e.Path, e.Offset, e.Err)
 	}
@@ -176,8 +203,11 @@ func (e *ChunkReadError) Unwrap() error { return e.Err }
 func (r *IndexReader) WriteTo(w io.Writer) (int64, error) {
 	var n int64
 	for i := 0; i < r.idx.Len(); i++ {
-		r.prefetch(i)
 		d, start, end := r.idx.Chunk(i)
+		if err := r.idx.Err(); err != nil {
+			return n, &ChunkReadError{Path: r.idx.Path(), Offset: n, Err: err}
+		}
+		r.prefetch(i)
 		data, err := r.chunk(r.bg, i, d, int(end-start))
 		if err != nil {
 			return n, &ChunkReadError{Path: r.idx.Path(), Offset: start, Digest: d.String(), Err: err}

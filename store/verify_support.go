@@ -47,7 +47,7 @@ func (s *Store) ReadChunkFile(ctx context.Context, d chunk.Digest, buf []byte, d
 	}
 	path := s.ChunkPath(d)
 	if direct {
-		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECT|unix.O_CLOEXEC, 0)
+		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECT|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
 		if err == nil {
 			f := os.NewFile(uintptr(fd), path)
 			defer f.Close()
@@ -57,7 +57,7 @@ func (s *Store) ReadChunkFile(ctx context.Context, d chunk.Digest, buf []byte, d
 			return buf[:0], chunkOpenError(d, &fs.PathError{Op: "open", Path: path, Err: err})
 		}
 	}
-	f, err := os.Open(path)
+	f, err := openChunkFile(path)
 	if err != nil {
 		return buf[:0], chunkOpenError(d, err)
 	}
@@ -67,6 +67,14 @@ func (s *Store) ReadChunkFile(ctx context.Context, d chunk.Digest, buf []byte, d
 		unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
 	}
 	return b, err
+}
+
+// openChunkFile opens a chunk file for reading. O_NONBLOCK keeps a FIFO
+// in a hostile store from blocking the open until a writer comes (it
+// changes nothing for a regular file); chunkFileSize then refuses
+// whatever is not a regular file, as openRegular does.
+func openChunkFile(path string) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
 }
 
 func chunkOpenError(d chunk.Digest, err error) error {
@@ -86,11 +94,15 @@ func readChunk(d chunk.Digest, f *os.File, buf []byte, direct bool) ([]byte, err
 	return readChunkSize(d, f, size, buf, direct)
 }
 
-// chunkFileSize returns the size of chunk file f, which must fit a blob.
+// chunkFileSize returns the size of chunk file f, which must be a
+// regular file (not a FIFO, device or directory) and fit a blob.
 func chunkFileSize(d chunk.Digest, f *os.File) (int64, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return 0, fmt.Errorf("chunk %s: %w", d, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return 0, fmt.Errorf("chunk %s: %w: %s is not a regular file (%s)", d, ErrCorruptChunk, f.Name(), fi.Mode().Type())
 	}
 	if size := fi.Size(); size > chunk.MaxBlobSize {
 		return 0, fmt.Errorf("chunk %s: %w: file is %d bytes, more than a blob may be", d, ErrCorruptChunk, size)

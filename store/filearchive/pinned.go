@@ -38,6 +38,9 @@ func (r *pinnedReader) ReadAt(p []byte, off int64) (int, error) {
 		if off < r.start || off >= r.end || r.data == nil {
 			r.hint = r.idx.Find(off, r.hint)
 			d, start, end := r.idx.Chunk(r.hint)
+			if err := r.idx.Err(); err != nil {
+				return n, &store.ChunkReadError{Path: r.idx.Path(), Offset: off, Err: err}
+			}
 			data, err := r.c.Get(r.ctx, d, int(end-start))
 			if err != nil {
 				r.data = nil

@@ -1,0 +1,200 @@
+package test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/hostile"
+)
+
+// hostileStore makes a store with `cairn init` holding a good snapshot, a
+// victim (good, for cutting its indexes), one snapshot per class of
+// hostile index, all sharing chunks, and snapshots ct/fifo-manifest and
+// ct/fifo-blob whose manifest or blob is a FIFO.
+func hostileStore(t *testing.T) (st string, good, victim store.Snapshot, want []byte, cases map[string]store.Snapshot) {
+	t.Helper()
+	st = filepath.Join(t.TempDir(), "store")
+	mustCairn(t, "--store", st, "init")
+	s, err := store.Open(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := t.Context()
+	c, err := hostile.PutChunks(s, "e2e hostile", 64, hostile.ChunkSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
+	if good, want, err = hostile.WriteGood(ctx, s, store.Group{Type: store.TypeVM, ID: "good"}, t0, c); err != nil {
+		t.Fatal(err)
+	}
+	if victim, _, err = hostile.WriteGood(ctx, s, store.Group{Type: store.TypeVM, ID: "victim"}, t0, c); err != nil {
+		t.Fatal(err)
+	}
+	cases = map[string]store.Snapshot{}
+	for _, ic := range hostile.IndexCases() {
+		if cases[ic.Name], err = hostile.WriteIndexCase(ctx, s, store.Group{Type: store.TypeVM, ID: ic.Name}, t0, ic, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fm, fb, err := hostile.WriteFIFOs(ctx, s, store.Group{Type: store.TypeCT, ID: "fifo-manifest"},
+		store.Group{Type: store.TypeCT, ID: "fifo-blob"}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases["fifo-manifest"], cases["fifo-blob"] = fm, fb
+	return st, good, victim, want, cases
+}
+
+// cairnBounded runs the binary with a minute's deadline (a race build
+// is slow, a hang is forever): it fails the test if the deadline passes.
+func cairnBounded(t *testing.T, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binPath, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("cairn %s: no answer within a minute", strings.Join(args, " "))
+	}
+	r := result{stdout: out.String(), stderr: errb.String()}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestCatVerifyHostileIndexes: cat and verify of every hostile snapshot
+// exit non-zero with a message naming the index file, in bounded time;
+// the good snapshot that shares the chunks cats and verifies fine.
+func TestCatVerifyHostileIndexes(t *testing.T) {
+	st, good, _, want, cases := hostileStore(t)
+	for _, ic := range hostile.IndexCases() {
+		t.Run(ic.Name, func(t *testing.T) {
+			snap := cases[ic.Name].String()
+			r := cairnBounded(t, "--store", st, "cat", snap, ic.Archive())
+			if r.code == 0 || !strings.Contains(r.stderr, ic.File) || len(r.stdout) >= len(want) {
+				t.Errorf("cat: exit %d, %d bytes out, stderr %q; want an error naming %s", r.code, len(r.stdout), r.stderr, ic.File)
+			}
+			if strings.Contains(r.stderr, "panic") || strings.Contains(r.stderr, "goroutine ") {
+				t.Errorf("cat panicked: %s", r.stderr)
+			}
+			r = cairnBounded(t, "--store", st, "verify", snap)
+			if r.code == 0 || !strings.Contains(r.stdout+r.stderr, ic.File) {
+				t.Errorf("verify: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+			}
+		})
+	}
+	for _, name := range []string{"fifo-manifest", "fifo-blob"} {
+		snap := cases[name].String()
+		r := cairnBounded(t, "--store", st, "cat", snap, hostile.BlobFile)
+		if r.code == 0 || !strings.Contains(r.stderr, "not a regular file") {
+			t.Errorf("cat %s: exit %d, stderr %q", name, r.code, r.stderr)
+		}
+		if r = cairnBounded(t, "--store", st, "verify", snap); r.code == 0 {
+			t.Errorf("verify %s: exit 0\n%s%s", name, r.stdout, r.stderr)
+		}
+	}
+	for _, archive := range []string{"disk.img", "data"} {
+		r := cairnBounded(t, "--store", st, "cat", good.String(), archive)
+		if r.code != 0 || r.stdout != string(want) {
+			t.Errorf("cat good %s: exit %d, %d bytes of %d, stderr %s", archive, r.code, len(r.stdout), len(want), r.stderr)
+		}
+	}
+	if r := cairnBounded(t, "--store", st, "verify", good.String()); r.code != 0 {
+		t.Errorf("verify good: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// readAll reads a file in 128 KiB requests and returns what it read and
+// the first error.
+func readAll(path string) ([]byte, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	var got []byte
+	buf := make([]byte, 128<<10)
+	for {
+		n, err := fh.Read(buf)
+		got = append(got, buf[:n]...)
+		if err == io.EOF {
+			return got, nil
+		}
+		if err != nil {
+			return got, err
+		}
+	}
+}
+
+// TestMountHostileIndexes mounts the store with the binary: every read of
+// a hostile snapshot fails with EIO within 5 s; cutting an open, partly
+// read index file fails the next read with EIO (no SIGBUS); the mount
+// process lives on and the good snapshot reads correctly afterwards.
+func TestMountHostileIndexes(t *testing.T) {
+	st, good, victim, want, cases := hostileStore(t)
+	mnt := mountStore(t, st)
+	checkGood := func() {
+		t.Helper()
+		for _, archive := range []string{"disk.img", "data"} {
+			var got []byte
+			var err error
+			hostile.InTime(t, "read good "+archive, func() { got, err = readAll(filepath.Join(mnt, good.String(), archive)) })
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("good %s: %v, %d bytes of %d", archive, err, len(got), len(want))
+			}
+		}
+	}
+	checkGood()
+	for _, name := range []string{"fifo-manifest", "fifo-blob"} {
+		hostile.InTime(t, "list "+name, func() { os.ReadDir(filepath.Join(mnt, cases[name].String())) })
+		hostile.InTime(t, "read "+name, func() { readAll(filepath.Join(mnt, cases[name].String(), hostile.BlobFile)) })
+	}
+	for _, ic := range hostile.IndexCases() {
+		var err error
+		hostile.InTime(t, ic.Name, func() { _, err = readAll(filepath.Join(mnt, cases[ic.Name].String(), ic.Archive())) })
+		if !errors.Is(err, syscall.EIO) {
+			t.Errorf("%s: %v, want EIO", ic.Name, err)
+		}
+	}
+	for _, file := range []string{hostile.FixedFile, hostile.DynamicFile} {
+		archive := strings.TrimSuffix(strings.TrimSuffix(file, ".fidx"), ".didx")
+		fh, err := os.Open(filepath.Join(mnt, victim.String(), archive))
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 4096)
+		if _, err := fh.ReadAt(buf, 0); err != nil {
+			t.Fatalf("victim %s: %v", archive, err)
+		}
+		if err := os.Truncate(filepath.Join(st, victim.String(), file), 0); err != nil {
+			t.Fatal(err)
+		}
+		hostile.InTime(t, "read of a cut index", func() { _, err = fh.ReadAt(buf, int64(len(want))-2*hostile.ChunkSize) })
+		if !errors.Is(err, syscall.EIO) {
+			t.Errorf("victim %s after its index was cut: %v, want EIO", archive, err)
+		}
+		fh.Close()
+	}
+	checkGood()
+	if mounts, err := os.ReadFile("/proc/self/mounts"); err != nil || !strings.Contains(string(mounts), " "+mnt+" ") {
+		t.Errorf("the mount at %s is gone (%v)", mnt, err)
+	}
+}
