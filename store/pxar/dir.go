@@ -40,6 +40,15 @@ func (t *table) item(i uint64) (goodbyeItem, error) {
 	return parseItem(b[:]), nil
 }
 
+// checkWhole checks a table of at most tablePrefix items, all of which
+// item reads at once, as loadTable checks a listed one.
+func (t *table) checkWhole() error {
+	if _, err := t.item(0); err != nil || t.dir.count == 0 {
+		return err
+	}
+	return t.a.checkTable(t.dir, int(t.dir.count), func(i int) goodbyeItem { return parseItem(t.prefix[i*GoodbyeItemSize:]) })
+}
+
 func parseItem(b []byte) goodbyeItem {
 	return goodbyeItem{hash: le.Uint64(b), offset: le.Uint64(b[8:]), size: le.Uint64(b[16:])}
 }
@@ -47,10 +56,17 @@ func parseItem(b []byte) goodbyeItem {
 // child decodes the entry goodbye item it of dir points to. With want
 // set, it returns nil (and no error) if the entry has another name.
 func (a *Accessor) child(dir *Entry, it goodbyeItem, want *string) (*Entry, error) {
+	e, err := a.decodeChild(dir, it, want)
+	if err != nil {
+		return nil, fmt.Errorf("directory %s: %w", dir.Path(), err)
+	}
+	return e, nil
+}
+
+func (a *Accessor) decodeChild(dir *Entry, it goodbyeItem, want *string) (*Entry, error) {
 	tableAt := dir.goodbyeOfs
-	if it.offset == 0 || it.offset > dir.goodbyeOfs-dir.dirContent {
-		return nil, corrupt(streamMeta, tableAt, "goodbye item offset %d outside its directory [%d, %d)",
-			it.offset, dir.dirContent, dir.goodbyeOfs)
+	if err := checkItemOffset(dir, it); err != nil {
+		return nil, err
 	}
 	fileOfs := dir.goodbyeOfs - it.offset
 	c := newCursor(a.meta, fileOfs, dir.goodbyeOfs)
@@ -65,7 +81,7 @@ func (a *Accessor) child(dir *Entry, it goodbyeItem, want *string) (*Entry, erro
 	if HashFilename(name) != it.hash {
 		return nil, corrupt(streamMeta, fileOfs, "goodbye table hash %#x does not match name %q", it.hash, name)
 	}
-	e := &Entry{Name: name, ID: fileOfs}
+	e := &Entry{Name: name, ID: fileOfs, parent: dir}
 	h, err := c.peekHeader()
 	if err != nil {
 		return nil, err
@@ -156,20 +172,20 @@ func (a *Accessor) hardlink(c *cursor, e *Entry) error {
 	if t.Kind != KindFile {
 		return corrupt(streamMeta, target, "hard link target is a %s, not a regular file", t.Kind)
 	}
-	t.Name, t.ID, t.Hardlink = e.Name, target, string(b[8:len(b)-1])
+	t.Name, t.ID, t.Hardlink, t.parent = e.Name, target, string(b[8:len(b)-1]), e.parent
 	*e = *t
 	return nil
 }
 
 // DirReader lists a directory one entry at a time, in goodbye table order
 // (by name hash, not by name). Its position is a stable cookie: Seek back
-// to any index to resume.
+// to any index to resume. Its first Next reads and checks the whole
+// goodbye table (24 bytes per entry), as ReadDirSorted does.
 type DirReader struct {
 	a     *Accessor
 	dir   *Entry
 	i     uint64
-	batch []byte
-	first uint64 // table index of batch[0]
+	items []goodbyeItem // nil until the first Next
 }
 
 // ReadDir starts listing directory dir.
@@ -197,20 +213,14 @@ func (r *DirReader) Next(ctx context.Context) (*Entry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if r.i < r.first || r.i >= r.first+uint64(len(r.batch))/GoodbyeItemSize {
-		n := min(dirBatch, r.dir.count-r.i)
-		if uint64(cap(r.batch)) < n*GoodbyeItemSize {
-			r.batch = make([]byte, n*GoodbyeItemSize)
-		}
-		r.batch = r.batch[:n*GoodbyeItemSize]
-		if err := r.a.meta.readAt(r.batch, r.dir.goodbyeOfs+HeaderSize+r.i*GoodbyeItemSize); err != nil {
-			r.batch = r.batch[:0]
+	if r.items == nil {
+		items, err := r.a.loadTable(ctx, r.dir)
+		if err != nil {
 			return nil, err
 		}
-		r.first = r.i
+		r.items = items
 	}
-	it := parseItem(r.batch[(r.i-r.first)*GoodbyeItemSize:])
-	e, err := r.a.child(r.dir, it, nil)
+	e, err := r.a.child(r.dir, r.items[r.i], nil)
 	if err != nil {
 		return nil, err
 	}

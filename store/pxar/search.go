@@ -1,0 +1,119 @@
+package pxar
+
+// Lookup's walk of a goodbye table: a binary search tree of hashes stored
+// as an implicit heap (children of i at 2i+1 and 2i+2), whose in-order
+// sequence is sorted, so that items of equal hash are in-order neighbours.
+
+// descend returns the index of the first item of hash h on the search
+// path, or dir.count if there is none. Every item read must lie in the
+// hash range its ancestors leave for it.
+func (t *table) descend(h uint64) (uint64, error) {
+	lo, hi := uint64(0), uint64(1<<64-1)
+	i := uint64(0)
+	for i < t.dir.count {
+		it, err := t.item(i)
+		if err != nil {
+			return 0, err
+		}
+		switch {
+		case it.hash < lo || it.hash > hi:
+			return 0, t.unsorted(i)
+		case h < it.hash:
+			i, hi = 2*i+1, it.hash
+		case h > it.hash:
+			i, lo = 2*i+2, it.hash
+		default:
+			return i, nil
+		}
+	}
+	return t.dir.count, nil
+}
+
+// equalRun decodes the entries of item i and of its in-order neighbours
+// of the same hash and returns the one called name (or nil). Two entries
+// of that name are a duplicate; a neighbour on the wrong side of item i's
+// hash is an unsorted table.
+func (t *table) equalRun(i uint64, name string) (*Entry, error) {
+	it, err := t.item(i)
+	if err != nil {
+		return nil, err
+	}
+	found, err := t.a.child(t.dir, it, &name)
+	if err != nil {
+		return nil, err
+	}
+	if found, err = t.walkEqual(i, it.hash, name, found, t.pred, -1); err != nil {
+		return nil, err
+	}
+	return t.walkEqual(i, it.hash, name, found, t.succ, 1)
+}
+
+// walkEqual steps from item i through neighbours of hash h (side -1: to
+// smaller, 1: to larger) and decodes those, adding a match of name to
+// found.
+func (t *table) walkEqual(i, h uint64, name string, found *Entry, step func(uint64) (uint64, bool), side int) (*Entry, error) {
+	for j, ok := step(i); ok; j, ok = step(j) {
+		n, err := t.item(j)
+		if err != nil {
+			return nil, err
+		}
+		if (side < 0 && n.hash > h) || (side > 0 && n.hash < h) {
+			return nil, t.unsorted(j)
+		}
+		if n.hash != h {
+			return found, nil
+		}
+		e, err := t.a.child(t.dir, n, &name)
+		if err != nil {
+			return nil, err
+		}
+		if e != nil && found != nil {
+			return nil, duplicate(t.dir, name)
+		}
+		if e != nil {
+			found = e
+		}
+	}
+	return found, nil
+}
+
+// pred is the index of item j's in-order predecessor.
+func (t *table) pred(j uint64) (uint64, bool) {
+	n := t.dir.count
+	if l := 2*j + 1; l < n {
+		for 2*l+2 < n {
+			l = 2*l + 2
+		}
+		return l, true
+	}
+	for j > 0 && j%2 == 1 { // a left child: go up
+		j = (j - 1) / 2
+	}
+	if j == 0 {
+		return 0, false
+	}
+	return (j - 2) / 2, true
+}
+
+// succ is the index of item j's in-order successor.
+func (t *table) succ(j uint64) (uint64, bool) {
+	n := t.dir.count
+	if r := 2*j + 2; r < n {
+		for 2*r+1 < n {
+			r = 2*r + 1
+		}
+		return r, true
+	}
+	for j > 0 && j%2 == 0 { // a right child: go up
+		j = (j - 2) / 2
+	}
+	if j == 0 {
+		return 0, false
+	}
+	return (j - 1) / 2, true
+}
+
+// unsorted is the error for a table whose item i breaks the order.
+func (t *table) unsorted(i uint64) error {
+	return corrupt(streamMeta, t.dir.goodbyeOfs, "goodbye table of directory %s is not sorted by hash (item %d)", t.dir.Path(), i)
+}
