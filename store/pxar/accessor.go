@@ -84,7 +84,7 @@ func (a *Accessor) openRoot() (*Entry, error) {
 		return nil, corrupt(streamMeta, entryOfs, "root entry is a %s, not a directory", e.Kind)
 	}
 	e.dirContent, e.goodbyeOfs, e.count = c.pos, goodbyeOfs, count
-	return e, nil
+	return e, checkCount(e)
 }
 
 // skipPreamble consumes FORMAT_VERSION and PRELUDE items at the start of

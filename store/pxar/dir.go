@@ -121,7 +121,7 @@ func (a *Accessor) childDir(dir, e *Entry, it goodbyeItem, entryOfs, content uin
 		return corrupt(streamMeta, goodbyeOfs, "goodbye table of %q points to %d, its entry is at %d", e.Name, backOfs, entryOfs)
 	}
 	e.dirContent, e.goodbyeOfs, e.count = content, goodbyeOfs, count
-	return nil
+	return checkCount(e)
 }
 
 // readName consumes a FILENAME item and returns the valid name in it.

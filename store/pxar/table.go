@@ -11,6 +11,20 @@ import (
 // an index may claim too), so memory grows with what was actually read.
 const tableGrow = 4096
 
+// minEntrySize is the smallest a directory's entry can be: a FILENAME of
+// one byte and its NUL, then a HARDLINK of an offset and a one-byte path.
+const minEntrySize = HeaderSize + 2 + HeaderSize + 8 + 2
+
+// checkCount bounds the number of goodbye items of directory e by what its
+// content between its ENTRY and its GOODBYE item can hold.
+func checkCount(e *Entry) error {
+	if room := (e.goodbyeOfs - e.dirContent) / minEntrySize; e.count > room {
+		return corrupt(streamMeta, e.goodbyeOfs, "goodbye table of directory %s lists %d entries, its %d bytes hold at most %d",
+			e.Path(), e.count, e.goodbyeOfs-e.dirContent, room)
+	}
+	return nil
+}
+
 // loadTable reads the whole goodbye table of dir and checks it: sorted as
 // a binary search tree by hash, no two entries of the same name. The
 // items are returned in table order.
@@ -27,7 +41,11 @@ func (a *Accessor) loadTable(ctx context.Context, dir *Entry) ([]goodbyeItem, er
 			return nil, fmt.Errorf("directory %s: %w", dir.Path(), err)
 		}
 		for k := uint64(0); k < n; k++ {
-			items = append(items, parseItem(b[k*GoodbyeItemSize:]))
+			it := parseItem(b[k*GoodbyeItemSize:])
+			if err := checkItemOffset(dir, it); err != nil {
+				return nil, err // fail at the first bad item, not after reading them all
+			}
+			items = append(items, it)
 		}
 		i += n
 	}
