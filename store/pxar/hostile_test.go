@@ -235,7 +235,7 @@ func hugeTable(count, content uint64) *sparseReader {
 	tail = le.AppendUint64(tail, gb)
 	tail = le.AppendUint64(tail, size)
 	return &sparseReader{size: int64(gb + size), pieces: map[int64][]byte{
-		0: append(root, appendItem(nil, TypeFilename, []byte("a\x00"))...), // ends the root's ENTRY
+		0:         append(root, appendItem(nil, TypeFilename, []byte("a\x00"))...), // ends the root's ENTRY
 		int64(gb): h[:], int64(gb + size - GoodbyeItemSize): tail}}
 }
 
