@@ -1,0 +1,66 @@
+package catalog
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/cairnfs/cairn/jobs/tape/format"
+)
+
+// FuzzCatalog parses arbitrary media catalogs (seeds: catalogs the real
+// writer made): no panic, only catalog errors, and what parses is a
+// consistent catalog of no more bytes than the input: file numbers
+// increase and every snapshot file is found by its name.
+func FuzzCatalog(f *testing.F) {
+	media := format.UUID{1, 2, 3}
+	for _, withSet := range []bool{false, true} {
+		dir := f.TempDir()
+		var set *format.MediaSetLabel
+		if withSet {
+			set = &format.MediaSetLabel{Pool: "p", UUID: format.UUID{9}, SeqNr: 1}
+		}
+		c, err := Create(dir, media, set)
+		if err != nil {
+			f.Fatal(err)
+		}
+		fill(&testing.T{}, c)
+		c.Close()
+		b, err := os.ReadFile(filepath.Join(dir, media.String()+".log"))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := Parse(bytes.NewReader(data), media)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrOrder) && !errors.Is(err, ErrMismatch) {
+				t.Fatalf("unexpected error %v", err)
+			}
+			return
+		}
+		if c.Size() > int64(len(data)) {
+			t.Fatalf("catalog of %d bytes from %d", c.Size(), len(data))
+		}
+		var prev int64 = -1
+		for _, file := range c.Files() {
+			if int64(file.Number) <= prev {
+				t.Fatalf("file %d after %d", file.Number, prev)
+			}
+			prev = int64(file.Number)
+			if file.Kind == KindSnapshot {
+				if n, ok := c.LookupSnapshot(file.Store, file.Snapshot); !ok || n != file.Number {
+					t.Fatalf("snapshot %s/%s of file %d not found", file.Store, file.Snapshot, file.Number)
+				}
+			}
+		}
+		for _, store := range c.Stores() {
+			if c.Chunks(store) < 0 {
+				t.Fatalf("store %s: %d chunks", store, c.Chunks(store))
+			}
+		}
+	})
+}
