@@ -39,21 +39,12 @@ func readFileLimit(path string, limit int64) ([]byte, error) {
 	if fi.Size() > limit {
 		return nil, &errTooLarge{path, fi.Size(), limit}
 	}
-	b := make([]byte, 0, fi.Size()+1)
-	for {
-		n, err := f.Read(b[len(b):cap(b)])
-		b = b[:len(b)+n]
-		if int64(len(b)) > limit {
-			return nil, &errTooLarge{path, int64(len(b)), limit}
-		}
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", path, err)
-		}
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
+	if int64(len(b)) > limit {
+		return nil, &errTooLarge{path, int64(len(b)), limit}
+	}
+	return b, nil
 }
