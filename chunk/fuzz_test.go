@@ -99,3 +99,18 @@ func TestDecodeLimitBomb(t *testing.T) {
 		t.Fatalf("without a limit: %d bytes, %v", len(out), err)
 	}
 }
+
+// Every truncation of a blob fails with a blob error.
+func TestBlobTruncatedEverywhere(t *testing.T) {
+	for _, compress := range []bool{false, true} {
+		blob, err := EncodeBlob(nil, bytes.Repeat([]byte("cairn "), 50), compress)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n := 0; n < len(blob); n++ {
+			if _, err := DecodeBlob(nil, blob[:n], 0); err == nil || !isBlobError(err) {
+				t.Fatalf("blob cut to %d of %d bytes: %v", n, len(blob), err)
+			}
+		}
+	}
+}

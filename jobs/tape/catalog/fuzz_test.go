@@ -64,3 +64,38 @@ func FuzzCatalog(f *testing.F) {
 		}
 	})
 }
+
+// Every truncation of a catalog either fails as corrupt or, cut exactly
+// after a record outside a chunk archive, parses to that prefix; never a
+// catalog that claims more than it was given.
+func TestCatalogTruncatedEverywhere(t *testing.T) {
+	dir := t.TempDir()
+	media := format.UUID{4}
+	c, err := Create(dir, media, &format.MediaSetLabel{Pool: "p", UUID: format.UUID{5}, SeqNr: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill(t, c)
+	c.Close()
+	data, err := os.ReadFile(Path(dir, media))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefixes := 0
+	for n := 0; n < len(data); n++ {
+		p, err := Parse(bytes.NewReader(data[:n]), media)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("cut to %d bytes: %v", n, err)
+			}
+			continue
+		}
+		if p.Size() != int64(n) {
+			t.Fatalf("cut to %d bytes parses as %d bytes", n, p.Size())
+		}
+		prefixes++
+	}
+	if prefixes == 0 || prefixes > 8 {
+		t.Fatalf("%d truncation points parse", prefixes)
+	}
+}
