@@ -12,40 +12,6 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 )
 
-// realIndex writes an index with the real writer and returns its bytes.
-func realIndex(f *testing.F, fixed bool, sizes ...int) []byte {
-	path := filepath.Join(f.TempDir(), "x.didx")
-	var add func(chunk.Digest, int) error
-	var closeW func() ([32]byte, int64, error)
-	if fixed {
-		path = filepath.Join(f.TempDir(), "x.img.fidx")
-		w, err := NewFixedWriter(path, 64<<10)
-		if err != nil {
-			f.Fatal(err)
-		}
-		add, closeW = w.Add, w.Close
-	} else {
-		w, err := NewDynamicWriter(path)
-		if err != nil {
-			f.Fatal(err)
-		}
-		add, closeW = w.Add, w.Close
-	}
-	for i, s := range sizes {
-		if err := add(chunk.Sum([]byte{byte(i)}), s); err != nil {
-			f.Fatal(err)
-		}
-	}
-	if _, _, err := closeW(); err != nil {
-		f.Fatal(err)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		f.Fatal(err)
-	}
-	return b
-}
-
 // fuzzIndex opens data as an index file named name and checks that the
 // chunks it lists tile [0, Size) and that Find agrees with them.
 func fuzzIndex(t *testing.T, name string, data []byte) {
@@ -82,17 +48,19 @@ func fuzzIndex(t *testing.T, name string, data []byte) {
 
 // FuzzFixedIndex opens arbitrary .fidx files.
 func FuzzFixedIndex(f *testing.F) {
-	f.Add(realIndex(f, true))
-	f.Add(realIndex(f, true, 64<<10, 64<<10, 1000))
-	f.Add(realIndex(f, true, 64<<10))
+	dir := f.TempDir()
+	f.Add(writeTestIndex(f, filepath.Join(dir, "0.img.fidx"), true, []int{}...))
+	f.Add(writeTestIndex(f, filepath.Join(dir, "3.img.fidx"), true, 64<<10, 64<<10, 1000))
+	f.Add(writeTestIndex(f, filepath.Join(dir, "1.img.fidx"), true, 64<<10))
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzIndex(t, "f.img.fidx", data) })
 }
 
 // FuzzDynamicIndex opens arbitrary .didx files.
 func FuzzDynamicIndex(f *testing.F) {
-	f.Add(realIndex(f, false))
-	f.Add(realIndex(f, false, 10, 20, 4<<20))
-	f.Add(realIndex(f, false, 1))
+	dir := f.TempDir()
+	f.Add(writeTestIndex(f, filepath.Join(dir, "0.didx"), false, []int{}...))
+	f.Add(writeTestIndex(f, filepath.Join(dir, "3.didx"), false, 10, 20, 4<<20))
+	f.Add(writeTestIndex(f, filepath.Join(dir, "1.didx"), false, 1))
 	f.Fuzz(func(t *testing.T, data []byte) { fuzzIndex(t, "d.didx", data) })
 }
 

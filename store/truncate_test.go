@@ -45,7 +45,9 @@ func TestIndexTruncatedEverywhere(t *testing.T) {
 	}
 }
 
-func writeTestIndex(t *testing.T, path string, fixed bool) []byte {
+// writeTestIndex writes an index of chunks of the given sizes (default
+// 64 KiB, 64 KiB, 100 bytes) with the real writer and returns its bytes.
+func writeTestIndex(t testing.TB, path string, fixed bool, sizes ...int) []byte {
 	t.Helper()
 	var add func(chunk.Digest, int) error
 	var finish func() ([32]byte, int64, error)
@@ -62,7 +64,10 @@ func writeTestIndex(t *testing.T, path string, fixed bool) []byte {
 		}
 		add, finish = w.Add, w.Close
 	}
-	for i, size := range []int{64 << 10, 64 << 10, 100} {
+	if sizes == nil {
+		sizes = []int{64 << 10, 64 << 10, 100}
+	}
+	for i, size := range sizes {
 		if err := add(chunk.Sum([]byte{byte(i)}), size); err != nil {
 			t.Fatal(err)
 		}

@@ -271,3 +271,30 @@ func TestHugeGoodbyeCount(t *testing.T) {
 		t.Fatalf("allocated %d bytes for a hostile count", grew)
 	}
 }
+
+// inOrder visits a goodbye table in sorted order, and pred and succ walk
+// that order both ways, for every table size up to 70.
+func TestInOrderNeighbours(t *testing.T) {
+	for n := 1; n <= 70; n++ {
+		var seq []uint64
+		inOrder(n, func(i int) bool { seq = append(seq, uint64(i)); return true })
+		heap := make([]int, n) // heap[i]: the rank of item i in a table bstPermute laid out
+		bstPermute(n, func(src, dst int) { heap[dst] = src })
+		for k, i := range seq {
+			if heap[i] != k {
+				t.Fatalf("n=%d: in-order item %d is %d, has rank %d", n, k, i, heap[i])
+			}
+		}
+		tb := &table{dir: &Entry{count: uint64(n)}}
+		for k, i := range seq {
+			p, ok := tb.pred(i)
+			if ok != (k > 0) || (ok && p != seq[k-1]) {
+				t.Fatalf("n=%d: pred(%d) = %d %v", n, i, p, ok)
+			}
+			s, ok := tb.succ(i)
+			if ok != (k < n-1) || (ok && s != seq[k+1]) {
+				t.Fatalf("n=%d: succ(%d) = %d %v", n, i, s, ok)
+			}
+		}
+	}
+}

@@ -78,39 +78,30 @@ func (t *table) walkEqual(i, h uint64, name string, found *Entry, step func(uint
 }
 
 // pred is the index of item j's in-order predecessor.
-func (t *table) pred(j uint64) (uint64, bool) {
-	n := t.dir.count
-	if l := 2*j + 1; l < n {
-		for 2*l+2 < n {
-			l = 2*l + 2
-		}
-		return l, true
-	}
-	for j > 0 && j%2 == 1 { // a left child: go up
-		j = (j - 1) / 2
-	}
-	if j == 0 {
-		return 0, false
-	}
-	return (j - 2) / 2, true
-}
+func (t *table) pred(j uint64) (uint64, bool) { return t.neighbour(j, 1, 2) }
 
 // succ is the index of item j's in-order successor.
-func (t *table) succ(j uint64) (uint64, bool) {
+func (t *table) succ(j uint64) (uint64, bool) { return t.neighbour(j, 2, 1) }
+
+// neighbour is the index of item j's in-order neighbour on the side of
+// child 2j+a (a, b: 1, 2 for the predecessor, 2, 1 for the successor):
+// the outermost item of that subtree towards b, or else the parent of
+// the first ancestor that is a b-child.
+func (t *table) neighbour(j, a, b uint64) (uint64, bool) {
 	n := t.dir.count
-	if r := 2*j + 2; r < n {
-		for 2*r+1 < n {
-			r = 2*r + 1
+	if c := 2*j + a; c < n {
+		for 2*c+b < n {
+			c = 2*c + b
 		}
-		return r, true
+		return c, true
 	}
-	for j > 0 && j%2 == 0 { // a right child: go up
-		j = (j - 2) / 2
+	for j >= a && (j-a)%2 == 0 { // an a-child: go up
+		j = (j - a) / 2
 	}
 	if j == 0 {
 		return 0, false
 	}
-	return (j - 1) / 2, true
+	return (j - b) / 2, true
 }
 
 // unsorted is the error for a table whose item i breaks the order.
