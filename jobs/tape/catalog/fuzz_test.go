@@ -99,3 +99,21 @@ func TestCatalogTruncatedEverywhere(t *testing.T) {
 		t.Fatalf("%d truncation points parse", prefixes)
 	}
 }
+
+// File numbers from 2^48 on are corrupt: 2^64-1 stored as the int64 last
+// file is -1, "no file yet", and file 0 could follow it (FuzzCatalog
+// found this).
+func TestCatalogFileNumberRange(t *testing.T) {
+	media := format.UUID{7}
+	for _, file := range []uint64{1<<64 - 1, 1 << 63, 1 << 48} {
+		b := append([]byte{}, Magic[:]...)
+		b = appendSnapshot(b, file, format.UUID{1}, "s", "vm/1/x")
+		b = appendSnapshot(b, 2, format.UUID{2}, "s", "vm/1/y")
+		if _, err := Parse(bytes.NewReader(b), media); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("snapshot in file %d: %v", file, err)
+		}
+		if err := newCatalog(media).snapshot(file, format.UUID{1}, "s", "vm/1/x"); !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("registering file %d: %v", file, err)
+		}
+	}
+}
