@@ -298,3 +298,38 @@ func TestInOrderNeighbours(t *testing.T) {
 		}
 	}
 }
+
+// Item sizes far beyond the stream or the item's limit fail as corrupt,
+// before anything of that size is allocated: file names, symlink
+// targets, hard links, xattrs, ACL entries, file capabilities, payloads.
+func TestHugeItemSizes(t *testing.T) {
+	g := uint64(3)
+	rich := Metadata{Stat: Stat{Mode: ModeIFREG | 0o644},
+		Xattrs: []Xattr{{Name: []byte("user.x"), Value: []byte("y")}},
+		ACL:    ACL{Users: []ACLEntry{{ID: 1, Perm: 7}}, GroupObj: &g}, FCaps: []byte{1, 2}}
+	tree := dirNode("",
+		&node{name: "f", kind: KindFile, data: []byte("data"), meta: rich},
+		&node{name: "l", kind: KindSymlink, target: "f", meta: Metadata{Stat: Stat{Mode: ModeIFLNK | 0o777}}},
+		&node{name: "m", kind: KindFile, linkTo: "f"},
+	)
+	meta, _ := encodeTree(t, tree, false)
+	types := map[string]uint64{"FILENAME": TypeFilename, "SYMLINK": TypeSymlink, "HARDLINK": TypeHardlink,
+		"XATTR": TypeXattr, "ACL_USER": TypeACLUser, "ACL_GROUP_OBJ": TypeACLGroupObj, "FCAPS": TypeFCaps,
+		"PAYLOAD": TypePayload, "ENTRY": TypeEntry}
+	for name, typ := range types {
+		at := itemAt(t, meta, typ, "")
+		for _, size := range []uint64{1 << 20, 1 << 40, 1 << 63, 1<<64 - 1} {
+			bad := patch(meta, at+8, le64(size))
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			err := walkAll(bad, nil, 1000)
+			runtime.ReadMemStats(&after)
+			if !errors.Is(err, ErrCorrupt) {
+				t.Errorf("%s of %d bytes: %v", name, size, err)
+			}
+			if grew := after.TotalAlloc - before.TotalAlloc; grew > 4<<20 {
+				t.Errorf("%s of %d bytes: allocated %d bytes", name, size, grew)
+			}
+		}
+	}
+}
