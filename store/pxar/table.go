@@ -55,12 +55,12 @@ func (a *Accessor) loadTable(ctx context.Context, dir *Entry) ([]goodbyeItem, er
 	return items, nil
 }
 
-// checkTable checks that the n items of a whole goodbye table in table order (a
-// binary search tree stored as an implicit heap), are sorted by hash in
-// the tree's in-order sequence, and that entries of equal hash, which are
-// then neighbours in that sequence, have different names. Only those
-// entries are decoded: for an archive without hash collisions, checking
-// costs one pass over the table.
+// checkTable checks the n items of a whole goodbye table, given in table
+// order (a binary search tree stored as an implicit heap): they must be
+// sorted by hash in the tree's in-order sequence, and entries of equal
+// hash, which are then neighbours in that sequence, must have different
+// names. Only those entries are decoded: for an archive without hash
+// collisions, checking costs one pass over the table.
 func (a *Accessor) checkTable(dir *Entry, n int, item func(i int) goodbyeItem) error {
 	var prev goodbyeItem
 	first := true
