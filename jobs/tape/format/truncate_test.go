@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"io"
+	"runtime"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -84,5 +85,22 @@ func TestTapeHugeClaims(t *testing.T) {
 		if _, _, err := r.Next(nil); !errors.Is(err, ErrCorrupt) || err == io.EOF {
 			t.Fatalf("entry of %d bytes: %v", size, err)
 		}
+	}
+	// An entry of the largest size on a stream that ends after a few
+	// bytes is a torn tail, read without allocating what it claims.
+	bad := bytes.Clone(good)
+	binary.LittleEndian.PutUint64(bad[at:], 128<<20)
+	r, err := NewChunkArchiveReader(newByteTape(bad, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if _, _, err := r.Next(nil); err != io.EOF {
+		t.Fatalf("entry of 128 MiB in %d bytes: %v", len(bad), err)
+	}
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 8<<20 {
+		t.Fatalf("entry claiming 128 MiB allocated %d bytes", grew)
 	}
 }
