@@ -9,8 +9,9 @@ import (
 )
 
 // FuzzAccessor decodes arbitrary metadata and payload streams: it must
-// never panic or read outside them, and every failure must be a
-// corruption error (or a missing payload stream).
+// never panic or read outside them, every failure must be a corruption
+// error (or a missing payload stream), and a root that lists names each
+// entry once.
 func FuzzAccessor(f *testing.F) {
 	for _, split := range []bool{true, false} {
 		t := &testing.T{}
@@ -42,6 +43,9 @@ func FuzzAccessor(f *testing.F) {
 		err := walkAll(meta, payload, 2000)
 		if err != nil && !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrNoPayload) {
 			t.Fatalf("unexpected error kind: %v", err)
+		}
+		if a, err := NewAccessor(context.Background(), bytes.NewReader(meta), int64(len(meta)), nil, 0); err == nil {
+			checkListing(t, a)
 		}
 	})
 }
