@@ -6,10 +6,11 @@ import (
 	"strings"
 )
 
-// tableGrow bounds how many goodbye items a listing allocates ahead of
-// reading them: a table's count is only a claim of the stream (whose size
-// an index may claim too), so memory grows with what was actually read.
-const tableGrow = 4096
+// tablePrealloc bounds how many goodbye items (24 bytes each) a listing
+// allocates ahead of reading them: a table's count is only a claim of the
+// stream (whose size an index may claim too), so a larger table's memory
+// grows with what was actually read.
+const tablePrealloc = 1 << 17
 
 // minEntrySize is the smallest a directory's entry can be: a FILENAME of
 // one byte and its NUL, then a HARDLINK of an offset and a one-byte path.
@@ -29,7 +30,7 @@ func checkCount(e *Entry) error {
 // a binary search tree by hash, no two entries of the same name. The
 // items are returned in table order.
 func (a *Accessor) loadTable(ctx context.Context, dir *Entry) ([]goodbyeItem, error) {
-	items := make([]goodbyeItem, 0, min(dir.count, tableGrow))
+	items := make([]goodbyeItem, 0, min(dir.count, tablePrealloc))
 	buf := make([]byte, min(dir.count, dirBatch)*GoodbyeItemSize)
 	for i := uint64(0); i < dir.count; {
 		if err := ctx.Err(); err != nil {
