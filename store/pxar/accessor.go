@@ -186,7 +186,7 @@ func (a *Accessor) Lookup(ctx context.Context, dir *Entry, name string) (*Entry,
 		}
 		return nil, err
 	}
-	found, err := t.equalRun(i, name)
+	found, err := t.equalRun(i, &name)
 	if err == nil && found == nil {
 		err = fmt.Errorf("%w: %q", ErrNotFound, name)
 	}

@@ -14,9 +14,10 @@ const (
 
 // table reads the goodbye table items of a directory.
 type table struct {
-	a      *Accessor
-	dir    *Entry
-	prefix []byte
+	a       *Accessor
+	dir     *Entry
+	prefix  []byte
+	scratch [GoodbyeItemSize]byte // one item past the prefix
 }
 
 func (a *Accessor) newTable(dir *Entry) *table { return &table{a: a, dir: dir} }
@@ -33,11 +34,11 @@ func (t *table) item(i uint64) (goodbyeItem, error) {
 		}
 		return parseItem(t.prefix[i*GoodbyeItemSize:]), nil
 	}
-	var b [GoodbyeItemSize]byte
-	if err := t.a.meta.readAt(b[:], t.dir.goodbyeOfs+HeaderSize+i*GoodbyeItemSize); err != nil {
+	b := t.scratch[:]
+	if err := t.a.meta.readAt(b, t.dir.goodbyeOfs+HeaderSize+i*GoodbyeItemSize); err != nil {
 		return goodbyeItem{}, err
 	}
-	return parseItem(b[:]), nil
+	return parseItem(b), nil
 }
 
 // checkWhole checks a table of at most tablePrefix items, all of which

@@ -30,29 +30,33 @@ func (t *table) descend(h uint64) (uint64, error) {
 }
 
 // equalRun decodes the entries of item i and of its in-order neighbours
-// of the same hash and returns the one called name (or nil). Two entries
+// of the same hash and returns the one called *name (or nil). Two entries
 // of that name are a duplicate; a neighbour on the wrong side of item i's
 // hash is an unsorted table.
-func (t *table) equalRun(i uint64, name string) (*Entry, error) {
+func (t *table) equalRun(i uint64, name *string) (*Entry, error) {
 	it, err := t.item(i)
 	if err != nil {
 		return nil, err
 	}
-	found, err := t.a.child(t.dir, it, &name)
+	found, err := t.a.child(t.dir, it, name)
 	if err != nil {
 		return nil, err
 	}
-	if found, err = t.walkEqual(i, it.hash, name, found, t.pred, -1); err != nil {
+	if found, err = t.walkEqual(i, it.hash, name, found, -1); err != nil {
 		return nil, err
 	}
-	return t.walkEqual(i, it.hash, name, found, t.succ, 1)
+	return t.walkEqual(i, it.hash, name, found, 1)
 }
 
 // walkEqual steps from item i through neighbours of hash h (side -1: to
-// smaller, 1: to larger) and decodes those, adding a match of name to
-// found.
-func (t *table) walkEqual(i, h uint64, name string, found *Entry, step func(uint64) (uint64, bool), side int) (*Entry, error) {
-	for j, ok := step(i); ok; j, ok = step(j) {
+// the predecessors, 1: to the successors) and decodes those, adding a
+// match of name to found.
+func (t *table) walkEqual(i, h uint64, name *string, found *Entry, side int) (*Entry, error) {
+	a, b := uint64(1), uint64(2)
+	if side > 0 {
+		a, b = 2, 1
+	}
+	for j, ok := t.neighbour(i, a, b); ok; j, ok = t.neighbour(j, a, b) {
 		n, err := t.item(j)
 		if err != nil {
 			return nil, err
@@ -63,12 +67,12 @@ func (t *table) walkEqual(i, h uint64, name string, found *Entry, step func(uint
 		if n.hash != h {
 			return found, nil
 		}
-		e, err := t.a.child(t.dir, n, &name)
+		e, err := t.a.child(t.dir, n, name)
 		if err != nil {
 			return nil, err
 		}
 		if e != nil && found != nil {
-			return nil, duplicate(t.dir, name)
+			return nil, duplicate(t.dir, *name)
 		}
 		if e != nil {
 			found = e
