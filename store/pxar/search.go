@@ -56,6 +56,12 @@ func (t *table) walkEqual(i, h uint64, name *string, found *Entry, side int) (*E
 	if side > 0 {
 		a, b = 2, 1
 	}
+	if 2*i+a >= t.dir.count {
+		// No subtree on that side: the neighbour is an ancestor on the
+		// search path, whose hash differs from h (descend stopped at the
+		// first h), so nothing needs to be read.
+		return found, nil
+	}
 	for j, ok := t.neighbour(i, a, b); ok; j, ok = t.neighbour(j, a, b) {
 		n, err := t.item(j)
 		if err != nil {
