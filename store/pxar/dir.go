@@ -44,7 +44,10 @@ func (t *table) item(i uint64) (goodbyeItem, error) {
 // checkWhole checks a table of at most tablePrefix items, all of which
 // item reads at once, as loadTable checks a listed one.
 func (t *table) checkWhole() error {
-	if _, err := t.item(0); err != nil || t.dir.count == 0 {
+	if t.dir.count == 0 {
+		return nil
+	}
+	if _, err := t.item(0); err != nil {
 		return err
 	}
 	return t.a.checkTable(t.dir, int(t.dir.count), func(i int) goodbyeItem { return parseItem(t.prefix[i*GoodbyeItemSize:]) })

@@ -92,6 +92,7 @@ func FuzzGoodbyeTable(f *testing.F) {
 		f.Add(uint8(i), items)
 		f.Add(uint8(i), items[:len(items)/2])
 		f.Add(uint8(i), append(bytes.Clone(items), items[:GoodbyeItemSize]...)) // an entry twice
+		f.Add(uint8(i), []byte{})                                               // an empty directory
 	}
 	f.Fuzz(func(t *testing.T, base uint8, items []byte) {
 		prefix, _ := rootTable(bases[int(base)%len(bases)])
@@ -108,7 +109,8 @@ func FuzzGoodbyeTable(f *testing.F) {
 }
 
 // checkListing lists the root; if that succeeds, every name must be
-// listed once and Lookup must return the same entry for it.
+// listed once and Lookup must return the same entry for it, and a name
+// not listed must not be found.
 func checkListing(t *testing.T, a *Accessor) {
 	ctx := context.Background()
 	r, err := a.ReadDirSorted(ctx, a.Root())
@@ -124,6 +126,9 @@ func checkListing(t *testing.T, a *Accessor) {
 			t.Fatalf("list: %v", err)
 		}
 		return
+	}
+	if _, err := a.Lookup(ctx, a.Root(), "not-listed\x01"); !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("lookup of a name not listed: %v", err)
 	}
 	seen := map[string]bool{}
 	for _, e := range listed {

@@ -333,3 +333,26 @@ func TestHugeItemSizes(t *testing.T) {
 		}
 	}
 }
+
+// Lookups in empty directories (the root and a subdirectory, of tables
+// small enough to be checked whole) find nothing (this panicked once).
+func TestLookupEmptyDirectory(t *testing.T) {
+	ctx := context.Background()
+	for _, entries := range [][]craft{nil, {{name: "d", dir: []craft{}}}} {
+		a := openCrafted(t, craftArchive(entries, craftOpts{}))
+		dir := a.Root()
+		if len(entries) > 0 {
+			var err error
+			if dir, err = a.Lookup(ctx, dir, "d"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := a.Lookup(ctx, dir, "x"); !errors.Is(err, ErrNotFound) {
+			t.Fatalf("lookup in an empty directory: %v", err)
+		}
+		if err := listDir(a, dir); err != nil {
+			t.Fatalf("listing an empty directory: %v", err)
+		}
+	}
+}
+
