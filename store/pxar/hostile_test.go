@@ -355,4 +355,3 @@ func TestLookupEmptyDirectory(t *testing.T) {
 		}
 	}
 }
-
