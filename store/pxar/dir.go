@@ -12,29 +12,30 @@ const (
 	dirBatch    = 256 // table items read at once while listing
 )
 
-// table reads the goodbye table items of a directory.
+// table reads the goodbye table items of a directory: the first
+// tablePrefix items at once, the others one at a time into the room left
+// after them in the same buffer.
 type table struct {
-	a       *Accessor
-	dir     *Entry
-	prefix  []byte
-	scratch [GoodbyeItemSize]byte // one item past the prefix
+	a      *Accessor
+	dir    *Entry
+	prefix []byte // cap: one more item, for reads past the prefix
 }
 
 func (a *Accessor) newTable(dir *Entry) *table { return &table{a: a, dir: dir} }
 
 func (t *table) item(i uint64) (goodbyeItem, error) {
-	if i < tablePrefix {
-		if t.prefix == nil {
-			n := min(t.dir.count, tablePrefix)
-			b := make([]byte, n*GoodbyeItemSize)
-			if err := t.a.meta.readAt(b, t.dir.goodbyeOfs+HeaderSize); err != nil {
-				return goodbyeItem{}, err
-			}
-			t.prefix = b
+	if t.prefix == nil {
+		n := min(t.dir.count, tablePrefix)
+		b := make([]byte, n*GoodbyeItemSize, (n+1)*GoodbyeItemSize)
+		if err := t.a.meta.readAt(b, t.dir.goodbyeOfs+HeaderSize); err != nil {
+			return goodbyeItem{}, err
 		}
+		t.prefix = b
+	}
+	if i < tablePrefix {
 		return parseItem(t.prefix[i*GoodbyeItemSize:]), nil
 	}
-	b := t.scratch[:]
+	b := t.prefix[len(t.prefix):cap(t.prefix)]
 	if err := t.a.meta.readAt(b, t.dir.goodbyeOfs+HeaderSize+i*GoodbyeItemSize); err != nil {
 		return goodbyeItem{}, err
 	}
@@ -42,16 +43,39 @@ func (t *table) item(i uint64) (goodbyeItem, error) {
 }
 
 // checkWhole checks a table of at most tablePrefix items, all of which
-// item reads at once, as loadTable checks a listed one.
+// item reads at once, as loadTable checks a listed one. Lookups run it
+// for every small directory on their path, so the usual case (hashes
+// strictly increasing in order) is one tight loop; anything else goes to
+// checkTable, which tells an unsorted table, a duplicate and a collision
+// apart.
 func (t *table) checkWhole() error {
-	if t.dir.count == 0 {
+	n := t.dir.count
+	if n == 0 {
 		return nil
 	}
 	if _, err := t.item(0); err != nil {
 		return err
 	}
-	return t.a.checkTable(t.dir, int(t.dir.count), func(i int) goodbyeItem { return parseItem(t.prefix[i*GoodbyeItemSize:]) })
+	order := smallOrders[n]
+	prev := le.Uint64(t.prefix[int(order[0])*GoodbyeItemSize:])
+	for _, i := range order[1:] {
+		h := le.Uint64(t.prefix[int(i)*GoodbyeItemSize:])
+		if h <= prev {
+			return t.a.checkTable(t.dir, int(n), func(i int) goodbyeItem { return parseItem(t.prefix[i*GoodbyeItemSize:]) })
+		}
+		prev = h
+	}
+	return nil
 }
+
+// smallOrders[n] is the in-order sequence of the indexes of an n-item
+// table, for the tables checkWhole checks.
+var smallOrders = func() (o [tablePrefix + 1][]uint8) {
+	for n := 1; n <= tablePrefix; n++ {
+		inOrder(n, func(i int) bool { o[n] = append(o[n], uint8(i)); return true })
+	}
+	return o
+}()
 
 func parseItem(b []byte) goodbyeItem {
 	return goodbyeItem{hash: le.Uint64(b), offset: le.Uint64(b[8:]), size: le.Uint64(b[16:])}
