@@ -53,14 +53,4 @@ func BenchmarkReadDir100k(b *testing.B) {
 
 // BenchmarkLookupSmallDirs looks up a path 10 directories deep whose
 // directories have 21 entries each: tables that a lookup checks whole.
-func BenchmarkLookupSmallDirs(b *testing.B) {
-	meta, payload, path := deepArchive(b, 10, 20)
-	a := openArchive(b, meta, payload)
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := a.LookupPath(ctx, path); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
+func BenchmarkLookupSmallDirs(b *testing.B) { benchLookupPath(b, 10, 20) }
