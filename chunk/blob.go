@@ -1,10 +1,12 @@
 package chunk
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -228,6 +230,9 @@ func decodeBlob(dst, blob []byte, maxSize int, decoders *sync.Pool) ([]byte, err
 		}
 		return append(dst[:0], payload...), nil
 	case KindZstd:
+		if maxSize < MaxBlobSize {
+			return decodeLimited(dst, payload, maxSize)
+		}
 		dec := decoders.Get().(*zstd.Decoder)
 		out, err := dec.DecodeAll(payload, dst[:0])
 		decoders.Put(dec)
@@ -240,6 +245,27 @@ func decodeBlob(dst, blob []byte, maxSize int, decoders *sync.Pool) ([]byte, err
 		return out, nil
 	}
 	return dst[:0], ErrEncrypted
+}
+
+// decodeLimited decodes a zstd payload that may hold at most maxSize
+// bytes, stopping as soon as it holds more: memory grows with maxSize, not
+// with what a small hostile blob may expand to (up to MaxBlobSize).
+func decodeLimited(dst, payload []byte, maxSize int) ([]byte, error) {
+	dec := decoders.Get().(*zstd.Decoder)
+	defer decoders.Put(dec)
+	if err := dec.Reset(bytes.NewReader(payload)); err != nil {
+		return dst[:0], fmt.Errorf("%w: zstd: %v", ErrCorrupt, err)
+	}
+	defer dec.Reset(nil)
+	w := bytes.NewBuffer(dst[:0])
+	n, err := io.Copy(w, io.LimitReader(dec, int64(maxSize)+1))
+	if err != nil {
+		return dst[:0], fmt.Errorf("%w: zstd: %v", ErrCorrupt, err)
+	}
+	if n > int64(maxSize) {
+		return dst[:0], fmt.Errorf("%w: decoded more than the limit of %d bytes", ErrTooLarge, maxSize)
+	}
+	return w.Bytes(), nil
 }
 
 // DecodeChunkReuse is DecodeChunk for loops that reuse their buffers:

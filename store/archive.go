@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -111,8 +112,15 @@ func (s *Store) ReadBlob(snap Snapshot, m *Manifest, file string) ([]byte, error
 		return nil, fmt.Errorf("snapshot %s: %s: %w in manifest", snap, file, ErrNotFound)
 	}
 	path := filepath.Join(s.SnapshotPath(snap), file)
-	blob, err := ReadFileBounded(path, chunk.MaxBlobSize)
+	if fi.Size > chunk.MaxBlobSize {
+		return nil, fmt.Errorf("%s: %w: manifest gives it %d bytes, more than a blob may have", path, ErrCorruptChunk, fi.Size)
+	}
+	blob, err := ReadFileBounded(path, int64(fi.Size))
 	if err != nil {
+		var big *errTooLarge
+		if errors.As(err, &big) {
+			return nil, fmt.Errorf("%w: %w: larger than the manifest says", ErrCorruptChunk, err)
+		}
 		return nil, fmt.Errorf("read blob: %w", notFound(err))
 	}
 	if uint64(len(blob)) != fi.Size || CsumHex(sha256Sum(blob)) != fi.Csum {

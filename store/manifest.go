@@ -127,10 +127,14 @@ func CsumHex(sum [32]byte) string { return hex.EncodeToString(sum[:]) }
 // ReadManifest loads and checks a snapshot's manifest.
 func (s *Store) ReadManifest(snap Snapshot) (*Manifest, error) {
 	path := filepath.Join(s.SnapshotPath(snap), ManifestName)
-	blob, err := ReadFileBounded(path, chunk.MaxBlobSize)
+	blob, err := ReadFileBounded(path, maxManifestBlob)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: %w: %w", path, ErrUnfinished, ErrNotFound)
+		}
+		var big *errTooLarge
+		if errors.As(err, &big) {
+			return nil, fmt.Errorf("%w: %w", ErrBadManifest, err)
 		}
 		return nil, fmt.Errorf("read manifest: %w", err)
 	}
@@ -138,7 +142,7 @@ func (s *Store) ReadManifest(snap Snapshot) (*Manifest, error) {
 }
 
 func decodeManifest(path string, blob []byte, snap Snapshot) (*Manifest, error) {
-	data, err := chunk.DecodeBlob(nil, blob, 16<<20)
+	data, err := chunk.DecodeBlob(nil, blob, maxManifest)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w: %w", path, ErrBadManifest, err)
 	}
@@ -150,7 +154,12 @@ func decodeManifest(path string, blob []byte, snap Snapshot) (*Manifest, error) 
 		return nil, fmt.Errorf("%s: %w: names %s/%s/%d, directory is %s", path, ErrBadManifest,
 			m.BackupType, m.BackupID, m.BackupTime, snap)
 	}
+	seen := make(map[string]bool, len(m.Files))
 	for _, f := range m.Files {
+		if seen[f.Filename] {
+			return nil, fmt.Errorf("%s: %w: file %q listed twice", path, ErrBadManifest, f.Filename)
+		}
+		seen[f.Filename] = true
 		if f.Filename == "" || strings.ContainsAny(f.Filename, "/\x00") || f.Filename == "." || f.Filename == ".." {
 			return nil, fmt.Errorf("%s: %w: file name %q", path, ErrBadManifest, f.Filename)
 		}

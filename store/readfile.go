@@ -22,7 +22,7 @@ func ReadFileBounded(path string, limit int64) ([]byte, error) {
 	}
 	defer f.Close()
 	if fi.Size() > limit {
-		return nil, fmt.Errorf("%s: %d bytes, more than the %d it may have", path, fi.Size(), limit)
+		return nil, &errTooLarge{path, fi.Size(), limit}
 	}
 	// Read one byte past the size seen: a file that grew is refused too.
 	b := make([]byte, fi.Size()+1)
@@ -58,4 +58,21 @@ func openRegular(path string) (*os.File, os.FileInfo, error) {
 		return nil, nil, err
 	}
 	return f, fi, nil
+}
+
+// maxManifest bounds a manifest's decoded JSON; its blob file may be a
+// little larger (a blob header on an incompressible payload).
+const (
+	maxManifest     = 16 << 20
+	maxManifestBlob = maxManifest + 4096
+)
+
+// errTooLarge is the error of ReadFileBounded for a file over its limit.
+type errTooLarge struct {
+	path        string
+	size, limit int64
+}
+
+func (e *errTooLarge) Error() string {
+	return fmt.Sprintf("%s: %d bytes, more than the %d a file of its kind may have", e.path, e.size, e.limit)
 }

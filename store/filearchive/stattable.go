@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/cairnfs/cairn/store/pxar"
 )
@@ -147,7 +148,7 @@ func (s *statReader) read() error {
 	switch {
 	case err != nil:
 		return s.bad(at, "truncated record: %v", err)
-	case flags&^(recTrusted|recDigest) != 0 || dID == 0 || nsec >= 1e9:
+	case flags&^(recTrusted|recDigest) != 0 || dID == 0 || dID > math.MaxUint64-s.lastID || nsec >= 1e9:
 		return s.bad(at, "invalid record (flags %#x, id step %d, nanoseconds %d)", flags, dID, nsec)
 	}
 	r := statRecord{ID: s.lastID + dID, Ino: ino, Ctime: pxar.Timestamp{Secs: s.lastCs + csec, Nanos: uint32(nsec)},

@@ -2,6 +2,7 @@ package filearchive
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"strings"
 	"testing"
@@ -74,5 +75,44 @@ func TestStatTableCorrupt(t *testing.T) {
 				t.Fatalf("error %v, want one naming the table and %q", err, c.want)
 			}
 		})
+	}
+}
+
+// Every truncation of a stat table fails or, cut at a record boundary,
+// reads as its first records; an ID step that overflows is refused.
+func TestStatTableTruncatedEverywhere(t *testing.T) {
+	var b bytes.Buffer
+	w, _ := newStatWriter(&b)
+	recs := []statRecord{{ID: 1, Ino: 3, HasHash: true, Hash: [32]byte{1}}, {ID: 5, Ino: 1 << 40, Trusted: true}, {ID: 300, Ino: 7}}
+	for i := range recs {
+		w.add(&recs[i])
+	}
+	w.flush()
+	data := b.Bytes()
+	for n := 0; n < len(data); n++ {
+		r, err := newStatReader("t", bytes.NewReader(data[:n]))
+		for _, want := range recs {
+			if err != nil {
+				break
+			}
+			var got statRecord
+			var ok bool
+			if got, ok, err = r.find(want.ID); err == nil && ok && got != want {
+				t.Fatalf("cut to %d bytes: record %+v, want %+v", n, got, want)
+			}
+		}
+		if err != nil && !errors.Is(err, ErrBadStatTable) {
+			t.Fatalf("cut to %d bytes: %v", n, err)
+		}
+	}
+	over := append(statMagic[:], data[len(statMagic):]...)
+	over = append(over, 0)                     // flags
+	over = binary.AppendUvarint(over, 1<<64-1) // ID step past 2^64
+	over = binary.AppendUvarint(over, 1)       // ino
+	over = binary.AppendVarint(over, 0)        // ctime step
+	over = binary.AppendUvarint(over, 0)       // nanoseconds
+	r, _ := newStatReader("t", bytes.NewReader(over))
+	if _, _, err := r.find(1 << 63); !errors.Is(err, ErrBadStatTable) {
+		t.Fatalf("overflowing ID step: %v", err)
 	}
 }

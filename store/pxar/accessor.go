@@ -84,7 +84,7 @@ func (a *Accessor) openRoot() (*Entry, error) {
 		return nil, corrupt(streamMeta, entryOfs, "root entry is a %s, not a directory", e.Kind)
 	}
 	e.dirContent, e.goodbyeOfs, e.count = c.pos, goodbyeOfs, count
-	return e, nil
+	return e, checkCount(e)
 }
 
 // skipPreamble consumes FORMAT_VERSION and PRELUDE items at the start of
@@ -157,7 +157,12 @@ func (a *Accessor) dirTail(end uint64) (goodbyeOfs, entryOfs, count uint64, err 
 }
 
 // Lookup finds name in directory dir through its goodbye table, reading
-// only the table items on the search path and the matching entry.
+// only the table items on the search path, the in-order neighbours of the
+// item that matches and the matching entries. It checks what it reads as
+// a listing checks the whole table: the items on its path must be sorted,
+// and no second entry of that name may be among the items of equal hash
+// (the match's in-order neighbours in a sorted table). A table of up to
+// tablePrefix items, read whole anyway, is checked whole.
 func (a *Accessor) Lookup(ctx context.Context, dir *Entry, name string) (*Entry, error) {
 	if dir.Kind != KindDir {
 		return nil, fmt.Errorf("%w: %q", ErrNotDir, dir.Name)
@@ -168,34 +173,24 @@ func (a *Accessor) Lookup(ctx context.Context, dir *Entry, name string) (*Entry,
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	h := HashFilename(name)
 	t := a.newTable(dir)
-	// The tree may hold equal hashes on both sides of a match: search all.
-	stack := []uint64{0}
-	for len(stack) > 0 {
-		i := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if i >= dir.count {
-			continue
-		}
-		it, err := t.item(i)
-		if err != nil {
+	if dir.count <= tablePrefix {
+		if err := t.checkWhole(); err != nil {
 			return nil, err
 		}
-		switch {
-		case h < it.hash:
-			stack = append(stack, 2*i+1)
-		case h > it.hash:
-			stack = append(stack, 2*i+2)
-		default:
-			e, err := a.child(dir, it, &name)
-			if e != nil || err != nil {
-				return e, err
-			}
-			stack = append(stack, 2*i+2, 2*i+1)
-		}
 	}
-	return nil, fmt.Errorf("%w: %q", ErrNotFound, name)
+	i, err := t.descend(HashFilename(name))
+	if err != nil || i >= dir.count {
+		if err == nil {
+			err = fmt.Errorf("%w: %q", ErrNotFound, name)
+		}
+		return nil, err
+	}
+	found, err := t.equalRun(i, &name)
+	if err == nil && found == nil {
+		err = fmt.Errorf("%w: %q", ErrNotFound, name)
+	}
+	return found, err
 }
 
 // LookupPath resolves a slash-separated path from the root, without

@@ -12,33 +12,70 @@ const (
 	dirBatch    = 256 // table items read at once while listing
 )
 
-// table reads the goodbye table items of a directory.
+// table reads the goodbye table items of a directory: the first
+// tablePrefix items at once, the others one at a time into the room left
+// after them in the same buffer.
 type table struct {
 	a      *Accessor
 	dir    *Entry
-	prefix []byte
+	prefix []byte // cap: one more item, for reads past the prefix
 }
 
 func (a *Accessor) newTable(dir *Entry) *table { return &table{a: a, dir: dir} }
 
 func (t *table) item(i uint64) (goodbyeItem, error) {
-	if i < tablePrefix {
-		if t.prefix == nil {
-			n := min(t.dir.count, tablePrefix)
-			b := make([]byte, n*GoodbyeItemSize)
-			if err := t.a.meta.readAt(b, t.dir.goodbyeOfs+HeaderSize); err != nil {
-				return goodbyeItem{}, err
-			}
-			t.prefix = b
+	if t.prefix == nil {
+		n := min(t.dir.count, tablePrefix)
+		b := make([]byte, n*GoodbyeItemSize, (n+1)*GoodbyeItemSize)
+		if err := t.a.meta.readAt(b, t.dir.goodbyeOfs+HeaderSize); err != nil {
+			return goodbyeItem{}, err
 		}
+		t.prefix = b
+	}
+	if i < tablePrefix {
 		return parseItem(t.prefix[i*GoodbyeItemSize:]), nil
 	}
-	var b [GoodbyeItemSize]byte
-	if err := t.a.meta.readAt(b[:], t.dir.goodbyeOfs+HeaderSize+i*GoodbyeItemSize); err != nil {
+	b := t.prefix[len(t.prefix):cap(t.prefix)]
+	if err := t.a.meta.readAt(b, t.dir.goodbyeOfs+HeaderSize+i*GoodbyeItemSize); err != nil {
 		return goodbyeItem{}, err
 	}
-	return parseItem(b[:]), nil
+	return parseItem(b), nil
 }
+
+// checkWhole checks a table of at most tablePrefix items, all of which
+// item reads at once, as loadTable checks a listed one. Lookups run it
+// for every small directory on their path, so the usual case (hashes
+// strictly increasing in order) is one tight loop; anything else goes to
+// checkTable, which tells an unsorted table, a duplicate and a collision
+// apart.
+func (t *table) checkWhole() error {
+	n := t.dir.count
+	if n == 0 {
+		return nil
+	}
+	if _, err := t.item(0); err != nil {
+		return err
+	}
+	order := smallOrders[n]
+	prev := le.Uint64(t.prefix[int(order[0])*GoodbyeItemSize:])
+	for _, i := range order[1:] {
+		h := le.Uint64(t.prefix[int(i)*GoodbyeItemSize:])
+		if h <= prev {
+			return t.a.checkTable(t.dir, int(n), func(i int) goodbyeItem { return parseItem(t.prefix[i*GoodbyeItemSize:]) })
+		}
+		prev = h
+	}
+	return nil
+}
+
+// smallOrders[n] is the in-order sequence of the indexes of an n-item
+// table, for the tables checkWhole checks.
+var smallOrders = func() (o [tablePrefix + 1][]uint8) {
+	for n := 1; n <= tablePrefix; n++ {
+		inOrder(n, func(i int) bool { o[n] = append(o[n], uint8(i)); return true })
+	}
+	return o
+}()
 
 func parseItem(b []byte) goodbyeItem {
 	return goodbyeItem{hash: le.Uint64(b), offset: le.Uint64(b[8:]), size: le.Uint64(b[16:])}
@@ -47,10 +84,17 @@ func parseItem(b []byte) goodbyeItem {
 // child decodes the entry goodbye item it of dir points to. With want
 // set, it returns nil (and no error) if the entry has another name.
 func (a *Accessor) child(dir *Entry, it goodbyeItem, want *string) (*Entry, error) {
+	e, err := a.decodeChild(dir, it, want)
+	if err != nil {
+		return nil, fmt.Errorf("directory %s: %w", dir.Path(), err)
+	}
+	return e, nil
+}
+
+func (a *Accessor) decodeChild(dir *Entry, it goodbyeItem, want *string) (*Entry, error) {
 	tableAt := dir.goodbyeOfs
-	if it.offset == 0 || it.offset > dir.goodbyeOfs-dir.dirContent {
-		return nil, corrupt(streamMeta, tableAt, "goodbye item offset %d outside its directory [%d, %d)",
-			it.offset, dir.dirContent, dir.goodbyeOfs)
+	if err := checkItemOffset(dir, it); err != nil {
+		return nil, err
 	}
 	fileOfs := dir.goodbyeOfs - it.offset
 	c := newCursor(a.meta, fileOfs, dir.goodbyeOfs)
@@ -65,7 +109,7 @@ func (a *Accessor) child(dir *Entry, it goodbyeItem, want *string) (*Entry, erro
 	if HashFilename(name) != it.hash {
 		return nil, corrupt(streamMeta, fileOfs, "goodbye table hash %#x does not match name %q", it.hash, name)
 	}
-	e := &Entry{Name: name, ID: fileOfs}
+	e := &Entry{Name: name, ID: fileOfs, parent: dir}
 	h, err := c.peekHeader()
 	if err != nil {
 		return nil, err
@@ -105,7 +149,7 @@ func (a *Accessor) childDir(dir, e *Entry, it goodbyeItem, entryOfs, content uin
 		return corrupt(streamMeta, goodbyeOfs, "goodbye table of %q points to %d, its entry is at %d", e.Name, backOfs, entryOfs)
 	}
 	e.dirContent, e.goodbyeOfs, e.count = content, goodbyeOfs, count
-	return nil
+	return checkCount(e)
 }
 
 // readName consumes a FILENAME item and returns the valid name in it.
@@ -156,20 +200,20 @@ func (a *Accessor) hardlink(c *cursor, e *Entry) error {
 	if t.Kind != KindFile {
 		return corrupt(streamMeta, target, "hard link target is a %s, not a regular file", t.Kind)
 	}
-	t.Name, t.ID, t.Hardlink = e.Name, target, string(b[8:len(b)-1])
+	t.Name, t.ID, t.Hardlink, t.parent = e.Name, target, string(b[8:len(b)-1]), e.parent
 	*e = *t
 	return nil
 }
 
 // DirReader lists a directory one entry at a time, in goodbye table order
 // (by name hash, not by name). Its position is a stable cookie: Seek back
-// to any index to resume.
+// to any index to resume. Its first Next reads and checks the whole
+// goodbye table (24 bytes per entry), as ReadDirSorted does.
 type DirReader struct {
 	a     *Accessor
 	dir   *Entry
 	i     uint64
-	batch []byte
-	first uint64 // table index of batch[0]
+	items []goodbyeItem // nil until the first Next
 }
 
 // ReadDir starts listing directory dir.
@@ -197,20 +241,14 @@ func (r *DirReader) Next(ctx context.Context) (*Entry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if r.i < r.first || r.i >= r.first+uint64(len(r.batch))/GoodbyeItemSize {
-		n := min(dirBatch, r.dir.count-r.i)
-		if uint64(cap(r.batch)) < n*GoodbyeItemSize {
-			r.batch = make([]byte, n*GoodbyeItemSize)
-		}
-		r.batch = r.batch[:n*GoodbyeItemSize]
-		if err := r.a.meta.readAt(r.batch, r.dir.goodbyeOfs+HeaderSize+r.i*GoodbyeItemSize); err != nil {
-			r.batch = r.batch[:0]
+	if r.items == nil {
+		items, err := r.a.loadTable(ctx, r.dir)
+		if err != nil {
 			return nil, err
 		}
-		r.first = r.i
+		r.items = items
 	}
-	it := parseItem(r.batch[(r.i-r.first)*GoodbyeItemSize:])
-	e, err := r.a.child(r.dir, it, nil)
+	e, err := r.a.child(r.dir, r.items[r.i], nil)
 	if err != nil {
 		return nil, err
 	}

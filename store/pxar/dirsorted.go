@@ -26,19 +26,11 @@ func (a *Accessor) ReadDirSorted(ctx context.Context, dir *Entry) (*SortedDirRea
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	r := &SortedDirReader{a: a, dir: dir, items: make([]goodbyeItem, 0, dir.count)}
-	buf := make([]byte, min(dir.count, dirBatch)*GoodbyeItemSize)
-	for i := uint64(0); i < dir.count; {
-		n := min(dirBatch, dir.count-i)
-		b := buf[:n*GoodbyeItemSize]
-		if err := a.meta.readAt(b, dir.goodbyeOfs+HeaderSize+i*GoodbyeItemSize); err != nil {
-			return nil, err
-		}
-		for k := uint64(0); k < n; k++ {
-			r.items = append(r.items, parseItem(b[k*GoodbyeItemSize:]))
-		}
-		i += n
+	items, err := a.loadTable(ctx, dir)
+	if err != nil {
+		return nil, err
 	}
+	r := &SortedDirReader{a: a, dir: dir, items: items}
 	// A larger offset back from the goodbye table is an earlier entry.
 	slices.SortFunc(r.items, func(x, y goodbyeItem) int {
 		switch {

@@ -28,5 +28,13 @@
 //
 // Bad input never panics and never reads outside the streams: every
 // decoding problem is an error wrapping ErrCorrupt that names the stream
-// and the byte offset.
+// and the byte offset. Counts and sizes read from a stream are bounded by
+// what the stream (or the directory) can hold before anything is
+// allocated for them. A directory's goodbye table must be a search tree
+// sorted by hash, and no name may occur twice in a directory
+// (ErrDuplicate, naming the directory's path): listings check the whole
+// table, comparing names only among items of equal hash, which are
+// neighbours in sorted order; a lookup checks the items it reads and the
+// match's neighbours. Restore, ls, cat and the mount all go through these
+// checks.
 package pxar

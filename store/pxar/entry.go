@@ -55,6 +55,7 @@ type Entry struct {
 	dirContent uint64 // directory: first child's FILENAME (or its GOODBYE)
 	goodbyeOfs uint64 // directory: its GOODBYE item
 	count      uint64 // directory: number of goodbye table items
+	parent     *Entry // the directory it was found in; nil for the root
 }
 
 // IsDir reports whether e is a directory.

@@ -90,6 +90,7 @@ var (
 	ErrState       = errors.New("pxar: encoder misuse")
 	ErrNoPayload   = errors.New("pxar: archive has no payload stream")
 	ErrInvalid     = errors.New("pxar: invalid entry")
+	ErrDuplicate   = errors.New("pxar: duplicate name in a directory")
 )
 
 // errorf returns an error wrapping ErrInvalid.
@@ -159,6 +160,8 @@ func maxContent(typ uint64) uint64 {
 		return aclDefaultSize
 	case TypeACLGroupObj, TypeQuotaProjID, TypeFormatVersion:
 		return 8
+	case TypePrelude:
+		return maxEntryMeta
 	case TypeEntry:
 		return statSize
 	case TypeEntryV1:

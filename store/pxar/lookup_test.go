@@ -135,8 +135,11 @@ func TestLookupDeepReads(t *testing.T) {
 	t.Logf("depth-11 lookup: %d reads, %d bytes of a %d-byte archive", calls, b, len(meta))
 }
 
-func BenchmarkLookupDepth10(b *testing.B) {
-	meta, payload, path := deepArchive(b, 10, 200)
+func BenchmarkLookupDepth10(b *testing.B) { benchLookupPath(b, 10, 200) }
+
+// benchLookupPath looks up the deepest path of deepArchive(depth, siblings).
+func benchLookupPath(b *testing.B, depth, siblings int) {
+	meta, payload, path := deepArchive(b, depth, siblings)
 	a := openArchive(b, meta, payload)
 	ctx := context.Background()
 	b.ReportAllocs()

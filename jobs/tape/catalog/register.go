@@ -13,7 +13,15 @@ import (
 // chunk archive. Catalog archives are not recorded, so files may be
 // skipped.
 
+// maxFile bounds tape file numbers (a tape holds thousands of files):
+// numbers from 2^63 on would be negative as the int64 of Catalog.last,
+// whose -1 means no file yet, and let a catalog go back to file 0.
+const maxFile = 1 << 48
+
 func (c *Catalog) checkNext(what string, file uint64, min uint64) error {
+	if file >= maxFile {
+		return fmt.Errorf("%w: %s in file %d, beyond any tape", ErrCorrupt, what, file)
+	}
 	if c.open != nil {
 		return fmt.Errorf("%w: %s in file %d inside chunk archive %d", ErrOrder, what, file, c.open.Number)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -124,8 +125,12 @@ func (d *Drive) filePath(label string, n int) string {
 	return d.path(fmt.Sprintf("tapefile-%d-%s.json", n, label))
 }
 
+// maxStateFile bounds the drive's JSON state files, which hold a few
+// numbers and names.
+const maxStateFile = 1 << 20
+
 func readJSON(path string, v any) error {
-	raw, err := os.ReadFile(path)
+	raw, err := ReadFileLimit(path, maxStateFile)
 	if err != nil {
 		return err
 	}
@@ -306,4 +311,28 @@ func (d *Drive) usedBytes(label string, n int) (int64, error) {
 		used += fi.Size()
 	}
 	return used, nil
+}
+
+// ReadFileLimit reads a whole file of at most limit bytes: a larger one
+// (or one growing past the limit while read) fails with an error naming
+// it before more than limit bytes are read. Open errors come back as is.
+func ReadFileLimit(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return nil, err
+	} else if fi.Size() > limit {
+		return nil, fmt.Errorf("%s: %d bytes, more than the %d a file of its kind may have", path, fi.Size(), limit)
+	}
+	raw, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if int64(len(raw)) > limit {
+		return nil, fmt.Errorf("%s: grew past %d bytes while read", path, limit)
+	}
+	return raw, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/jobs/tape/block"
@@ -167,11 +168,8 @@ func (a *ChunkArchiveReader) Next(buf []byte) (chunk.Digest, []byte, error) {
 	if size < chunk.BlobHeaderSize || size > chunk.MaxBlobSize {
 		return d, nil, fmt.Errorf("%w: %s: chunk %s size %d out of range", ErrCorrupt, where, d, size)
 	}
-	if uint64(cap(buf)) < size {
-		buf = make([]byte, size)
-	}
-	buf = buf[:size]
-	if _, err := io.ReadFull(a.r, buf); err != nil {
+	buf, err := readGrowing(a.r, buf, int(size))
+	if err != nil {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			return d, nil, io.EOF
 		}
@@ -183,4 +181,22 @@ func (a *ChunkArchiveReader) Next(buf []byte) (chunk.Digest, []byte, error) {
 	a.n++
 	a.off += ChunkEntryHeaderSize + int64(size)
 	return d, buf, nil
+}
+
+// readGrowing reads size bytes into buf's storage, growing it with the
+// bytes that arrive (from 1 MiB, doubling) rather than with the size an
+// entry claims: a tape stream's length is unknown until it ends.
+func readGrowing(r io.Reader, buf []byte, size int) ([]byte, error) {
+	buf = buf[:0]
+	for len(buf) < size {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, min(size-len(buf), max(len(buf), 1<<20)))
+		}
+		n, err := io.ReadFull(r, buf[len(buf):min(cap(buf), size)])
+		buf = buf[:len(buf)+n]
+		if err != nil {
+			return buf, err
+		}
+	}
+	return buf, nil
 }

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -183,6 +185,17 @@ func TestSnapshotArchiveBadInput(t *testing.T) {
 	WriteSnapshotArchive(w, "s", "vm/1/x", fsys, files)
 	good := m.buf.Bytes()
 	tail := bytes.LastIndex(good, binary.LittleEndian.AppendUint64(nil, pxarGoodbye))
+	payload := bytes.Index(good, binary.LittleEndian.AppendUint64(nil, pxarPayload))
+	for _, size := range []uint64{1<<64 - 1, 1<<63 + 16} { // content sizes that are negative as int64
+		t.Run(fmt.Sprintf("payload size %d", size), func(t *testing.T) {
+			bad := &memTape{}
+			bad.buf.Write(good)
+			binary.LittleEndian.PutUint64(bad.buf.Bytes()[payload+8:], size)
+			if _, _, _, err := readSnapshot(t, bad); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "payload of") {
+				t.Fatalf("payload size %d: %v", size, err)
+			}
+		})
+	}
 	for name, off := range map[string]int{
 		"goodbye item":   tail + 16 + 8,
 		"file name byte": bytes.Index(good, []byte("root.pxar.didx")),

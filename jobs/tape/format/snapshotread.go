@@ -3,6 +3,7 @@ package format
 import (
 	"fmt"
 	"io"
+	"math"
 )
 
 // Next moves to the next file. It returns io.EOF after the last file,
@@ -67,6 +68,10 @@ func (s *SnapshotArchiveReader) file(start, size uint64) (SnapshotFile, error) {
 	}
 	if htype != pxarPayload {
 		s.err = s.corrupt("file %q: want PAYLOAD, found item %#x", name, htype)
+		return SnapshotFile{}, s.err
+	}
+	if psize > math.MaxInt64 {
+		s.err = s.corrupt("file %q: payload of %d bytes", name, psize)
 		return SnapshotFile{}, s.err
 	}
 	s.remain = int64(psize)

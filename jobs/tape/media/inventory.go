@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/cairnfs/cairn/jobs/tape/drive"
 	"github.com/cairnfs/cairn/jobs/tape/format"
 )
 
@@ -35,10 +36,13 @@ type Inventory struct {
 	media []Media
 }
 
+// maxInventory bounds inventory.json: a few hundred bytes per tape.
+const maxInventory = 64 << 20
+
 // LoadInventory reads <dir>/inventory.json (empty when missing).
 func LoadInventory(dir string) (*Inventory, error) {
 	inv := &Inventory{path: filepath.Join(dir, "inventory.json")}
-	raw, err := os.ReadFile(inv.path)
+	raw, err := drive.ReadFileLimit(inv.path, maxInventory)
 	if errors.Is(err, fs.ErrNotExist) {
 		return inv, nil
 	}

@@ -1,0 +1,161 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cairnfs/cairn/chunk"
+)
+
+// fuzzIndex opens data as an index file named name and checks that the
+// chunks it lists tile [0, Size) and that Find agrees with them.
+func fuzzIndex(t *testing.T, name string, data []byte) {
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	x, err := OpenIndex(path)
+	if err != nil {
+		if !errors.Is(err, ErrBadIndex) || !bytes.Contains([]byte(err.Error()), []byte(path)) {
+			t.Fatalf("error %v: not ErrBadIndex naming the file", err)
+		}
+		return
+	}
+	defer x.Close()
+	if int64(x.Len())*32 > int64(len(data)) {
+		t.Fatalf("%d chunks in a %d-byte file", x.Len(), len(data))
+	}
+	var prev int64
+	for i := range x.Len() {
+		_, start, end := x.Chunk(i)
+		if start != prev || end <= start || end-start > chunk.MaxBlobSize || end > x.Size() {
+			t.Fatalf("chunk %d: [%d, %d) after %d, size %d", i, start, end, prev, x.Size())
+		}
+		if x.Find(start, 0) != i || x.Find(end-1, i) != i {
+			t.Fatalf("Find disagrees with chunk %d", i)
+		}
+		prev = end
+	}
+	if prev != x.Size() {
+		t.Fatalf("chunks end at %d, size %d", prev, x.Size())
+	}
+}
+
+// FuzzFixedIndex opens arbitrary .fidx files.
+func FuzzFixedIndex(f *testing.F) {
+	dir := f.TempDir()
+	f.Add(writeTestIndex(f, filepath.Join(dir, "0.img.fidx"), true, []int{}...))
+	f.Add(writeTestIndex(f, filepath.Join(dir, "3.img.fidx"), true, 64<<10, 64<<10, 1000))
+	f.Add(writeTestIndex(f, filepath.Join(dir, "1.img.fidx"), true, 64<<10))
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzIndex(t, "f.img.fidx", data) })
+}
+
+// FuzzDynamicIndex opens arbitrary .didx files.
+func FuzzDynamicIndex(f *testing.F) {
+	dir := f.TempDir()
+	f.Add(writeTestIndex(f, filepath.Join(dir, "0.didx"), false, []int{}...))
+	f.Add(writeTestIndex(f, filepath.Join(dir, "3.didx"), false, 10, 20, 4<<20))
+	f.Add(writeTestIndex(f, filepath.Join(dir, "1.didx"), false, 1))
+	f.Fuzz(func(t *testing.T, data []byte) { fuzzIndex(t, "d.didx", data) })
+}
+
+// FuzzManifest decodes arbitrary manifest blobs and arbitrary JSON in a
+// valid blob: only ErrBadManifest, and what decodes writes back to the
+// same manifest.
+func FuzzManifest(f *testing.F) {
+	snap := Snapshot{Group: Group{Type: TypeHost, ID: "h1"}, Time: time.Unix(1700000000, 0).UTC()}
+	m := &Manifest{BackupType: "host", BackupID: "h1", BackupTime: 1700000000,
+		Files: []FileInfo{{Filename: "root.pxar.didx", CryptMode: "none", Size: 123, Csum: CsumHex([32]byte{1})},
+			{Filename: "catalog.pcat1.didx", CryptMode: "none", Size: 9, Csum: CsumHex([32]byte{2})}},
+		Unprotected: map[string]json.RawMessage{"verify_state": json.RawMessage(`{"state":"ok","upid":"u"}`)},
+		Extra:       map[string]json.RawMessage{"key-fingerprint": json.RawMessage(`"ab:cd"`)}}
+	js, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, compress := range []bool{true, false} {
+		blob, err := chunk.EncodeBlob(nil, js, compress)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(blob)
+	}
+	f.Add(js)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, blob := range [][]byte{data, plainBlob(t, data)} {
+			m, err := decodeManifest("index.json.blob", blob, snap)
+			if err != nil {
+				if !errors.Is(err, ErrBadManifest) {
+					t.Fatalf("error %v", err)
+				}
+				continue
+			}
+			again, err := json.Marshal(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m2, err := decodeManifest("again", plainBlob(t, again), snap)
+			if err != nil {
+				t.Fatalf("re-encoded manifest fails: %v", err)
+			}
+			if again2, _ := json.Marshal(m2); !bytes.Equal(again, again2) {
+				t.Fatalf("round trip changed the manifest:\n%s\n%s", again, again2)
+			}
+		}
+	})
+}
+
+// plainBlob wraps data in an uncompressed blob (nil if too large).
+func plainBlob(t *testing.T, data []byte) []byte {
+	blob, err := chunk.EncodeBlob(nil, data, false)
+	if err != nil {
+		if errors.Is(err, chunk.ErrTooLarge) {
+			return nil
+		}
+		t.Fatal(err)
+	}
+	return blob
+}
+
+// FuzzSnapshotRef parses arbitrary snapshot references and namespace
+// names: only ErrBadName, a parsed reference is valid and prints back to
+// itself.
+func FuzzSnapshotRef(f *testing.F) {
+	for _, s := range []string{"host/h1", "vm/100/latest", "ct/7/2024-01-02T03:04:05Z",
+		"ns/prod/ns/db/host/h1/2024-01-02T03:04:05Z", "ns/a/vm/1", "/host/x/", "host/../2024-01-02T03:04:05Z"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if err := NS(s).Check(); err == nil {
+			for _, p := range NS(s).Parts() {
+				if p == "" || p == "." || p == ".." || bytes.ContainsAny([]byte(p), "/\x00") {
+					t.Fatalf("namespace %q accepted with component %q", s, p)
+				}
+			}
+		} else if !errors.Is(err, ErrBadName) {
+			t.Fatalf("namespace %q: %v", s, err)
+		}
+		r, err := ParseRef(s)
+		if err != nil {
+			if !errors.Is(err, ErrBadName) {
+				t.Fatalf("ref %q: %v", s, err)
+			}
+			return
+		}
+		if err := r.Group.Check(); err != nil {
+			t.Fatalf("ref %q parsed to an invalid group: %v", s, err)
+		}
+		if r.Latest {
+			return
+		}
+		back, err := ParseRef(r.String())
+		if err != nil || back != r {
+			t.Fatalf("ref %q printed as %q parses to %+v, %v", s, r.String(), back, err)
+		}
+	})
+}
