@@ -30,7 +30,7 @@ type indexMap struct {
 // mapIndex maps a whole index file read-only after checking its size
 // against the header's minimum and its magic.
 func mapIndex(path string, magic [8]byte) (*indexMap, error) {
-	f, fi, err := openRegular(path)
+	f, fi, err := OpenRegular(path)
 	switch {
 	case errors.Is(err, errNotRegular):
 		return nil, fmt.Errorf("%w: %w", ErrBadIndex, err)

@@ -16,7 +16,7 @@ import (
 // than limit before allocating for it. Errors name the path; a missing
 // file's error wraps fs.ErrNotExist.
 func ReadFileBounded(path string, limit int64) ([]byte, error) {
-	f, fi, err := openRegular(path)
+	f, fi, err := OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
@@ -36,15 +36,15 @@ func ReadFileBounded(path string, limit int64) ([]byte, error) {
 	return b[:n], nil
 }
 
-// errNotRegular is what openRegular refuses.
+// errNotRegular is what OpenRegular refuses.
 var errNotRegular = errors.New("not a regular file")
 
-// openRegular opens path for reading and returns it with its stat if it
+// OpenRegular opens path for reading and returns it with its stat if it
 // is a regular file. O_NONBLOCK keeps a FIFO from blocking the open until
 // a writer comes (it changes nothing for a regular file). A missing
 // file's error wraps fs.ErrNotExist; what is not a regular file is an
 // error wrapping errNotRegular, naming path and what it is.
-func openRegular(path string) (*os.File, os.FileInfo, error) {
+func OpenRegular(path string) (*os.File, os.FileInfo, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, nil, err

@@ -72,7 +72,7 @@ func (s *Store) ReadChunkFile(ctx context.Context, d chunk.Digest, buf []byte, d
 // openChunkFile opens a chunk file for reading. O_NONBLOCK keeps a FIFO
 // in a hostile store from blocking the open until a writer comes (it
 // changes nothing for a regular file); chunkFileSize then refuses
-// whatever is not a regular file, as openRegular does.
+// whatever is not a regular file, as OpenRegular does.
 func openChunkFile(path string) (*os.File, error) {
 	return os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
 }

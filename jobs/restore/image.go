@@ -87,6 +87,12 @@ func Image(ctx context.Context, idx store.Index, src Loader, t Target, opt Optio
 		err = r.toStream(ctx, t.Stream)
 	}
 	rep := &Report{Bytes: opt.Stats.Bytes.Load(), ZeroBytes: opt.Stats.ZeroBytes.Load(), Damaged: r.damaged()}
+	if ierr := idx.Err(); ierr != nil {
+		// the index failed while read (cut or faulting): its entries
+		// since then were empty, so the image is not whole, even with
+		// IgnoreErrors; the index's error says why, not a chunk's
+		return rep, fmt.Errorf("restore: %w", ierr)
+	}
 	if err == nil && len(rep.Damaged) > 0 {
 		err = fmt.Errorf("%s: %w: %d ranges written as zeros", idx.Path(), ErrDamaged, len(rep.Damaged))
 	}

@@ -214,3 +214,29 @@ func TestImageStreamCancelUnmaps(t *testing.T) {
 		t.Fatalf("chunk files still mapped after cancelled restores:\n%s", maps)
 	}
 }
+
+// TestImageIndexCut: an index file cut while open fails the restore with
+// the index's error, to a file and to a stream, even with IgnoreErrors
+// (the entries past the cut are empty: the image would not be whole).
+func TestImageIndexCut(t *testing.T) {
+	s, x, _ := fixture(t)
+	if err := os.Truncate(x.Path(), 4096); err != nil {
+		t.Fatal(err)
+	}
+	for _, ignore := range []bool{false, true} {
+		var buf bytes.Buffer
+		_, err := Image(context.Background(), x, s, Target{Stream: &buf}, Options{Threads: 2, IgnoreErrors: ignore})
+		if !errors.Is(err, store.ErrIndexFault) || !strings.Contains(err.Error(), x.Path()) {
+			t.Fatalf("stream, ignore-errors=%v: %v, want the index fault naming %s", ignore, err, x.Path())
+		}
+		f, err := os.Create(filepath.Join(t.TempDir(), "img"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = Image(context.Background(), x, s, Target{File: f}, Options{Threads: 2, IgnoreErrors: ignore})
+		f.Close()
+		if !errors.Is(err, store.ErrIndexFault) {
+			t.Fatalf("file, ignore-errors=%v: %v, want the index fault", ignore, err)
+		}
+	}
+}

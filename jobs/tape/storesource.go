@@ -110,7 +110,11 @@ func (s *StoreSource) Chunks(ctx context.Context, name string) ([]chunk.Digest, 
 				out = append(out, d)
 			}
 		}
+		err = idx.Err() // entries after a fault are empty: not a list to trust
 		idx.Close()
+		if err != nil {
+			return nil, err
+		}
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -125,7 +129,8 @@ func (s *StoreSource) LoadChunk(ctx context.Context, d chunk.Digest) ([]byte, er
 
 // PrefetchChunk asks the kernel to read the chunk's file ahead.
 func (s *StoreSource) PrefetchChunk(d chunk.Digest) {
-	f, err := os.Open(s.S.ChunkPath(d))
+	// a FIFO planted as a chunk must not block the open
+	f, _, err := store.OpenRegular(s.S.ChunkPath(d))
 	if err != nil {
 		return // the read reports it
 	}

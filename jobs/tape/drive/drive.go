@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairnfs/cairn/store"
 	"golang.org/x/sys/unix"
 )
 
@@ -130,7 +130,7 @@ func (d *Drive) filePath(label string, n int) string {
 const maxStateFile = 1 << 20
 
 func readJSON(path string, v any) error {
-	raw, err := ReadFileLimit(path, maxStateFile)
+	raw, err := store.ReadFileBounded(path, maxStateFile)
 	if err != nil {
 		return err
 	}
@@ -311,28 +311,4 @@ func (d *Drive) usedBytes(label string, n int) (int64, error) {
 		used += fi.Size()
 	}
 	return used, nil
-}
-
-// ReadFileLimit reads a whole file of at most limit bytes: a larger one
-// (or one growing past the limit while read) fails with an error naming
-// it before more than limit bytes are read. Open errors come back as is.
-func ReadFileLimit(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil {
-		return nil, err
-	} else if fi.Size() > limit {
-		return nil, fmt.Errorf("%s: %d bytes, more than the %d a file of its kind may have", path, fi.Size(), limit)
-	}
-	raw, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	if int64(len(raw)) > limit {
-		return nil, fmt.Errorf("%s: grew past %d bytes while read", path, limit)
-	}
-	return raw, nil
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/cairnfs/cairn/jobs/tape/block"
+	"github.com/cairnfs/cairn/store"
 )
 
 // leomZone is the early-warning zone at the end of a tape: a writer whose
@@ -156,7 +157,8 @@ func (d *Drive) ReadFile() (*FileReader, error) {
 	if pos >= idx.Files {
 		return nil, fmt.Errorf("tape %s file %d: %w", label, pos, ErrEndOfData)
 	}
-	f, err := os.Open(d.filePath(label, pos))
+	// a tape file that is a FIFO or a device is refused, never waited on
+	f, _, err := store.OpenRegular(d.filePath(label, pos))
 	if err != nil {
 		return nil, fmt.Errorf("tape %s file %d: %w", label, pos, err)
 	}

@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/cairnfs/cairn/jobs/tape/drive"
 	"github.com/cairnfs/cairn/jobs/tape/format"
+	"github.com/cairnfs/cairn/store"
 )
 
 // Sentinel errors, matched with errors.Is.
@@ -42,7 +42,7 @@ const maxInventory = 64 << 20
 // LoadInventory reads <dir>/inventory.json (empty when missing).
 func LoadInventory(dir string) (*Inventory, error) {
 	inv := &Inventory{path: filepath.Join(dir, "inventory.json")}
-	raw, err := drive.ReadFileLimit(inv.path, maxInventory)
+	raw, err := store.ReadFileBounded(inv.path, maxInventory)
 	if errors.Is(err, fs.ErrNotExist) {
 		return inv, nil
 	}
