@@ -81,6 +81,19 @@ func WithAnyOrder() EncoderOption {
 	}
 }
 
+// WithCopyBuffer makes AddFile copy file contents through buf (default:
+// a 1 MiB buffer of its own); a writer that packs fixed-size blocks
+// copies fastest through a buffer of its block size.
+func WithCopyBuffer(buf []byte) EncoderOption {
+	return func(e *Encoder) error {
+		if len(buf) == 0 {
+			return fmt.Errorf("%w: empty copy buffer", ErrState)
+		}
+		e.copyBuf = buf
+		return nil
+	}
+}
+
 // NewEncoder starts an archive whose root directory has metadata root.
 // With a payload writer it writes a split (version 2) archive: metadata to
 // meta, file contents to payload. With payload nil it writes a single

@@ -67,7 +67,8 @@ func checkFilename(name string) error {
 // in the given order, with store/pxar's encoder.
 func encodeSnapshot(w io.Writer, fsys fs.FS, files []string) error {
 	root := &pxar.Metadata{Stat: pxar.Stat{Mode: pxar.ModeIFDIR | 0o664}}
-	enc, err := pxar.NewEncoder(w, nil, root, pxar.WithAnyOrder())
+	enc, err := pxar.NewEncoder(w, nil, root, pxar.WithAnyOrder(),
+		pxar.WithCopyBuffer(make([]byte, block.PayloadSize)))
 	if err != nil {
 		return err
 	}
