@@ -62,23 +62,30 @@ func TestAnyOrder(t *testing.T) {
 			t.Fatalf("%s: %q %+v", p, got, f.Metadata.Stat)
 		}
 	}
-	sr, err := a.ReadDirSorted(ctx, a.Root())
+	stored := sortedNames(t, a, a.Root())
+	if !slices.Equal(stored, names) {
+		t.Fatalf("stored order %v, want %v", stored, names)
+	}
+}
+
+// sortedNames lists dir with ReadDirSorted.
+func sortedNames(t *testing.T, a *Accessor, dir *Entry) []string {
+	t.Helper()
+	ctx := context.Background()
+	r, err := a.ReadDirSorted(ctx, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var stored []string
+	var names []string
 	for {
-		ent, err := sr.Next(ctx)
-		if err == io.EOF {
-			break
+		e, err := r.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return names
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		stored = append(stored, ent.Name)
-	}
-	if !slices.Equal(stored, names) {
-		t.Fatalf("stored order %v, want %v", stored, names)
+		names = append(names, e.Name)
 	}
 }
 

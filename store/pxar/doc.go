@@ -5,7 +5,7 @@
 // directory without reading its siblings, and payload references into
 // the separate payload stream of split (version 2) archives.
 //
-// It has three parts:
+// It has four parts:
 //
 //   - Encoder writes an archive, either split into a metadata stream and a
 //     payload stream (.mpxar / .ppxar, format version 2) or as one stream
@@ -18,11 +18,10 @@
 //     a name in a directory, a path, a streaming directory listing (in
 //     goodbye table order, i.e. by name hash, or with ReadDirSorted in
 //     stored order, which is name order unless written WithAnyOrder), an
-//     entry's complete
-//     metadata and an io.ReaderAt over a file's content. It reads only the
-//     few small regions a lookup needs. Entry.ID (the offset of the
-//     entry's FILENAME item, the target's for hard links, 0 for the root)
-//     is stable and serves as an inode number.
+//     entry's complete metadata and an io.ReaderAt over a file's
+//     content. It reads only the few small regions a lookup needs.
+//     Entry.ID (the offset of the entry's FILENAME item, the target's for
+//     hard links, 0 for the root) is stable and serves as an inode number.
 //   - For readers that decode a single stream front to back (tape
 //     snapshot archives, jobs/tape/format): DecodeEntry decodes an ENTRY
 //     item and GoodbyeTable rebuilds the GOODBYE item the Encoder writes

@@ -193,18 +193,15 @@ func checkGoldenRead(t *testing.T, m *memTape, g goldenSnapshot) {
 	}
 }
 
+// fsModeBits is the unix permission and special bits of m.
 func fsModeBits(m os.FileMode) uint32 {
-	b := uint32(m.Perm())
-	if m&os.ModeSetuid != 0 {
-		b |= 0o4000
+	bits := uint32(m.Perm())
+	for special, unix := range map[os.FileMode]uint32{os.ModeSetuid: 0o4000, os.ModeSetgid: 0o2000, os.ModeSticky: 0o1000} {
+		if m&special != 0 {
+			bits |= unix
+		}
 	}
-	if m&os.ModeSetgid != 0 {
-		b |= 0o2000
-	}
-	if m&os.ModeSticky != 0 {
-		b |= 0o1000
-	}
-	return b
+	return bits
 }
 
 // BenchmarkSnapshotArchive writes and reads back a snapshot archive of a
