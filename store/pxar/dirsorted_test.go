@@ -56,26 +56,11 @@ func TestReadDirSortedLarge(t *testing.T) {
 	const n = 5000
 	meta, payload := bigDir(t, n)
 	a := openArchive(t, meta, payload)
-	ctx := context.Background()
-	r, err := a.ReadDirSorted(ctx, a.Root())
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for {
-		e, err := r.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		names = append(names, e.Name)
-	}
+	names := sortedNames(t, a, a.Root())
 	if len(names) != n || !slices.IsSorted(names) {
 		t.Fatalf("%d names, sorted %v", len(names), slices.IsSorted(names))
 	}
-	if _, err := a.ReadDirSorted(ctx, &Entry{Kind: KindFile}); !errors.Is(err, ErrNotDir) {
+	if _, err := a.ReadDirSorted(context.Background(), &Entry{Kind: KindFile}); !errors.Is(err, ErrNotDir) {
 		t.Fatalf("file listed: %v", err)
 	}
 }

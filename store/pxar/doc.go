@@ -5,21 +5,27 @@
 // directory without reading its siblings, and payload references into
 // the separate payload stream of split (version 2) archives.
 //
-// It has three parts:
+// It has four parts:
 //
 //   - Encoder writes an archive, either split into a metadata stream and a
 //     payload stream (.mpxar / .ppxar, format version 2) or as one stream
 //     (.pxar, version 1 layout). Entries of a directory are added in
-//     byte-wise sorted name order; AddFileRef records a file whose bytes
-//     the caller places in the payload stream itself (incremental backups).
+//     byte-wise sorted name order (WithAnyOrder: in any order, no name
+//     twice, as PBS writes tape snapshot archives); AddFileRef records a
+//     file whose bytes the caller places in the payload stream itself
+//     (incremental backups).
 //   - Accessor reads an archive at random through io.ReaderAt: the root,
 //     a name in a directory, a path, a streaming directory listing (in
 //     goodbye table order, i.e. by name hash, or with ReadDirSorted in
-//     stored order, which is name order), an entry's complete
-//     metadata and an io.ReaderAt over a file's content. It reads only the
-//     few small regions a lookup needs. Entry.ID (the offset of the
-//     entry's FILENAME item, the target's for hard links, 0 for the root)
-//     is stable and serves as an inode number.
+//     stored order, which is name order unless written WithAnyOrder), an
+//     entry's complete metadata and an io.ReaderAt over a file's
+//     content. It reads only the few small regions a lookup needs.
+//     Entry.ID (the offset of the entry's FILENAME item, the target's for
+//     hard links, 0 for the root) is stable and serves as an inode number.
+//   - For readers that decode a single stream front to back (tape
+//     snapshot archives, jobs/tape/format): DecodeEntry decodes an ENTRY
+//     item and GoodbyeTable rebuilds the GOODBYE item the Encoder writes
+//     for a directory's entries, to check the one read.
 //   - ACL conversion between the kernel's system.posix_acl_* xattr bytes
 //     and pxar's ACL items.
 //

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"slices"
 )
 
 // LinkOffset is where an entry starts in the metadata stream (its FILENAME
@@ -43,6 +42,7 @@ type Encoder struct {
 	closed     bool
 	scratch    []byte
 	copyBuf    []byte
+	anyOrder   bool // WithAnyOrder
 }
 
 type dirState struct {
@@ -52,25 +52,7 @@ type dirState struct {
 	hash     uint64
 	last     string
 	hasLast  bool
-}
-
-type goodbyeItem struct {
-	hash, offset, size uint64
-}
-
-// EncoderOption configures NewEncoder.
-type EncoderOption func(*Encoder) error
-
-// WithPrelude stores data (PBS: JSON with the exclude patterns) in a
-// PRELUDE item after the format version; split archives only.
-func WithPrelude(data []byte) EncoderOption {
-	return func(e *Encoder) error {
-		if e.payload == nil {
-			return fmt.Errorf("%w: a prelude needs a split archive", ErrState)
-		}
-		e.scratch = appendItem(e.scratch[:0], TypePrelude, data)
-		return e.writeMeta(e.scratch)
-	}
+	names    map[string]struct{} // the names so far, with WithAnyOrder
 }
 
 // NewEncoder starts an archive whose root directory has metadata root.
@@ -105,8 +87,16 @@ func NewEncoder(meta, payload io.Writer, root *Metadata, opts ...EncoderOption) 
 	if err := e.writeMeta(e.scratch); err != nil {
 		return nil, err
 	}
-	e.stack = []*dirState{{entryOfs: 0}}
+	e.stack = []*dirState{e.newDir(0, 0, 0)}
 	return e, nil
+}
+
+func (e *Encoder) newDir(entryOfs, fileOfs, hash uint64) *dirState {
+	d := &dirState{entryOfs: entryOfs, fileOfs: fileOfs, hash: hash}
+	if e.anyOrder {
+		d.names = map[string]struct{}{}
+	}
+	return d
 }
 
 // Split reports whether the archive has a separate payload stream.
@@ -171,7 +161,11 @@ func (e *Encoder) begin(name string) (*dirState, error) {
 		return nil, err
 	}
 	d := e.stack[len(e.stack)-1]
-	if d.hasLast && name <= d.last {
+	if e.anyOrder {
+		if _, dup := d.names[name]; dup {
+			return nil, fmt.Errorf("%w: %q", ErrDuplicate, name)
+		}
+	} else if d.hasLast && name <= d.last {
 		return nil, fmt.Errorf("%w: %q after %q", ErrOrder, name, d.last)
 	}
 	return d, nil
@@ -197,7 +191,15 @@ func (e *Encoder) addEntry(d *dirState, name string, m *Metadata, typ uint64, da
 
 func (d *dirState) push(name string, fileOfs, size uint64) {
 	d.items = append(d.items, goodbyeItem{hash: HashFilename(name), offset: fileOfs, size: size})
+	d.added(name)
+}
+
+// added records name as the directory's latest entry.
+func (d *dirState) added(name string) {
 	d.last, d.hasLast = name, true
+	if d.names != nil {
+		d.names[name] = struct{}{}
+	}
 }
 
 func checkType(m *Metadata, ok bool, what string) error {
@@ -298,8 +300,8 @@ func (e *Encoder) CreateDirectory(name string, m *Metadata) error {
 	if err := e.writeMeta(e.scratch); err != nil {
 		return err
 	}
-	d.last, d.hasLast = name, true
-	e.stack = append(e.stack, &dirState{entryOfs: entryOfs, fileOfs: fileOfs, hash: HashFilename(name)})
+	d.added(name)
+	e.stack = append(e.stack, e.newDir(entryOfs, fileOfs, HashFilename(name)))
 	return nil
 }
 
@@ -322,35 +324,9 @@ func (e *Encoder) FinishDirectory() error {
 	return nil
 }
 
-// writeGoodbye writes the GOODBYE item of d: its items sorted by hash in
-// binary search tree order, offsets relative to the GOODBYE item, then the
-// tail item pointing back at the directory's ENTRY.
+// writeGoodbye writes the GOODBYE item of d.
 func (e *Encoder) writeGoodbye(d *dirState) error {
-	gbOfs := e.metaPos
-	items := d.items
-	slices.SortFunc(items, func(a, b goodbyeItem) int {
-		switch {
-		case a.hash < b.hash:
-			return -1
-		case a.hash > b.hash:
-			return 1
-		}
-		return 0
-	})
-	size := uint64(HeaderSize + GoodbyeItemSize*(len(items)+1))
-	b := make([]byte, size)
-	putHeader(b, TypeGoodbye, size-HeaderSize)
-	bstPermute(len(items), func(src, dst int) {
-		it := items[src]
-		o := HeaderSize + dst*GoodbyeItemSize
-		le.PutUint64(b[o:], it.hash)
-		le.PutUint64(b[o+8:], gbOfs-it.offset)
-		le.PutUint64(b[o+16:], it.size)
-	})
-	o := HeaderSize + len(items)*GoodbyeItemSize
-	le.PutUint64(b[o:], GoodbyeTailMarker)
-	le.PutUint64(b[o+8:], gbOfs-d.entryOfs)
-	le.PutUint64(b[o+16:], size)
+	b := encodeGoodbye(d.items, d.entryOfs, e.metaPos)
 	d.items = nil
 	return e.writeMeta(b)
 }
@@ -388,13 +364,4 @@ func (e *Encoder) Close() error {
 		return e.err
 	}
 	return nil
-}
-
-func containsNUL(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] == 0 {
-			return true
-		}
-	}
-	return false
 }

@@ -48,7 +48,11 @@ const (
 	statSize        = 40 // mode, flags, uid, gid, mtime{secs i64, nanos u32, pad u32}
 	statV1Size      = 32 // mode, flags, uid, gid, mtime u64 nanoseconds
 	GoodbyeItemSize = 24 // hash, offset, size
-	payloadRefSize  = 16 // offset, size
+	// EntrySize and EntryV1Size are the content sizes of ENTRY and
+	// ENTRY_V1 items (see DecodeEntry).
+	EntrySize      = statSize
+	EntryV1Size    = statV1Size
+	payloadRefSize = 16 // offset, size
 	// PayloadRefItemSize is the full size of a PAYLOAD_REF item: header,
 	// offset u64, size u64. It is the last item of a file entry that
 	// AddFileRef wrote.
@@ -254,4 +258,13 @@ func checkName(name string) error {
 		return fmt.Errorf("%w: %q", ErrInvalidName, name)
 	}
 	return nil
+}
+
+func containsNUL(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0 {
+			return true
+		}
+	}
+	return false
 }

@@ -173,6 +173,19 @@ func decodeStatV1(b []byte) Stat {
 	}
 }
 
+// DecodeEntry decodes the content of an ENTRY item (typ TypeEntry) or of
+// an old ENTRY_V1 item (TypeEntryV1); ok is false for another type or a
+// content of the wrong size.
+func DecodeEntry(typ uint64, content []byte) (st Stat, ok bool) {
+	switch {
+	case typ == TypeEntry && len(content) == statSize:
+		return decodeStat(content), true
+	case typ == TypeEntryV1 && len(content) == statV1Size:
+		return decodeStatV1(content), true
+	}
+	return Stat{}, false
+}
+
 // appendItem appends a header and content.
 func appendItem(b []byte, typ uint64, content ...[]byte) []byte {
 	var n uint64

@@ -6,7 +6,9 @@
 //   - chunk archives: entries of a 48-byte header (magic, digest, size)
 //     and the chunk's raw DataBlob, at most 4 GiB per archive;
 //   - snapshot archives: the snapshot's files (manifest, indexes, blobs)
-//     as a pxar v1 archive of one directory, as PBS packs them;
+//     as a pxar v1 archive of one directory, as PBS packs them, encoded
+//     and checked with store/pxar (this package holds no pxar codec of
+//     its own);
 //   - catalog archives: a media catalog (package catalog) copied to tape.
 //
 // Writers write to a TapeWriter (a block.Writer of a tape file) and stop

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/jobs/tape/block"
+	"github.com/cairnfs/cairn/store/pxar"
 )
 
 type snapshotArchiveHeader struct {
@@ -51,21 +52,38 @@ func WriteSnapshotArchive(w TapeWriter, store, snapshot string, fsys fs.FS, file
 	return h.UUID, true, nil
 }
 
+// maxFilename bounds the names of a snapshot's files (PBS: 255 bytes,
+// as any Linux file name).
+const maxFilename = 255
+
+func checkFilename(name string) error {
+	if !pxar.ValidName(name) || len(name) > maxFilename {
+		return fmt.Errorf("invalid file name %q", name)
+	}
+	return nil
+}
+
+// encodeSnapshot writes the files as a pxar v1 archive of one directory,
+// in the given order, with store/pxar's encoder.
 func encodeSnapshot(w io.Writer, fsys fs.FS, files []string) error {
-	p := &pxarWriter{w: w}
-	if err := p.begin(pxarStat{Mode: unixIFDIR | 0o664}); err != nil {
+	root := &pxar.Metadata{Stat: pxar.Stat{Mode: pxar.ModeIFDIR | 0o664}}
+	enc, err := pxar.NewEncoder(w, nil, root, pxar.WithAnyOrder(),
+		pxar.WithCopyBuffer(make([]byte, block.PayloadSize)))
+	if err != nil {
 		return err
 	}
-	buf := make([]byte, block.PayloadSize)
 	for _, name := range files {
-		if err := encodeFile(p, fsys, name, buf); err != nil {
+		if err := encodeFile(enc, fsys, name); err != nil {
 			return err
 		}
 	}
-	return p.finish()
+	return enc.Close()
 }
 
-func encodeFile(p *pxarWriter, fsys fs.FS, name string, buf []byte) error {
+func encodeFile(enc *pxar.Encoder, fsys fs.FS, name string) error {
+	if err := checkFilename(name); err != nil {
+		return err
+	}
 	f, err := fsys.Open(name)
 	if err != nil {
 		return err
@@ -78,12 +96,24 @@ func encodeFile(p *pxarWriter, fsys fs.FS, name string, buf []byte) error {
 	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("file %q is not a regular file", name)
 	}
-	return p.file(name, statOf(fi), fi.Size(), f, buf)
+	size := fi.Size()
+	if _, err := enc.AddFile(name, metadataOf(fi), uint64(size), f); err != nil {
+		var ce *pxar.ContentError
+		if errors.As(err, &ce) && errors.Is(err, io.ErrUnexpectedEOF) {
+			return fmt.Errorf("file %q shrank while reading (%d of %d bytes)", name, ce.Written, size)
+		}
+		return err
+	}
+	var extra [1]byte
+	if m, _ := f.Read(extra[:]); m > 0 {
+		return fmt.Errorf("file %q grew while reading (more than %d bytes)", name, size)
+	}
+	return nil
 }
 
-func statOf(fi fs.FileInfo) pxarStat {
+func metadataOf(fi fs.FileInfo) *pxar.Metadata {
 	m := fi.Mode()
-	mode := uint64(unixIFREG | m.Perm())
+	mode := pxar.ModeIFREG | uint64(m.Perm())
 	if m&fs.ModeSetuid != 0 {
 		mode |= 0o4000
 	}
@@ -93,11 +123,14 @@ func statOf(fi fs.FileInfo) pxarStat {
 	if m&fs.ModeSticky != 0 {
 		mode |= 0o1000
 	}
-	st := pxarStat{Mode: mode, Mtime: fi.ModTime()}
+	st := pxar.Stat{Mode: mode}
+	if mt := fi.ModTime(); !mt.IsZero() {
+		st.Mtime = pxar.Timestamp{Secs: mt.Unix(), Nanos: uint32(mt.Nanosecond())}
+	}
 	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
 		st.UID, st.GID = sys.Uid, sys.Gid
 	}
-	return st
+	return &pxar.Metadata{Stat: st}
 }
 
 // SnapshotFile is one file of a snapshot archive.
@@ -118,12 +151,12 @@ type SnapshotArchiveReader struct {
 	Snapshot string
 	pos      uint64 // offset in the pxar stream
 	remain   int64  // unread content of the current file
-	items    []goodbyeItem
+	table    pxar.GoodbyeTable
 	names    map[string]bool
 	started  bool
 	done     bool
 	err      error
-	hdr      [pxarHeaderSize]byte
+	hdr      [pxar.HeaderSize]byte
 }
 
 // NewSnapshotArchiveReader reads the archive's headers.
@@ -185,37 +218,37 @@ func (s *SnapshotArchiveReader) item() (uint64, uint64, error) {
 	}
 	htype := binary.LittleEndian.Uint64(s.hdr[:])
 	size := binary.LittleEndian.Uint64(s.hdr[8:])
-	if size < pxarHeaderSize {
-		s.pos -= pxarHeaderSize
+	if size < pxar.HeaderSize {
+		s.pos -= pxar.HeaderSize
 		s.err = s.corrupt("item %#x of size %d", htype, size)
 		return 0, 0, s.err
 	}
-	return htype, size - pxarHeaderSize, nil
+	return htype, size - pxar.HeaderSize, nil
 }
 
-func (s *SnapshotArchiveReader) stat(wantDir bool) (pxarStat, error) {
+func (s *SnapshotArchiveReader) stat(wantDir bool) (pxar.Stat, error) {
 	at := s.pos
 	htype, size, err := s.item()
 	if err != nil {
-		return pxarStat{}, err
+		return pxar.Stat{}, err
 	}
-	if htype == pxarFormatVersion {
+	if htype == pxar.TypeFormatVersion {
 		s.err = fmt.Errorf("%w: snapshot archive %s: pxar v2", ErrUnsupported, s.Snapshot)
-		return pxarStat{}, s.err
+		return pxar.Stat{}, s.err
 	}
-	if !(htype == pxarEntry && size == pxarStatSize) && !(htype == pxarEntryV1 && size == pxarStatV1Size) {
+	if !(htype == pxar.TypeEntry && size == pxar.EntrySize) && !(htype == pxar.TypeEntryV1 && size == pxar.EntryV1Size) {
 		s.pos = at
 		s.err = s.corrupt("want ENTRY, found item %#x of %d bytes", htype, size)
-		return pxarStat{}, s.err
+		return pxar.Stat{}, s.err
 	}
-	var b [pxarStatSize]byte
+	var b [pxar.EntrySize]byte
 	if err := s.readFull(b[:size]); err != nil {
-		return pxarStat{}, err
+		return pxar.Stat{}, err
 	}
-	st := parseStat(htype, b[:])
-	if isDir := st.Mode&unixIFMT == unixIFDIR; isDir != wantDir || (!wantDir && st.Mode&unixIFMT != unixIFREG) {
+	st, _ := pxar.DecodeEntry(htype, b[:size])
+	if st.IsDir() != wantDir || (!wantDir && !st.IsRegular()) {
 		s.err = s.corrupt("entry of mode %#o where a %s belongs", st.Mode, map[bool]string{true: "directory", false: "regular file"}[wantDir])
-		return pxarStat{}, s.err
+		return pxar.Stat{}, s.err
 	}
 	return st, nil
 }

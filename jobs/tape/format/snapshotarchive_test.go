@@ -11,51 +11,9 @@ import (
 	"testing"
 	"testing/fstest"
 	"time"
+
+	"github.com/cairnfs/cairn/store/pxar"
 )
-
-// The pxar item type constants are SipHash-2-4 file-name hashes of fixed
-// strings (pxar examples/mk-format-hashes.rs): an independent check of
-// the hash and its keys.
-func TestHashFilename(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		want uint64
-	}{
-		{"__PROXMOX_FORMAT_ENTRY_V2__", pxarEntry},
-		{"__PROXMOX_FORMAT_ENTRY__", pxarEntryV1},
-		{"__PROXMOX_FORMAT_FILENAME__", pxarFilename},
-		{"__PROXMOX_FORMAT_PXAR_PAYLOAD__", pxarPayload},
-		{"__PROXMOX_FORMAT_GOODBYE__", pxarGoodbye},
-		{"__PROXMOX_FORMAT_PXAR_GOODBYE_TAIL_MARKER__", pxarGoodbyeTail},
-		{"__PROXMOX_FORMAT_VERSION__", pxarFormatVersion},
-	} {
-		if got := hashFilename(tc.name); got != tc.want {
-			t.Errorf("hash(%s) = %#x, want %#x", tc.name, got, tc.want)
-		}
-	}
-	// SipHash-2-4 reference vector (Aumasson & Bernstein, appendix A)
-	key := [16]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}
-	msg := []byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}
-	if got := sipHash24(binary.LittleEndian.Uint64(key[:8]), binary.LittleEndian.Uint64(key[8:]), msg); got != 0xa129ca6149be45e5 {
-		t.Errorf("siphash reference = %#x", got)
-	}
-}
-
-// pxar's binary_tree_array test table.
-func TestBSTCopy(t *testing.T) {
-	want := map[int][]int{
-		1: {0}, 2: {1, 0}, 3: {1, 0, 2}, 4: {2, 1, 3, 0}, 5: {3, 1, 4, 0, 2},
-		6: {3, 1, 5, 0, 2, 4}, 8: {4, 2, 6, 1, 3, 5, 7, 0}, 10: {6, 3, 8, 1, 5, 7, 9, 0, 2, 4},
-		17: {9, 5, 13, 3, 7, 11, 15, 1, 4, 6, 8, 10, 12, 14, 16, 0, 2},
-	}
-	for n, w := range want {
-		got := make([]int, n)
-		bstCopy(n, func(src, dst int) { got[dst] = src })
-		if !slices.Equal(got, w) {
-			t.Errorf("bstCopy(%d) = %v, want %v", n, got, w)
-		}
-	}
-}
 
 func snapshotFS() (fstest.MapFS, []string) {
 	mt := time.Date(2024, 6, 5, 12, 0, 0, 123456789, time.UTC)
@@ -184,8 +142,8 @@ func TestSnapshotArchiveBadInput(t *testing.T) {
 	m, w := newTape(0)
 	WriteSnapshotArchive(w, "s", "vm/1/x", fsys, files)
 	good := m.buf.Bytes()
-	tail := bytes.LastIndex(good, binary.LittleEndian.AppendUint64(nil, pxarGoodbye))
-	payload := bytes.Index(good, binary.LittleEndian.AppendUint64(nil, pxarPayload))
+	tail := bytes.LastIndex(good, binary.LittleEndian.AppendUint64(nil, pxar.TypeGoodbye))
+	payload := bytes.Index(good, binary.LittleEndian.AppendUint64(nil, pxar.TypePayload))
 	for _, size := range []uint64{1<<64 - 1, 1<<63 + 16} { // content sizes that are negative as int64
 		t.Run(fmt.Sprintf("payload size %d", size), func(t *testing.T) {
 			bad := &memTape{}
@@ -199,7 +157,7 @@ func TestSnapshotArchiveBadInput(t *testing.T) {
 	for name, off := range map[string]int{
 		"goodbye item":   tail + 16 + 8,
 		"file name byte": bytes.Index(good, []byte("root.pxar.didx")),
-		"entry type":     bytes.Index(good, binary.LittleEndian.AppendUint64(nil, pxarPayload)),
+		"entry type":     bytes.Index(good, binary.LittleEndian.AppendUint64(nil, pxar.TypePayload)),
 	} {
 		t.Run(name, func(t *testing.T) {
 			bad := &memTape{}

@@ -1,9 +1,13 @@
 package format
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"math"
+	"time"
+
+	"github.com/cairnfs/cairn/store/pxar"
 )
 
 // Next moves to the next file. It returns io.EOF after the last file,
@@ -33,9 +37,9 @@ func (s *SnapshotArchiveReader) Next() (SnapshotFile, error) {
 		return SnapshotFile{}, err
 	}
 	switch htype {
-	case pxarFilename:
+	case pxar.TypeFilename:
 		return s.file(start, size)
-	case pxarGoodbye:
+	case pxar.TypeGoodbye:
 		return SnapshotFile{}, s.goodbye(start, size)
 	}
 	s.pos = start
@@ -44,7 +48,7 @@ func (s *SnapshotArchiveReader) Next() (SnapshotFile, error) {
 }
 
 func (s *SnapshotArchiveReader) file(start, size uint64) (SnapshotFile, error) {
-	if size < 2 || size > pxarMaxFilename+1 {
+	if size < 2 || size > maxFilename+1 {
 		s.err = s.corrupt("file name of %d bytes", size)
 		return SnapshotFile{}, s.err
 	}
@@ -66,7 +70,7 @@ func (s *SnapshotArchiveReader) file(start, size uint64) (SnapshotFile, error) {
 	if err != nil {
 		return SnapshotFile{}, err
 	}
-	if htype != pxarPayload {
+	if htype != pxar.TypePayload {
 		s.err = s.corrupt("file %q: want PAYLOAD, found item %#x", name, htype)
 		return SnapshotFile{}, s.err
 	}
@@ -75,24 +79,24 @@ func (s *SnapshotArchiveReader) file(start, size uint64) (SnapshotFile, error) {
 		return SnapshotFile{}, s.err
 	}
 	s.remain = int64(psize)
-	s.items = append(s.items, goodbyeItem{hashFilename(name), start, s.pos - start + psize})
+	s.table.Add(name, start, s.pos-start+psize)
 	return SnapshotFile{Name: name, Size: int64(psize), Mode: uint32(st.Mode), UID: st.UID, GID: st.GID,
-		Mtime: st.Mtime}, nil
+		Mtime: time.Unix(st.Mtime.Secs, int64(st.Mtime.Nanos))}, nil
 }
 
 func (s *SnapshotArchiveReader) goodbye(start, size uint64) error {
-	want := uint64((len(s.items) + 1) * pxarGoodbyeItem)
+	want := uint64((s.table.Len() + 1) * pxar.GoodbyeItemSize)
 	if size != want {
 		s.pos = start
-		s.err = s.corrupt("goodbye table of %d bytes for %d files", size, len(s.items))
+		s.err = s.corrupt("goodbye table of %d bytes for %d files", size, s.table.Len())
 		return s.err
 	}
-	table := make([]byte, pxarHeaderSize+size)
+	table := make([]byte, pxar.HeaderSize+size)
 	copy(table, s.hdr[:])
-	if err := s.readFull(table[pxarHeaderSize:]); err != nil {
+	if err := s.readFull(table[pxar.HeaderSize:]); err != nil {
 		return err
 	}
-	if !equalGoodbye(table, s.items, start) {
+	if !bytes.Equal(table, s.table.Encode(0, start)) {
 		s.pos = start
 		s.err = s.corrupt("goodbye table does not match the files")
 		return s.err
