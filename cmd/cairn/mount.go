@@ -101,7 +101,7 @@ func (a *app) mount(o mountOpts, dir string) error {
 	// Evicted chunks are garbage of 4 MiB each: without a limit the heap
 	// grows to twice the cache before the GC runs. Keep it near the cache.
 	debug.SetMemoryLimit(max(cs, store.DefaultCacheSize) + mountOverhead)
-	mgr, err := a.jobManager(s)
+	mgr, err := a.jobManager(s, a.logger)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cairnfs/cairn/jobs"
+	"github.com/cairnfs/cairn/jobs/tape"
 	"github.com/cairnfs/cairn/jobs/tape/catalog"
 	"github.com/cairnfs/cairn/jobs/tape/drive"
 	"github.com/cairnfs/cairn/jobs/tape/media"
@@ -18,7 +19,7 @@ func (a *app) openDrive(dir string) (*drive.Drive, error) {
 	if err != nil {
 		return nil, err
 	}
-	return jobs.OpenTapeDrive(a.ctx, abs)
+	return tape.OpenTapeDrive(a.ctx, abs)
 }
 
 func (a *app) tapeLabelCmd() *cobra.Command {
