@@ -14,11 +14,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() {
-	register(func(a *app) *cobra.Command { return a.mountCmd() })
-	register(func(a *app) *cobra.Command { return a.umountCmd() })
-}
-
 type mountOpts struct {
 	ns, group, snapshot string
 	cacheSize           string

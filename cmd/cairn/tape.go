@@ -14,8 +14,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { register(func(a *app) *cobra.Command { return a.tapeCmd() }) }
-
 func (a *app) tapeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "tape",

@@ -16,8 +16,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { register(func(a *app) *cobra.Command { return a.verifyCmd() }) }
-
 type verifyOpts struct {
 	ns             string
 	order          string
