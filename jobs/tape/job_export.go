@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -179,17 +178,7 @@ func OpenTapeDrive(ctx context.Context, dir string) (*drive.Drive, error) {
 // chunkOrder resolves chunk-order=auto from the store's disk, as verify
 // does: inode order on rotational disks, index order otherwise.
 func chunkOrder(order, sysfs string, s *store.Store) (string, string) {
-	if order != jobs.OrderAuto {
-		return order, "asked for"
-	}
-	rot, how, err := jobs.PathRotational(sysfs, filepath.Join(s.Root(), ".chunks"))
-	switch {
-	case err != nil:
-		return jobs.OrderIndex, fmt.Sprintf("cannot tell whether the store's disk is rotational (%v); using index order", err)
-	case rot:
-		return jobs.OrderInode, how + ": rotational disk, sorting chunks by inode"
-	}
-	return jobs.OrderIndex, how + ": not rotational, reading chunks in index order"
+	return jobs.ChunkOrder(order, sysfs, s.Root())
 }
 
 // selectForTape lists the finished snapshots to export, named as on

@@ -239,17 +239,8 @@ func (v *verifier) skip(snap store.Snapshot) (string, bool) {
 
 // chooseOrder resolves chunk-order=auto from the store's disk.
 func (v *verifier) chooseOrder(j *jobs.Job) string {
-	order, why := v.opt.ChunkOrder, "asked for"
-	if order == jobs.OrderAuto {
-		rot, how, err := jobs.PathRotational(v.sysfs, filepath.Join(v.s.Root(), ".chunks"))
-		switch {
-		case err != nil:
-			order, why = jobs.OrderIndex, fmt.Sprintf("cannot tell whether the store's disk is rotational (%v); using index order", err)
-		case rot:
-			order, why = jobs.OrderInode, how+": rotational disk, sorting chunks by inode"
-		default:
-			order, why = jobs.OrderIndex, how+": not rotational, reading chunks in index order"
-		}
+	order, why := jobs.ChunkOrder(v.opt.ChunkOrder, v.sysfs, v.s.Root())
+	if v.opt.ChunkOrder == jobs.OrderAuto {
 		j.Logf("chunk-order=auto: %s", why)
 	}
 	v.mu.Lock()
