@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/jobs"
+	"github.com/cairnfs/cairn/jobs/verify"
 	"github.com/cairnfs/cairn/store"
 )
 
@@ -91,7 +92,7 @@ func testJobsControl(t *testing.T, one bool) {
 	}
 	mgr := jobs.NewManager(context.Background(), s, slog.New(slog.NewTextHandler(testWriter{t}, nil)))
 	defer mgr.Close()
-	for _, k := range []jobs.Kind{jobs.VerifyKind{}, blockKind{}} {
+	for _, k := range []jobs.Kind{verify.VerifyKind{}, blockKind{}} {
 		if err := mgr.Register(k); err != nil {
 			t.Fatal(err)
 		}

@@ -108,6 +108,10 @@ func (j *Job) ID() string { return j.id }
 // Kind is the job's kind.
 func (j *Job) Kind() string { return j.kind }
 
+// Logger is the job's logger (the manager's, with the job's id); a kind
+// hands it to the engine it runs.
+func (j *Job) Logger() *slog.Logger { return j.logger }
+
 // Done is closed when the job has ended.
 func (j *Job) Done() <-chan struct{} { return j.done }
 

@@ -1,15 +1,25 @@
 package main
 
 import (
+	"log/slog"
+
 	"github.com/cairnfs/cairn/jobs"
+	"github.com/cairnfs/cairn/jobs/tape"
+	"github.com/cairnfs/cairn/jobs/verify"
 	"github.com/cairnfs/cairn/store"
 )
 
-// jobManager returns a job manager for s with every job kind cairn has,
-// the same for the mount's .jobs tree and for foreground commands.
-func (a *app) jobManager(s *store.Store) (*jobs.Manager, error) {
-	m := jobs.NewManager(a.ctx, s, a.logger)
-	for _, k := range []jobs.Kind{&jobs.VerifyKind{}, jobs.TapeExportKind{}, jobs.TapeRestoreKind{}} {
+// jobKinds are every kind of job cairn has: the one place they are
+// registered, for the mount's .jobs tree and for foreground commands.
+func jobKinds() []jobs.Kind {
+	return []jobs.Kind{verify.VerifyKind{}, tape.TapeExportKind{}, tape.TapeRestoreKind{}}
+}
+
+// jobManager returns a job manager for s with every job kind, logging
+// to logger.
+func (a *app) jobManager(s *store.Store, logger *slog.Logger) (*jobs.Manager, error) {
+	m := jobs.NewManager(a.ctx, s, logger)
+	for _, k := range jobKinds() {
 		if err := m.Register(k); err != nil {
 			m.Close()
 			return nil, err

@@ -14,10 +14,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() {
-	register(func(a *app) *cobra.Command { return a.lsCmd() })
-}
-
 func (a *app) lsCmd() *cobra.Command {
 	var cacheSize string
 	var dirItself bool

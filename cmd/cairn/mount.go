@@ -14,11 +14,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() {
-	register(func(a *app) *cobra.Command { return a.mountCmd() })
-	register(func(a *app) *cobra.Command { return a.umountCmd() })
-}
-
 type mountOpts struct {
 	ns, group, snapshot string
 	cacheSize           string
@@ -101,7 +96,7 @@ func (a *app) mount(o mountOpts, dir string) error {
 	// Evicted chunks are garbage of 4 MiB each: without a limit the heap
 	// grows to twice the cache before the GC runs. Keep it near the cache.
 	debug.SetMemoryLimit(max(cs, store.DefaultCacheSize) + mountOverhead)
-	mgr, err := a.jobManager(s)
+	mgr, err := a.jobManager(s, a.logger)
 	if err != nil {
 		return err
 	}

@@ -17,8 +17,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func init() { register(func(a *app) *cobra.Command { return a.restoreCmd() }) }
-
 type restoreOpts struct {
 	threads                      int
 	ignoreErrors, discard, force bool

@@ -88,13 +88,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 var errUsage = errors.New("usage")
 
-// commands are the commands that files of this package add with
-// register from an init function (mount, verify, tape, restore, …).
-var commands []func(*app) *cobra.Command
-
-// register adds a command to every root command built after it.
-func register(c func(*app) *cobra.Command) { commands = append(commands, c) }
-
 func usageErr(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
 }
@@ -122,10 +115,9 @@ func (a *app) rootCmd() *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&a.storeDir, "store", defaultStore(), "datastore directory (env CAIRN_STORE)")
 	root.PersistentFlags().CountVarP(&a.verbosity, "verbose", "v", "more log output")
-	root.AddCommand(a.initCmd(), a.backupCmd(), a.snapshotsCmd(), a.catCmd(), a.benchCmd())
-	for _, c := range commands {
-		root.AddCommand(c(a))
-	}
+	// Every command, in one place; each is built in a file of its own.
+	root.AddCommand(a.initCmd(), a.backupCmd(), a.snapshotsCmd(), a.catCmd(), a.lsCmd(),
+		a.mountCmd(), a.umountCmd(), a.restoreCmd(), a.verifyCmd(), a.tapeCmd(), a.benchCmd())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr("%v", err) })
 	return root
 }

@@ -10,10 +10,9 @@ import (
 	"strings"
 
 	"github.com/cairnfs/cairn/jobs"
+	"github.com/cairnfs/cairn/jobs/tape"
 	"github.com/spf13/cobra"
 )
-
-func init() { register(func(a *app) *cobra.Command { return a.tapeCmd() }) }
 
 func (a *app) tapeCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -74,11 +73,11 @@ snapshots were not exported.`,
 			if err != nil {
 				return err
 			}
-			st, err := a.runJob(jobs.TapeExportKind{}, params, "tape export")
+			st, err := a.runJob(tape.TapeExportKind{}.Name(), params, "tape export")
 			if err != nil {
 				return err
 			}
-			rep, _ := st.Result.(jobs.TapeExportReport)
+			rep, _ := st.Result.(tape.TapeExportReport)
 			if o.json {
 				if err := printJSON(a, st); err != nil {
 					return err
@@ -92,7 +91,7 @@ snapshots were not exported.`,
 	driveFlag(cmd, &o.drive)
 	f := cmd.Flags()
 	f.StringVar(&o.pool, "pool", "", "media pool (required)")
-	f.IntVar(&o.workers, "worker-threads", jobs.DefaultTapeWorkers, "chunk reader threads (1-32)")
+	f.IntVar(&o.workers, "worker-threads", tape.DefaultTapeWorkers, "chunk reader threads (1-32)")
 	f.StringVar(&o.tapeSize, "tape-size", "64M", "capacity of the tapes the pool creates")
 	f.BoolVar(&o.newSet, "new-set", false, "start a new media set instead of appending to the pool's current one")
 	f.BoolVar(&o.noAutoCreate, "no-auto-create", false, "fail when the pool has no free tape instead of creating one")
@@ -165,11 +164,11 @@ code 3 means some snapshots were not restored.`,
 			if err := listParam(p, "snapshots", args); err != nil {
 				return err
 			}
-			st, err := a.runJob(jobs.TapeRestoreKind{}, p, "tape restore")
+			st, err := a.runJob(tape.TapeRestoreKind{}.Name(), p, "tape restore")
 			if err != nil {
 				return err
 			}
-			rep, _ := st.Result.(jobs.TapeRestoreReport)
+			rep, _ := st.Result.(tape.TapeRestoreReport)
 			if o.json {
 				if err := printJSON(a, st); err != nil {
 					return err
@@ -185,7 +184,7 @@ code 3 means some snapshots were not restored.`,
 	f.StringVar(&o.set, "media-set", "", "media set UUID (see cairn tape status)")
 	f.StringVar(&o.pool, "pool", "", "restore the newest media set of this pool")
 	f.StringVar(&o.source, "source-store", "", "restore only snapshots exported from this datastore name")
-	f.IntVar(&o.workers, "worker-threads", jobs.DefaultRestoreWorkers, "chunk check-and-insert threads (1-32)")
+	f.IntVar(&o.workers, "worker-threads", tape.DefaultRestoreWorkers, "chunk check-and-insert threads (1-32)")
 	f.BoolVar(&o.json, "json", false, "print the final status as JSON")
 	a.lockWaitFlag(cmd)
 	return cmd
@@ -193,7 +192,7 @@ code 3 means some snapshots were not restored.`,
 
 // runJob runs one job of kind on the store in the foreground, showing
 // its progress; Ctrl-C cancels it through a.ctx.
-func (a *app) runJob(kind jobs.Kind, params map[string]string, label string) (jobs.Status, error) {
+func (a *app) runJob(kind string, params map[string]string, label string) (jobs.Status, error) {
 	s, err := a.openStore()
 	if err != nil {
 		return jobs.Status{}, err
@@ -203,12 +202,12 @@ func (a *app) runJob(kind jobs.Kind, params map[string]string, label string) (jo
 	if a.verbosity > 0 {
 		level = slog.LevelInfo
 	}
-	m := jobs.NewManager(a.ctx, s, slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level})))
-	defer m.Close()
-	if err := m.Register(kind); err != nil {
+	m, err := a.jobManager(s, slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level})))
+	if err != nil {
 		return jobs.Status{}, err
 	}
-	j, err := m.Start(kind.Name(), params)
+	defer m.Close()
+	j, err := m.Start(kind, params)
 	if errors.Is(err, jobs.ErrBadParam) {
 		return jobs.Status{}, usageErr("%v", err)
 	}

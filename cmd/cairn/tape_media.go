@@ -5,20 +5,16 @@ import (
 	"fmt"
 
 	"github.com/cairnfs/cairn/jobs"
-	"github.com/cairnfs/cairn/jobs/tape/catalog"
-	"github.com/cairnfs/cairn/jobs/tape/drive"
-	"github.com/cairnfs/cairn/jobs/tape/media"
+	"github.com/cairnfs/cairn/jobs/tape"
 	"github.com/spf13/cobra"
 )
 
-// openDrive opens the drive of --drive, failing at once when another
-// process uses it.
-func (a *app) openDrive(dir string) (*drive.Drive, error) {
-	abs, err := absDrive(dir)
-	if err != nil {
-		return nil, err
+// tapeErr turns the tape API's parameter errors into usage errors.
+func tapeErr(err error) error {
+	if errors.Is(err, jobs.ErrBadParam) {
+		return usageErr("%v", err)
 	}
-	return jobs.OpenTapeDrive(a.ctx, abs)
+	return err
 }
 
 func (a *app) tapeLabelCmd() *cobra.Command {
@@ -34,37 +30,18 @@ holds data, is refused unless --force: its content is lost.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			capacity, err := jobs.ParseSize(size)
-			if err != nil || capacity < drive.MinCapacity {
+			if err != nil || capacity < tape.MinTapeSize {
 				return usageErr("--tape-size %q: want a size of at least 1M (e.g. 64M, 2G)", size)
 			}
-			if pool != "" {
-				if err := drive.CheckLabel(pool); err != nil {
-					return usageErr("--pool: %v", err)
-				}
-			}
-			d, err := a.openDrive(dir)
+			abs, err := absDrive(dir)
 			if err != nil {
 				return err
 			}
-			defer d.Close()
-			inv, err := media.LoadInventory(d.Dir())
-			if err != nil {
-				return err
+			done, err := tape.Label(a.ctx, abs, args, tape.LabelOptions{Pool: pool, TapeSize: capacity, Force: force})
+			for _, l := range done {
+				fmt.Fprintf(a.stdout, "labelled tape %s (uuid %s, pool %s)\n", l.Label, l.UUID, orDash(l.Pool))
 			}
-			for _, text := range args {
-				if err := drive.CheckLabel(text); err != nil {
-					return usageErr("%v", err)
-				}
-				if err := d.CreateTape(text, capacity); err != nil && !errors.Is(err, drive.ErrExists) {
-					return err
-				}
-				l, err := media.LabelTape(d, inv, text, pool, force)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(a.stdout, "labelled tape %s (uuid %s, pool %s)\n", text, l.UUID, orDash(pool))
-			}
-			return nil
+			return tapeErr(err)
 		},
 	}
 	driveFlag(cmd, &dir)
@@ -86,36 +63,19 @@ refused unless --force: the set loses what that tape holds. --remove also
 deletes the tape from the virtual drive.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := a.openDrive(dir)
+			abs, err := absDrive(dir)
 			if err != nil {
 				return err
 			}
-			defer d.Close()
-			inv, err := media.LoadInventory(d.Dir())
-			if err != nil {
-				return err
+			done, err := tape.Erase(a.ctx, abs, args, tape.EraseOptions{Force: force, Remove: remove})
+			msg := "erased"
+			if remove {
+				msg = "erased and removed"
 			}
-			for _, text := range args {
-				if m, ok := inv.LookupLabel(text); ok && m.Set != nil && !m.Set.UUID.IsZero() && !force {
-					return fmt.Errorf("tape %s belongs to media set %s (pool %s): %w; use --force to erase it anyway",
-						text, m.Set.UUID, m.Set.Pool, media.ErrNotBlank)
-				}
-				if err := media.EraseTape(d, inv, text); err != nil {
-					return err
-				}
-				msg := "erased"
-				if remove {
-					if err := d.Unload(); err != nil {
-						return err
-					}
-					if err := d.RemoveTape(text); err != nil {
-						return err
-					}
-					msg = "erased and removed"
-				}
+			for _, text := range done {
 				fmt.Fprintf(a.stdout, "%s tape %s\n", msg, text)
 			}
-			return nil
+			return err
 		},
 	}
 	driveFlag(cmd, &dir)
@@ -135,49 +95,30 @@ labels: use it when a catalog is lost or disagrees with the tape, or for
 tapes from another drive. Files an interrupted export left unfinished are
 skipped; a corrupt or foreign tape is an error.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := a.openDrive(dir)
+			abs, err := absDrive(dir)
 			if err != nil {
 				return err
 			}
-			defer d.Close()
-			if len(args) == 0 {
-				tapes, err := d.Tapes()
-				if err != nil {
-					return err
-				}
-				for _, t := range tapes {
-					if t.Files > 0 {
-						args = append(args, t.Label)
-					}
-				}
-				if len(args) == 0 {
-					return fmt.Errorf("drive %s holds no written tape", d.Dir())
-				}
-			}
-			failed := 0
-			for _, text := range args {
-				c, err := media.RebuildCatalog(a.ctx, d, text, a.logger)
-				if err != nil {
-					fmt.Fprintf(a.stderr, "cairn: tape %s: %v\n", text, err)
+			failed, tapes := 0, 0
+			err = tape.RebuildCatalogs(a.ctx, abs, args, a.logger, func(r tape.RebuiltCatalog) {
+				tapes++
+				if r.Err != nil {
+					fmt.Fprintf(a.stderr, "cairn: tape %s: %v\n", r.Label, r.Err)
 					failed++
-					continue
-				}
-				chunks, snaps := 0, 0
-				for _, f := range c.Files() {
-					chunks += f.Chunks
-					if f.Kind == catalog.KindSnapshot {
-						snaps++
-					}
+					return
 				}
 				set := "no media set"
-				if u, seq, ok := c.MediaSet(); ok {
-					set = fmt.Sprintf("media set %s seq %d", u, seq)
+				if r.MediaSet != "" {
+					set = fmt.Sprintf("media set %s seq %d", r.MediaSet, r.SeqNr)
 				}
 				fmt.Fprintf(a.stdout, "tape %s: catalog rebuilt (%s): %d files, %d chunks, %d snapshots\n",
-					text, set, len(c.Files()), chunks, snaps)
+					r.Label, set, r.Files, r.Chunks, r.Snapshots)
+			})
+			if err != nil {
+				return err
 			}
 			if failed > 0 {
-				return &codeError{exitError, fmt.Errorf("%d of %d tapes failed", failed, len(args))}
+				return &codeError{exitError, fmt.Errorf("%d of %d tapes failed", failed, tapes)}
 			}
 			return nil
 		},

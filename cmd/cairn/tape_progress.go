@@ -84,7 +84,7 @@ func jobProgressLine(label string, p jobs.Progress, el time.Duration) string {
 	return b.String()
 }
 
-func printExportReport(w io.Writer, st jobs.Status, rep jobs.TapeExportReport) {
+func printExportReport(w io.Writer, st jobs.Status, rep tape.TapeExportReport) {
 	fmt.Fprintf(w, "tape export %s: %s\n", st.ID, st.State)
 	if r := rep.ExportReport; r != nil {
 		fmt.Fprintf(w, "  media set  %s (pool %s)\n", r.MediaSet, rep.Pool)
@@ -101,7 +101,7 @@ func printExportReport(w io.Writer, st jobs.Status, rep jobs.TapeExportReport) {
 	printNext(w, rep.Next)
 }
 
-func printRestoreReport(w io.Writer, st jobs.Status, rep jobs.TapeRestoreReport) {
+func printRestoreReport(w io.Writer, st jobs.Status, rep tape.TapeRestoreReport) {
 	fmt.Fprintf(w, "tape restore %s: %s\n", st.ID, st.State)
 	if r := rep.RestoreReport; r != nil {
 		fmt.Fprintf(w, "  media set  %s\n", r.MediaSet)

@@ -11,11 +11,10 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/jobs"
+	"github.com/cairnfs/cairn/jobs/verify"
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 )
-
-func init() { register(func(a *app) *cobra.Command { return a.verifyCmd() }) }
 
 type verifyOpts struct {
 	ns             string
@@ -49,8 +48,8 @@ it (default: the whole store). Exit code 3 means something failed.`,
 	f := cmd.Flags()
 	f.StringVar(&o.ns, "ns", "", "namespace to verify, with those below it (snapshot arguments are taken in it)")
 	f.StringVar(&o.order, "chunk-order", jobs.OrderAuto, "chunk read order: inode (best on spinning disks), index, or auto")
-	f.IntVar(&o.readThreads, "read-threads", jobs.DefaultReadThreads, "chunk reading threads (1-32)")
-	f.IntVar(&o.verifyThreads, "verify-threads", jobs.DefaultVerifyThreads, "chunk checking threads (1-32)")
+	f.IntVar(&o.readThreads, "read-threads", verify.DefaultReadThreads, "chunk reading threads (1-32)")
+	f.IntVar(&o.verifyThreads, "verify-threads", verify.DefaultVerifyThreads, "chunk checking threads (1-32)")
 	f.BoolVar(&o.ignoreVerified, "ignore-verified", false, "skip snapshots whose last verification was ok")
 	f.IntVar(&o.outdatedAfter, "outdated-after", 0, "with --ignore-verified: verify again when the last verification is older than DAYS")
 	f.BoolVar(&o.json, "json", false, "print the final status as JSON")
@@ -96,12 +95,12 @@ func (a *app) verify(o verifyOpts, params map[string]string) error {
 	if a.verbosity > 0 {
 		level = slog.LevelInfo
 	}
-	m := jobs.NewManager(a.ctx, s, slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level})))
-	defer m.Close()
-	if err := m.Register(jobs.VerifyKind{}); err != nil {
+	m, err := a.jobManager(s, slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level})))
+	if err != nil {
 		return err
 	}
-	j, err := m.Start("verify", params)
+	defer m.Close()
+	j, err := m.Start(verify.VerifyKind{}.Name(), params)
 	if errors.Is(err, jobs.ErrBadParam) {
 		return usageErr("%v", err)
 	}
@@ -114,7 +113,7 @@ func (a *app) verify(o verifyOpts, params map[string]string) error {
 	if prog != nil {
 		prog.Stop()
 	}
-	rep, _ := st.Result.(jobs.VerifyReport)
+	rep, _ := st.Result.(verify.VerifyReport)
 	if o.json {
 		enc := json.NewEncoder(a.stdout)
 		enc.SetIndent("", "  ")
@@ -148,7 +147,7 @@ func (a *app) verifyProgress(j *jobs.Job) *progress {
 	}
 }
 
-func verifyExit(st jobs.Status, rep jobs.VerifyReport) error {
+func verifyExit(st jobs.Status, rep verify.VerifyReport) error {
 	switch {
 	case st.State == jobs.StateCancelled:
 		return &codeError{exitError, errors.New("verify cancelled")}
@@ -165,7 +164,7 @@ func verifyExit(st jobs.Status, rep jobs.VerifyReport) error {
 	return nil
 }
 
-func printVerifyReport(w io.Writer, st jobs.Status, rep jobs.VerifyReport) {
+func printVerifyReport(w io.Writer, st jobs.Status, rep verify.VerifyReport) {
 	fmt.Fprintf(w, "verify %s: %s\n", st.ID, st.State)
 	fmt.Fprintf(w, "  snapshots  %d ok, %d failed, %d skipped\n", rep.SnapshotsOK, rep.SnapshotsFailed, rep.SnapshotsSkipped)
 	fmt.Fprintf(w, "  chunks     %d checked, %d corrupt or missing\n", rep.Chunks, rep.ChunksCorrupt)
@@ -175,7 +174,7 @@ func printVerifyReport(w io.Writer, st jobs.Status, rep jobs.VerifyReport) {
 	if rep.SnapshotsFailed > 0 {
 		fmt.Fprintln(w, "failed snapshots:")
 		for _, r := range rep.Snapshots {
-			if r.State != jobs.SnapFailed {
+			if r.State != verify.SnapFailed {
 				continue
 			}
 			fmt.Fprintf(w, "  %s\n", r.Snapshot)
@@ -216,7 +215,7 @@ func printVerifyReport(w io.Writer, st jobs.Status, rep jobs.VerifyReport) {
 }
 
 // aboutSnapshot tells whether a job error is one listed under a snapshot.
-func aboutSnapshot(rep jobs.VerifyReport, e string) bool {
+func aboutSnapshot(rep verify.VerifyReport, e string) bool {
 	for _, r := range rep.Snapshots {
 		if strings.HasPrefix(e, r.Snapshot+": ") {
 			return true

@@ -1,4 +1,4 @@
-package jobs
+package verify
 
 import (
 	"cmp"
@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/store"
 )
 
@@ -26,7 +27,7 @@ type item struct {
 }
 
 // verifySnapshot checks one snapshot and records its verify state.
-func (v *verifier) verifySnapshot(ctx context.Context, j *Job, snap store.Snapshot, order string) {
+func (v *verifier) verifySnapshot(ctx context.Context, j *jobs.Job, snap store.Snapshot, order string) {
 	res := SnapshotResult{Snapshot: snap.String(), Group: snap.Group.String(), State: SnapOK}
 	fail := func(damaged bool, format string, args ...any) {
 		msg := res.fail(format, args...)
@@ -61,7 +62,7 @@ func (v *verifier) verifySnapshot(ctx context.Context, j *Job, snap store.Snapsh
 		}
 	}
 	items, disagree := v.known(snap, items, fail, &res)
-	if order == OrderInode {
+	if order == jobs.OrderInode {
 		v.sortByInode(ctx, j, items)
 	}
 	bad := v.verifyChunks(ctx, j, items)
@@ -251,7 +252,7 @@ const maxStatLog = 10
 
 // sortByInode stats every chunk and sorts by inode, chunks whose stat
 // failed last (they are reported, and fail when read).
-func (v *verifier) sortByInode(ctx context.Context, j *Job, items []item) {
+func (v *verifier) sortByInode(ctx context.Context, j *jobs.Job, items []item) {
 	failed := 0
 	for i := range items {
 		if ctx.Err() != nil {

@@ -1,4 +1,4 @@
-package jobs
+package verify
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/store"
 	"golang.org/x/sys/unix"
 )
@@ -55,12 +56,12 @@ func TestVerifyConcurrentBackup(t *testing.T) {
 	if err := b.Finish(); err != nil {
 		t.Fatal(err)
 	}
-	if st.State != StateOK || rep.SnapshotsOK != 1 || rep.Snapshots[0].Snapshot != first.String() {
+	if st.State != jobs.StateOK || rep.SnapshotsOK != 1 || rep.Snapshots[0].Snapshot != first.String() {
 		t.Fatalf("verify during backup: %s %+v", st.State, rep)
 	}
 	// The backup is complete and both snapshots verify.
 	st, rep, _ = runVerify(t, s, map[string]string{"ns": "concurrent"})
-	if st.State != StateOK || rep.SnapshotsOK != 2 {
+	if st.State != jobs.StateOK || rep.SnapshotsOK != 2 {
 		t.Fatalf("verify after backup: %s %+v", st.State, rep)
 	}
 	if rep.Snapshots[0].Snapshot != b.Snapshot().String() {
@@ -75,9 +76,9 @@ func TestVerifyIgnoreVerified(t *testing.T) {
 	backupImage(t, s, g, t0.Add(time.Hour), randBytes("again 2", 2*testChunk))
 	run := func(params string) VerifyReport {
 		t.Helper()
-		p, _ := ParseParams(strings.Fields("ns=again " + params))
+		p, _ := jobs.ParseParams(strings.Fields("ns=again " + params))
 		st, rep, _ := runVerify(t, s, p)
-		if st.State != StateOK {
+		if st.State != jobs.StateOK {
 			t.Fatalf("%s: %s %v", params, st.State, st.Errors)
 		}
 		return rep
@@ -93,7 +94,7 @@ func TestVerifyIgnoreVerified(t *testing.T) {
 	check("ignore-verified", 0, 2)
 	check("ignore-verified=false", 2, 0)
 	// The old snapshot was last verified ten days ago.
-	u := newUPID("verify", "store")
+	u := jobs.UPID{Node: "localhost", PID: 1, TaskID: 1, Type: "verify", WorkerID: "store", User: "root@pam"}
 	u.Start = time.Now().Add(-10 * 24 * time.Hour)
 	err := s.UpdateManifest(t.Context(), old, func(m *store.Manifest) error {
 		m.SetVerifyState(store.VerifyState{State: "ok", UPID: u.String()})
@@ -128,9 +129,9 @@ func TestVerifyAutoOrder(t *testing.T) {
 	for _, tc := range []struct {
 		sysfs, rotational, order, why string
 	}{
-		{sys, "1", OrderInode, "sdz rotational=1"},
-		{sys, "0", OrderIndex, "sdz rotational=0"},
-		{t.TempDir(), "", OrderIndex, "cannot tell"},
+		{sys, "1", jobs.OrderInode, "sdz rotational=1"},
+		{sys, "0", jobs.OrderIndex, "sdz rotational=0"},
+		{t.TempDir(), "", jobs.OrderIndex, "cannot tell"},
 	} {
 		if tc.rotational != "" {
 			os.WriteFile(filepath.Join(disk, "queue", "rotational"), []byte(tc.rotational+"\n"), 0o644)
@@ -142,7 +143,7 @@ func TestVerifyAutoOrder(t *testing.T) {
 		}
 		res, _ := m.Wait(t.Context(), j)
 		rep := res.Result.(VerifyReport)
-		if res.State != StateOK || rep.ChunkOrder != tc.order || !strings.Contains(rep.ChunkOrderReason, tc.why) ||
+		if res.State != jobs.StateOK || rep.ChunkOrder != tc.order || !strings.Contains(rep.ChunkOrderReason, tc.why) ||
 			!strings.Contains(strings.Join(j.Log(), "\n"), tc.why) {
 			t.Errorf("rotational %q: %s, order %s (%s)", tc.rotational, res.State, rep.ChunkOrder, rep.ChunkOrderReason)
 		}
@@ -158,7 +159,7 @@ type flakyVerify struct {
 
 func (flakyVerify) Name() string { return "verify" }
 
-func (k flakyVerify) New(s *store.Store, params map[string]string) (Work, error) {
+func (k flakyVerify) New(s *store.Store, params map[string]string) (jobs.Work, error) {
 	opt, err := ParseVerifyParams(params)
 	if err != nil {
 		return nil, err
@@ -186,7 +187,7 @@ func TestVerifyRereadsBeforeJudging(t *testing.T) {
 	}
 	st, _ := m.Wait(t.Context(), j)
 	rep := st.Result.(VerifyReport)
-	if st.State != StateOK || rep.ChunksCorrupt != 0 || k.reads.Load() != 2 || !exists(s.ChunkPath(d)) {
+	if st.State != jobs.StateOK || rep.ChunksCorrupt != 0 || k.reads.Load() != 2 || !exists(s.ChunkPath(d)) {
 		t.Fatalf("state %s, corrupt %d, reads %d", st.State, rep.ChunksCorrupt, k.reads.Load())
 	}
 	if !strings.Contains(strings.Join(j.Log(), "\n"), "second read ok") {

@@ -1,4 +1,4 @@
-package jobs
+package verify
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/store"
 	"golang.org/x/sys/unix"
 )
@@ -143,11 +144,11 @@ func chunksOf(t testing.TB, s *store.Store, snap store.Snapshot, file string) []
 
 // newTestManager returns a manager with verify registered; auto chunk
 // order reads an empty sysfs (so it falls back to index order).
-func newTestManager(t testing.TB, s *store.Store, kinds ...Kind) *Manager {
+func newTestManager(t testing.TB, s *store.Store, kinds ...jobs.Kind) *jobs.Manager {
 	t.Helper()
-	m := NewManager(context.Background(), s, nil)
+	m := jobs.NewManager(context.Background(), s, nil)
 	if len(kinds) == 0 {
-		kinds = []Kind{VerifyKind{Sysfs: t.TempDir()}}
+		kinds = []jobs.Kind{VerifyKind{Sysfs: t.TempDir()}}
 	}
 	for _, k := range kinds {
 		if err := m.Register(k); err != nil {
@@ -159,7 +160,7 @@ func newTestManager(t testing.TB, s *store.Store, kinds ...Kind) *Manager {
 }
 
 // runVerify runs a verify job to its end.
-func runVerify(t testing.TB, s *store.Store, params map[string]string) (Status, VerifyReport, *Job) {
+func runVerify(t testing.TB, s *store.Store, params map[string]string) (jobs.Status, VerifyReport, *jobs.Job) {
 	t.Helper()
 	m := newTestManager(t, s)
 	j, err := m.Start("verify", params)

@@ -1,4 +1,4 @@
-package jobs
+package tape
 
 import (
 	"context"
@@ -10,8 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnfs/cairn/jobs/tape"
+	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/jobs/tape/drive"
+	"github.com/cairnfs/cairn/jobs/verify"
 	"github.com/cairnfs/cairn/store"
 )
 
@@ -41,7 +42,7 @@ func TestParseTapeExportParams(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			o, err := ParseTapeExportParams(tc.params)
 			if tc.wantErr != "" {
-				if !errors.Is(err, ErrBadParam) || !strings.Contains(err.Error(), tc.wantErr) {
+				if !errors.Is(err, jobs.ErrBadParam) || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want ErrBadParam naming %s", err, tc.wantErr)
 				}
 				return
@@ -59,7 +60,7 @@ func TestParseTapeExportParams(t *testing.T) {
 		})
 	}
 	o, _ := ParseTapeExportParams(map[string]string{"drive": dir, "pool": "p", "tape-size": "2G", "ns": "prod", "snapshots": "vm/1/latest"})
-	if o.TapeSize != 2<<30 || o.WorkerThreads != 1 || !o.AutoCreate || o.ChunkOrder != OrderAuto || o.Snapshots[0].NS != "prod" {
+	if o.TapeSize != 2<<30 || o.WorkerThreads != 1 || !o.AutoCreate || o.ChunkOrder != jobs.OrderAuto || o.Snapshots[0].NS != "prod" {
 		t.Fatalf("parsed %+v", o)
 	}
 }
@@ -83,14 +84,27 @@ func TestParseTapeRestoreParams(t *testing.T) {
 		{"drive": "rel"},
 		{"drive": "/d", "worker-threads": "99"},
 	} {
-		if _, err := ParseTapeRestoreParams(bad); !errors.Is(err, ErrBadParam) {
+		if _, err := ParseTapeRestoreParams(bad); !errors.Is(err, jobs.ErrBadParam) {
 			t.Errorf("%v: err = %v", bad, err)
 		}
 	}
 }
 
+// newTestManager returns a manager of jobs on s running kinds.
+func newTestManager(t *testing.T, s *store.Store, kinds ...jobs.Kind) *jobs.Manager {
+	t.Helper()
+	m := jobs.NewManager(context.Background(), s, nil)
+	for _, k := range kinds {
+		if err := m.Register(k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(m.Close)
+	return m
+}
+
 // runJob starts a job of kind and waits for its end.
-func runJob(t *testing.T, m *Manager, kind string, params map[string]string) Status {
+func runJob(t *testing.T, m *jobs.Manager, kind string, params map[string]string) jobs.Status {
 	t.Helper()
 	j, err := m.Start(kind, params)
 	if err != nil {
@@ -104,36 +118,35 @@ func runJob(t *testing.T, m *Manager, kind string, params map[string]string) Sta
 }
 
 func TestTapeExportRestoreJobs(t *testing.T) {
-	s := testStore(t)
+	s := newStore(t)
 	ns := store.NS("tapejob")
-	g := store.Group{NS: ns, Type: store.TypeVM, ID: "1"}
 	a := randBytes("tape-a", 12*testChunk)
 	b := append(append([]byte(nil), a[:6*testChunk]...), randBytes("tape-b", 10*testChunk)...)
-	snapA := backupImage(t, s, g, t0, a)
-	snapB := backupImage(t, s, g, t0.Add(time.Hour), b)
+	snapA := backup(t, s, string(ns), "1", t0, a)
+	snapB := backup(t, s, string(ns), "1", t0.Add(time.Hour), b)
 	dir := t.TempDir()
 	m := newTestManager(t, s, TapeExportKind{Sysfs: t.TempDir()}, TapeRestoreKind{})
 	params := map[string]string{"drive": dir, "pool": "p", "ns": string(ns), "tape-size": "2M", "worker-threads": "3"}
 
 	st := runJob(t, m, "tape-export", params)
 	rep, ok := st.Result.(TapeExportReport)
-	if st.State != StateOK || !ok || rep.ExportReport == nil {
+	if st.State != jobs.StateOK || !ok || rep.ExportReport == nil {
 		t.Fatalf("export: %+v", st)
 	}
-	if rep.SnapshotsOK != 2 || rep.Chunks != 22 || len(rep.Tapes) < 2 || rep.ChunkOrder != OrderIndex {
+	if rep.SnapshotsOK != 2 || rep.Chunks != 22 || len(rep.Tapes) < 2 || rep.ChunkOrder != jobs.OrderIndex {
 		t.Fatalf("export report: %+v", rep)
 	}
 	if p := st.Progress; p.ItemsDone != 22 || p.BytesTotal == 0 || p.BytesDone != p.BytesTotal || p.BytesDone != rep.Bytes {
 		t.Fatalf("export progress: %+v (report bytes %d)", p, rep.Bytes)
 	}
-	if rep.Snapshots[0].Snapshot != snapA.String() || rep.Snapshots[1].Snapshot != snapB.String() {
+	if rep.Snapshots[0].Snapshot != snapA || rep.Snapshots[1].Snapshot != snapB {
 		t.Fatalf("export order (want oldest first): %+v", rep.Snapshots)
 	}
 
 	// Again: nothing new to write.
 	st = runJob(t, m, "tape-export", params)
 	rep = st.Result.(TapeExportReport)
-	if st.State != StateOK || rep.SnapshotsPresent != 2 || rep.Chunks != 0 {
+	if st.State != jobs.StateOK || rep.SnapshotsPresent != 2 || rep.Chunks != 0 {
 		t.Fatalf("second export: %+v", rep)
 	}
 
@@ -144,29 +157,30 @@ func TestTapeExportRestoreJobs(t *testing.T) {
 	}
 	defer dst.Close()
 	rm := newTestManager(t, dst, TapeRestoreKind{})
-	st = runJob(t, rm, "tape-restore", map[string]string{"drive": dir, "snapshots": snapB.String()})
+	st = runJob(t, rm, "tape-restore", map[string]string{"drive": dir, "snapshots": snapB})
 	rrep := st.Result.(TapeRestoreReport)
-	if st.State != StateOK || rrep.SnapshotsOK != 1 || rrep.Chunks != 16 {
+	if st.State != jobs.StateOK || rrep.SnapshotsOK != 1 || rrep.Chunks != 16 {
 		t.Fatalf("selective restore: %+v %+v", st, rrep)
 	}
 	st = runJob(t, rm, "tape-restore", map[string]string{"drive": dir, "pool": "p"})
 	rrep = st.Result.(TapeRestoreReport)
-	if st.State != StateOK || rrep.SnapshotsOK != 1 || rrep.SnapshotsPresent != 1 || rrep.Chunks != 6 || rrep.ChunksPresent != 6 {
+	if st.State != jobs.StateOK || rrep.SnapshotsOK != 1 || rrep.SnapshotsPresent != 1 || rrep.Chunks != 6 || rrep.ChunksPresent != 6 {
 		t.Fatalf("full restore: %+v %+v", rrep, rrep.RestoreReport)
 	}
-	vst, vrep, _ := runVerify(t, dst, nil)
-	if vst.State != StateOK || vrep.SnapshotsOK != 2 || vrep.Chunks != 22 {
+	vst := runJob(t, newTestManager(t, dst, verify.VerifyKind{Sysfs: t.TempDir()}), "verify", nil)
+	vrep := vst.Result.(verify.VerifyReport)
+	if vst.State != jobs.StateOK || vrep.SnapshotsOK != 2 || vrep.Chunks != 22 {
 		t.Fatalf("verify of restored store: %+v", vrep)
 	}
 }
 
 func TestTapeExportBadDrive(t *testing.T) {
-	s := testStore(t)
-	backupImage(t, s, store.Group{NS: "tapebad", Type: store.TypeVM, ID: "1"}, t0, randBytes("tapebad", 2*testChunk))
+	s := newStore(t)
+	backup(t, s, "tapebad", "1", t0, randBytes("tapebad", 2*testChunk))
 	m := newTestManager(t, s, TapeExportKind{Sysfs: t.TempDir()})
 	missing := filepath.Join(t.TempDir(), "nodrive")
 	st := runJob(t, m, "tape-export", map[string]string{"drive": missing, "pool": "p", "ns": "tapebad"})
-	if st.State != StateFailed || !strings.Contains(strings.Join(st.Errors, "\n"), "no such tape drive directory") {
+	if st.State != jobs.StateFailed || !strings.Contains(strings.Join(st.Errors, "\n"), "no such tape drive directory") {
 		t.Fatalf("missing drive: %+v", st)
 	}
 	if _, err := os.Stat(missing); err == nil {
@@ -180,15 +194,15 @@ func TestTapeExportBadDrive(t *testing.T) {
 	}
 	st = runJob(t, m, "tape-export", map[string]string{"drive": dir, "pool": "p", "ns": "tapebad"})
 	d.Close()
-	if st.State != StateFailed || !strings.Contains(strings.Join(st.Errors, "\n"), "in use by another process") {
+	if st.State != jobs.StateFailed || !strings.Contains(strings.Join(st.Errors, "\n"), "in use by another process") {
 		t.Fatalf("busy drive: %+v", st)
 	}
 
 	// A full pool: one 2 MiB tape, no auto-create, more data than fits.
-	backupImage(t, s, store.Group{NS: "tapebad", Type: store.TypeVM, ID: "2"}, t0, randBytes("tapebig", 24*testChunk))
+	backup(t, s, "tapebad", "2", t0, randBytes("tapebig", 24*testChunk))
 	st = runJob(t, m, "tape-export", map[string]string{"drive": dir, "pool": "p", "ns": "tapebad",
 		"tape-size": "1M", "auto-create": "false"})
-	if st.State != StateFailed || !strings.Contains(strings.Join(st.Errors, "\n"), "no writable tape") {
+	if st.State != jobs.StateFailed || !strings.Contains(strings.Join(st.Errors, "\n"), "no writable tape") {
 		t.Fatalf("no tape: %+v", st)
 	}
 	d, err = drive.Open(context.Background(), dir)
@@ -201,10 +215,10 @@ func TestTapeExportBadDrive(t *testing.T) {
 	d.Close()
 	st = runJob(t, m, "tape-export", map[string]string{"drive": dir, "pool": "p", "ns": "tapebad", "auto-create": "false"})
 	rep := st.Result.(TapeExportReport)
-	if st.State != StateFailed || rep.ExportReport == nil || !strings.Contains(strings.Join(st.Errors, "\n"), "full") {
+	if st.State != jobs.StateFailed || rep.ExportReport == nil || !strings.Contains(strings.Join(st.Errors, "\n"), "full") {
 		t.Fatalf("full pool: %+v %+v", st, rep)
 	}
-	if rep.Snapshots[0].State != tape.StateDone {
+	if rep.Snapshots[0].State != StateDone {
 		t.Fatalf("the snapshot that fits was not exported: %+v", rep.Snapshots)
 	}
 }

@@ -1,18 +1,12 @@
-package jobs
+package verify
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/store"
-)
-
-// Chunk orders of verify.
-const (
-	OrderAuto  = "auto"
-	OrderInode = "inode"
-	OrderIndex = "index"
 )
 
 // Bounds and defaults of verify's worker pools.
@@ -45,10 +39,10 @@ type VerifyOptions struct {
 //	read-threads=1..32  verify-threads=1..32
 //	ignore-verified[=true|false]  outdated-after=DAYS
 func ParseVerifyParams(m map[string]string) (VerifyOptions, error) {
-	p := NewParams("verify", m)
+	p := jobs.NewParams("verify", m)
 	o := VerifyOptions{
 		NS:             store.NS(strings.Trim(p.String("ns", ""), "/")),
-		ChunkOrder:     p.Enum("chunk-order", OrderAuto, OrderAuto, OrderInode, OrderIndex),
+		ChunkOrder:     p.Enum("chunk-order", jobs.OrderAuto, jobs.OrderAuto, jobs.OrderInode, jobs.OrderIndex),
 		ReadThreads:    p.Int("read-threads", DefaultReadThreads, 1, MaxThreads),
 		VerifyThreads:  p.Int("verify-threads", DefaultVerifyThreads, 1, MaxThreads),
 		IgnoreVerified: p.Bool("ignore-verified", false),
@@ -59,7 +53,7 @@ func ParseVerifyParams(m map[string]string) (VerifyOptions, error) {
 		return o, err
 	}
 	if err := o.NS.Check(); err != nil {
-		return o, fmt.Errorf("%w: verify ns=%q: %w", ErrBadParam, o.NS, err)
+		return o, fmt.Errorf("%w: verify ns=%q: %w", jobs.ErrBadParam, o.NS, err)
 	}
 	for _, r := range strings.Split(refs, ",") {
 		if r == "" {
@@ -67,7 +61,7 @@ func ParseVerifyParams(m map[string]string) (VerifyOptions, error) {
 		}
 		ref, err := store.ParseRef(r)
 		if err != nil {
-			return o, fmt.Errorf("%w: verify snapshots=: %w", ErrBadParam, err)
+			return o, fmt.Errorf("%w: verify snapshots=: %w", jobs.ErrBadParam, err)
 		}
 		if ref.NS == "" {
 			ref.NS = o.NS
@@ -75,7 +69,7 @@ func ParseVerifyParams(m map[string]string) (VerifyOptions, error) {
 		o.Snapshots = append(o.Snapshots, ref)
 	}
 	if _, given := m["outdated-after"]; given && !o.IgnoreVerified {
-		return o, fmt.Errorf("%w: verify outdated-after= needs ignore-verified", ErrBadParam)
+		return o, fmt.Errorf("%w: verify outdated-after= needs ignore-verified", jobs.ErrBadParam)
 	}
 	return o, nil
 }
@@ -90,7 +84,7 @@ func (o VerifyOptions) Params() map[string]string {
 	if len(o.Snapshots) > 0 {
 		refs := make([]string, len(o.Snapshots))
 		for i, r := range o.Snapshots {
-			refs[i] = refString(r)
+			refs[i] = jobs.RefString(r)
 		}
 		m["snapshots"] = strings.Join(refs, ",")
 	}
@@ -110,12 +104,4 @@ func (o VerifyOptions) Params() map[string]string {
 		m["outdated-after"] = strconv.Itoa(o.OutdatedAfter)
 	}
 	return m
-}
-
-// refString prints a Ref as the command line names it.
-func refString(r store.Ref) string {
-	if r.Latest {
-		return r.Group.String() + "/latest"
-	}
-	return r.Snapshot.String()
 }

@@ -1,4 +1,4 @@
-package jobs
+package tape
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/cairnfs/cairn/jobs/tape"
+	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/store"
 )
 
@@ -17,16 +17,16 @@ import (
 type TapeRestoreKind struct{}
 
 var (
-	_ Kind     = TapeRestoreKind{}
-	_ Work     = (*tapeRestorer)(nil)
-	_ Reporter = (*tapeRestorer)(nil)
+	_ jobs.Kind     = TapeRestoreKind{}
+	_ jobs.Work     = (*tapeRestorer)(nil)
+	_ jobs.Reporter = (*tapeRestorer)(nil)
 )
 
 // Name implements Kind.
 func (TapeRestoreKind) Name() string { return "tape-restore" }
 
 // New implements Kind.
-func (TapeRestoreKind) New(s *store.Store, params map[string]string) (Work, error) {
+func (TapeRestoreKind) New(s *store.Store, params map[string]string) (jobs.Work, error) {
 	opt, err := ParseTapeRestoreParams(params)
 	if err != nil {
 		return nil, err
@@ -38,7 +38,7 @@ func (TapeRestoreKind) New(s *store.Store, params map[string]string) (Work, erro
 // one. The restore's own report is there once the job has ended.
 type TapeRestoreReport struct {
 	Drive string `json:"drive"`
-	*tape.RestoreReport
+	*RestoreReport
 	SnapshotsOK      int      `json:"snapshots-ok"`
 	SnapshotsPresent int      `json:"snapshots-present"` // in the store before
 	SnapshotsFailed  int      `json:"snapshots-failed"`
@@ -65,7 +65,7 @@ func (x *tapeRestorer) Report() any {
 }
 
 // Run implements Work.
-func (x *tapeRestorer) Run(ctx context.Context, j *Job) error {
+func (x *tapeRestorer) Run(ctx context.Context, j *jobs.Job) error {
 	start := time.Now()
 	defer j.SetPhase("done")
 	x.mu.Lock()
@@ -76,19 +76,19 @@ func (x *tapeRestorer) Run(ctx context.Context, j *Job) error {
 		return err
 	}
 	defer d.Close()
-	sink, err := tape.NewStoreSink(ctx, x.s)
+	sink, err := NewStoreSink(ctx, x.s)
 	if err != nil {
 		return err
 	}
 	defer sink.Close()
-	rep, err := tape.Restore(ctx, d, sink, tape.RestoreOptions{
+	rep, err := Restore(ctx, d, sink, RestoreOptions{
 		MediaSet:  x.opt.MediaSet,
 		Pool:      x.opt.Pool,
 		Store:     x.opt.SourceStore,
 		Snapshots: x.opt.Snapshots,
 		Workers:   x.opt.WorkerThreads,
 		Reporter:  j,
-		Logger:    j.logger,
+		Logger:    j.Logger(),
 	})
 	x.finish(rep, err, ctx.Err() != nil, time.Since(start))
 	if err != nil && ctx.Err() == nil {
@@ -97,7 +97,7 @@ func (x *tapeRestorer) Run(ctx context.Context, j *Job) error {
 	return ctx.Err()
 }
 
-func (x *tapeRestorer) finish(rep *tape.RestoreReport, err error, cancelled bool, el time.Duration) {
+func (x *tapeRestorer) finish(rep *RestoreReport, err error, cancelled bool, el time.Duration) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	r := &x.rep

@@ -1,4 +1,4 @@
-package jobs
+package verify
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/store"
 )
 
@@ -23,16 +24,16 @@ type VerifyKind struct {
 }
 
 var (
-	_ Kind     = VerifyKind{}
-	_ Work     = (*verifier)(nil)
-	_ Reporter = (*verifier)(nil)
+	_ jobs.Kind     = VerifyKind{}
+	_ jobs.Work     = (*verifier)(nil)
+	_ jobs.Reporter = (*verifier)(nil)
 )
 
 // Name implements Kind.
 func (VerifyKind) Name() string { return "verify" }
 
 // New implements Kind.
-func (k VerifyKind) New(s *store.Store, params map[string]string) (Work, error) {
+func (k VerifyKind) New(s *store.Store, params map[string]string) (jobs.Work, error) {
 	opt, err := ParseVerifyParams(params)
 	if err != nil {
 		return nil, err
@@ -84,7 +85,7 @@ type verifier struct {
 
 func newVerifier(s *store.Store, opt VerifyOptions, sysfs string) *verifier {
 	if sysfs == "" {
-		sysfs = DefaultSysfs
+		sysfs = jobs.DefaultSysfs
 	}
 	v := &verifier{s: s, opt: opt, sysfs: sysfs, chunks: map[chunk.Digest]chunkInfo{},
 		corrupt: map[chunk.Digest]int{}}
@@ -106,7 +107,7 @@ func (v *verifier) Report() any {
 }
 
 // Run implements Work.
-func (v *verifier) Run(ctx context.Context, j *Job) error {
+func (v *verifier) Run(ctx context.Context, j *jobs.Job) error {
 	start := time.Now()
 	defer j.SetPhase("done")
 	defer v.finish(ctx, start)
@@ -153,13 +154,13 @@ func (v *verifier) finish(ctx context.Context, start time.Time) {
 // selectSnapshots lists the finished snapshots to verify: the explicit
 // ones, or those of the namespace tree with groups sorted and snapshots
 // newest first, less those the ignore-verified filter skips.
-func (v *verifier) selectSnapshots(ctx context.Context, j *Job) ([]store.Snapshot, error) {
+func (v *verifier) selectSnapshots(ctx context.Context, j *jobs.Job) ([]store.Snapshot, error) {
 	var all []store.Snapshot
 	if len(v.opt.Snapshots) > 0 {
 		for _, r := range v.opt.Snapshots {
 			snap, err := v.s.Resolve(r)
 			if err != nil {
-				j.Errorf("snapshot %s: %v", refString(r), err)
+				j.Errorf("snapshot %s: %v", jobs.RefString(r), err)
 				continue
 			}
 			if !slices.ContainsFunc(all, func(s store.Snapshot) bool { return s.String() == snap.String() }) {
@@ -225,7 +226,7 @@ func (v *verifier) skip(snap store.Snapshot) (string, bool) {
 	if v.opt.OutdatedAfter < 0 {
 		return "verified ok before (" + vs.UPID + ")", true
 	}
-	u, err := ParseUPID(vs.UPID)
+	u, err := jobs.ParseUPID(vs.UPID)
 	if err != nil {
 		return "", false // unknown age: verify again
 	}
@@ -237,18 +238,9 @@ func (v *verifier) skip(snap store.Snapshot) (string, bool) {
 }
 
 // chooseOrder resolves chunk-order=auto from the store's disk.
-func (v *verifier) chooseOrder(j *Job) string {
-	order, why := v.opt.ChunkOrder, "asked for"
-	if order == OrderAuto {
-		rot, how, err := PathRotational(v.sysfs, filepath.Join(v.s.Root(), ".chunks"))
-		switch {
-		case err != nil:
-			order, why = OrderIndex, fmt.Sprintf("cannot tell whether the store's disk is rotational (%v); using index order", err)
-		case rot:
-			order, why = OrderInode, how+": rotational disk, sorting chunks by inode"
-		default:
-			order, why = OrderIndex, how+": not rotational, reading chunks in index order"
-		}
+func (v *verifier) chooseOrder(j *jobs.Job) string {
+	order, why := jobs.ChunkOrder(v.opt.ChunkOrder, v.sysfs, v.s.Root())
+	if v.opt.ChunkOrder == jobs.OrderAuto {
 		j.Logf("chunk-order=auto: %s", why)
 	}
 	v.mu.Lock()
@@ -305,7 +297,7 @@ func (v *verifier) addResult(r SnapshotResult) {
 // writeState records the result in the snapshot's manifest. It runs even
 // after cancellation (a bounded wait for the manifest lock): the result
 // is complete, and the write replaces the manifest atomically.
-func (v *verifier) writeState(ctx context.Context, j *Job, snap store.Snapshot, state string) {
+func (v *verifier) writeState(ctx context.Context, j *jobs.Job, snap store.Snapshot, state string) {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	err := v.s.UpdateManifest(wctx, snap, func(m *store.Manifest) error {

@@ -1,4 +1,4 @@
-package jobs
+package verify
 
 import (
 	"os"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/store"
 )
 
@@ -77,10 +78,10 @@ func TestVerifyFindsDamage(t *testing.T) {
 	}
 
 	st, rep, j := runVerify(t, s, map[string]string{"ns": "damage", "chunk-order": "inode", "read-threads": "2", "verify-threads": "3"})
-	if st.State != StateFailed {
+	if st.State != jobs.StateFailed {
 		t.Fatalf("state %s, want failed", st.State)
 	}
-	if rep.SnapshotsOK != 1 || rep.SnapshotsFailed != 8 || rep.ChunksCorrupt != 5 || rep.ChunkOrder != OrderInode {
+	if rep.SnapshotsOK != 1 || rep.SnapshotsFailed != 8 || rep.ChunksCorrupt != 5 || rep.ChunkOrder != jobs.OrderInode {
 		t.Fatalf("report: ok %d failed %d corrupt %d order %s", rep.SnapshotsOK, rep.SnapshotsFailed, rep.ChunksCorrupt, rep.ChunkOrder)
 	}
 	// Each damage is found and reported with the right snapshot.
@@ -160,7 +161,7 @@ func TestVerifyFindsDamage(t *testing.T) {
 	a3 := backupImage(t, s, g("a"), t0.Add(2*time.Hour), a1data)
 	refs := strings.Join([]string{"host/a/" + a1.TimeString(), "host/a/" + a2.TimeString(), "host/a/latest"}, ",")
 	st, rep, _ = runVerify(t, s, map[string]string{"ns": "damage", "snapshots": refs})
-	if st.State != StateOK || rep.SnapshotsOK != 3 || rep.SnapshotsFailed != 0 {
+	if st.State != jobs.StateOK || rep.SnapshotsOK != 3 || rep.SnapshotsFailed != 0 {
 		t.Fatalf("after healing backup %s: state %s, report %+v", a3, st.State, rep)
 	}
 }
@@ -231,7 +232,7 @@ func TestVerifyDynamicEncryptedAndBlobs(t *testing.T) {
 	flipByte(t, filepath.Join(s.SnapshotPath(bad), "qemu.conf.blob"), -1)
 
 	st, rep, _ := runVerify(t, s, map[string]string{"ns": "dyn"})
-	if st.State != StateFailed || rep.SnapshotsOK != 1 || rep.SnapshotsFailed != 1 {
+	if st.State != jobs.StateFailed || rep.SnapshotsOK != 1 || rep.SnapshotsFailed != 1 {
 		t.Fatalf("state %s, report %+v", st.State, rep)
 	}
 	if r, _ := resultOf(rep, good); r.State != SnapOK {

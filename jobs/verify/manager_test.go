@@ -1,15 +1,15 @@
-package jobs
+package verify
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/store"
 )
 
@@ -26,7 +26,7 @@ func newBlockingVerify() blockingVerify {
 
 func (blockingVerify) Name() string { return "verify" }
 
-func (k blockingVerify) New(s *store.Store, params map[string]string) (Work, error) {
+func (k blockingVerify) New(s *store.Store, params map[string]string) (jobs.Work, error) {
 	opt, err := ParseVerifyParams(params)
 	if err != nil {
 		return nil, err
@@ -50,7 +50,7 @@ func TestVerifyCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-k.started
-	if st := j.Status(); st.State != StateRunning || st.Progress.ItemsTotal != 8 {
+	if st := j.Status(); st.State != jobs.StateRunning || st.Progress.ItemsTotal != 8 {
 		t.Fatalf("while blocked: %+v", st)
 	}
 	if err := m.Cancel("verify"); err != nil {
@@ -60,7 +60,7 @@ func TestVerifyCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.State != StateCancelled || st.Progress.ItemsDone != 0 {
+	if st.State != jobs.StateCancelled || st.Progress.ItemsDone != 0 {
 		t.Fatalf("after cancel: %+v", st)
 	}
 	rep := st.Result.(VerifyReport)
@@ -76,12 +76,12 @@ func TestVerifyCancel(t *testing.T) {
 			t.Errorf("chunk %s moved", d)
 		}
 	}
-	if err := m.Cancel("verify"); !errors.Is(err, ErrNotRunning) {
+	if err := m.Cancel("verify"); !errors.Is(err, jobs.ErrNotRunning) {
 		t.Errorf("second cancel: %v", err)
 	}
 	// The job's store lock is free again.
 	st, rep, _ = runVerify(t, s, map[string]string{"ns": "cancel"})
-	if st.State != StateOK || rep.SnapshotsOK != 1 {
+	if st.State != jobs.StateOK || rep.SnapshotsOK != 1 {
 		t.Errorf("verify after cancel: %s %+v", st.State, rep)
 	}
 }
@@ -91,10 +91,10 @@ func TestManagerOneJobPerKind(t *testing.T) {
 	backupImage(t, s, store.Group{NS: "manager", Type: store.TypeVM, ID: "1"}, t0, randBytes("manager", 2*testChunk))
 	k := newBlockingVerify()
 	m := newTestManager(t, s, k)
-	if _, err := m.Start("gc", nil); !errors.Is(err, ErrUnknownKind) {
+	if _, err := m.Start("gc", nil); !errors.Is(err, jobs.ErrUnknownKind) {
 		t.Errorf("unknown kind: %v", err)
 	}
-	if st, _ := m.Status("verify"); st.State != StateIdle {
+	if st, _ := m.Status("verify"); st.State != jobs.StateIdle {
 		t.Errorf("before any job: %+v", st)
 	}
 	j, err := m.Control("verify", "start ns=manager")
@@ -102,12 +102,12 @@ func TestManagerOneJobPerKind(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-k.started
-	if _, err := m.Start("verify", map[string]string{"ns": "manager"}); !errors.Is(err, ErrRunning) {
+	if _, err := m.Start("verify", map[string]string{"ns": "manager"}); !errors.Is(err, jobs.ErrRunning) {
 		t.Errorf("second start: %v", err)
 	}
 	// Another manager on the same store stands for another process.
 	other := newTestManager(t, s)
-	if _, err := other.Start("verify", nil); !errors.Is(err, ErrRunning) || !strings.Contains(err.Error(), "another process") {
+	if _, err := other.Start("verify", nil); !errors.Is(err, jobs.ErrRunning) || !strings.Contains(err.Error(), "another process") {
 		t.Errorf("start from another manager: %v", err)
 	}
 	for _, tc := range []struct{ line, want string }{
@@ -132,7 +132,7 @@ func TestManagerOneJobPerKind(t *testing.T) {
 	}
 	m.Wait(t.Context(), j)
 	list := m.List()
-	if len(list) != 1 || list[0].Kind != "verify" || list[0].State != StateCancelled {
+	if len(list) != 1 || list[0].Kind != "verify" || list[0].State != jobs.StateCancelled {
 		t.Errorf("list: %+v", list)
 	}
 	if _, err := json.Marshal(list); err != nil {
@@ -142,37 +142,5 @@ func TestManagerOneJobPerKind(t *testing.T) {
 		t.Errorf("start after the first ended: %v", err)
 	} else {
 		other.Wait(t.Context(), j2)
-	}
-}
-
-type nopWork struct{}
-
-func (nopWork) Run(context.Context, *Job) error { return nil }
-
-func TestJobLogBounded(t *testing.T) {
-	j := newJob("id", "test", nil, nopWork{}, discardLogger())
-	for i := range MaxLogLines + 150 {
-		j.Logf("line %d", i)
-	}
-	j.Logf("%s", strings.Repeat("x", 5000))
-	for i := range MaxErrors + 5 {
-		j.Errorf("error %d", i)
-	}
-	log := j.Log()
-	if len(log) != MaxLogLines {
-		t.Fatalf("%d lines kept", len(log))
-	}
-	want := fmt.Sprintf("line %d", 150+1+MaxErrors+5)
-	if !strings.HasSuffix(log[0], want) || !strings.HasSuffix(log[len(log)-1], fmt.Sprintf("ERROR: error %d", MaxErrors+4)) {
-		t.Errorf("first %q (want …%s), last %q", log[0], want, log[len(log)-1])
-	}
-	for _, l := range log {
-		if len(l) > MaxLineBytes+64 {
-			t.Errorf("line of %d bytes kept", len(l))
-		}
-	}
-	st := j.Status()
-	if len(st.Errors) != MaxErrors || st.ErrorCount != MaxErrors+5 {
-		t.Errorf("errors kept %d, counted %d", len(st.Errors), st.ErrorCount)
 	}
 }

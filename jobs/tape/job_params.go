@@ -1,4 +1,4 @@
-package jobs
+package tape
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cairnfs/cairn/jobs/tape"
+	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/jobs/tape/drive"
 	"github.com/cairnfs/cairn/jobs/tape/format"
 	"github.com/cairnfs/cairn/store"
@@ -40,15 +40,15 @@ type TapeExportOptions struct {
 //	snapshots=REF[,REF…]  ns=NS  chunk-order=auto|inode|index
 func ParseTapeExportParams(m map[string]string) (TapeExportOptions, error) {
 	const kind = "tape-export"
-	p := NewParams(kind, m)
+	p := jobs.NewParams(kind, m)
 	o := TapeExportOptions{
 		Drive:         p.String("drive", ""),
 		Pool:          p.String("pool", ""),
 		NS:            store.NS(strings.Trim(p.String("ns", ""), "/")),
-		WorkerThreads: p.Int("worker-threads", DefaultTapeWorkers, 1, tape.MaxWorkers),
+		WorkerThreads: p.Int("worker-threads", DefaultTapeWorkers, 1, MaxWorkers),
 		NewSet:        p.Bool("new-set", false),
 		AutoCreate:    p.Bool("auto-create", true),
-		ChunkOrder:    p.Enum("chunk-order", OrderAuto, OrderAuto, OrderInode, OrderIndex),
+		ChunkOrder:    p.Enum("chunk-order", jobs.OrderAuto, jobs.OrderAuto, jobs.OrderInode, jobs.OrderIndex),
 	}
 	size := p.String("tape-size", "")
 	refs := p.String("snapshots", "")
@@ -63,14 +63,14 @@ func ParseTapeExportParams(m map[string]string) (TapeExportOptions, error) {
 	}
 	o.TapeSize = drive.DefaultCapacity
 	if size != "" {
-		n, err := ParseSize(size)
+		n, err := jobs.ParseSize(size)
 		if err != nil || n < drive.MinCapacity {
-			return o, fmt.Errorf("%w: %s tape-size=%q: want a size of at least 1M (e.g. 64M, 2G)", ErrBadParam, kind, size)
+			return o, fmt.Errorf("%w: %s tape-size=%q: want a size of at least 1M (e.g. 64M, 2G)", jobs.ErrBadParam, kind, size)
 		}
 		o.TapeSize = n
 	}
 	if err := o.NS.Check(); err != nil {
-		return o, fmt.Errorf("%w: %s ns=%q: %w", ErrBadParam, kind, o.NS, err)
+		return o, fmt.Errorf("%w: %s ns=%q: %w", jobs.ErrBadParam, kind, o.NS, err)
 	}
 	for _, r := range strings.Split(refs, ",") {
 		if r == "" {
@@ -78,7 +78,7 @@ func ParseTapeExportParams(m map[string]string) (TapeExportOptions, error) {
 		}
 		ref, err := store.ParseRef(r)
 		if err != nil {
-			return o, fmt.Errorf("%w: %s snapshots=: %w", ErrBadParam, kind, err)
+			return o, fmt.Errorf("%w: %s snapshots=: %w", jobs.ErrBadParam, kind, err)
 		}
 		if ref.NS == "" {
 			ref.NS = o.NS
@@ -103,7 +103,7 @@ func (o TapeExportOptions) Params() map[string]string {
 	if len(o.Snapshots) > 0 {
 		refs := make([]string, len(o.Snapshots))
 		for i, r := range o.Snapshots {
-			refs[i] = refString(r)
+			refs[i] = jobs.RefString(r)
 		}
 		m["snapshots"] = strings.Join(refs, ",")
 	}
@@ -127,12 +127,12 @@ type TapeRestoreOptions struct {
 //	snapshots=SNAPSHOT[,SNAPSHOT…]  worker-threads=1..32
 func ParseTapeRestoreParams(m map[string]string) (TapeRestoreOptions, error) {
 	const kind = "tape-restore"
-	p := NewParams(kind, m)
+	p := jobs.NewParams(kind, m)
 	o := TapeRestoreOptions{
 		Drive:         p.String("drive", ""),
 		Pool:          p.String("pool", ""),
 		SourceStore:   p.String("source-store", ""),
-		WorkerThreads: p.Int("worker-threads", DefaultRestoreWorkers, 1, MaxThreads),
+		WorkerThreads: p.Int("worker-threads", DefaultRestoreWorkers, 1, MaxWorkers),
 	}
 	set := p.String("media-set", "")
 	snaps := p.String("snapshots", "")
@@ -148,7 +148,7 @@ func ParseTapeRestoreParams(m map[string]string) (TapeRestoreOptions, error) {
 	if set != "" {
 		u, err := format.ParseUUID(set)
 		if err != nil {
-			return o, fmt.Errorf("%w: %s media-set=%q: want a UUID (see cairn tape status)", ErrBadParam, kind, set)
+			return o, fmt.Errorf("%w: %s media-set=%q: want a UUID (see cairn tape status)", jobs.ErrBadParam, kind, set)
 		}
 		o.MediaSet = u
 	}
@@ -156,9 +156,9 @@ func ParseTapeRestoreParams(m map[string]string) (TapeRestoreOptions, error) {
 		if s == "" {
 			continue
 		}
-		snap, err := tape.ParseSnapshot(s)
+		snap, err := ParseSnapshot(s)
 		if err != nil {
-			return o, fmt.Errorf("%w: %s snapshots=: %w (want [ns/NAME/…]TYPE/ID/TIME)", ErrBadParam, kind, err)
+			return o, fmt.Errorf("%w: %s snapshots=: %w (want [ns/NAME/…]TYPE/ID/TIME)", jobs.ErrBadParam, kind, err)
 		}
 		o.Snapshots = append(o.Snapshots, snap.String())
 	}
@@ -186,7 +186,7 @@ func (o TapeRestoreOptions) Params() map[string]string {
 
 func checkDriveParam(kind, dir string) error {
 	if dir == "" || !filepath.IsAbs(dir) {
-		return fmt.Errorf("%w: %s drive=%q: want the absolute path of the virtual tape drive directory", ErrBadParam, kind, dir)
+		return fmt.Errorf("%w: %s drive=%q: want the absolute path of the virtual tape drive directory", jobs.ErrBadParam, kind, dir)
 	}
 	return nil
 }
@@ -196,46 +196,19 @@ func checkPoolParam(kind, pool string, required bool) error {
 		return nil
 	}
 	if err := drive.CheckLabel(pool); err != nil {
-		return fmt.Errorf("%w: %s pool=%q: want a pool name of letters, digits, '.', '_' or '-'", ErrBadParam, kind, pool)
+		return fmt.Errorf("%w: %s pool=%q: want a pool name of letters, digits, '.', '_' or '-'", jobs.ErrBadParam, kind, pool)
 	}
 	return nil
 }
 
-// ParseSize parses a byte size with an optional binary suffix: 65536,
-// 64k, 64M, 2G, 1T (also 64MiB, 64MB).
-func ParseSize(s string) (int64, error) {
-	t := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSpace(s), "iB"), "B")
-	mult := int64(1)
-	if t != "" {
-		switch t[len(t)-1] {
-		case 'k', 'K':
-			mult = 1 << 10
-		case 'm', 'M':
-			mult = 1 << 20
-		case 'g', 'G':
-			mult = 1 << 30
-		case 't', 'T':
-			mult = 1 << 40
-		}
-		if mult > 1 {
-			t = t[:len(t)-1]
-		}
-	}
-	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || n < 0 || n > (1<<62)/mult {
-		return 0, fmt.Errorf("size %q: want a number with an optional k, M, G or T suffix", s)
-	}
-	return n * mult, nil
-}
-
 // countSnapshots tallies the snapshots of a tape job's report: written
 // (or restored), there before, failed.
-func countSnapshots(rs []tape.SnapshotResult) (ok, present, failed int) {
+func countSnapshots(rs []SnapshotResult) (ok, present, failed int) {
 	for _, s := range rs {
 		switch s.State {
-		case tape.StateDone:
+		case StateDone:
 			ok++
-		case tape.StatePresent:
+		case StatePresent:
 			present++
 		default:
 			failed++

@@ -1,4 +1,4 @@
-package jobs
+package verify
 
 import (
 	"os"
@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/hostile"
 )
@@ -68,7 +69,7 @@ func TestVerifyKeepsGoodChunks(t *testing.T) {
 		}
 	}
 	st, rep, _ := runVerify(t, s, map[string]string{"ns": ns})
-	if st.State != StateFailed || rep.SnapshotsOK != 1 || rep.SnapshotsFailed != len(liars) {
+	if st.State != jobs.StateFailed || rep.SnapshotsOK != 1 || rep.SnapshotsFailed != len(liars) {
 		t.Errorf("state %s: %d ok, %d failed, want 1 and %d", st.State, rep.SnapshotsOK, rep.SnapshotsFailed, len(liars))
 	}
 	if r, _ := resultOf(rep, good); r.State != SnapOK {

@@ -1,15 +1,14 @@
-package jobs
+package tape
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 
-	"github.com/cairnfs/cairn/jobs/tape"
+	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/jobs/tape/drive"
 	"github.com/cairnfs/cairn/jobs/tape/media"
 	"github.com/cairnfs/cairn/store"
@@ -24,23 +23,23 @@ type TapeExportKind struct {
 }
 
 var (
-	_ Kind     = TapeExportKind{}
-	_ Work     = (*tapeExporter)(nil)
-	_ Reporter = (*tapeExporter)(nil)
+	_ jobs.Kind     = TapeExportKind{}
+	_ jobs.Work     = (*tapeExporter)(nil)
+	_ jobs.Reporter = (*tapeExporter)(nil)
 )
 
 // Name implements Kind.
 func (TapeExportKind) Name() string { return "tape-export" }
 
 // New implements Kind.
-func (k TapeExportKind) New(s *store.Store, params map[string]string) (Work, error) {
+func (k TapeExportKind) New(s *store.Store, params map[string]string) (jobs.Work, error) {
 	opt, err := ParseTapeExportParams(params)
 	if err != nil {
 		return nil, err
 	}
 	sysfs := k.Sysfs
 	if sysfs == "" {
-		sysfs = DefaultSysfs
+		sysfs = jobs.DefaultSysfs
 	}
 	return &tapeExporter{s: s, opt: opt, sysfs: sysfs}, nil
 }
@@ -52,7 +51,7 @@ type TapeExportReport struct {
 	Pool             string `json:"pool"`
 	ChunkOrder       string `json:"chunk-order"`
 	ChunkOrderReason string `json:"chunk-order-reason,omitempty"`
-	*tape.ExportReport
+	*ExportReport
 	SnapshotsOK      int      `json:"snapshots-ok"`
 	SnapshotsPresent int      `json:"snapshots-present"` // on the media set before
 	SnapshotsFailed  int      `json:"snapshots-failed"`
@@ -82,7 +81,7 @@ func (x *tapeExporter) Report() any {
 }
 
 // Run implements Work.
-func (x *tapeExporter) Run(ctx context.Context, j *Job) error {
+func (x *tapeExporter) Run(ctx context.Context, j *jobs.Job) error {
 	start := time.Now()
 	defer j.SetPhase("done")
 	x.mu.Lock()
@@ -107,7 +106,7 @@ func (x *tapeExporter) Run(ctx context.Context, j *Job) error {
 		return fmt.Errorf("no finished snapshot to export")
 	}
 	order, why := chunkOrder(x.opt.ChunkOrder, x.sysfs, x.s)
-	if x.opt.ChunkOrder == OrderAuto {
+	if x.opt.ChunkOrder == jobs.OrderAuto {
 		j.Logf("chunk-order=auto: %s", why)
 	}
 	x.mu.Lock()
@@ -115,14 +114,14 @@ func (x *tapeExporter) Run(ctx context.Context, j *Job) error {
 	x.mu.Unlock()
 	j.Logf("exporting %d snapshot(s) to pool %s on %s: %d worker thread(s), chunk order %s",
 		len(snaps), x.opt.Pool, x.opt.Drive, x.opt.WorkerThreads, order)
-	src := &tape.StoreSource{S: x.s, InodeOrder: order == OrderInode}
-	rep, err := tape.Export(ctx, d, src, snaps, tape.ExportOptions{
+	src := &StoreSource{S: x.s, InodeOrder: order == jobs.OrderInode}
+	rep, err := Export(ctx, d, src, snaps, ExportOptions{
 		Pool:        x.opt.Pool,
 		PoolOptions: media.PoolOptions{TapeSize: x.opt.TapeSize, AutoCreate: x.opt.AutoCreate},
 		NewSet:      x.opt.NewSet,
 		Workers:     x.opt.WorkerThreads,
 		Reporter:    j,
-		Logger:      j.logger,
+		Logger:      j.Logger(),
 	})
 	x.finish(rep, err, ctx.Err() != nil, time.Since(start))
 	if err != nil && ctx.Err() == nil {
@@ -132,7 +131,7 @@ func (x *tapeExporter) Run(ctx context.Context, j *Job) error {
 }
 
 // finish fills in the report's totals and next steps.
-func (x *tapeExporter) finish(rep *tape.ExportReport, err error, cancelled bool, el time.Duration) {
+func (x *tapeExporter) finish(rep *ExportReport, err error, cancelled bool, el time.Duration) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	r := &x.rep
@@ -179,24 +178,14 @@ func OpenTapeDrive(ctx context.Context, dir string) (*drive.Drive, error) {
 // chunkOrder resolves chunk-order=auto from the store's disk, as verify
 // does: inode order on rotational disks, index order otherwise.
 func chunkOrder(order, sysfs string, s *store.Store) (string, string) {
-	if order != OrderAuto {
-		return order, "asked for"
-	}
-	rot, how, err := PathRotational(sysfs, filepath.Join(s.Root(), ".chunks"))
-	switch {
-	case err != nil:
-		return OrderIndex, fmt.Sprintf("cannot tell whether the store's disk is rotational (%v); using index order", err)
-	case rot:
-		return OrderInode, how + ": rotational disk, sorting chunks by inode"
-	}
-	return OrderIndex, how + ": not rotational, reading chunks in index order"
+	return jobs.ChunkOrder(order, sysfs, s.Root())
 }
 
 // selectForTape lists the finished snapshots to export, named as on
 // tape: the explicit ones in the order given, or those of the namespace
 // tree with groups sorted and snapshots oldest first (as PBS writes
 // them, so later snapshots find their shared chunks on tape already).
-func selectForTape(ctx context.Context, j *Job, s *store.Store, ns store.NS, refs []store.Ref) ([]string, error) {
+func selectForTape(ctx context.Context, j *jobs.Job, s *store.Store, ns store.NS, refs []store.Ref) ([]string, error) {
 	var out []string
 	add := func(snap store.Snapshot) {
 		if name := snap.String(); !slices.Contains(out, name) {
@@ -207,7 +196,7 @@ func selectForTape(ctx context.Context, j *Job, s *store.Store, ns store.NS, ref
 		for _, r := range refs {
 			snap, err := s.Resolve(r)
 			if err != nil {
-				j.Errorf("snapshot %s: %v", refString(r), err)
+				j.Errorf("snapshot %s: %v", jobs.RefString(r), err)
 				continue
 			}
 			if _, err := s.ReadManifest(snap); err != nil {

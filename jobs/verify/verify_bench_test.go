@@ -1,4 +1,4 @@
-package jobs
+package verify
 
 import (
 	"strconv"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/store"
 )
 
@@ -85,7 +86,7 @@ func BenchmarkVerify(b *testing.B) {
 			for b.Loop() {
 				st, rep, _ := runVerify(b, s, map[string]string{"ns": "bench", "chunk-order": "index",
 					"verify-threads": strconv.Itoa(threads)})
-				if st.State != StateOK || rep.Bytes != size {
+				if st.State != jobs.StateOK || rep.Bytes != size {
 					b.Fatalf("%s: %+v", st.State, rep)
 				}
 			}

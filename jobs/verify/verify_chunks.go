@@ -1,4 +1,4 @@
-package jobs
+package verify
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/store"
 )
 
@@ -32,7 +33,7 @@ type loaded struct {
 // most read-threads + 2·verify-threads + verify-threads blobs are in
 // memory. It returns the chunks judged bad; on cancellation it stops
 // within a chunk or two per worker.
-func (v *verifier) verifyChunks(ctx context.Context, j *Job, items []item) []badChunk {
+func (v *verifier) verifyChunks(ctx context.Context, j *jobs.Job, items []item) []badChunk {
 	if len(items) == 0 {
 		return nil
 	}
@@ -108,7 +109,7 @@ func (v *verifier) verifyChunks(ctx context.Context, j *Job, items []item) []bad
 // good chunk the item describes wrongly (size, crypt mode) is reported
 // with index set and left alone: other snapshots may use it rightly.
 // ok is false when there is nothing to report.
-func (v *verifier) checkChunk(ctx context.Context, j *Job, it *item, blob []byte, rerr error, dec *[]byte) (b badChunk, ok bool) {
+func (v *verifier) checkChunk(ctx context.Context, j *jobs.Job, it *item, blob []byte, rerr error, dec *[]byte) (b badChunk, ok bool) {
 	facts, reason, _ := judge(it.d, blob, rerr, dec)
 	if reason == "" {
 		return v.passed(j, it, facts, len(blob))
@@ -193,7 +194,7 @@ func notWord(yes bool) string {
 }
 
 // passed records a good chunk and reports how the item contradicts it.
-func (v *verifier) passed(j *Job, it *item, f chunkFacts, stored int) (badChunk, bool) {
+func (v *verifier) passed(j *jobs.Job, it *item, f chunkFacts, stored int) (badChunk, bool) {
 	v.mu.Lock()
 	v.chunks[it.d] = chunkInfo{state: chunkOK, facts: f}
 	v.mu.Unlock()
@@ -204,7 +205,7 @@ func (v *verifier) passed(j *Job, it *item, f chunkFacts, stored int) (badChunk,
 	return badChunk{}, false
 }
 
-func (v *verifier) count(j *Job, it *item, stored int) {
+func (v *verifier) count(j *jobs.Job, it *item, stored int) {
 	v.verified.Add(1)
 	v.bytes.Add(it.size)
 	v.storedBytes.Add(int64(stored))
@@ -213,7 +214,7 @@ func (v *verifier) count(j *Job, it *item, stored int) {
 
 // condemn renames a bad chunk aside (a missing one has nothing to
 // rename) and records it.
-func (v *verifier) condemn(j *Job, it *item, reason string, missing bool) {
+func (v *verifier) condemn(j *jobs.Job, it *item, reason string, missing bool) {
 	var badPath string
 	if !missing {
 		p, err := v.s.MarkBad(it.d)
