@@ -99,7 +99,7 @@ func (x *tapeExporter) Run(ctx context.Context, j *Job) error {
 	}
 	defer d.Close()
 	j.SetPhase("selecting")
-	snaps, err := selectForTape(ctx, j, x.s, x.opt.NS, x.opt.Snapshots)
+	snaps, err := selectForTape(ctx, j, x.s, x.opt.Selector)
 	if err != nil {
 		return err
 	}
@@ -196,53 +196,24 @@ func chunkOrder(order, sysfs string, s *store.Store) (string, string) {
 // tape: the explicit ones in the order given, or those of the namespace
 // tree with groups sorted and snapshots oldest first (as PBS writes
 // them, so later snapshots find their shared chunks on tape already).
-func selectForTape(ctx context.Context, j *Job, s *store.Store, ns store.NS, refs []store.Ref) ([]string, error) {
+func selectForTape(ctx context.Context, j *Job, s *store.Store, sel store.Selector) ([]string, error) {
 	var out []string
-	add := func(snap store.Snapshot) {
-		if name := snap.String(); !slices.Contains(out, name) {
-			out = append(out, name)
-		}
-	}
-	if len(refs) > 0 {
-		for _, r := range refs {
-			snap, err := s.Resolve(r)
-			if err != nil {
-				j.Errorf("snapshot %s: %v", refString(r), err)
+	for si, err := range s.Walk(ctx, sel) {
+		switch {
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case err != nil:
+			j.Errorf("%v", err)
+		case !si.Finished:
+			j.Logf("%s: unfinished (no manifest), not exported", si.Snapshot)
+		case len(sel.Refs) > 0:
+			if _, err := s.ReadManifest(si.Snapshot); err != nil {
+				j.Errorf("snapshot %s: %v", si.Snapshot, err)
 				continue
 			}
-			if _, err := s.ReadManifest(snap); err != nil {
-				j.Errorf("snapshot %s: %v", snap, err)
-				continue
-			}
-			add(snap)
-		}
-		return out, nil
-	}
-	nss, err := s.Namespaces(ns)
-	if err != nil {
-		return nil, err
-	}
-	for _, ns := range nss {
-		groups, err := s.Groups(ns)
-		if err != nil {
-			return nil, err
-		}
-		for _, g := range groups {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			snaps, err := s.Snapshots(g)
-			if err != nil {
-				j.Errorf("group %s: %v", g, err)
-				continue
-			}
-			for _, si := range snaps {
-				if !si.Finished {
-					j.Logf("%s: unfinished (no manifest), not exported", si.Snapshot)
-					continue
-				}
-				add(si.Snapshot)
-			}
+			out = append(out, si.String())
+		default:
+			out = append(out, si.String())
 		}
 	}
 	return out, nil
