@@ -15,7 +15,6 @@ import (
 
 var (
 	binPath string
-	buildMu sync.Mutex
 
 	storeOnce sync.Once
 	storeDir  string
