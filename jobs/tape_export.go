@@ -50,16 +50,16 @@ func (k TapeExportKind) New(s *store.Store, params map[string]string) (Work, err
 type TapeExportReport struct {
 	Drive            string `json:"drive"`
 	Pool             string `json:"pool"`
-	ChunkOrder       string `json:"chunk-order"`
-	ChunkOrderReason string `json:"chunk-order-reason,omitempty"`
+	ChunkOrder       string `json:"chunk_order"`
+	ChunkOrderReason string `json:"chunk_order_reason,omitempty"`
 	*tape.ExportReport
-	SnapshotsOK      int      `json:"snapshots-ok"`
-	SnapshotsPresent int      `json:"snapshots-present"` // on the media set before
-	SnapshotsFailed  int      `json:"snapshots-failed"`
+	SnapshotsOK      int      `json:"snapshots_ok"`
+	SnapshotsPresent int      `json:"snapshots_present"` // on the media set before
+	SnapshotsFailed  int      `json:"snapshots_failed"`
 	Seconds          float64  `json:"seconds"`
-	MBps             float64  `json:"mb-per-s"`          // chunk bytes written per second
-	WriterIdleShare  float64  `json:"writer-idle-share"` // of the time, the tape writer waited for chunks
-	Next             []string `json:"next-steps,omitempty"`
+	MBps             float64  `json:"mb_per_s"`          // chunk bytes written per second
+	WriterIdleShare  float64  `json:"writer_idle_share"` // of the time, the tape writer waited for chunks
+	Next             []string `json:"next_steps,omitempty"`
 }
 
 // tapeExporter is one tape-export job's work.

@@ -20,8 +20,8 @@ type tapeRow struct {
 	Label    string  `json:"label"`
 	UUID     string  `json:"uuid,omitempty"` // empty: not labelled
 	Pool     string  `json:"pool,omitempty"`
-	MediaSet string  `json:"media-set,omitempty"`
-	SeqNr    *uint64 `json:"seq-nr,omitempty"`
+	MediaSet string  `json:"media_set,omitempty"`
+	SeqNr    *uint64 `json:"seq_nr,omitempty"`
 	Files    int     `json:"files"`
 	Used     int64   `json:"used"`
 	Capacity int64   `json:"capacity"`
@@ -44,7 +44,7 @@ type setRow struct {
 type driveStatus struct {
 	Drive     string    `json:"drive"`
 	Tapes     []tapeRow `json:"tapes"`
-	MediaSets []setRow  `json:"media-sets"`
+	MediaSets []setRow  `json:"media_sets"`
 }
 
 func (a *app) tapeStatusCmd() *cobra.Command {
@@ -199,7 +199,7 @@ type catalogFile struct {
 type catalogTape struct {
 	Label string        `json:"label"`
 	UUID  string        `json:"uuid"`
-	SeqNr uint64        `json:"seq-nr"`
+	SeqNr uint64        `json:"seq_nr"`
 	Files []catalogFile `json:"files"`
 }
 

@@ -41,9 +41,10 @@ type Stats struct {
 
 // Damage is a range of the archive that could not be restored.
 type Damage struct {
-	Offset, Length int64
-	Digest         string
-	Err            string
+	Offset int64  `json:"offset"`
+	Length int64  `json:"length"`
+	Digest string `json:"digest"`
+	Err    string `json:"error"`
 }
 
 // Report is what a restore did.
