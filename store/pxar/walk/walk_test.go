@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/cairnfs/cairn/store/pxar"
+	"github.com/cairnfs/cairn/store/storetest"
 	"golang.org/x/sys/unix"
 )
 
@@ -29,29 +30,12 @@ func writeFile(t *testing.T, path, data string) {
 	must(t, os.WriteFile(path, []byte(data), 0o644))
 }
 
-func aclXattr(ents ...[3]uint32) []byte {
-	b := binary.LittleEndian.AppendUint32(nil, 2)
-	for _, e := range ents {
-		b = binary.LittleEndian.AppendUint16(b, uint16(e[0]))
-		b = binary.LittleEndian.AppendUint16(b, uint16(e[1]))
-		b = binary.LittleEndian.AppendUint32(b, e[2])
-	}
-	return b
-}
-
 const undef = 0xffffffff
-
-// want holds metadata the test set on source entries beyond stat.
-type want struct {
-	xattrs []pxar.Xattr
-	acl    *pxar.ACL
-	fcaps  []byte
-}
 
 // buildTree makes a source tree with every entry kind; it returns the
 // extra metadata it managed to set, by relative path.
-func buildTree(t *testing.T, root string) map[string]want {
-	extra := map[string]want{}
+func buildTree(t *testing.T, root string) map[string]storetest.Want {
+	extra := map[string]storetest.Want{}
 	writeFile(t, root+"/plain", "hello world\n")
 	writeFile(t, root+"/empty", "")
 	writeFile(t, root+"/with space", "s")
@@ -92,21 +76,21 @@ func buildTree(t *testing.T, root string) map[string]want {
 		t.Logf("no user xattrs: %v", err)
 	} else {
 		must(t, unix.Setxattr(root+"/xattr", "user.a", []byte{}, 0))
-		extra["xattr"] = want{xattrs: []pxar.Xattr{{Name: []byte("user.a"), Value: []byte{}}, {Name: []byte("user.b"), Value: []byte("two")}}}
+		extra["xattr"] = storetest.Want{Xattrs: []pxar.Xattr{{Name: []byte("user.a"), Value: []byte{}}, {Name: []byte("user.b"), Value: []byte("two")}}}
 	}
 	writeFile(t, root+"/acl", "acl")
-	acc := aclXattr([3]uint32{0x01, 6, undef}, [3]uint32{0x02, 4, 1000}, [3]uint32{0x04, 4, undef},
+	acc := storetest.ACLXattr([3]uint32{0x01, 6, undef}, [3]uint32{0x02, 4, 1000}, [3]uint32{0x04, 4, undef},
 		[3]uint32{0x08, 6, 50}, [3]uint32{0x10, 6, undef}, [3]uint32{0x20, 0, undef})
 	if err := unix.Setxattr(root+"/acl", pxar.XattrACLAccess, acc, 0); err != nil {
 		t.Logf("no ACLs: %v", err)
 	} else {
 		g := uint64(4)
-		extra["acl"] = want{acl: &pxar.ACL{Users: []pxar.ACLEntry{{ID: 1000, Perm: 4}}, Groups: []pxar.ACLEntry{{ID: 50, Perm: 6}}, GroupObj: &g}}
+		extra["acl"] = storetest.Want{ACL: &pxar.ACL{Users: []pxar.ACLEntry{{ID: 1000, Perm: 4}}, Groups: []pxar.ACLEntry{{ID: 50, Perm: 6}}, GroupObj: &g}}
 		must(t, os.MkdirAll(root+"/acldir", 0o755))
-		def := aclXattr([3]uint32{0x01, 7, undef}, [3]uint32{0x02, 7, 2000}, [3]uint32{0x04, 5, undef},
+		def := storetest.ACLXattr([3]uint32{0x01, 7, undef}, [3]uint32{0x02, 7, 2000}, [3]uint32{0x04, 5, undef},
 			[3]uint32{0x10, 7, undef}, [3]uint32{0x20, 0, undef})
 		must(t, unix.Setxattr(root+"/acldir", pxar.XattrACLDefault, def, 0))
-		extra["acldir"] = want{acl: &pxar.ACL{Default: &pxar.ACLDefault{UserObj: 7, GroupObj: 5, Other: 0, Mask: 7},
+		extra["acldir"] = storetest.Want{ACL: &pxar.ACL{Default: &pxar.ACLDefault{UserObj: 7, GroupObj: 5, Other: 0, Mask: 7},
 			DefaultUsers: []pxar.ACLEntry{{ID: 2000, Perm: 7}}}}
 	}
 	writeFile(t, root+"/fcaps", "caps")
@@ -116,7 +100,7 @@ func buildTree(t *testing.T, root string) map[string]want {
 	if err := unix.Setxattr(root+"/fcaps", pxar.XattrFCaps, caps, 0); err != nil {
 		t.Logf("no file capabilities: %v", err)
 	} else {
-		extra["fcaps"] = want{fcaps: caps}
+		extra["fcaps"] = storetest.Want{FCaps: caps}
 	}
 	return extra
 }
@@ -139,101 +123,6 @@ func walkTo(t *testing.T, root string, split bool, opts Options) (*pxar.Accessor
 	return a, st, mb.Bytes(), pb.Bytes()
 }
 
-// compareTree checks every source entry (except skipped ones) against the
-// archive, and that the archive holds no more entries than the source.
-func compareTree(t *testing.T, a *pxar.Accessor, root string, extra map[string]want, skip func(rel string) bool) {
-	t.Helper()
-	ctx := context.Background()
-	inodes := map[uint64]uint64{}
-	count := 0
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		must(t, err)
-		rel, _ := filepath.Rel(root, p)
-		if rel == "." {
-			rel = ""
-		} else if skip != nil && skip(rel) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		count++
-		e, err := a.LookupPath(ctx, rel)
-		if err != nil {
-			t.Errorf("%q: %v", rel, err)
-			return nil
-		}
-		compareEntry(t, a, p, rel, e, extra[rel], inodes)
-		return nil
-	})
-	must(t, err)
-	if n := countEntries(t, a, a.Root()); n != count {
-		t.Errorf("archive holds %d entries, source %d", n, count)
-	}
-}
-
-func countEntries(t *testing.T, a *pxar.Accessor, dir *pxar.Entry) int {
-	r, err := a.ReadDir(dir)
-	must(t, err)
-	n := 1
-	for {
-		e, err := r.Next(context.Background())
-		if err == io.EOF {
-			return n
-		}
-		must(t, err)
-		if e.Kind == pxar.KindDir {
-			n += countEntries(t, a, e)
-		} else {
-			n++
-		}
-	}
-}
-
-func compareEntry(t *testing.T, a *pxar.Accessor, p, rel string, e *pxar.Entry, w want, inodes map[uint64]uint64) {
-	t.Helper()
-	var st unix.Stat_t
-	must(t, unix.Lstat(p, &st))
-	s := e.Metadata.Stat
-	if s.Mode != uint64(st.Mode) || s.UID != st.Uid || s.GID != st.Gid ||
-		s.Mtime.Secs != st.Mtim.Sec || int64(s.Mtime.Nanos) != st.Mtim.Nsec {
-		t.Errorf("%q: stat %+v, source mode %o uid %d gid %d mtime %d.%09d", rel, s, st.Mode, st.Uid, st.Gid, st.Mtim.Sec, st.Mtim.Nsec)
-	}
-	if w.xattrs != nil && !e.Metadata.Equal(&pxar.Metadata{Stat: s, Xattrs: w.xattrs}) {
-		t.Errorf("%q: xattrs %q, want %q", rel, e.Metadata.Xattrs, w.xattrs)
-	}
-	if w.acl != nil && !e.Metadata.Equal(&pxar.Metadata{Stat: s, ACL: *w.acl}) {
-		t.Errorf("%q: ACL %+v, want %+v", rel, e.Metadata.ACL, *w.acl)
-	}
-	if w.fcaps != nil && !bytes.Equal(e.Metadata.FCaps, w.fcaps) {
-		t.Errorf("%q: fcaps %x, want %x", rel, e.Metadata.FCaps, w.fcaps)
-	}
-	switch st.Mode & unix.S_IFMT {
-	case unix.S_IFREG:
-		if id, ok := inodes[st.Ino]; ok && id != e.ID {
-			t.Errorf("%q: hard link resolves to %d, want %d", rel, e.ID, id)
-		}
-		inodes[st.Ino] = e.ID
-		want, err := os.ReadFile(p)
-		must(t, err)
-		r, err := a.Open(context.Background(), e)
-		must(t, err)
-		got, err := io.ReadAll(io.NewSectionReader(r, 0, r.Size()))
-		if err != nil || !bytes.Equal(got, want) {
-			t.Errorf("%q: content differs (%d vs %d bytes, %v)", rel, len(got), len(want), err)
-		}
-	case unix.S_IFLNK:
-		target, _ := os.Readlink(p)
-		if e.Kind != pxar.KindSymlink || e.Target != target {
-			t.Errorf("%q: symlink %v %q, want %q", rel, e.Kind, e.Target, target)
-		}
-	case unix.S_IFCHR, unix.S_IFBLK:
-		if e.Device.Dev() != st.Rdev {
-			t.Errorf("%q: device %+v, want rdev %#x", rel, e.Device, st.Rdev)
-		}
-	}
-}
-
 func TestWalkRoundTrip(t *testing.T) {
 	root := t.TempDir()
 	extra := buildTree(t, root)
@@ -246,7 +135,7 @@ func TestWalkRoundTrip(t *testing.T) {
 		if st.Hardlinks != 2 || st.Symlinks != 3 {
 			t.Errorf("stats %+v", st)
 		}
-		compareTree(t, a, root, extra, nil)
+		storetest.CompareTree(t, a, root, storetest.TreeOptions{Want: extra})
 	}
 }
 
@@ -278,7 +167,7 @@ func TestWalkExcludes(t *testing.T) {
 			if got := string(a.Prelude()); got != `{"exclude-patterns":"/top-excluded\n*.o\n"}` {
 				t.Errorf("prelude %q", got)
 			}
-			compareTree(t, a, root, nil, skip)
+			storetest.CompareTree(t, a, root, storetest.TreeOptions{Skip: skip})
 			continue
 		}
 		e, err := a.LookupPath(context.Background(), cliName)
