@@ -197,24 +197,19 @@ func chunkOrder(order, sysfs string, s *store.Store) (string, string) {
 // tree with groups sorted and snapshots oldest first (as PBS writes
 // them, so later snapshots find their shared chunks on tape already).
 func selectForTape(ctx context.Context, j *Job, s *store.Store, sel store.Selector) ([]string, error) {
-	var out []string
-	for si, err := range s.Walk(ctx, sel) {
-		switch {
-		case ctx.Err() != nil:
-			return nil, ctx.Err()
-		case err != nil:
-			j.Errorf("%v", err)
-		case !si.Finished:
-			j.Logf("%s: unfinished (no manifest), not exported", si.Snapshot)
-		case len(sel.Refs) > 0:
-			if _, err := s.ReadManifest(si.Snapshot); err != nil {
-				j.Errorf("snapshot %s: %v", si.Snapshot, err)
+	snaps, err := j.SelectSnapshots(ctx, s, sel, "exported")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(snaps))
+	for _, snap := range snaps {
+		if len(sel.Refs) > 0 {
+			if _, err := s.ReadManifest(snap); err != nil {
+				j.Errorf("snapshot %s: %v", snap, err)
 				continue
 			}
-			out = append(out, si.String())
-		default:
-			out = append(out, si.String())
 		}
+		out = append(out, snap.String())
 	}
 	return out, nil
 }

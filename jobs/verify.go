@@ -153,20 +153,11 @@ func (v *verifier) finish(ctx context.Context, start time.Time) {
 // ones, or those of the namespace tree with groups sorted and snapshots
 // newest first, less those the ignore-verified filter skips.
 func (v *verifier) selectSnapshots(ctx context.Context, j *Job) ([]store.Snapshot, error) {
-	var all []store.Snapshot
 	sel := v.opt.Selector
 	sel.NewestFirst = true
-	for si, err := range v.s.Walk(ctx, sel) {
-		switch {
-		case ctx.Err() != nil:
-			return nil, ctx.Err()
-		case err != nil:
-			j.Errorf("%v", err)
-		case !si.Finished:
-			j.Logf("%s: unfinished (no manifest), not verified", si.Snapshot)
-		default:
-			all = append(all, si.Snapshot)
-		}
+	all, err := j.SelectSnapshots(ctx, v.s, sel, "verified")
+	if err != nil {
+		return nil, err
 	}
 	out := all[:0]
 	for _, snap := range all {

@@ -2,7 +2,6 @@ package filearchive
 
 import (
 	"context"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -73,14 +72,7 @@ func writeFile(t testing.TB, path string, data []byte) {
 	must(t, os.WriteFile(path, data, 0o644))
 }
 
-func randBytes(n int, seed uint64) []byte {
-	r := rand.New(rand.NewPCG(seed, 99))
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(r.Uint32())
-	}
-	return b
-}
+var randBytes = storetest.RandSeeded
 
 // richTree makes a source tree with every entry kind, odd names, sparse
 // and empty files, hard links across directories, xattrs and an ACL

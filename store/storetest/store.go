@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"encoding/binary"
 	"hash/fnv"
 	"maps"
 	"math/rand/v2"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/store"
+	"golang.org/x/sys/unix"
 )
 
 // NewStore creates a store in a directory of the test's own, closed when
@@ -81,4 +83,25 @@ func BackupImage(t testing.TB, s *store.Store, g store.Group, at time.Time, img 
 		t.Fatal(err)
 	}
 	return b.Snapshot()
+}
+
+// FastTempDir is where a test that shares one full store among its
+// tests (made once, in TestMain) should make it: /dev/shm when it is a
+// writable directory, since a store's 65,536 chunk directories take
+// seconds to create and remove on a loaded disk; else "" (os.TempDir).
+func FastTempDir() string {
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() && unix.Access("/dev/shm", unix.W_OK) == nil {
+		return "/dev/shm"
+	}
+	return ""
+}
+
+// RandSeeded returns n random bytes that are the same for the same seed
+// in every run.
+func RandSeeded(n int, seed uint64) []byte {
+	var s [32]byte
+	binary.LittleEndian.PutUint64(s[:], seed)
+	b := make([]byte, n)
+	rand.NewChaCha8(s).Read(b)
+	return b
 }
