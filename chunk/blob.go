@@ -88,7 +88,8 @@ func BlobKind(blob []byte) (Kind, error) {
 var (
 	encoders = sync.Pool{New: func() any {
 		// No frame checksum (as PBS writes them): the chunk's SHA-256
-		// digest covers the data, and the xxhash was 3% of a backup's CPU.
+		// digest covers the data, and the xxhash is a visible share of a
+		// backup's CPU.
 		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest),
 			zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true), zstd.WithEncoderCRC(false))
 		if err != nil {
@@ -133,7 +134,7 @@ const (
 // incompressible reports whether data looks incompressible: every one of
 // a few samples spread over it fails to shrink by 2% at zstd level 1.
 // Compressing random data costs as much as hashing it; this probe costs
-// about 3% of that and lets backups of incompressible data skip it.
+// a small fraction of that and lets backups of incompressible data skip it.
 func incompressible(data []byte) bool {
 	if len(data) < probeMin {
 		return false

@@ -16,7 +16,7 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store"
-	"golang.org/x/sys/unix"
+	"github.com/cairnfs/cairn/store/storetest"
 )
 
 const testChunk = 64 << 10
@@ -40,7 +40,7 @@ var (
 
 func TestMain(m *testing.M) {
 	var err error
-	tmpRoot, err = os.MkdirTemp(fastTempDir(), "cairn-fs-test-")
+	tmpRoot, err = os.MkdirTemp(storetest.FastTempDir(), "cairn-fs-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -56,15 +56,6 @@ var groupSeq atomic.Int64
 // -count=N runs on the shared store do not collide.
 func newGroup(id string) store.Group {
 	return store.Group{Type: "vm", ID: fmt.Sprintf("%s-%d", id, groupSeq.Add(1))}
-}
-
-// fastTempDir prefers a RAM-backed directory: a store's 65,536 chunk
-// directories take seconds to create and remove on a loaded disk.
-func fastTempDir() string {
-	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() && unix.Access("/dev/shm", unix.W_OK) == nil {
-		return "/dev/shm"
-	}
-	return ""
 }
 
 // needFUSE skips a test that needs a real mount when /dev/fuse is

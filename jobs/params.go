@@ -174,6 +174,41 @@ func (p *Params) Enum(key, def string, choices ...string) string {
 	return v
 }
 
+// Selector reads the snapshot selection shared by the kinds that work
+// on snapshots: ns=NS (that namespace and those below it) and
+// snapshots=REF[,REF…] (refs without a namespace are taken in ns).
+func (p *Params) Selector() store.Selector {
+	ns := store.NS(strings.Trim(p.String("ns", ""), "/"))
+	refs := p.String("snapshots", "")
+	if err := ns.Check(); err != nil {
+		p.failErr("ns", ns, err)
+		return store.Selector{NS: ns}
+	}
+	sel, err := store.ParseSelector(ns, strings.Split(refs, ","))
+	if err != nil {
+		p.failErr("snapshots", "", err)
+	}
+	return sel
+}
+
+// failErr records a parameter's error with the value's own error.
+func (p *Params) failErr(key string, v any, err error) {
+	if p.err == nil {
+		p.err = fmt.Errorf("%w: %s %s=%q: %w", ErrBadParam, p.kind, key, v, err)
+	}
+}
+
+// SelectorParams adds sel to a kind's key=value parameters as Selector
+// reads them back.
+func SelectorParams(m map[string]string, sel store.Selector) {
+	if sel.NS != "" {
+		m["ns"] = string(sel.NS)
+	}
+	if len(sel.Refs) > 0 {
+		m["snapshots"] = strings.Join(sel.RefStrings(), ",")
+	}
+}
+
 // Done returns the first error, or an error naming a key no reader asked
 // for.
 func (p *Params) Done() error {

@@ -54,7 +54,7 @@ func (u UPID) String() string {
 func ParseUPID(s string) (UPID, error) {
 	f := strings.Split(s, ":")
 	if len(f) != 10 || f[0] != "UPID" || f[9] != "" {
-		return UPID{}, fmt.Errorf("UPID %q: want UPID:node:pid:pstart:task:start:type:id:user:", s)
+		return UPID{}, fmt.Errorf("UPID %q: want UPID:node:pid:pstart:task:start:type:id:user: (ten fields, the last empty)", s)
 	}
 	var n [4]uint64
 	for i := range n {

@@ -4,6 +4,11 @@
 // type and id, their manifests (index.json.blob), and the locks that keep
 // writers, readers and garbage collection apart.
 //
+// Walk is the one way over namespaces, groups and snapshots: a Selector
+// (parsed from a namespace and command-line references) names the
+// snapshots, and every command and job that works on several of them
+// ranges over Walk's sequence.
+//
 // It also owns reading: a byte-bounded shared cache of decoded,
 // digest-checked chunks (Cache) and io.ReaderAt views of an index through
 // that cache (IndexReader), the seam between the store and everything

@@ -111,9 +111,6 @@ func (m *indexMap) err() error {
 	return nil
 }
 
-// size is the mapping's length.
-func (m *indexMap) size() int { return len(m.data) }
-
 // sum hashes the mapping from off to its end; a fault leaves a zero sum
 // and the index's error set.
 func (m *indexMap) sum(off int) (s [32]byte) {

@@ -162,8 +162,8 @@ func notFound(err error) error {
 }
 
 // makePrefixDirs creates the 65,536 chunk prefix directories in dir. Some
-// file systems take over 100 µs per mkdir, so several goroutines share
-// the work.
+// file systems are slow enough per mkdir that one goroutine takes
+// seconds, so several goroutines share the work.
 func makePrefixDirs(dir string, mode uint32) error {
 	fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {

@@ -3,7 +3,6 @@ package test
 import (
 	"bytes"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,11 +10,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/cairnfs/cairn/store/storetest"
 )
 
 var (
 	binPath string
-	buildMu sync.Mutex
 
 	storeOnce sync.Once
 	storeDir  string
@@ -105,17 +105,7 @@ func sharedStore(t testing.TB) string {
 	return storeDir
 }
 
-func randBytes(n int, seed uint64) []byte {
-	r := rand.New(rand.NewPCG(seed, 7))
-	b := make([]byte, n)
-	for i := 0; i+8 <= n; i += 8 {
-		v := r.Uint64()
-		for k := 0; k < 8; k++ {
-			b[i+k] = byte(v >> (8 * k))
-		}
-	}
-	return b
-}
+var randBytes = storetest.RandSeeded
 
 // sparseImage writes an image with data, holes, written zeros and a
 // repeated region; it returns the path and the expected bytes.

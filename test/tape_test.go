@@ -52,12 +52,12 @@ type tapeExportResult struct {
 	State  string   `json:"state"`
 	Errors []string `json:"errors"`
 	Result struct {
-		MediaSet  string   `json:"media-set"`
+		MediaSet  string   `json:"media_set"`
 		Tapes     []string `json:"tapes"`
 		Chunks    int64    `json:"chunks"`
-		OK        int      `json:"snapshots-ok"`
-		Present   int      `json:"snapshots-present"`
-		Failed    int      `json:"snapshots-failed"`
+		OK        int      `json:"snapshots_ok"`
+		Present   int      `json:"snapshots_present"`
+		Failed    int      `json:"snapshots_failed"`
 		Snapshots []struct {
 			Snapshot, State string
 			Chunks          int64
@@ -69,10 +69,10 @@ type tapeRestoreResult struct {
 	State  string `json:"state"`
 	Result struct {
 		Chunks    int64                              `json:"chunks"`
-		Present   int64                              `json:"chunks-present"`
-		FilesRead []string                           `json:"files-read"`
-		OK        int                                `json:"snapshots-ok"`
-		Failed    int                                `json:"snapshots-failed"`
+		Present   int64                              `json:"chunks_present"`
+		FilesRead []string                           `json:"files_read"`
+		OK        int                                `json:"snapshots_ok"`
+		Failed    int                                `json:"snapshots_failed"`
 		Snapshots []struct{ Snapshot, State string } `json:"snapshots"`
 	} `json:"result"`
 }

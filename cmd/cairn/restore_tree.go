@@ -115,7 +115,7 @@ func syncTree(target string) error {
 // (the readers also keep their recent chunks themselves). A small bound
 // keeps the heap small, so decoded chunks reuse memory the runtime has
 // freed instead of faulting in fresh pages: with the mount's 256 MiB,
-// page faults were about 9% of a restore's CPU. CAIRN_RESTORE_CACHE_MB
+// page faults took a visible share of a restore's CPU. CAIRN_RESTORE_CACHE_MB
 // overrides it, for performance work.
 func restoreCacheSize() int64 {
 	if n, err := strconv.Atoi(os.Getenv("CAIRN_RESTORE_CACHE_MB")); err == nil && n > 0 {

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/cairnfs/cairn/store"
@@ -28,13 +30,13 @@ func (a *app) snapshotsCmd() *cobra.Command {
 		Use:   "snapshots [--ns NS] [--json]",
 		Short: "list groups and snapshots with their sizes; unfinished ones are marked",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(_ *cobra.Command, _ []string) error {
 			s, err := a.openStore()
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			rows, err := listSnapshots(s, store.NS(ns))
+			rows, err := listSnapshots(a.ctx, s, store.NS(strings.Trim(ns, "/")))
 			if err != nil {
 				return err
 			}
@@ -54,26 +56,17 @@ func (a *app) snapshotsCmd() *cobra.Command {
 	return cmd
 }
 
-func listSnapshots(s *store.Store, top store.NS) ([]snapshotRow, error) {
-	nss, err := s.Namespaces(top)
+func listSnapshots(ctx context.Context, s *store.Store, top store.NS) ([]snapshotRow, error) {
+	sel, err := store.ParseSelector(top, nil)
 	if err != nil {
-		return nil, err
+		return nil, usageErr("--ns: %v", err)
 	}
 	var rows []snapshotRow
-	for _, ns := range nss {
-		groups, err := s.Groups(ns)
+	for si, err := range s.Walk(ctx, sel) {
 		if err != nil {
 			return nil, err
 		}
-		for _, g := range groups {
-			snaps, err := s.Snapshots(g)
-			if err != nil {
-				return nil, err
-			}
-			for _, si := range snaps {
-				rows = append(rows, snapshotRowOf(s, si))
-			}
-		}
+		rows = append(rows, snapshotRowOf(s, si))
 	}
 	return rows, nil
 }

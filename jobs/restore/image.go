@@ -41,9 +41,10 @@ type Stats struct {
 
 // Damage is a range of the archive that could not be restored.
 type Damage struct {
-	Offset, Length int64
-	Digest         string
-	Err            string
+	Offset int64  `json:"offset"`
+	Length int64  `json:"length"`
+	Digest string `json:"digest"`
+	Err    string `json:"error"`
 }
 
 // Report is what a restore did.
@@ -175,9 +176,9 @@ func (r *imageRestore) load(ctx context.Context, i int, b *buffers) ([]byte, boo
 
 // ioWorkers is how many workers load and write chunks: while some wait
 // for the disk (a chunk file read, an O_DIRECT write), Threads others
-// decode; decoding holds a slot of r.cpu. Four per decoder kept reads and
-// writes in flight on this project's virtio disk (a sparse 2 GiB image
-// in 0.55-0.68 s against 0.64-0.72 s with two); the cap keeps 64 threads
+// decode; decoding holds a slot of r.cpu. Four per decoder keep reads
+// and writes in flight on a virtio disk where two left it idle between
+// requests (BenchmarkImageRestore compares); the cap keeps 64 threads
 // from holding 256 chunks.
 func (r *imageRestore) ioWorkers() int { return min(4*r.opt.Threads, r.opt.Threads+16) }
 

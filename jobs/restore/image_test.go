@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,28 +12,19 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/storetest"
 	"golang.org/x/sys/unix"
 )
 
 const cs = 64 << 10
 
-func randBytes(n int, seed uint64) []byte {
-	r := rand.New(rand.NewPCG(seed, 3))
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(r.Uint32())
-	}
-	return b
-}
+var randBytes = storetest.RandSeeded
 
 // fixture backs up an image with data, holes, written zeros and repeated
 // chunks and returns the store, the open index and the image bytes.
 func fixture(t *testing.T) (*store.Store, store.Index, []byte) {
 	t.Helper()
-	s, err := store.CreateWith(filepath.Join(t.TempDir(), "store"), store.CreateOptions{LazyPrefixDirs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := storetest.NewStore(t)
 	img := make([]byte, 40*cs+777)
 	copy(img, randBytes(6*cs, 1))
 	copy(img[10*cs:], img[:2*cs])           // repeated chunks

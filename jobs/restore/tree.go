@@ -21,8 +21,8 @@ var ErrPartial = errors.New("some paths were not restored")
 
 // PathError is one path that failed to restore.
 type PathError struct {
-	Path string
-	Err  string
+	Path string `json:"path"`
+	Err  string `json:"error"`
 }
 
 // TreeOptions tune a file archive restore.

@@ -125,7 +125,6 @@ func TestTreeRestore(t *testing.T) {
 	src := makeTree(t)
 	acc, _, _ := archive(t, src)
 	want := describe(t, src)
-	var outs [][]string
 	for _, threads := range []int{1, 8} {
 		dst := filepath.Join(t.TempDir(), "dst")
 		rep, err := Tree(context.Background(), acc, acc.Root(), "", dst, TreeOptions{Threads: threads})
@@ -141,7 +140,6 @@ func TestTreeRestore(t *testing.T) {
 		if st.Blocks*512 >= 8<<20 {
 			t.Fatalf("sparse file takes %d bytes", st.Blocks*512)
 		}
-		outs = append(outs, got)
 	}
 	// an existing, non-empty target is refused without Overwrite
 	dst := filepath.Join(t.TempDir(), "dst")

@@ -44,14 +44,14 @@ type SnapshotResult struct {
 
 // ExportReport is what Export did.
 type ExportReport struct {
-	MediaSet   string           `json:"media-set"`
+	MediaSet   string           `json:"media_set"`
 	Tapes      []string         `json:"tapes"`
-	Workers    int              `json:"worker-threads"`
+	Workers    int              `json:"worker_threads"`
 	Snapshots  []SnapshotResult `json:"snapshots"`
 	Chunks     int64            `json:"chunks"`
 	Bytes      int64            `json:"bytes"`
-	Duration   time.Duration    `json:"duration-ns"`
-	WriterIdle time.Duration    `json:"writer-idle-ns"` // time the tape writer waited for chunks
+	Duration   time.Duration    `json:"duration_ns"`
+	WriterIdle time.Duration    `json:"writer_idle_ns"` // time the tape writer waited for chunks
 }
 
 // Failed counts the snapshots that were not exported.

@@ -3,9 +3,7 @@ package tape
 import (
 	"bytes"
 	"context"
-	"hash/fnv"
 	"log/slog"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -17,6 +15,7 @@ import (
 	"github.com/cairnfs/cairn/jobs/tape/format"
 	"github.com/cairnfs/cairn/jobs/tape/media"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/storetest"
 )
 
 var (
@@ -27,56 +26,18 @@ var (
 
 const testChunk = 64 << 10
 
-func newStore(t *testing.T) *store.Store {
-	t.Helper()
-	s, err := store.CreateWith(filepath.Join(t.TempDir(), "store"), store.CreateOptions{LazyPrefixDirs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
+var newStore = storetest.NewStore
 
 // randBytes returns n reproducible random bytes for a name.
-func randBytes(name string, n int) []byte {
-	h := fnv.New64a()
-	h.Write([]byte(name))
-	var seed [32]byte
-	copy(seed[:], h.Sum(nil))
-	b := make([]byte, n)
-	rand.NewChaCha8(seed).Read(b)
-	return b
-}
+var randBytes = storetest.RandBytes
 
 // backup writes a snapshot of an image (64 KiB chunks) and a config blob.
 func backup(t *testing.T, s *store.Store, ns, id string, at time.Time, data []byte) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "disk")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	b, err := s.StartBackup(bg, store.Group{NS: store.NS(ns), Type: store.TypeVM, ID: id}, at)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.Sync = store.SyncNone
-	if err := b.AddImage(bg, "disk.img", f, store.ImageOptions{ChunkSize: testChunk, Workers: 1}); err != nil {
-		b.Abort()
-		t.Fatal(err)
-	}
 	conf, _ := chunk.EncodeBlob(nil, []byte("memory: 512\n"+id), true)
-	if err := b.AddBlob("qemu-server.conf.blob", conf); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Finish(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Snapshot().String()
+	g := store.Group{NS: store.NS(ns), Type: store.TypeVM, ID: id}
+	return storetest.BackupImage(t, s, g, at, storetest.Image{Data: data, ChunkSize: testChunk,
+		Blobs: map[string][]byte{"qemu-server.conf.blob": conf}}).String()
 }
 
 // fixture is a store with three snapshots sharing chunks: a, b (half of

@@ -49,16 +49,16 @@ func (k TapeExportKind) New(s *store.Store, params map[string]string) (jobs.Work
 type TapeExportReport struct {
 	Drive            string `json:"drive"`
 	Pool             string `json:"pool"`
-	ChunkOrder       string `json:"chunk-order"`
-	ChunkOrderReason string `json:"chunk-order-reason,omitempty"`
+	ChunkOrder       string `json:"chunk_order"`
+	ChunkOrderReason string `json:"chunk_order_reason,omitempty"`
 	*ExportReport
-	SnapshotsOK      int      `json:"snapshots-ok"`
-	SnapshotsPresent int      `json:"snapshots-present"` // on the media set before
-	SnapshotsFailed  int      `json:"snapshots-failed"`
+	SnapshotsOK      int      `json:"snapshots_ok"`
+	SnapshotsPresent int      `json:"snapshots_present"` // on the media set before
+	SnapshotsFailed  int      `json:"snapshots_failed"`
 	Seconds          float64  `json:"seconds"`
-	MBps             float64  `json:"mb-per-s"`          // chunk bytes written per second
-	WriterIdleShare  float64  `json:"writer-idle-share"` // of the time, the tape writer waited for chunks
-	Next             []string `json:"next-steps,omitempty"`
+	MBps             float64  `json:"mb_per_s"`          // chunk bytes written per second
+	WriterIdleShare  float64  `json:"writer_idle_share"` // of the time, the tape writer waited for chunks
+	Next             []string `json:"next_steps,omitempty"`
 }
 
 // tapeExporter is one tape-export job's work.
@@ -98,7 +98,7 @@ func (x *tapeExporter) Run(ctx context.Context, j *jobs.Job) error {
 	}
 	defer d.Close()
 	j.SetPhase("selecting")
-	snaps, err := selectForTape(ctx, j, x.s, x.opt.NS, x.opt.Snapshots)
+	snaps, err := selectForTape(ctx, j, x.s, x.opt.Selector)
 	if err != nil {
 		return err
 	}
@@ -185,54 +185,20 @@ func chunkOrder(order, sysfs string, s *store.Store) (string, string) {
 // tape: the explicit ones in the order given, or those of the namespace
 // tree with groups sorted and snapshots oldest first (as PBS writes
 // them, so later snapshots find their shared chunks on tape already).
-func selectForTape(ctx context.Context, j *jobs.Job, s *store.Store, ns store.NS, refs []store.Ref) ([]string, error) {
-	var out []string
-	add := func(snap store.Snapshot) {
-		if name := snap.String(); !slices.Contains(out, name) {
-			out = append(out, name)
-		}
+func selectForTape(ctx context.Context, j *jobs.Job, s *store.Store, sel store.Selector) ([]string, error) {
+	snaps, err := j.SelectSnapshots(ctx, s, sel, "exported")
+	if err != nil {
+		return nil, err
 	}
-	if len(refs) > 0 {
-		for _, r := range refs {
-			snap, err := s.Resolve(r)
-			if err != nil {
-				j.Errorf("snapshot %s: %v", jobs.RefString(r), err)
-				continue
-			}
+	out := make([]string, 0, len(snaps))
+	for _, snap := range snaps {
+		if len(sel.Refs) > 0 {
 			if _, err := s.ReadManifest(snap); err != nil {
 				j.Errorf("snapshot %s: %v", snap, err)
 				continue
 			}
-			add(snap)
 		}
-		return out, nil
-	}
-	nss, err := s.Namespaces(ns)
-	if err != nil {
-		return nil, err
-	}
-	for _, ns := range nss {
-		groups, err := s.Groups(ns)
-		if err != nil {
-			return nil, err
-		}
-		for _, g := range groups {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			snaps, err := s.Snapshots(g)
-			if err != nil {
-				j.Errorf("group %s: %v", g, err)
-				continue
-			}
-			for _, si := range snaps {
-				if !si.Finished {
-					j.Logf("%s: unfinished (no manifest), not exported", si.Snapshot)
-					continue
-				}
-				add(si.Snapshot)
-			}
-		}
+		out = append(out, snap.String())
 	}
 	return out, nil
 }

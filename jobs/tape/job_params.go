@@ -22,10 +22,8 @@ const (
 type TapeExportOptions struct {
 	Drive string // virtual drive directory (absolute)
 	Pool  string
-	// NS selects this namespace and those below it (when Snapshots is
-	// empty). Refs in Snapshots without a namespace are taken in NS.
-	NS            store.NS
-	Snapshots     []store.Ref
+	// Selector names the snapshots to export.
+	store.Selector
 	WorkerThreads int
 	TapeSize      int64 // capacity of tapes the pool creates
 	NewSet        bool
@@ -44,14 +42,13 @@ func ParseTapeExportParams(m map[string]string) (TapeExportOptions, error) {
 	o := TapeExportOptions{
 		Drive:         p.String("drive", ""),
 		Pool:          p.String("pool", ""),
-		NS:            store.NS(strings.Trim(p.String("ns", ""), "/")),
+		Selector:      p.Selector(),
 		WorkerThreads: p.Int("worker-threads", DefaultTapeWorkers, 1, MaxWorkers),
 		NewSet:        p.Bool("new-set", false),
 		AutoCreate:    p.Bool("auto-create", true),
 		ChunkOrder:    p.Enum("chunk-order", jobs.OrderAuto, jobs.OrderAuto, jobs.OrderInode, jobs.OrderIndex),
 	}
 	size := p.String("tape-size", "")
-	refs := p.String("snapshots", "")
 	if err := p.Done(); err != nil {
 		return o, err
 	}
@@ -69,22 +66,6 @@ func ParseTapeExportParams(m map[string]string) (TapeExportOptions, error) {
 		}
 		o.TapeSize = n
 	}
-	if err := o.NS.Check(); err != nil {
-		return o, fmt.Errorf("%w: %s ns=%q: %w", jobs.ErrBadParam, kind, o.NS, err)
-	}
-	for _, r := range strings.Split(refs, ",") {
-		if r == "" {
-			continue
-		}
-		ref, err := store.ParseRef(r)
-		if err != nil {
-			return o, fmt.Errorf("%w: %s snapshots=: %w", jobs.ErrBadParam, kind, err)
-		}
-		if ref.NS == "" {
-			ref.NS = o.NS
-		}
-		o.Snapshots = append(o.Snapshots, ref)
-	}
 	return o, nil
 }
 
@@ -94,18 +75,9 @@ func (o TapeExportOptions) Params() map[string]string {
 	m := map[string]string{"drive": o.Drive, "pool": o.Pool,
 		"worker-threads": strconv.Itoa(o.WorkerThreads), "tape-size": strconv.FormatInt(o.TapeSize, 10),
 		"new-set": strconv.FormatBool(o.NewSet), "auto-create": strconv.FormatBool(o.AutoCreate)}
-	if o.NS != "" {
-		m["ns"] = string(o.NS)
-	}
+	jobs.SelectorParams(m, o.Selector)
 	if o.ChunkOrder != "" {
 		m["chunk-order"] = o.ChunkOrder
-	}
-	if len(o.Snapshots) > 0 {
-		refs := make([]string, len(o.Snapshots))
-		for i, r := range o.Snapshots {
-			refs[i] = jobs.RefString(r)
-		}
-		m["snapshots"] = strings.Join(refs, ",")
 	}
 	return m
 }

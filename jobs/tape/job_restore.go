@@ -39,12 +39,12 @@ func (TapeRestoreKind) New(s *store.Store, params map[string]string) (jobs.Work,
 type TapeRestoreReport struct {
 	Drive string `json:"drive"`
 	*RestoreReport
-	SnapshotsOK      int      `json:"snapshots-ok"`
-	SnapshotsPresent int      `json:"snapshots-present"` // in the store before
-	SnapshotsFailed  int      `json:"snapshots-failed"`
+	SnapshotsOK      int      `json:"snapshots_ok"`
+	SnapshotsPresent int      `json:"snapshots_present"` // in the store before
+	SnapshotsFailed  int      `json:"snapshots_failed"`
 	Seconds          float64  `json:"seconds"`
-	MBps             float64  `json:"mb-per-s"` // chunk bytes inserted per second
-	Next             []string `json:"next-steps,omitempty"`
+	MBps             float64  `json:"mb_per_s"` // chunk bytes inserted per second
+	Next             []string `json:"next_steps,omitempty"`
 }
 
 type tapeRestorer struct {

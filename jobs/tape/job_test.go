@@ -60,7 +60,7 @@ func TestParseTapeExportParams(t *testing.T) {
 		})
 	}
 	o, _ := ParseTapeExportParams(map[string]string{"drive": dir, "pool": "p", "tape-size": "2G", "ns": "prod", "snapshots": "vm/1/latest"})
-	if o.TapeSize != 2<<30 || o.WorkerThreads != 1 || !o.AutoCreate || o.ChunkOrder != jobs.OrderAuto || o.Snapshots[0].NS != "prod" {
+	if o.TapeSize != 2<<30 || o.WorkerThreads != 1 || !o.AutoCreate || o.ChunkOrder != jobs.OrderAuto || o.Refs[0].NS != "prod" {
 		t.Fatalf("parsed %+v", o)
 	}
 }

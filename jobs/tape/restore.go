@@ -28,13 +28,13 @@ type RestoreOptions struct {
 
 // RestoreReport is what Restore did.
 type RestoreReport struct {
-	MediaSet      string           `json:"media-set"`
+	MediaSet      string           `json:"media_set"`
 	Snapshots     []SnapshotResult `json:"snapshots"`
 	Chunks        int64            `json:"chunks"` // inserted
 	Bytes         int64            `json:"bytes"`
-	ChunksPresent int64            `json:"chunks-present"` // already in the store
-	FilesRead     []string         `json:"files-read"`     // TAPE:FILE of the chunk archives read
-	Duration      time.Duration    `json:"duration-ns"`
+	ChunksPresent int64            `json:"chunks_present"` // already in the store
+	FilesRead     []string         `json:"files_read"`     // TAPE:FILE of the chunk archives read
+	Duration      time.Duration    `json:"duration_ns"`
 }
 
 // Failed counts the snapshots that were not restored.

@@ -17,8 +17,8 @@ type TapeStatus struct {
 	Label    string  `json:"label"`
 	UUID     string  `json:"uuid,omitempty"` // empty: not labelled
 	Pool     string  `json:"pool,omitempty"`
-	MediaSet string  `json:"media-set,omitempty"`
-	SeqNr    *uint64 `json:"seq-nr,omitempty"`
+	MediaSet string  `json:"media_set,omitempty"`
+	SeqNr    *uint64 `json:"seq_nr,omitempty"`
 	Files    int     `json:"files"`
 	Used     int64   `json:"used"`
 	Capacity int64   `json:"capacity"`
@@ -43,7 +43,7 @@ type SetStatus struct {
 type DriveStatus struct {
 	Drive     string       `json:"drive"`
 	Tapes     []TapeStatus `json:"tapes"`
-	MediaSets []SetStatus  `json:"media-sets"`
+	MediaSets []SetStatus  `json:"media_sets"`
 }
 
 // ReadDriveStatus reads the drive's state files and catalogs without
@@ -135,7 +135,7 @@ type CatalogFile struct {
 type CatalogTape struct {
 	Label string        `json:"label"`
 	UUID  string        `json:"uuid"`
-	SeqNr uint64        `json:"seq-nr"`
+	SeqNr uint64        `json:"seq_nr"`
 	Files []CatalogFile `json:"files"`
 }
 

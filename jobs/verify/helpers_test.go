@@ -3,9 +3,7 @@ package verify
 import (
 	"context"
 	"hash/crc32"
-	"hash/fnv"
 	"log/slog"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sync"
@@ -15,7 +13,7 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/store"
-	"golang.org/x/sys/unix"
+	"github.com/cairnfs/cairn/store/storetest"
 )
 
 // The tests share one store (creating one makes 65,536 directories);
@@ -40,7 +38,7 @@ func TestMain(m *testing.M) {
 
 func testStore(t testing.TB) *store.Store {
 	storeOnce.Do(func() {
-		tmpRoot, storeErr = os.MkdirTemp(fastTempDir(), "cairn-jobs-test")
+		tmpRoot, storeErr = os.MkdirTemp(storetest.FastTempDir(), "cairn-jobs-test")
 		if storeErr == nil {
 			sharedStore, storeErr = store.Create(filepath.Join(tmpRoot, "store"))
 		}
@@ -51,30 +49,12 @@ func testStore(t testing.TB) *store.Store {
 	return sharedStore
 }
 
-// fastTempDir prefers a tmpfs: making and removing a store's 65,536
-// directories there takes a fraction of the time it takes on a disk.
-func fastTempDir() string {
-	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() && unix.Access("/dev/shm", unix.W_OK) == nil {
-		return "/dev/shm"
-	}
-	return ""
-}
-
 const testChunk = 64 << 10
 
 var t0 = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 
 // randBytes returns n reproducible random bytes for the name.
-func randBytes(name string, n int) []byte {
-	h := fnv.New64a()
-	h.Write([]byte(name))
-	var seed [32]byte
-	copy(seed[:], h.Sum(nil))
-	r := rand.NewChaCha8(seed)
-	b := make([]byte, n)
-	r.Read(b)
-	return b
-}
+var randBytes = storetest.RandBytes
 
 // compressible returns n reproducible bytes that zstd shrinks: eight
 // random bytes in every 64.
@@ -102,28 +82,7 @@ func backupImageSize(t testing.TB, s *store.Store, g store.Group, data []byte, c
 
 func backupImageAt(t testing.TB, s *store.Store, g store.Group, at time.Time, data []byte, chunkSize int) store.Snapshot {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "disk")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	b, err := s.StartBackup(context.Background(), g, at)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.Sync = store.SyncNone
-	if err := b.AddImage(context.Background(), "disk.img", f, store.ImageOptions{ChunkSize: chunkSize, Workers: 1}); err != nil {
-		b.Abort()
-		t.Fatal(err)
-	}
-	if err := b.Finish(); err != nil {
-		t.Fatal(err)
-	}
-	return b.Snapshot()
+	return storetest.BackupImage(t, s, g, at, storetest.Image{Data: data, ChunkSize: chunkSize})
 }
 
 // chunksOf lists the digests of a snapshot's index file.

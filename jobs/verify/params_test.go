@@ -54,7 +54,7 @@ func TestParseVerifyParams(t *testing.T) {
 		}
 		if got.NS != tc.want.NS || got.ChunkOrder != tc.want.ChunkOrder || got.ReadThreads != tc.want.ReadThreads ||
 			got.VerifyThreads != tc.want.VerifyThreads || got.IgnoreVerified != tc.want.IgnoreVerified ||
-			got.OutdatedAfter != tc.want.OutdatedAfter || len(got.Snapshots) != 0 {
+			got.OutdatedAfter != tc.want.OutdatedAfter || len(got.Refs) != 0 {
 			t.Errorf("%q: got %+v, want %+v", tc.params, got, tc.want)
 		}
 	}
@@ -65,15 +65,15 @@ func TestVerifyParamsSnapshotsRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(o.Snapshots) != 2 || o.Snapshots[0].NS != "prod" || !o.Snapshots[0].Latest ||
-		o.Snapshots[1].NS != "other" || o.Snapshots[1].ID != "7" {
-		t.Fatalf("snapshots = %+v", o.Snapshots)
+	if len(o.Refs) != 2 || o.Refs[0].NS != "prod" || !o.Refs[0].Latest ||
+		o.Refs[1].NS != "other" || o.Refs[1].ID != "7" {
+		t.Fatalf("snapshots = %+v", o.Refs)
 	}
 	back, err := ParseVerifyParams(o.Params())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if jobs.RefString(back.Snapshots[0]) != "ns/prod/vm/100/latest" || jobs.RefString(back.Snapshots[1]) != "ns/other/ct/7/2024-01-02T03:04:05Z" {
+	if back.Refs[0].String() != "ns/prod/vm/100/latest" || back.Refs[1].String() != "ns/other/ct/7/2024-01-02T03:04:05Z" {
 		t.Fatalf("round trip: %v", back.Params())
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -155,46 +154,11 @@ func (v *verifier) finish(ctx context.Context, start time.Time) {
 // ones, or those of the namespace tree with groups sorted and snapshots
 // newest first, less those the ignore-verified filter skips.
 func (v *verifier) selectSnapshots(ctx context.Context, j *jobs.Job) ([]store.Snapshot, error) {
-	var all []store.Snapshot
-	if len(v.opt.Snapshots) > 0 {
-		for _, r := range v.opt.Snapshots {
-			snap, err := v.s.Resolve(r)
-			if err != nil {
-				j.Errorf("snapshot %s: %v", jobs.RefString(r), err)
-				continue
-			}
-			if !slices.ContainsFunc(all, func(s store.Snapshot) bool { return s.String() == snap.String() }) {
-				all = append(all, snap)
-			}
-		}
-	} else {
-		nss, err := v.s.Namespaces(v.opt.NS)
-		if err != nil {
-			return nil, err
-		}
-		for _, ns := range nss {
-			groups, err := v.s.Groups(ns)
-			if err != nil {
-				return nil, err
-			}
-			for _, g := range groups {
-				if err := ctx.Err(); err != nil {
-					return nil, err
-				}
-				snaps, err := v.s.Snapshots(g)
-				if err != nil {
-					j.Errorf("group %s: %v", g, err)
-					continue
-				}
-				for i := len(snaps) - 1; i >= 0; i-- {
-					if !snaps[i].Finished {
-						j.Logf("%s: unfinished (no manifest), not verified", snaps[i].Snapshot)
-						continue
-					}
-					all = append(all, snaps[i].Snapshot)
-				}
-			}
-		}
+	sel := v.opt.Selector
+	sel.NewestFirst = true
+	all, err := j.SelectSnapshots(ctx, v.s, sel, "verified")
+	if err != nil {
+		return nil, err
 	}
 	out := all[:0]
 	for _, snap := range all {

@@ -3,7 +3,6 @@ package verify
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/store"
@@ -19,10 +18,8 @@ const (
 
 // VerifyOptions are the parameters of a verify job.
 type VerifyOptions struct {
-	// NS selects this namespace and those below it (when Snapshots is
-	// empty). Refs in Snapshots without a namespace are taken in NS.
-	NS        store.NS
-	Snapshots []store.Ref
+	// Selector names the snapshots to verify.
+	store.Selector
 	// ChunkOrder is OrderAuto, OrderInode or OrderIndex.
 	ChunkOrder    string
 	ReadThreads   int
@@ -41,32 +38,15 @@ type VerifyOptions struct {
 func ParseVerifyParams(m map[string]string) (VerifyOptions, error) {
 	p := jobs.NewParams("verify", m)
 	o := VerifyOptions{
-		NS:             store.NS(strings.Trim(p.String("ns", ""), "/")),
+		Selector:       p.Selector(),
 		ChunkOrder:     p.Enum("chunk-order", jobs.OrderAuto, jobs.OrderAuto, jobs.OrderInode, jobs.OrderIndex),
 		ReadThreads:    p.Int("read-threads", DefaultReadThreads, 1, MaxThreads),
 		VerifyThreads:  p.Int("verify-threads", DefaultVerifyThreads, 1, MaxThreads),
 		IgnoreVerified: p.Bool("ignore-verified", false),
 		OutdatedAfter:  p.Int("outdated-after", -1, 0, maxOutdatedDays),
 	}
-	refs := p.String("snapshots", "")
 	if err := p.Done(); err != nil {
 		return o, err
-	}
-	if err := o.NS.Check(); err != nil {
-		return o, fmt.Errorf("%w: verify ns=%q: %w", jobs.ErrBadParam, o.NS, err)
-	}
-	for _, r := range strings.Split(refs, ",") {
-		if r == "" {
-			continue
-		}
-		ref, err := store.ParseRef(r)
-		if err != nil {
-			return o, fmt.Errorf("%w: verify snapshots=: %w", jobs.ErrBadParam, err)
-		}
-		if ref.NS == "" {
-			ref.NS = o.NS
-		}
-		o.Snapshots = append(o.Snapshots, ref)
 	}
 	if _, given := m["outdated-after"]; given && !o.IgnoreVerified {
 		return o, fmt.Errorf("%w: verify outdated-after= needs ignore-verified", jobs.ErrBadParam)
@@ -78,16 +58,7 @@ func ParseVerifyParams(m map[string]string) (VerifyOptions, error) {
 // ParseVerifyParams reads back.
 func (o VerifyOptions) Params() map[string]string {
 	m := map[string]string{}
-	if o.NS != "" {
-		m["ns"] = string(o.NS)
-	}
-	if len(o.Snapshots) > 0 {
-		refs := make([]string, len(o.Snapshots))
-		for i, r := range o.Snapshots {
-			refs[i] = jobs.RefString(r)
-		}
-		m["snapshots"] = strings.Join(refs, ",")
-	}
+	jobs.SelectorParams(m, o.Selector)
 	if o.ChunkOrder != "" {
 		m["chunk-order"] = o.ChunkOrder
 	}

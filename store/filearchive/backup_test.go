@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/pxar"
+	"github.com/cairnfs/cairn/store/storetest"
 )
 
 // TestRoundTrip backs a tree with every entry kind up through a real
@@ -21,7 +22,7 @@ import (
 // source; the metadata-mode backup of the unchanged tree reads nothing.
 func TestRoundTrip(t *testing.T) {
 	src := t.TempDir()
-	acls := richTree(t, src)
+	acls := storetest.RichTree(t, src)
 	s := newStore(t)
 	for _, mode := range []Mode{ModeLegacy, ModeData, ModeMetadata} {
 		t.Run(mode.String(), func(t *testing.T) {

@@ -1,43 +1,37 @@
-package pxar
+package pxar_test
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"testing"
+
+	"github.com/cairnfs/cairn/store/pxar"
+	"github.com/cairnfs/cairn/store/storetest"
 )
 
-func aclBytes(ents ...[3]uint32) []byte {
-	b := binary.LittleEndian.AppendUint32(nil, 2)
-	for _, e := range ents {
-		b = binary.LittleEndian.AppendUint16(b, uint16(e[0]))
-		b = binary.LittleEndian.AppendUint16(b, uint16(e[1]))
-		b = binary.LittleEndian.AppendUint32(b, e[2])
-	}
-	return b
-}
+var aclBytes = storetest.ACLXattr
 
 func TestACLXattr(t *testing.T) {
-	const u = aclUndefinedID
+	const u = 0xffffffff // ACL_UNDEFINED_ID
 	// user::rw- user:1000:r-- user:7:rwx group::r-- group:50:rw- mask::rw- other::---
 	acc := aclBytes([3]uint32{1, 6, u}, [3]uint32{2, 7, 7}, [3]uint32{2, 4, 1000}, [3]uint32{4, 4, u},
 		[3]uint32{8, 6, 50}, [3]uint32{0x10, 6, u}, [3]uint32{0x20, 0, u})
-	var a ACL
+	var a pxar.ACL
 	if err := a.SetAccessFromXattr(acc); err != nil {
 		t.Fatal(err)
 	}
-	if len(a.Users) != 2 || a.Users[0] != (ACLEntry{ID: 7, Perm: 7}) || a.GroupObj == nil || *a.GroupObj != 4 {
+	if len(a.Users) != 2 || a.Users[0] != (pxar.ACLEntry{ID: 7, Perm: 7}) || a.GroupObj == nil || *a.GroupObj != 4 {
 		t.Fatalf("access ACL %+v", a)
 	}
 	// The kernel keeps the mask in the mode's group bits.
-	back, err := a.AccessXattr(ModeIFREG | 0o660)
+	back, err := a.AccessXattr(pxar.ModeIFREG | 0o660)
 	want := aclBytes([3]uint32{1, 6, u}, [3]uint32{2, 7, 7}, [3]uint32{2, 4, 1000}, [3]uint32{4, 4, u},
 		[3]uint32{8, 6, 50}, [3]uint32{0x10, 6, u}, [3]uint32{0x20, 0, u})
 	if err != nil || !bytes.Equal(back, want) {
 		t.Errorf("AccessXattr = %x, %v; want %x", back, err, want)
 	}
 	// Without a mask, the owning group's entry is the mode's.
-	var plain ACL
+	var plain pxar.ACL
 	if err := plain.SetAccessFromXattr(aclBytes([3]uint32{1, 6, u}, [3]uint32{4, 4, u}, [3]uint32{0x20, 4, u})); err != nil {
 		t.Fatal(err)
 	}
@@ -49,11 +43,11 @@ func TestACLXattr(t *testing.T) {
 	}
 
 	def := aclBytes([3]uint32{1, 7, u}, [3]uint32{2, 7, 2000}, [3]uint32{4, 5, u}, [3]uint32{0x10, 7, u}, [3]uint32{0x20, 0, u})
-	var d ACL
+	var d pxar.ACL
 	if err := d.SetDefaultFromXattr(def); err != nil {
 		t.Fatal(err)
 	}
-	if d.Default == nil || *d.Default != (ACLDefault{UserObj: 7, GroupObj: 5, Other: 0, Mask: 7}) || len(d.DefaultUsers) != 1 {
+	if d.Default == nil || *d.Default != (pxar.ACLDefault{UserObj: 7, GroupObj: 5, Other: 0, Mask: 7}) || len(d.DefaultUsers) != 1 {
 		t.Fatalf("default ACL %+v", d)
 	}
 	if back, err := d.DefaultXattr(); err != nil || !bytes.Equal(back, def) {
@@ -61,7 +55,7 @@ func TestACLXattr(t *testing.T) {
 	}
 
 	for _, bad := range [][]byte{nil, {1, 0, 0, 0}, aclBytes([3]uint32{0x40, 0, u}), append(aclBytes(), 1, 2, 3)} {
-		if err := new(ACL).SetAccessFromXattr(bad); !errors.Is(err, ErrInvalid) {
+		if err := new(pxar.ACL).SetAccessFromXattr(bad); !errors.Is(err, pxar.ErrInvalid) {
 			t.Errorf("xattr %x: %v", bad, err)
 		}
 	}

@@ -67,7 +67,7 @@ export_once() { # export_once THREADS
     --worker-threads "$1" --chunk-order "$ORDER" --json > tape-export.json || true
   e=$(now)
   jq -r --arg wall "$(rate "$bytes" "$s" "$e")" --arg n "$1" \
-    '"export, \($n) worker thread(s)      \($wall) MB/s wall, \(.result."mb-per-s" | . * 10 | round / 10) MB/s job, writer idle \(.result."writer-idle-share" * 100 | round)%, \(.result.chunks) chunks, \(.state), order \(.result."chunk-order")"' tape-export.json
+    '"export, \($n) worker thread(s)      \($wall) MB/s wall, \(.result.mb_per_s | . * 10 | round / 10) MB/s job, writer idle \(.result.writer_idle_share * 100 | round)%, \(.result.chunks) chunks, \(.state), order \(.result.chunk_order)"' tape-export.json
 }
 if step export || step restore; then
   for n in $THREADS; do export_once $n; done
@@ -97,7 +97,7 @@ restore_once() { # restore_once THREADS
   sync
   e=$(now)
   jq -r --arg wall "$(rate "$bytes" "$s" "$e")" --arg n "$1" \
-    '"restore, \($n) worker thread(s)     \($wall) MB/s wall (+sync), \(.result."mb-per-s" | . * 10 | round / 10) MB/s job, \(.result.chunks) chunks, \(.state)"' tape-restore.json
+    '"restore, \($n) worker thread(s)     \($wall) MB/s wall (+sync), \(.result.mb_per_s | . * 10 | round / 10) MB/s job, \(.result.chunks) chunks, \(.state)"' tape-restore.json
 }
 for ((r = 0; r < ${REPEAT:-3}; r++)); do
   insert_once

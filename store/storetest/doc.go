@@ -1,0 +1,6 @@
+// Package storetest holds the fixtures that the tests of several packages
+// share: a fresh store, reproducible data, an image snapshot, and the
+// comparison of a pxar archive with the directory tree it was made from.
+// It is imported by tests only; it creates real stores and real files
+// and reports mismatches through testing.TB.
+package storetest
