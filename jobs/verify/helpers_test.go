@@ -3,7 +3,6 @@ package verify
 import (
 	"context"
 	"hash/crc32"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -162,4 +161,3 @@ func exists(path string) bool {
 
 func crc32IEEE(b []byte) uint32 { return crc32.ChecksumIEEE(b) }
 
-func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
