@@ -16,10 +16,7 @@ import (
 )
 
 // ChunkPath returns the path of a chunk file.
-func (s *Store) ChunkPath(d chunk.Digest) string {
-	h := d.String()
-	return s.root + "/" + chunkDir + "/" + h[:4] + "/" + h
-}
+func (s *Store) ChunkPath(d chunk.Digest) string { return localDir{s.root}.chunkPath(d) }
 
 // InsertChunk stores blob (an encoded DataBlob) as the chunk d. An
 // existing chunk of the same size is kept and only touched (dedup); one of
@@ -75,59 +72,6 @@ func (s *Store) InsertChunkParts(d chunk.Digest, header, payload []byte) (existe
 func (s *Store) HasChunk(d chunk.Digest) bool {
 	var st unix.Stat_t
 	return unix.Stat(s.ChunkPath(d), &st) == nil && st.Size > 0
-}
-
-// LoadChunk reads the raw DataBlob of chunk d. A missing chunk is
-// reported as ErrMissingChunk (and fs.ErrNotExist). A file the page cache
-// holds whole (cachestat(2) tells, without reading) is copied from there;
-// any other is read with O_DIRECT where the file system allows, straight
-// from the disk into the returned buffer: no page-cache pages to fill and
-// copy out of, and a large read through the mount leaves the chunk files
-// out of the page cache, which then holds the mounted file's pages only.
-func (s *Store) LoadChunk(ctx context.Context, d chunk.Digest) ([]byte, error) {
-	return s.LoadChunkInto(ctx, d, nil)
-}
-
-// LoadChunkInto is LoadChunk reading into buf (grown as needed), so a
-// worker that loads many chunks reuses one buffer: pass back what it
-// returned (it may start inside buf, where O_DIRECT wants it aligned).
-func (s *Store) LoadChunkInto(ctx context.Context, d chunk.Digest, buf []byte) ([]byte, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	f, err := openChunkFile(s.ChunkPath(d))
-	if err != nil {
-		return nil, chunkOpenError(d, err)
-	}
-	defer f.Close()
-	size, err := chunkFileSize(d, f)
-	if err != nil {
-		return nil, err
-	}
-	direct := !pageCached(f, size) && setDirect(f)
-	return readChunkSize(d, f, size, buf, direct)
-}
-
-// setDirect switches f to O_DIRECT, where its file system allows it.
-func setDirect(f *os.File) bool {
-	fd := int(f.Fd())
-	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
-	if err != nil {
-		return false
-	}
-	_, err = unix.FcntlInt(uintptr(fd), unix.F_SETFL, fl|unix.O_DIRECT)
-	return err == nil
-}
-
-// pageCached reports whether the page cache holds the first size bytes
-// of f, without reading (cachestat(2), Linux 6.5; before it: no).
-func pageCached(f *os.File, size int64) bool {
-	var st unix.Cachestat_t
-	r := unix.CachestatRange{Off: 0, Len: uint64(size)}
-	if err := unix.Cachestat(uint(f.Fd()), &r, &st, 0); err != nil {
-		return false
-	}
-	return st.Cache > 0 && st.Cache*uint64(os.Getpagesize()) >= uint64(size)
 }
 
 // ChunkInfo is what a stat of a chunk file tells.
