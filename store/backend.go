@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"runtime"
 	"runtime/debug"
 
@@ -11,11 +12,41 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Backend is where a store's chunks live, the seam between keeping
-// chunks and doing something with them: the local directory
-// (localDir) is the first implementation; an object store may be
-// another. *Store is a Backend over its own directory.
+// Backend is where a store's chunks and snapshot files live, the seam
+// between keeping them and doing something with them: the local
+// directory (localDir) is the first implementation; an object store may
+// be another. *Store is a Backend over its own directory.
+//
+// Index files are not behind it yet: they are mapped by path (OpenIndex).
+// Nor are snapshot directories' listing and locks.
 type Backend interface {
+	ChunkReader
+	// InsertChunkParts stores the blob header+payload as chunk d. An
+	// existing chunk of the same size is kept and only touched (dedup);
+	// one of another size, or empty, is replaced. existed tells whether
+	// the chunk was already there.
+	InsertChunkParts(d chunk.Digest, header, payload []byte) (existed bool, err error)
+	// HasChunk reports whether chunk d exists with a non-zero size.
+	HasChunk(d chunk.Digest) bool
+	// TouchChunk marks chunk d as in use now (GC's mark).
+	TouchChunk(d chunk.Digest) error
+	// WalkChunks calls fn for every chunk, in the backend's order.
+	WalkChunks(ctx context.Context, fn func(chunk.Digest) error) error
+	// ReadFile reads a whole snapshot file (a manifest, a blob), named
+	// relative to the store (snapshotFile), of at most limit bytes. A
+	// missing file's error wraps fs.ErrNotExist; a larger one is
+	// refused, with an *errTooLarge, before it is read.
+	ReadFile(name string, limit int64) ([]byte, error)
+}
+
+// snapshotFile names a snapshot's file relative to the store.
+func snapshotFile(snap Snapshot, name string) string {
+	return path.Join(snap.NS.rel(), snap.Type, snap.ID, snap.TimeString(), name)
+}
+
+// ChunkReader is the one way to read a chunk: what the chunk cache and
+// restores need of a Backend.
+type ChunkReader interface {
 	// ReadChunk reads chunk d's raw DataBlob. A missing chunk is
 	// ErrMissingChunk (and fs.ErrNotExist); a chunk file that is not a
 	// regular file, or larger than a blob may be, is ErrCorruptChunk.

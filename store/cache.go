@@ -29,7 +29,7 @@ type CacheStats struct {
 // every reader of a store. Concurrent misses of one digest are collapsed
 // into one load. Returned slices are shared: callers must not modify them.
 type Cache struct {
-	src   Backend
+	src   ChunkReader
 	rc    *ristretto.Cache[string, []byte]
 	sf    singleflight.Group
 	Stats CacheStats
@@ -59,7 +59,7 @@ const DefaultCacheSize = 256 << 20
 
 // NewCache returns a cache of src's chunks bounded to maxBytes of
 // decoded data.
-func NewCache(src Backend, maxBytes int64) (*Cache, error) {
+func NewCache(src ChunkReader, maxBytes int64) (*Cache, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultCacheSize
 	}

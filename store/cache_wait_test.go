@@ -10,7 +10,7 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 )
 
-// gateLoader is a Backend whose loads wait for release and then
+// gateLoader is a ChunkReader whose loads wait for release and then
 // return blob, or panic when blob is nil.
 type gateLoader struct {
 	started chan struct{}

@@ -61,7 +61,7 @@ type Target struct {
 // Image restores the image behind idx from src (a *store.Store) to t.
 // Chunks are read into reused buffers, or mapped where the page cache
 // holds their files, which saves the copy.
-func Image(ctx context.Context, idx store.Index, src store.Backend, t Target, opt Options) (*Report, error) {
+func Image(ctx context.Context, idx store.Index, src store.ChunkReader, t Target, opt Options) (*Report, error) {
 	if opt.Threads <= 0 {
 		opt.Threads = runtime.NumCPU()
 	}
@@ -94,7 +94,7 @@ func Image(ctx context.Context, idx store.Index, src store.Backend, t Target, op
 
 type imageRestore struct {
 	idx store.Index
-	src store.Backend
+	src store.ChunkReader
 	opt Options
 
 	free chan buffers  // of an ordered restore, for reuse once written

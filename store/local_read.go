@@ -17,15 +17,7 @@ import (
 // are <root>/.chunks/<first 4 hex digits>/<digest>.
 type localDir struct{ root string }
 
-var (
-	_ Backend = localDir{}
-	_ Backend = (*Store)(nil)
-)
-
-// ReadChunk implements Backend for the store's directory.
-func (s *Store) ReadChunk(ctx context.Context, d chunk.Digest, opt ChunkOptions) (Blob, error) {
-	return localDir{s.root}.ReadChunk(ctx, d, opt)
-}
+var _ Backend = localDir{}
 
 func (l localDir) chunkPath(d chunk.Digest) string {
 	h := d.String()
