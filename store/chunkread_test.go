@@ -96,23 +96,32 @@ func TestReadChunkMapCompressed(t *testing.T) {
 	b.Release()
 }
 
-// A mapped chunk file truncated under its reader gives ErrChunkFault
-// from Do, not a crash; the goroutine's fault setting is restored.
-func TestReadChunkMappedTruncated(t *testing.T) {
-	s := testStore(t)
-	d, _ := insertCached(t, s, 256<<10, 32)
+// mappedChunk stores a chunk of n random bytes, reads it with
+// MapCached and returns it mapped (released at the test's end), or skips
+// the test where the kernel cannot tell the file is cached.
+func mappedChunk(t *testing.T, s *Store, n int, seed uint64) (chunk.Digest, Blob) {
+	t.Helper()
+	d, _ := insertCached(t, s, n, seed)
 	b, err := s.ReadChunk(context.Background(), d, ChunkOptions{Map: MapCached})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(b.Release)
 	if !b.Mapped() {
 		t.Skip("chunk file not mapped: cachestat needs Linux 6.5")
 	}
-	defer b.Release()
+	return d, b
+}
+
+// A mapped chunk file truncated under its reader gives ErrChunkFault
+// from Do, not a crash; the goroutine's fault setting is restored.
+func TestReadChunkMappedTruncated(t *testing.T) {
+	s := testStore(t)
+	d, b := mappedChunk(t, s, 256<<10, 32)
 	if err := os.Truncate(s.ChunkPath(d), 0); err != nil {
 		t.Fatal(err)
 	}
-	err = b.Do(func(blob []byte) error {
+	err := b.Do(func(blob []byte) error {
 		chunk.Sum(blob)
 		return nil
 	})
@@ -126,13 +135,7 @@ func TestReadChunkMappedTruncated(t *testing.T) {
 
 // A panic in Do that is not a fault goes on.
 func TestBlobDoOtherPanic(t *testing.T) {
-	s := testStore(t)
-	d, _ := insertCached(t, s, 64<<10, 34)
-	b, err := s.ReadChunk(context.Background(), d, ChunkOptions{Map: MapCached})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Release()
+	_, b := mappedChunk(t, testStore(t), 64<<10, 34)
 	defer func() {
 		if p := recover(); p != "not a fault" {
 			t.Fatalf("recovered %v, want the panic to go on", p)
