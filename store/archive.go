@@ -115,7 +115,7 @@ func (s *Store) ReadBlob(snap Snapshot, m *Manifest, file string) ([]byte, error
 	if fi.Size > chunk.MaxBlobSize {
 		return nil, fmt.Errorf("%s: %w: manifest gives it %d bytes, more than a blob may have", path, ErrCorruptChunk, fi.Size)
 	}
-	blob, err := ReadFileBounded(path, int64(fi.Size))
+	blob, err := s.backend.ReadFile(snapshotFile(snap, file), int64(fi.Size))
 	if err != nil {
 		var big *errTooLarge
 		if errors.As(err, &big) {

@@ -14,13 +14,6 @@ import (
 	"golang.org/x/sync/singleflight"
 )
 
-// ChunkLoader loads a chunk's raw DataBlob. *Store implements it.
-type ChunkLoader interface {
-	LoadChunk(ctx context.Context, d chunk.Digest) ([]byte, error)
-}
-
-var _ ChunkLoader = (*Store)(nil)
-
 // CacheStats counts cache activity; read with Load.
 type CacheStats struct {
 	Hits, Misses  atomic.Int64
@@ -36,7 +29,7 @@ type CacheStats struct {
 // every reader of a store. Concurrent misses of one digest are collapsed
 // into one load. Returned slices are shared: callers must not modify them.
 type Cache struct {
-	src   ChunkLoader
+	src   ChunkReader
 	rc    *ristretto.Cache[string, []byte]
 	sf    singleflight.Group
 	Stats CacheStats
@@ -64,8 +57,9 @@ type zeroChunk struct {
 // DefaultCacheSize is the default bound of a Cache.
 const DefaultCacheSize = 256 << 20
 
-// NewCache returns a cache bounded to maxBytes of decoded data.
-func NewCache(src ChunkLoader, maxBytes int64) (*Cache, error) {
+// NewCache returns a cache of src's chunks bounded to maxBytes of
+// decoded data.
+func NewCache(src ChunkReader, maxBytes int64) (*Cache, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultCacheSize
 	}
@@ -173,12 +167,7 @@ func (c *Cache) load(ctx context.Context, d chunk.Digest) (data []byte, err erro
 	if c.closed {
 		return nil, ErrCacheClosed
 	}
-	if ml, ok := c.src.(mappedLoader); ok {
-		data, err = c.loadMapped(ctx, ml, d, size)
-	} else {
-		data, err = c.loadCopy(ctx, d, size)
-	}
-	if err != nil {
+	if data, err = c.loadBlob(ctx, d, size); err != nil {
 		c.Stats.Errors.Add(1)
 		return nil, err
 	}
@@ -189,65 +178,51 @@ func (c *Cache) load(ctx context.Context, d chunk.Digest) (data []byte, err erro
 	return data, nil
 }
 
-func (c *Cache) loadCopy(ctx context.Context, d chunk.Digest, size int) ([]byte, error) {
-	blob, err := c.src.LoadChunk(ctx, d)
-	if err != nil {
-		return nil, err
-	}
-	c.Stats.LoadedBytes.Add(int64(len(blob)))
-	data, err := chunk.DecodeChunk(nil, blob, d, size) // plain blobs decode in place
-	if err != nil {
-		return nil, fmt.Errorf("chunk %s: %w: %w", d, ErrCorruptChunk, err)
-	}
-	return data, nil
-}
-
-// mappedLoader is a ChunkLoader that can map chunk files (*Store).
-type mappedLoader interface {
-	LoadChunkMappedCompressed(ctx context.Context, d chunk.Digest, buf []byte) ([]byte, func(), error)
-}
-
 // blobBufs are the buffers of compressed blobs read (not mapped) by
 // loads: a blob is garbage once decoded, and a fresh 4 MiB buffer per
 // load costs page faults on memory the runtime just gave back.
 var blobBufs sync.Pool
 
-// loadMapped decodes a chunk from its mapped file (or, when the page
-// cache does not hold it, from a reused buffer): no copy of the blob and
-// no allocation for it. Plain data is copied out of a mapping, since the
+// loadBlob decodes a chunk from its mapped file (or, when the page cache
+// does not hold it, from a reused buffer): no copy of the blob and no
+// allocation for it. Plain data is copied out of a mapping, since the
 // cache keeps it.
-func (c *Cache) loadMapped(ctx context.Context, ml mappedLoader, d chunk.Digest, size int) (data []byte, err error) {
+func (c *Cache) loadBlob(ctx context.Context, d chunk.Digest, size int) (data []byte, err error) {
 	var buf []byte
 	if b, ok := blobBufs.Get().(*[]byte); ok {
 		buf = *b
 	}
-	blob, release, err := ml.LoadChunkMappedCompressed(ctx, d, buf)
+	blob, err := c.src.ReadChunk(ctx, d, ChunkOptions{Buf: buf, Map: MapCompressed})
 	if err != nil {
 		if buf != nil {
 			blobBufs.Put(&buf)
 		}
 		return nil, err
 	}
-	c.Stats.LoadedBytes.Add(int64(len(blob)))
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer RecoverFault(d, &err)
-	if release != nil {
-		defer release()
-	}
-	kind, _ := chunk.BlobKind(blob)
-	plain := kind == chunk.KindPlain
-	var dst []byte
-	if plain && release != nil {
-		dst = make([]byte, 0, len(blob))
-	}
-	if data, err = chunk.DecodeChunk(dst, blob, d, size); err != nil {
-		return nil, fmt.Errorf("chunk %s: %w: %w", d, ErrCorruptChunk, err)
+	defer blob.Release()
+	c.Stats.LoadedBytes.Add(int64(len(blob.Bytes())))
+	plain := false
+	err = blob.Do(func(b []byte) error {
+		kind, _ := chunk.BlobKind(b)
+		plain = kind == chunk.KindPlain
+		var dst []byte
+		if plain && !blob.inBuf {
+			dst = make([]byte, 0, len(b)) // out of a mapping, or memory not ours
+		}
+		if data, err = chunk.DecodeChunk(dst, b, d, size); err != nil {
+			return fmt.Errorf("chunk %s: %w: %w", d, ErrCorruptChunk, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	switch {
-	case release != nil && buf != nil: // not used
+	case !blob.inBuf && buf != nil: // not used
 		blobBufs.Put(&buf)
-	case release == nil && !plain: // free again (plain data aliases it)
-		blobBufs.Put(&blob)
+	case blob.inBuf && !plain: // free again (plain data aliases it)
+		b := blob.Bytes()
+		blobBufs.Put(&b)
 	}
 	return data, nil
 }

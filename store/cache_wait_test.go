@@ -10,7 +10,7 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 )
 
-// gateLoader is a ChunkLoader whose loads wait for release and then
+// gateLoader is a ChunkReader whose loads wait for release and then
 // return blob, or panic when blob is nil.
 type gateLoader struct {
 	started chan struct{}
@@ -18,13 +18,13 @@ type gateLoader struct {
 	blob    []byte
 }
 
-func (g *gateLoader) LoadChunk(ctx context.Context, d chunk.Digest) ([]byte, error) {
+func (g *gateLoader) ReadChunk(ctx context.Context, d chunk.Digest, _ ChunkOptions) (Blob, error) {
 	g.started <- struct{}{}
 	<-g.release
 	if g.blob == nil {
 		panic("decoder bug")
 	}
-	return g.blob, nil
+	return BlobOf(d, g.blob), nil
 }
 
 // getAll starts n Gets of d (sizes from sizes, in turn) that collapse into

@@ -38,14 +38,11 @@ func TestChunkFileNotRegular(t *testing.T) {
 			defer c.Close()
 			ctx := context.Background()
 			loads := map[string]func() error{
-				"LoadChunk":       func() error { _, err := s.LoadChunk(ctx, d); return err },
-				"LoadChunkMapped": func() error { _, _, err := s.LoadChunkMapped(ctx, d, nil); return err },
-				"ReadChunkFile":   func() error { _, err := s.ReadChunkFile(ctx, d, nil, false); return err },
-				"ReadChunkFile direct": func() error {
-					_, err := s.ReadChunkFile(ctx, d, nil, true)
-					return err
-				},
-				"Cache.Get": func() error { _, err := c.Get(ctx, d, 4096); return err },
+				"ReadChunk":          func() error { _, err := s.ReadChunk(ctx, d, ChunkOptions{}); return err },
+				"ReadChunk mapped":   func() error { _, err := s.ReadChunk(ctx, d, ChunkOptions{Map: MapCached}); return err },
+				"ReadChunk buffered": func() error { _, err := s.ReadChunk(ctx, d, ChunkOptions{Direct: DirectNever}); return err },
+				"ReadChunk direct":   func() error { _, err := s.ReadChunk(ctx, d, ChunkOptions{Direct: DirectAlways}); return err },
+				"Cache.Get":          func() error { _, err := c.Get(ctx, d, 4096); return err },
 			}
 			for what, load := range loads {
 				done := make(chan error, 1)

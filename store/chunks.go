@@ -2,133 +2,61 @@ package store
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
 	"golang.org/x/sys/unix"
 )
 
-// ChunkPath returns the path of a chunk file.
-func (s *Store) ChunkPath(d chunk.Digest) string {
-	h := d.String()
-	return s.root + "/" + chunkDir + "/" + h[:4] + "/" + h
+// The store's chunks, through its Backend.
+
+var _ Backend = (*Store)(nil)
+
+// ReadChunk implements Backend.
+func (s *Store) ReadChunk(ctx context.Context, d chunk.Digest, opt ChunkOptions) (Blob, error) {
+	return s.backend.ReadChunk(ctx, d, opt)
 }
 
 // InsertChunk stores blob (an encoded DataBlob) as the chunk d. An
 // existing chunk of the same size is kept and only touched (dedup); one of
-// another size, or empty, is replaced. It writes to a temporary name and
-// renames, so concurrent inserts of one chunk, from goroutines or
-// processes, are safe. existed tells whether the chunk was already there.
+// another size, or empty, is replaced. Concurrent inserts of one chunk,
+// from goroutines or processes, are safe. existed tells whether the
+// chunk was already there.
 func (s *Store) InsertChunk(d chunk.Digest, blob []byte) (existed bool, err error) {
-	return s.InsertChunkParts(d, blob, nil)
+	return s.backend.InsertChunkParts(d, blob, nil)
 }
 
 // InsertChunkParts is InsertChunk for a blob given as header and payload
-// (chunk.EncodeBlobParts), written with one writev and no copy.
+// (chunk.EncodeBlobParts), written without a copy.
 func (s *Store) InsertChunkParts(d chunk.Digest, header, payload []byte) (existed bool, err error) {
-	path := s.ChunkPath(d)
-	size := int64(len(header) + len(payload))
-	var st unix.Stat_t
-	if err := unix.Stat(path, &st); err == nil {
-		if st.Size == size {
-			return true, s.touchPath(path)
-		}
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), d.String()+".tmp_")
-	if errors.Is(err, fs.ErrNotExist) {
-		// a lazily created store, or a prefix directory someone removed
-		if err = os.Mkdir(filepath.Dir(path), 0o750); err == nil || errors.Is(err, fs.ErrExist) {
-			tmp, err = os.CreateTemp(filepath.Dir(path), d.String()+".tmp_")
-		}
-	}
-	if err != nil {
-		return false, fmt.Errorf("insert chunk %s: %w", d, err)
-	}
-	if err := writev(tmp, header, payload); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return false, fmt.Errorf("insert chunk %s: %w", d, err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return false, fmt.Errorf("insert chunk %s: %w", d, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		os.Remove(tmp.Name())
-		return false, fmt.Errorf("insert chunk %s: %w", d, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return false, fmt.Errorf("insert chunk %s: %w", d, err)
-	}
-	return false, nil
+	return s.backend.InsertChunkParts(d, header, payload)
 }
 
 // HasChunk reports whether chunk d exists with a non-zero size.
-func (s *Store) HasChunk(d chunk.Digest) bool {
-	var st unix.Stat_t
-	return unix.Stat(s.ChunkPath(d), &st) == nil && st.Size > 0
+func (s *Store) HasChunk(d chunk.Digest) bool { return s.backend.HasChunk(d) }
+
+// TouchChunk marks chunk d as in use now (GC's mark).
+func (s *Store) TouchChunk(d chunk.Digest) error { return s.backend.TouchChunk(d) }
+
+// WalkChunks calls fn for every chunk in the store.
+func (s *Store) WalkChunks(ctx context.Context, fn func(chunk.Digest) error) error {
+	return s.backend.WalkChunks(ctx, fn)
 }
 
-// LoadChunk reads the raw DataBlob of chunk d. A missing chunk is
-// reported as ErrMissingChunk (and fs.ErrNotExist). A file the page cache
-// holds whole (cachestat(2) tells, without reading) is copied from there;
-// any other is read with O_DIRECT where the file system allows, straight
-// from the disk into the returned buffer: no page-cache pages to fill and
-// copy out of, and a large read through the mount leaves the chunk files
-// out of the page cache, which then holds the mounted file's pages only.
-func (s *Store) LoadChunk(ctx context.Context, d chunk.Digest) ([]byte, error) {
-	return s.LoadChunkInto(ctx, d, nil)
+// ReadFile implements Backend.
+func (s *Store) ReadFile(name string, limit int64) ([]byte, error) {
+	return s.backend.ReadFile(name, limit)
 }
 
-// LoadChunkInto is LoadChunk reading into buf (grown as needed), so a
-// worker that loads many chunks reuses one buffer: pass back what it
-// returned (it may start inside buf, where O_DIRECT wants it aligned).
-func (s *Store) LoadChunkInto(ctx context.Context, d chunk.Digest, buf []byte) ([]byte, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	f, err := openChunkFile(s.ChunkPath(d))
-	if err != nil {
-		return nil, chunkOpenError(d, err)
-	}
-	defer f.Close()
-	size, err := chunkFileSize(d, f)
-	if err != nil {
-		return nil, err
-	}
-	direct := !pageCached(f, size) && setDirect(f)
-	return readChunkSize(d, f, size, buf, direct)
-}
+// What follows is of the local directory: its chunk files' paths, stats
+// and renames.
 
-// setDirect switches f to O_DIRECT, where its file system allows it.
-func setDirect(f *os.File) bool {
-	fd := int(f.Fd())
-	fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0)
-	if err != nil {
-		return false
-	}
-	_, err = unix.FcntlInt(uintptr(fd), unix.F_SETFL, fl|unix.O_DIRECT)
-	return err == nil
-}
-
-// pageCached reports whether the page cache holds the first size bytes
-// of f, without reading (cachestat(2), Linux 6.5; before it: no).
-func pageCached(f *os.File, size int64) bool {
-	var st unix.Cachestat_t
-	r := unix.CachestatRange{Off: 0, Len: uint64(size)}
-	if err := unix.Cachestat(uint(f.Fd()), &r, &st, 0); err != nil {
-		return false
-	}
-	return st.Cache > 0 && st.Cache*uint64(os.Getpagesize()) >= uint64(size)
-}
+// ChunkPath returns the path of a chunk file.
+func (s *Store) ChunkPath(d chunk.Digest) string { return localDir{s.root}.chunkPath(d) }
 
 // ChunkInfo is what a stat of a chunk file tells.
 type ChunkInfo struct {
@@ -151,19 +79,6 @@ func (s *Store) StatChunk(d chunk.Digest) (ChunkInfo, error) {
 		Atime: time.Unix(st.Atim.Sec, st.Atim.Nsec)}, nil
 }
 
-// TouchChunk sets the chunk's atime to now (GC's mark), leaving mtime.
-func (s *Store) TouchChunk(d chunk.Digest) error {
-	return s.touchPath(s.ChunkPath(d))
-}
-
-func (s *Store) touchPath(path string) error {
-	ts := []unix.Timespec{{Nsec: unix.UTIME_NOW}, {Nsec: unix.UTIME_OMIT}}
-	if err := unix.UtimesNanoAt(unix.AT_FDCWD, path, ts, 0); err != nil {
-		return fmt.Errorf("touch %s: %w", path, notFound(err))
-	}
-	return nil
-}
-
 // MarkBad renames chunk d to <digest>.N.bad with the first free N in 0..9
 // (the tenth reuses 9) and returns the new path, so a later backup can
 // write a good copy again.
@@ -180,72 +95,4 @@ func (s *Store) MarkBad(d chunk.Digest) (string, error) {
 		return bad, nil
 	}
 	return "", fmt.Errorf("mark chunk %s bad: unreachable", d)
-}
-
-// WalkChunks calls fn for every chunk in the store, prefix directory by
-// prefix directory, in directory order. Names that are not 64-hex digests
-// (temporary files, .bad files) are skipped.
-func (s *Store) WalkChunks(ctx context.Context, fn func(chunk.Digest) error) error {
-	for i := 0; i < prefixDir; i++ {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		dir := fmt.Sprintf("%s/%s/%04x", s.root, chunkDir, i)
-		names, err := readNames(dir)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // not created yet (lazy store)
-		}
-		if err != nil {
-			return fmt.Errorf("walk chunks: %w", err)
-		}
-		for _, n := range names {
-			if len(n) != 2*chunk.DigestSize || strings.ContainsRune(n, '.') {
-				continue
-			}
-			var d chunk.Digest
-			if _, err := hex.Decode(d[:], []byte(n)); err != nil {
-				continue
-			}
-			if err := fn(d); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func readNames(dir string) ([]string, error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return f.Readdirnames(-1)
-}
-
-// writev writes a and b to f with as few system calls as it can.
-func writev(f *os.File, a, b []byte) error {
-	iov := [][]byte{a, b}
-	for len(iov) > 0 {
-		n, err := unix.Writev(int(f.Fd()), iov)
-		if err != nil {
-			if errors.Is(err, unix.EINTR) {
-				continue
-			}
-			return err
-		}
-		for n > 0 && len(iov) > 0 {
-			if n >= len(iov[0]) {
-				n -= len(iov[0])
-				iov = iov[1:]
-			} else {
-				iov[0] = iov[0][n:]
-				n = 0
-			}
-		}
-		for len(iov) > 0 && len(iov[0]) == 0 {
-			iov = iov[1:]
-		}
-	}
-	return nil
 }

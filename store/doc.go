@@ -9,6 +9,13 @@
 // snapshots, and every command and job that works on several of them
 // ranges over Walk's sequence.
 //
+// Chunks are read through Backend (backend.go), the seam between where
+// chunks live and what is done with them; the local directory
+// (local_read.go, local_chunks.go) is its first implementation and keeps its fast paths
+// behind ChunkOptions: page-cached chunk files mapped (their faults
+// turned into ErrChunkFault by Blob.Do), others read with O_DIRECT into
+// reused aligned buffers.
+//
 // It also owns reading: a byte-bounded shared cache of decoded,
 // digest-checked chunks (Cache) and io.ReaderAt views of an index through
 // that cache (IndexReader), the seam between the store and everything

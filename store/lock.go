@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -190,4 +191,17 @@ const manifestLockTimeout = 5 * time.Second
 // seconds as PBS does (or the store's lock wait, when longer).
 func (s *Store) LockManifest(ctx context.Context, snap Snapshot) (*Lock, error) {
 	return s.flock(ctx, filepath.Join(s.SnapshotPath(snap), ".index.json.lck"), true, max(manifestLockTimeout, s.lockWait))
+}
+
+var jobKindRE = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
+
+// LockJob takes the store's lock for one kind of job (verify, gc, …),
+// <store>/.job-<kind>.lck, so that one job of a kind runs at a time on a
+// store across processes. It waits up to the store's lock wait, then
+// fails with ErrLocked.
+func (s *Store) LockJob(kind string) (*Lock, error) {
+	if !jobKindRE.MatchString(kind) {
+		return nil, fmt.Errorf("job kind %q: %w", kind, ErrBadName)
+	}
+	return s.flock(context.Background(), filepath.Join(s.root, ".job-"+kind+".lck"), true, s.lockWait)
 }

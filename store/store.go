@@ -38,7 +38,8 @@ const (
 // Store is a datastore on a local directory. It is safe for concurrent
 // use by many goroutines; several processes may share one store.
 type Store struct {
-	root string
+	root    string
+	backend Backend // where its chunks live: the directory root
 
 	mu     sync.Mutex
 	lockFD int // process lock fd, -1 when not held
@@ -135,7 +136,7 @@ func Open(dir string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	return &Store{root: abs, lockFD: -1}, nil
+	return &Store{root: abs, backend: localDir{abs}, lockFD: -1}, nil
 }
 
 // Root returns the store's absolute directory.

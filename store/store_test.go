@@ -78,7 +78,7 @@ func TestInsertConcurrent(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	got, err := s.LoadChunk(context.Background(), d)
+	got, err := readBlob(context.Background(), s, d, ChunkOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func TestChunkStatTouchBadWalk(t *testing.T) {
 		if err != nil || filepath.Base(bad) != d.String()+"."+string(rune('0'+n))+".bad" {
 			t.Fatalf("mark bad %d: %s %v", n, bad, err)
 		}
-		if _, err := s.LoadChunk(context.Background(), d); !errors.Is(err, ErrMissingChunk) {
+		if _, err := readBlob(context.Background(), s, d, ChunkOptions{}); !errors.Is(err, ErrMissingChunk) {
 			t.Fatalf("load after mark bad: %v", err)
 		}
 		s.InsertChunk(d, blob)
@@ -189,11 +189,11 @@ func TestCreateFull(t *testing.T) {
 	}
 }
 
-// TestLoadChunkCachedAndDirect loads chunks of odd and aligned sizes once
+// TestReadChunkCachedAndDirect reads chunks of odd and aligned sizes once
 // with their files out of the page cache (read with O_DIRECT where the
 // file system allows) and once with them in it: the same bytes either
 // way.
-func TestLoadChunkCachedAndDirect(t *testing.T) {
+func TestReadChunkCachedAndDirect(t *testing.T) {
 	s := testStore(t)
 	ctx := context.Background()
 	var blobs [][]byte
@@ -212,7 +212,7 @@ func TestLoadChunkCachedAndDirect(t *testing.T) {
 		unix.Fdatasync(int(f.Fd()))
 		unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
 		cold := pageCached(f, int64(len(blob)))
-		got, err := s.LoadChunk(ctx, d)
+		got, err := readBlob(ctx, s, d, ChunkOptions{})
 		if err != nil || !bytes.Equal(got, blob) {
 			t.Fatalf("%d bytes, page cache dropped (cached=%v): %d bytes back (%v)", n, cold, len(got), err)
 		}
@@ -221,7 +221,7 @@ func TestLoadChunkCachedAndDirect(t *testing.T) {
 			t.Logf("%d bytes: cachestat does not see the file cached (kernel before 6.5?)", n)
 		}
 		f.Close()
-		if got, err := s.LoadChunk(ctx, d); err != nil || !bytes.Equal(got, blob) {
+		if got, err := readBlob(ctx, s, d, ChunkOptions{}); err != nil || !bytes.Equal(got, blob) {
 			t.Fatalf("%d bytes, cached: %d bytes back (%v)", n, len(got), err)
 		}
 		blobs = append(blobs, blob)
@@ -236,7 +236,7 @@ func TestLoadChunkCachedAndDirect(t *testing.T) {
 				unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
 				f.Close()
 			}
-			got, err := s.LoadChunkInto(ctx, d, buf)
+			got, err := readBlob(ctx, s, d, ChunkOptions{Buf: buf})
 			if err != nil || !bytes.Equal(got, blobs[i]) {
 				t.Fatalf("round %d, chunk %d into a reused buffer: %d bytes (%v)", round, i, len(got), err)
 			}

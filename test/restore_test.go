@@ -3,6 +3,7 @@ package test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,4 +46,41 @@ func TestRestoreImage(t *testing.T) {
 		t.Fatalf("existing target: exit %d %q", again.code, again.stderr)
 	}
 	mustCairn(t, "--store", st, "restore", "--overwrite", sum.Snapshot, "disk.img", filepath.Join(dir, "out1"))
+}
+
+// TestRestoreCacheSize restores a file archive with the smallest chunk
+// cache --cache-size allows (every chunk evicts another) and with a
+// large one: the same tree as the source both ways. Values that are not
+// sizes, or outside 4M..64G, are usage errors (exit 2) naming the flag,
+// whatever the archive named, before anything is written.
+func TestRestoreCacheSize(t *testing.T) {
+	st := sharedStore(t)
+	src := t.TempDir()
+	for i, n := range []int{12 << 20, 5<<20 + 3, 100} {
+		if err := os.WriteFile(filepath.Join(src, fmt.Sprintf("f%d", i)), randBytes(n, uint64(40+i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := mustCairn(t, "--store", st, "backup", "--type", "ct", "--id", "cache-size", "--json", "tree.pxar:"+src)
+	snap := parsePxarSummary(t, r.stdout).Snapshot
+	want := treeListing(t, src)
+	for _, size := range []string{"4M", "1G", "64G"} {
+		out := filepath.Join(t.TempDir(), "out")
+		mustCairn(t, "--store", st, "restore", "--cache-size", size, snap, "tree.pxar", out)
+		if got := treeListing(t, out); got != want {
+			t.Fatalf("--cache-size %s: restore differs from the source:\n%s\n---- want\n%s", size, got, want)
+		}
+	}
+	for _, bad := range []string{"", "abc", "-1", "0", "4095K", "3M", "65G", "1T", "99999999999999999999"} {
+		for _, archive := range []string{"tree.pxar", "other.img"} {
+			out := filepath.Join(t.TempDir(), "out")
+			r := cairn(t, nil, "--store", st, "restore", "--cache-size", bad, snap, archive, out)
+			if r.code != 2 || !strings.Contains(r.stderr, "--cache-size") {
+				t.Errorf("--cache-size %q (%s): exit %d %q, want a usage error naming the flag", bad, archive, r.code, r.stderr)
+			}
+			if _, err := os.Lstat(out); err == nil {
+				t.Errorf("--cache-size %q (%s): the target was made", bad, archive)
+			}
+		}
+	}
 }

@@ -23,6 +23,8 @@ type restoreOpts struct {
 	noSync                       bool
 	json                         bool
 	path                         string
+	cacheSize                    string
+	cacheBytes                   int64 // cacheSize parsed
 }
 
 type restoreSummary struct {
@@ -60,12 +62,17 @@ func (a *app) restoreCmd() *cobra.Command {
 	f.BoolVar(&o.noSync, "no-sync", false, "do not wait for the restored data to reach the disk before reporting completion")
 	f.BoolVar(&o.json, "json", false, "print the summary as JSON")
 	f.StringVar(&o.path, "path", "", "file archives: restore only this path inside the archive")
+	f.StringVar(&o.cacheSize, "cache-size", "32M", "file archives: bytes of decoded chunks kept in memory (4M to 64G)")
 	return cmd
 }
 
 func (a *app) restore(o restoreOpts, ref, archive, target string) error {
 	if o.threads < 0 || o.threads > restore.MaxThreads {
 		return usageErr("--threads %d: want 1 to %d", o.threads, restore.MaxThreads)
+	}
+	var err error
+	if o.cacheBytes, err = restoreCacheSize(o.cacheSize); err != nil {
+		return err
 	}
 	s, err := a.openStore()
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -36,7 +35,7 @@ func (a *app) restoreTree(o restoreOpts, s *store.Store, snap store.Snapshot, m 
 	if target == "-" {
 		return usageErr("a file archive restores into a directory, not to stdout")
 	}
-	c, err := store.NewCache(s, restoreCacheSize())
+	c, err := store.NewCache(s, o.cacheBytes)
 	if err != nil {
 		return err
 	}
@@ -110,16 +109,21 @@ func syncTree(target string) error {
 	return nil
 }
 
-// restoreCacheSize bounds a tree restore's chunk cache. The restore reads
-// the payload once, in order, so the chunks read ahead are all it needs
-// (the readers also keep their recent chunks themselves). A small bound
-// keeps the heap small, so decoded chunks reuse memory the runtime has
-// freed instead of faulting in fresh pages: with the mount's 256 MiB,
-// page faults took a visible share of a restore's CPU. CAIRN_RESTORE_CACHE_MB
-// overrides it, for performance work.
-func restoreCacheSize() int64 {
-	if n, err := strconv.Atoi(os.Getenv("CAIRN_RESTORE_CACHE_MB")); err == nil && n > 0 {
-		return int64(n) << 20
+// restoreCacheSize parses --cache-size, the bound of a tree restore's
+// chunk cache. The restore reads the payload once, in order, so the
+// chunks read ahead are all it needs (the readers also keep their recent
+// chunks themselves); its small default keeps the heap small, so decoded
+// chunks reuse memory the runtime has freed instead of faulting in fresh
+// pages. It must hold one chunk of the largest size (4 MiB); the upper
+// bound keeps the cache's bookkeeping, which grows with it, small.
+func restoreCacheSize(flag string) (int64, error) {
+	const least, most = 4 << 20, 64 << 30
+	n, err := parseSize(flag)
+	if err != nil {
+		return 0, usageErr("--cache-size: %v", err)
 	}
-	return 32 << 20
+	if n < least || n > most {
+		return 0, usageErr("--cache-size %s: want 4M to 64G", flag)
+	}
+	return n, nil
 }

@@ -58,9 +58,11 @@ func BenchmarkImageRestore(b *testing.B) {
 		blobs := make([][]byte, x.Len())
 		for i := range blobs {
 			d, _, _ := x.Chunk(i)
-			if blobs[i], err = s.LoadChunk(context.Background(), d); err != nil {
+			blob, err := s.ReadChunk(context.Background(), d, store.ChunkOptions{})
+			if err != nil {
 				b.Fatal(err)
 			}
+			blobs[i] = blob.Bytes()
 		}
 		b.SetBytes(x.Size())
 		b.ResetTimer()

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/internal/directio"
 	"golang.org/x/sys/unix"
 )
 
@@ -35,10 +35,10 @@ type directWriter struct {
 // data that does not start on an aligned address (a plain blob's data
 // sits behind its 12-byte header).
 func (w directWriter) writeAt(data []byte, off int64, scratch *[]byte) error {
-	if w.direct != nil && off%store.DirectAlign == 0 && len(data)%store.DirectAlign == 0 {
+	if w.direct != nil && off%directio.Align == 0 && len(data)%directio.Align == 0 {
 		buf := data
-		if !store.IsAligned(buf) {
-			buf = store.AlignedBuf(scratch, len(data))
+		if !directio.Aligned(buf) {
+			buf = directio.Buf(scratch, len(data))
 			copy(buf, data)
 		}
 		_, err := w.direct.WriteAt(buf, off)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"runtime/debug"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -60,16 +59,10 @@ type Target struct {
 	Stream io.Writer // used when File is nil (stdout)
 }
 
-// Loader loads raw chunks into a reusable buffer, or maps them where
-// that saves the copy (release ends the blob's life); *store.Store is one.
-type Loader interface {
-	LoadChunkMapped(ctx context.Context, d chunk.Digest, buf []byte) (blob []byte, release func(), err error)
-}
-
-var _ Loader = (*store.Store)(nil)
-
-// Image restores the image behind idx from src to t.
-func Image(ctx context.Context, idx store.Index, src Loader, t Target, opt Options) (*Report, error) {
+// Image restores the image behind idx from src (a *store.Store) to t.
+// Chunks are read into reused buffers, or mapped where the page cache
+// holds their files, which saves the copy.
+func Image(ctx context.Context, idx store.Index, src store.ChunkReader, t Target, opt Options) (*Report, error) {
 	if opt.Threads <= 0 {
 		opt.Threads = runtime.NumCPU()
 	}
@@ -102,7 +95,7 @@ func Image(ctx context.Context, idx store.Index, src Loader, t Target, opt Optio
 
 type imageRestore struct {
 	idx store.Index
-	src Loader
+	src store.ChunkReader
 	opt Options
 
 	free chan buffers  // of an ordered restore, for reuse once written
@@ -127,36 +120,34 @@ func (r *imageRestore) isZero(i int) bool {
 	return d == chunk.ZeroDigest(int(end-start))
 }
 
-// buffers are a worker's reused chunk buffers: the blob as stored, the
+// buffers are a worker's reused chunk buffers: the blob as read, the
 // decoded data of a compressed blob, and an aligned copy for O_DIRECT.
-// Loaded data aliases blob (or the chunk file's mapping, until release)
-// or dec.
+// Loaded data aliases blob (the read buffer, or the chunk file's
+// mapping until done) or dec; read it inside blob.Do.
 type buffers struct {
-	blob, dec, aligned []byte
-	release            func()
+	raw, dec, aligned []byte
+	blob              store.Blob
 }
 
 // done ends the life of the loaded data: a mapped chunk file is unmapped.
-func (b *buffers) done() {
-	if b.release != nil {
-		b.release()
-		b.release = nil
-	}
-}
+func (b *buffers) done() { b.blob.Release() }
 
 // load fetches, decodes and checks chunk i into buf. A damaged chunk
 // gives an error naming the offset, or, with IgnoreErrors, zeros and a
 // Damage record.
 func (r *imageRestore) load(ctx context.Context, i int, b *buffers) ([]byte, bool, error) {
 	d, start, end := r.idx.Chunk(i)
-	blob, release, err := r.src.LoadChunkMapped(ctx, d, b.blob)
+	blob, err := r.src.ReadChunk(ctx, d, store.ChunkOptions{Buf: b.raw, Map: store.MapCached})
 	var buf []byte
 	if err == nil {
-		if b.release = release; release == nil {
-			b.blob = blob
+		if b.blob = blob; !blob.Mapped() {
+			b.raw = blob.Bytes()
 		}
 		r.cpu <- struct{}{}
-		buf, err = chunk.DecodeChunkReuse(&b.dec, blob, d, int(end-start))
+		err = blob.Do(func(blob []byte) (err error) {
+			buf, err = chunk.DecodeChunkReuse(&b.dec, blob, d, int(end-start))
+			return err
+		})
 		<-r.cpu
 	}
 	if err == nil {
@@ -219,8 +210,7 @@ func (r *imageRestore) toFile(ctx context.Context, f *os.File) error {
 	})
 	for range r.ioWorkers() {
 		g.Go(func() error {
-			debug.SetPanicOnFault(true) // see store.LoadChunkMapped
-			var b buffers               // reused: no 4 MiB allocation per chunk
+			var b buffers // reused: no 4 MiB allocation per chunk
 			for i := range next {
 				if err := r.writeChunk(ctx, w, dev, i, &b); err != nil {
 					return err
@@ -237,9 +227,8 @@ func (r *imageRestore) toFile(ctx context.Context, f *os.File) error {
 
 func (r *imageRestore) writeChunk(ctx context.Context, w directWriter, dev bool, i int, b *buffers) (err error) {
 	f := w.f
-	d, start, end := r.idx.Chunk(i)
+	_, start, end := r.idx.Chunk(i)
 	defer b.done()
-	defer store.RecoverFault(d, &err)
 	n := end - start
 	if r.isZero(i) {
 		r.opt.Stats.ZeroBytes.Add(n)
@@ -260,7 +249,8 @@ func (r *imageRestore) writeChunk(ctx context.Context, w directWriter, dev bool,
 		}
 		return nil
 	}
-	if err := w.writeAt(data, start, &b.aligned); err != nil {
+	err = b.blob.Do(func([]byte) error { return w.writeAt(data, start, &b.aligned) })
+	if err != nil {
 		return fmt.Errorf("restore to %s at offset %d: %w", f.Name(), start, err)
 	}
 	r.opt.Stats.Bytes.Add(n)

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"unsafe"
 
-	"github.com/cairnfs/cairn/store"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sys/unix"
 )
@@ -56,7 +54,6 @@ func (r *imageRestore) toStream(ctx context.Context, w io.Writer) error {
 	})
 	for range workers {
 		g.Go(func() error {
-			debug.SetPanicOnFault(true) // see store.LoadChunkMapped
 			for s := range work {
 				s.err = r.fill(ctx, s)
 				close(s.done)
@@ -89,8 +86,7 @@ func unmapIfDone(s *slot) {
 }
 
 func (r *imageRestore) fill(ctx context.Context, s *slot) (err error) {
-	d, start, end := r.idx.Chunk(s.i)
-	defer store.RecoverFault(d, &err)
+	_, start, end := r.idx.Chunk(s.i)
 	if r.isZero(s.i) {
 		s.zero = end - start
 		r.opt.Stats.ZeroBytes.Add(s.zero)
@@ -122,7 +118,6 @@ func (r *imageRestore) recycle(s *slot) {
 var zeros = make([]byte, 1<<20)
 
 func (r *imageRestore) writeOrdered(ctx context.Context, w io.Writer, order <-chan *slot) error {
-	debug.SetPanicOnFault(true) // w may copy from a mapped chunk file
 	for s := range order {
 		select {
 		case <-s.done:
@@ -142,9 +137,13 @@ func (r *imageRestore) writeOrdered(ctx context.Context, w io.Writer, order <-ch
 	return nil
 }
 
-func (r *imageRestore) writeSlot(w io.Writer, s *slot) (err error) {
-	d, _, _ := r.idx.Chunk(s.i)
-	defer store.RecoverFault(d, &err)
+// writeSlot writes a slot's data, which may be in a mapped chunk file:
+// inside its blob's Do.
+func (r *imageRestore) writeSlot(w io.Writer, s *slot) error {
+	return s.buf.blob.Do(func([]byte) error { return r.writeData(w, s) })
+}
+
+func (r *imageRestore) writeData(w io.Writer, s *slot) error {
 	if _, err := w.Write(s.data); err != nil {
 		return fmt.Errorf("restore: write: %w", err)
 	}

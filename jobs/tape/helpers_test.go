@@ -113,7 +113,8 @@ func checkChunks(t *testing.T, src *StoreSource, s *store.Store, name string) {
 		t.Fatal(err)
 	}
 	for _, d := range ds {
-		blob, err := s.LoadChunk(bg, d)
+		b, err := s.ReadChunk(bg, d, store.ChunkOptions{})
+		blob := b.Bytes()
 		if err != nil {
 			t.Fatalf("chunk %s: %v", d, err)
 		}

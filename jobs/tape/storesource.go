@@ -124,7 +124,8 @@ func (s *StoreSource) Chunks(ctx context.Context, name string) ([]chunk.Digest, 
 
 // LoadChunk reads a chunk's DataBlob.
 func (s *StoreSource) LoadChunk(ctx context.Context, d chunk.Digest) ([]byte, error) {
-	return s.S.LoadChunk(ctx, d)
+	b, err := s.S.ReadChunk(ctx, d, store.ChunkOptions{})
+	return b.Bytes(), err
 }
 
 // PrefetchChunk asks the kernel to read the chunk's file ahead.
@@ -140,7 +141,8 @@ func (s *StoreSource) PrefetchChunk(d chunk.Digest) {
 
 // LoadChunkInto reads a chunk's DataBlob into buf.
 func (s *StoreSource) LoadChunkInto(ctx context.Context, d chunk.Digest, buf []byte) ([]byte, error) {
-	return s.S.LoadChunkInto(ctx, d, buf)
+	b, err := s.S.ReadChunk(ctx, d, store.ChunkOptions{Buf: buf})
+	return b.Bytes(), err
 }
 
 // ChunkSize returns the size of a chunk's file (one stat; the read that

@@ -160,4 +160,3 @@ func exists(path string) bool {
 }
 
 func crc32IEEE(b []byte) uint32 { return crc32.ChecksumIEEE(b) }
-

@@ -91,7 +91,8 @@ func newVerifier(s *store.Store, opt VerifyOptions, sysfs string) *verifier {
 	v.rep = VerifyReport{ChunkOrder: opt.ChunkOrder, ReadThreads: opt.ReadThreads, VerifyThreads: opt.VerifyThreads,
 		Snapshots: []SnapshotResult{}, Corrupt: []CorruptChunk{}}
 	v.read = func(ctx context.Context, d chunk.Digest, buf []byte) ([]byte, error) {
-		return s.ReadChunkFile(ctx, d, buf, true)
+		b, err := s.ReadChunk(ctx, d, store.ChunkOptions{Buf: buf, Direct: store.DirectAlways})
+		return b.Bytes(), err
 	}
 	return v
 }

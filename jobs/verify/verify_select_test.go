@@ -166,7 +166,8 @@ func (k flakyVerify) New(s *store.Store, params map[string]string) (jobs.Work, e
 	}
 	v := newVerifier(s, opt, "testdata/no-sysfs")
 	v.read = func(ctx context.Context, d chunk.Digest, buf []byte) ([]byte, error) {
-		b, err := s.ReadChunkFile(ctx, d, buf, false)
+		blob, err := s.ReadChunk(ctx, d, store.ChunkOptions{Buf: buf, Direct: store.DirectNever})
+		b := blob.Bytes()
 		if d == k.d && k.reads.Add(1) == 1 && err == nil {
 			b[len(b)-1] ^= 1
 		}

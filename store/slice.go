@@ -1,20 +1,6 @@
 package store
 
-import (
-	"context"
-	"os"
-	"path/filepath"
-)
-
-// HasNamespace reports whether namespace ns exists in the store (the root
-// namespace always does).
-func (s *Store) HasNamespace(ns NS) bool {
-	if ns == "" {
-		return true
-	}
-	fi, err := os.Stat(filepath.Join(s.root, ns.rel()))
-	return err == nil && fi.IsDir()
-}
+import "context"
 
 // Slice returns the n bytes at off when they lie within one chunk, as a
 // slice of the cached chunk (no copy; callers must not modify it), with

@@ -1,0 +1,99 @@
+package store
+
+import (
+	"context"
+	"path"
+
+	"github.com/cairnfs/cairn/chunk"
+)
+
+// Backend is where a store's chunks and snapshot files live, the seam
+// between keeping them and doing something with them: the local
+// directory (localDir) is the first implementation; an object store may
+// be another. *Store is a Backend over its own directory.
+//
+// Index files are not behind it yet: they are mapped by path (OpenIndex).
+// Nor are snapshot directories' listing and locks.
+type Backend interface {
+	ChunkReader
+	// InsertChunkParts stores the blob header+payload as chunk d. An
+	// existing chunk of the same size is kept and only touched (dedup);
+	// one of another size, or empty, is replaced. existed tells whether
+	// the chunk was already there.
+	InsertChunkParts(d chunk.Digest, header, payload []byte) (existed bool, err error)
+	// HasChunk reports whether chunk d exists with a non-zero size.
+	HasChunk(d chunk.Digest) bool
+	// TouchChunk marks chunk d as in use now (GC's mark).
+	TouchChunk(d chunk.Digest) error
+	// WalkChunks calls fn for every chunk, in the backend's order.
+	WalkChunks(ctx context.Context, fn func(chunk.Digest) error) error
+	// ReadFile reads a whole snapshot file (a manifest, a blob), named
+	// relative to the store (snapshotFile), of at most limit bytes. A
+	// missing file's error wraps fs.ErrNotExist; a larger one is
+	// refused, with an *errTooLarge, before it is read.
+	ReadFile(name string, limit int64) ([]byte, error)
+}
+
+// snapshotFile names a snapshot's file relative to the store.
+func snapshotFile(snap Snapshot, name string) string {
+	return path.Join(snap.NS.rel(), snap.Type, snap.ID, snap.TimeString(), name)
+}
+
+// ChunkReader is the one way to read a chunk: what the chunk cache and
+// restores need of a Backend.
+type ChunkReader interface {
+	// ReadChunk reads chunk d's raw DataBlob. A missing chunk is
+	// ErrMissingChunk (and fs.ErrNotExist); a chunk file that is not a
+	// regular file, or larger than a blob may be, is ErrCorruptChunk.
+	ReadChunk(ctx context.Context, d chunk.Digest, opt ChunkOptions) (Blob, error)
+}
+
+// ChunkOptions say how ReadChunk may read a chunk. The zero value reads
+// into a new buffer, O_DIRECT when the page cache does not hold the file.
+type ChunkOptions struct {
+	// Buf is reused for the blob when it is read (grown as needed): pass
+	// back Blob.Bytes of the last read, so a worker that reads many
+	// chunks keeps one buffer (the blob may start inside Buf, where
+	// O_DIRECT wants it aligned).
+	Buf []byte
+	// Direct says when to bypass the page cache.
+	Direct Direct
+	// Map allows a chunk file the page cache holds whole to be mapped
+	// instead of copied; the blob is then valid until Release. Reads
+	// with DirectAlways are never mapped (they want the disk's copy).
+	Map Map
+}
+
+// Direct says when a chunk is read with O_DIRECT, where the file system
+// allows it.
+type Direct uint8
+
+const (
+	// DirectUncached reads a file the page cache holds whole from there,
+	// any other straight from the disk into the buffer: no page-cache
+	// pages to fill and copy out of, and a large read through the mount
+	// leaves the chunk files out of the page cache, which then holds the
+	// mounted files' pages only.
+	DirectUncached Direct = iota
+	// DirectAlways reads what is on the disk, not a cached copy, without
+	// evicting what readers of the mount keep in the page cache; where
+	// O_DIRECT is refused the file is read buffered and its pages are
+	// dropped afterwards (verify).
+	DirectAlways
+	// DirectNever reads through the page cache.
+	DirectNever
+)
+
+// Map says which page-cached chunk files may be mapped.
+type Map uint8
+
+const (
+	// MapNever reads every chunk (the default).
+	MapNever Map = iota
+	// MapCached maps any chunk file the page cache holds whole.
+	MapCached
+	// MapCompressed maps only compressed blobs: for callers that keep
+	// plain data (the chunk cache), a plain blob would be copied out of
+	// its mapping anyway, and reading it costs less than mapping it.
+	MapCompressed
+)
