@@ -92,7 +92,7 @@ func (s *Store) OpenSnapshotIndex(snap Snapshot, m *Manifest, file string) (Inde
 	if !ok {
 		return nil, fmt.Errorf("snapshot %s: %s: %w in manifest", snap, file, ErrNotFound)
 	}
-	x, err := OpenIndex(filepath.Join(s.SnapshotPath(snap), file))
+	x, err := s.OpenIndexFile(snap, file)
 	if err != nil {
 		return nil, err
 	}

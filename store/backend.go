@@ -12,8 +12,7 @@ import (
 // directory (localDir) is the first implementation; an object store may
 // be another. *Store is a Backend over its own directory.
 //
-// Index files are not behind it yet: they are mapped by path (OpenIndex).
-// Nor are snapshot directories' listing and locks.
+// Snapshot directories' listing and locks are not behind it yet.
 type Backend interface {
 	ChunkReader
 	// InsertChunkParts stores the blob header+payload as chunk d. An
@@ -32,6 +31,10 @@ type Backend interface {
 	// missing file's error wraps fs.ErrNotExist; a larger one is
 	// refused, with an *errTooLarge, before it is read.
 	ReadFile(name string, limit int64) ([]byte, error)
+	// OpenIndex opens a snapshot's index file (.fidx, .didx), named
+	// relative to the store (snapshotFile), for random access; it is not
+	// checked against a manifest (Store.OpenSnapshotIndex does that).
+	OpenIndex(name string) (Index, error)
 }
 
 // snapshotFile names a snapshot's file relative to the store.

@@ -52,6 +52,19 @@ func (s *Store) ReadFile(name string, limit int64) ([]byte, error) {
 	return s.backend.ReadFile(name, limit)
 }
 
+// OpenIndex opens an index file named relative to the store (Backend).
+func (s *Store) OpenIndex(name string) (Index, error) {
+	return s.backend.OpenIndex(name)
+}
+
+// OpenIndexFile opens the index file of snap through the backend, unchecked
+// against the manifest: for the readers that take what an index lists
+// (known chunks of a previous backup, verify's and tape's chunk lists)
+// and judge the chunks themselves.
+func (s *Store) OpenIndexFile(snap Snapshot, file string) (Index, error) {
+	return s.backend.OpenIndex(snapshotFile(snap, file))
+}
+
 // What follows is of the local directory: its chunk files' paths, stats
 // and renames.
 

@@ -89,7 +89,7 @@ func (b *Backup) knownChunks(idxName string) KnownSet {
 	if !ok {
 		return nil
 	}
-	x, err := OpenIndex(filepath.Join(b.s.SnapshotPath(prev), idxName))
+	x, err := b.s.OpenIndexFile(prev, idxName)
 	if err != nil {
 		return nil
 	}

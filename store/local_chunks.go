@@ -63,6 +63,12 @@ func (l localDir) ReadFile(name string, limit int64) ([]byte, error) {
 	return ReadFileBounded(filepath.Join(l.root, name), limit)
 }
 
+// OpenIndex implements Backend: the index file is mapped (OpenIndex of
+// its whole path, whose errors name it).
+func (l localDir) OpenIndex(name string) (Index, error) {
+	return OpenIndex(filepath.Join(l.root, name))
+}
+
 // HasChunk implements Backend.
 func (l localDir) HasChunk(d chunk.Digest) bool {
 	var st unix.Stat_t

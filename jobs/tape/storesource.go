@@ -99,7 +99,7 @@ func (s *StoreSource) Chunks(ctx context.Context, name string) ([]chunk.Digest, 
 		if _, ok := store.IndexKind(f.Filename); !ok {
 			continue
 		}
-		idx, err := store.OpenIndex(filepath.Join(s.S.SnapshotPath(snap), f.Filename))
+		idx, err := s.S.OpenIndexFile(snap, f.Filename)
 		if err != nil {
 			return nil, err
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -229,7 +228,7 @@ func (v *verifier) plan(ctx context.Context, snaps []store.Snapshot) (items, byt
 			if _, ok := store.IndexKind(f.Filename); !ok || ctx.Err() != nil {
 				continue
 			}
-			x, err := store.OpenIndex(filepath.Join(v.s.SnapshotPath(snap), f.Filename))
+			x, err := v.s.OpenIndexFile(snap, f.Filename)
 			if err != nil {
 				continue
 			}

@@ -261,7 +261,7 @@ func (b *builder) legacy(ctx context.Context, snapDir, dir string) ([]store.File
 	file := b.name + ".didx"
 	var known store.KnownSet
 	if b.hasPrev {
-		known = knownChunks(filepath.Join(b.s.SnapshotPath(b.prevSnap), file))
+		known = knownChunks(b.s, b.prevSnap, file)
 	}
 	w, err := b.stream(ctx, filepath.Join(snapDir, file), b.opts.ChunkSize, known)
 	if err != nil {
@@ -302,7 +302,7 @@ func (b *builder) split(ctx context.Context, snapDir, dir string) ([]store.FileI
 	for i, n := range names {
 		var known store.KnownSet
 		if b.hasPrev {
-			known = knownChunks(filepath.Join(b.s.SnapshotPath(b.prevSnap), n))
+			known = knownChunks(b.s, b.prevSnap, n)
 		}
 		avg := metaChunkSize(b.opts.ChunkSize)
 		if i == 1 {
@@ -350,8 +350,8 @@ func (b *builder) split(ctx context.Context, snapDir, dir string) ([]store.FileI
 }
 
 // knownChunks lists the chunks of an index; none if it cannot be read.
-func knownChunks(path string) store.KnownSet {
-	x, err := store.OpenIndex(path)
+func knownChunks(s *store.Store, snap store.Snapshot, file string) store.KnownSet {
+	x, err := s.OpenIndexFile(snap, file)
 	if err != nil {
 		return nil
 	}
