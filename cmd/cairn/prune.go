@@ -1,0 +1,190 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"text/tabwriter"
+
+	"github.com/cairnfs/cairn/jobs"
+	"github.com/cairnfs/cairn/jobs/prune"
+	"github.com/spf13/cobra"
+)
+
+type pruneOpts struct {
+	all    bool
+	ns     string
+	keep   [6]int
+	dryRun bool
+	json   bool
+}
+
+// pruneKeepFlags are the keep options, in the order PBS applies them.
+var pruneKeepFlags = [6]string{"keep-last", "keep-hourly", "keep-daily", "keep-weekly", "keep-monthly", "keep-yearly"}
+
+func (a *app) pruneCmd() *cobra.Command {
+	var o pruneOpts
+	cmd := &cobra.Command{
+		Use:   "prune ([ns/NAME/…]TYPE/ID | --all [--ns NS]) [--keep-last N] [--keep-hourly N] … [--dry-run] [--json]",
+		Short: "remove a group's snapshots that no keep rule keeps (PBS's retention rules)",
+		Long: `Prune applies Proxmox Backup Server's retention rules to a group (or with
+--all to every group of --ns and the namespaces below it): snapshots are
+taken newest first; the newest unfinished snapshot is kept (keep-partial)
+while no finished one is newer, other unfinished ones are removed; then
+--keep-last, --keep-hourly, --keep-daily, --keep-weekly (ISO weeks),
+--keep-monthly and --keep-yearly each keep the newest snapshot of up to N
+periods (local time) not covered by a snapshot an earlier rule kept.
+Protected snapshots are never removed; without any keep option nothing is
+removed. A snapshot in use (a backup building on it, a verify, a tape
+export or a restore reading it) is skipped with a message. Chunks are
+freed by the next gc. Exit code 3 means some removal failed.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			params, err := o.params(cmd, args)
+			if err != nil {
+				return err
+			}
+			return a.prune(o, params)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.all, "all", false, "prune every group of --ns and of the namespaces below it")
+	f.StringVar(&o.ns, "ns", "", "namespace: with --all, where to prune; with a group, where the group is")
+	for i, name := range pruneKeepFlags {
+		f.IntVar(&o.keep[i], name, 0, "keep this many periods (0: rule not given)")
+	}
+	f.BoolVar(&o.dryRun, "dry-run", false, "show what would be removed and change nothing")
+	f.BoolVar(&o.json, "json", false, "print the final status as JSON")
+	a.lockWaitFlag(cmd)
+	return cmd
+}
+
+// params turns the flags into the job's key=value parameters; the job
+// checks them, as it checks a control file's.
+func (o pruneOpts) params(cmd *cobra.Command, args []string) (map[string]string, error) {
+	p := map[string]string{}
+	switch {
+	case o.all && len(args) > 0:
+		return nil, usageErr("prune: give a group or --all, not both")
+	case !o.all && len(args) == 0:
+		return nil, usageErr("prune: give a group, [ns/NAME/…]TYPE/ID, or --all")
+	case o.all:
+		p["all"] = "true"
+	default:
+		p["group"] = args[0]
+	}
+	if o.ns != "" {
+		p["ns"] = o.ns
+	}
+	for i, name := range pruneKeepFlags {
+		if cmd.Flags().Changed(name) {
+			p[name] = strconv.Itoa(o.keep[i])
+		}
+	}
+	if o.dryRun {
+		p["dry-run"] = "true"
+	}
+	return p, nil
+}
+
+func (a *app) prune(o pruneOpts, params map[string]string) error {
+	s, err := a.openStore()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	level := slog.LevelWarn // errors as they happen; the rest is in the report
+	if a.verbosity > 0 {
+		level = slog.LevelInfo
+	}
+	m, err := a.jobManager(s, slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level})))
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	j, err := m.Start(prune.Kind{}.Name(), params)
+	if errors.Is(err, jobs.ErrBadParam) {
+		return usageErr("%v", err)
+	}
+	if err != nil {
+		return err
+	}
+	<-j.Done() // Ctrl-C cancels the job through a.ctx
+	st := j.Status()
+	rep, _ := st.Result.(prune.Report)
+	if o.json {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(st); err != nil {
+			return err
+		}
+	} else {
+		printPruneReport(a.stdout, st, rep)
+	}
+	return pruneExit(st, rep)
+}
+
+func pruneExit(st jobs.Status, rep prune.Report) error {
+	switch {
+	case st.State == jobs.StateCancelled:
+		return &codeError{exitError, errors.New("prune cancelled")}
+	case rep.Failed > 0:
+		return &codeError{exitPartial, fmt.Errorf("prune: %d snapshot(s) could not be removed", rep.Failed)}
+	case st.State != jobs.StateOK:
+		msg := "prune failed"
+		if len(st.Errors) > 0 {
+			msg += ": " + st.Errors[0]
+		}
+		return &codeError{exitError, errors.New(msg)}
+	}
+	return nil
+}
+
+func printPruneReport(w io.Writer, st jobs.Status, rep prune.Report) {
+	dry := ""
+	if rep.DryRun {
+		dry = " (dry run: nothing removed)"
+	}
+	fmt.Fprintf(w, "prune %s: %s%s\n", st.ID, st.State, dry)
+	fmt.Fprintf(w, "  options  %s\n", rep.Options)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, r := range rep.Snapshots {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", r.Snapshot, r.Mark, pruneOutcome(r, rep.DryRun))
+	}
+	tw.Flush()
+	if rep.SnapshotsOmitted > 0 {
+		fmt.Fprintf(w, "  … and %d more snapshot(s) (see the job's counts)\n", rep.SnapshotsOmitted)
+	}
+	c := rep.Marks
+	fmt.Fprintf(w, "  groups   %d: %d keep, %d keep-partial, %d protected, %d remove\n",
+		rep.Groups, c.Keep, c.KeepPartial, c.Protected, c.Remove)
+	if !rep.DryRun {
+		fmt.Fprintf(w, "  removed  %d, skipped %d, failed %d\n", rep.Removed, rep.Skipped, rep.Failed)
+	}
+	if len(st.Errors) > 0 {
+		fmt.Fprintln(w, "errors:")
+		for _, e := range st.Errors {
+			fmt.Fprintf(w, "  %s\n", e)
+		}
+	}
+}
+
+// pruneOutcome says what became of a snapshot marked remove.
+func pruneOutcome(r prune.SnapshotResult, dry bool) string {
+	switch {
+	case r.Mark != prune.Remove:
+		return ""
+	case dry:
+		return "would be removed"
+	case r.Removed:
+		return "removed"
+	case r.Skipped != "":
+		return "skipped: " + r.Skipped
+	case r.Error != "":
+		return "failed: " + r.Error
+	}
+	return "not removed"
+}
