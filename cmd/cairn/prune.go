@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/cairnfs/cairn/jobs"
@@ -41,7 +42,12 @@ Protected snapshots are never removed; without any keep option nothing is
 removed. A snapshot in use (a backup building on it, a verify, a tape
 export or a restore reading it) is skipped with a message. Chunks are
 freed by the next gc. Exit code 3 means some removal failed.`,
-		Args: cobra.MaximumNArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usageErr("prune: give one group, not %d arguments (or --all)", len(args))
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			params, err := o.params(cmd, args)
 			if err != nil {
@@ -152,7 +158,8 @@ func printPruneReport(w io.Writer, st jobs.Status, rep prune.Report) {
 	fmt.Fprintf(w, "  options  %s\n", rep.Options)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, r := range rep.Snapshots {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", r.Snapshot, r.Mark, pruneOutcome(r, rep.DryRun))
+		what := strings.TrimRight(fmt.Sprintf("%-12s  %s", r.Mark, pruneOutcome(r, rep.DryRun)), " ")
+		fmt.Fprintf(tw, "  %s\t%s\n", r.Snapshot, what)
 	}
 	tw.Flush()
 	if rep.SnapshotsOmitted > 0 {
