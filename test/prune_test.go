@@ -265,3 +265,78 @@ func TestPruneBadInput(t *testing.T) {
 		t.Error("a refused prune removed something")
 	}
 }
+
+// jobStatus reads a mount's .jobs/KIND/status until it names a job
+// other than the one with id before and that job has ended, decodes it
+// into v and returns the job's id.
+func jobStatus(t *testing.T, mnt, kind, before string, v any) string {
+	t.Helper()
+	path := filepath.Join(mnt, ".jobs", kind, "status")
+	for range 3000 {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st struct{ ID, State string }
+		decodeJSON(t, result{stdout: string(data)}, &st)
+		if st.ID != before && (st.State == "ok" || st.State == "failed" || st.State == "cancelled") {
+			decodeJSON(t, result{stdout: string(data)}, v)
+			return st.ID
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("%s: the job did not end", path)
+	return ""
+}
+
+// TestPruneFromMount starts prune jobs through a mount's
+// .jobs/prune/control, as a cron job would.
+func TestPruneFromMount(t *testing.T) {
+	st := sharedStore(t)
+	ns, seed := uniqueNS("prunemnt")
+	var snaps []string
+	for d := 1; d <= 3; d++ {
+		snaps = append(snaps, tapeBackup(t, st, ns, "7", fmt.Sprintf("2024-03-0%dT10:00:00Z", d), randBytes(128<<10, seed+uint64(d))))
+	}
+	mnt := mountStore(t, st)
+	control := filepath.Join(mnt, ".jobs", "prune", "control")
+	write := func(line string) error { return os.WriteFile(control, []byte(line+"\n"), 0o200) }
+
+	if err := write("start group=vm/7 ns=" + ns + " keep-daily=-1"); err == nil || !strings.Contains(err.Error(), "invalid argument") {
+		t.Fatalf("bad keep-daily: %v", err)
+	}
+	var bad struct {
+		LastCommandError string `json:"last_command_error"`
+	}
+	data, _ := os.ReadFile(filepath.Join(mnt, ".jobs", "prune", "status"))
+	decodeJSON(t, result{stdout: string(data)}, &bad)
+	if !strings.Contains(bad.LastCommandError, `keep-daily="-1"`) {
+		t.Errorf("status after a bad command: %s", data)
+	}
+
+	if err := write("start group=vm/7 ns=" + ns + " keep-daily=1 dry-run=1"); err != nil {
+		t.Fatal(err)
+	}
+	var res pruneResult
+	id := jobStatus(t, mnt, "prune", "", &res)
+	if res.State != "ok" || !res.Result.DryRun || res.Result.Marks.Remove != 2 || res.Result.Removed != 0 {
+		t.Fatalf("dry run from the mount: %+v", res)
+	}
+	if err := write("start group=ns/" + ns + "/vm/7 keep-daily=1"); err != nil {
+		t.Fatal(err)
+	}
+	jobStatus(t, mnt, "prune", id, &res)
+	if res.State != "ok" || res.Result.Removed != 2 {
+		t.Fatalf("prune from the mount: %+v", res)
+	}
+	for i, s := range snaps {
+		_, err := os.Stat(filepath.Join(st, s))
+		if gone := err != nil; gone != (i < 2) {
+			t.Errorf("%s: gone=%v after prune from the mount", s, gone)
+		}
+	}
+	log, err := os.ReadFile(filepath.Join(mnt, ".jobs", "prune", "log"))
+	if err != nil || !strings.Contains(string(log), "remove "+snaps[0]+": removed") {
+		t.Errorf("log: %v\n%s", err, log)
+	}
+}
