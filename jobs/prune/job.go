@@ -17,6 +17,9 @@ import (
 type Kind struct {
 	// Location is the time zone periods are taken in (nil: time.Local).
 	Location *time.Location
+	// beforeForget, when set (by tests), runs before each removal: the
+	// moment another process may protect, lock or remove the snapshot.
+	beforeForget func(store.Snapshot)
 }
 
 var (
@@ -38,7 +41,7 @@ func (k Kind) New(s *store.Store, params map[string]string) (jobs.Work, error) {
 	if loc == nil {
 		loc = time.Local
 	}
-	p := &pruner{s: s, opt: o, loc: loc}
+	p := &pruner{s: s, opt: o, loc: loc, beforeForget: k.beforeForget}
 	p.rep = Report{DryRun: o.DryRun, Options: o.Options.String(), Snapshots: []SnapshotResult{}}
 	return p, nil
 }
@@ -48,6 +51,8 @@ type pruner struct {
 	s   *store.Store
 	opt JobOptions
 	loc *time.Location
+
+	beforeForget func(store.Snapshot)
 
 	mu  sync.Mutex
 	rep Report
@@ -160,6 +165,9 @@ func (p *pruner) apply(ctx context.Context, j *jobs.Job, snap store.Snapshot, d 
 		res.Error = "not removed: " + err.Error()
 		j.Logf("remove %s: not done (%v)", snap, err)
 		return res
+	}
+	if p.beforeForget != nil {
+		p.beforeForget(snap)
 	}
 	err := p.s.ForgetSnapshot(ctx, snap)
 	switch {

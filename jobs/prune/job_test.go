@@ -318,3 +318,55 @@ func lineDiff(a, b string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestPruneJobChangesMeanwhile: between the plan and each removal,
+// another process protects one snapshot, removes one, and puts a
+// symlink where one was; prune skips the first two with a message,
+// records the third as its error (the job fails) and goes on.
+func TestPruneJobChangesMeanwhile(t *testing.T) {
+	s := storetest.NewStore(t)
+	g := store.Group{Type: store.TypeVM, ID: "1"}
+	snaps := backups(t, s, g, 5)
+	elsewhere := t.TempDir()
+	hook := func(snap store.Snapshot) {
+		var err error
+		switch snap {
+		case snaps[0]:
+			err = s.SetProtected(t.Context(), snap, true)
+		case snaps[1]:
+			err = s.ForgetSnapshot(t.Context(), snap)
+		case snaps[2]:
+			dir := s.SnapshotPath(snap)
+			if err = os.Rename(dir, filepath.Join(elsewhere, "moved")); err == nil {
+				err = os.Symlink(filepath.Join(elsewhere, "moved"), dir)
+			}
+		}
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	m := jobs.NewManager(context.Background(), s, nil)
+	if err := m.Register(Kind{Location: time.UTC, beforeForget: hook}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	st, rep, log := runPruneLog(t, m, "start group=vm/1 keep-last=1")
+	if st.State != jobs.StateFailed || st.ErrorCount != 1 || !strings.Contains(st.Errors[0], snaps[2].String()) {
+		t.Errorf("state %s, errors %v", st.State, st.Errors)
+	}
+	got := []string{}
+	for _, r := range rep.Snapshots {
+		got = append(got, fmt.Sprintf("%s removed=%v skipped=%q failed=%v", r.Mark, r.Removed, r.Skipped, r.Error != ""))
+	}
+	want := []string{`remove removed=false skipped="protected" failed=false`, `remove removed=false skipped="gone" failed=false`,
+		`remove removed=false skipped="" failed=true`, `remove removed=true skipped="" failed=false`, `keep removed=false skipped="" failed=false`}
+	if !slices.Equal(got, want) || rep.Removed != 1 || rep.Skipped != 2 || rep.Failed != 1 {
+		t.Errorf("report %+v\n got  %q\n want %q", rep, got, want)
+	}
+	if _, err := os.Stat(filepath.Join(elsewhere, "moved", store.ManifestName)); err != nil {
+		t.Errorf("removal followed the symlink: %v", err)
+	}
+	if !strings.Contains(log, "protected meanwhile") || !strings.Contains(log, "removed meanwhile") {
+		t.Errorf("log:\n%s", log)
+	}
+}
