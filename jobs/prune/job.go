@@ -78,7 +78,9 @@ func (p *pruner) Run(ctx context.Context, j *jobs.Job) error {
 	if p.opt.DryRun {
 		dry = " (dry run: nothing is removed)"
 	}
-	j.Logf("pruning %s, %d group(s) in %s, %s%s", p.opt.describe(), len(groups), p.loc, p.opt.Options, dry)
+	zone, _ := time.Now().In(p.loc).Zone()
+	j.Logf("pruning %s, %d group(s), periods in time zone %s (%s), %s%s",
+		p.opt.describe(), len(groups), p.loc, zone, p.opt.Options, dry)
 	j.SetPhase("pruning")
 	for _, g := range groups {
 		if ctx.Err() != nil {
@@ -143,6 +145,9 @@ func (p *pruner) pruneGroup(ctx context.Context, j *jobs.Job, g store.Group) {
 	p.mu.Unlock()
 	j.Logf("group %s: %d snapshot(s)", g, len(plan))
 	for _, d := range slices.Backward(plan) {
+		if ctx.Err() != nil {
+			return // cancelled: what is left stays, unreported
+		}
 		res := p.apply(ctx, j, store.Snapshot{Group: g, Time: d.Time}, d)
 		p.mu.Lock()
 		p.rep.add(res)
@@ -159,11 +164,6 @@ func (p *pruner) apply(ctx context.Context, j *jobs.Job, snap store.Snapshot, d 
 			would = "would "
 		}
 		j.Logf("%s%s %s", would, d.Mark, snap)
-		return res
-	}
-	if err := ctx.Err(); err != nil {
-		res.Error = "not removed: " + err.Error()
-		j.Logf("remove %s: not done (%v)", snap, err)
 		return res
 	}
 	if p.beforeForget != nil {

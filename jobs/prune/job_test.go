@@ -370,3 +370,24 @@ func TestPruneJobChangesMeanwhile(t *testing.T) {
 		t.Errorf("log:\n%s", log)
 	}
 }
+
+// TestPruneJobCancel: a prune cancelled while it removes stops before
+// the next removal; what it did not reach stays.
+func TestPruneJobCancel(t *testing.T) {
+	s := storetest.NewStore(t)
+	g := store.Group{Type: store.TypeVM, ID: "1"}
+	snaps := backups(t, s, g, 5)
+	m := jobs.NewManager(context.Background(), s, nil)
+	cancel := func(store.Snapshot) { m.Cancel("prune") }
+	if err := m.Register(Kind{Location: time.UTC, beforeForget: cancel}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	st, rep := runPrune(t, m, "start group=vm/1 keep-last=1")
+	if st.State != jobs.StateCancelled || rep.Removed > 1 || rep.Failed != 0 || len(rep.Snapshots) > 1 {
+		t.Errorf("cancelled: %s %+v", st.State, rep)
+	}
+	if n := len(left(t, s, g)); n < len(snaps)-1 {
+		t.Errorf("%d of %d snapshots left after a cancel at the first removal", n, len(snaps))
+	}
+}
