@@ -391,3 +391,51 @@ func TestPruneJobCancel(t *testing.T) {
 		t.Errorf("%d of %d snapshots left after a cancel at the first removal", n, len(snaps))
 	}
 }
+
+// TestPruneJobHostileGroup: entries named like snapshots that are not
+// snapshot directories (a file, a symlink to a snapshot elsewhere) are
+// errors naming them; nothing outside the store is touched, the real
+// snapshots are pruned.
+func TestPruneJobHostileGroup(t *testing.T) {
+	s := storetest.NewStore(t)
+	g := store.Group{Type: store.TypeHost, ID: "h"}
+	snaps := backups(t, s, g, 3)
+	outside := storetest.NewStore(t)
+	victim := backups(t, outside, g, 1)[0]
+	dir := s.GroupPath(g)
+	asFile := filepath.Join(dir, "2020-01-01T00:00:00Z")
+	if err := os.WriteFile(asFile, []byte("not a snapshot"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside.SnapshotPath(victim), filepath.Join(dir, "2020-01-02T00:00:00Z")); err != nil {
+		t.Fatal(err)
+	}
+	st, rep := runPrune(t, newManager(t, s), "start group=host/h keep-last=1")
+	errs := strings.Join(st.Errors, "\n")
+	if st.State != jobs.StateFailed || rep.Failed != 2 || rep.Removed != 2 ||
+		!strings.Contains(errs, "2020-01-01T00:00:00Z") || !strings.Contains(errs, "2020-01-02T00:00:00Z") {
+		t.Errorf("%s %+v\n%s", st.State, rep, errs)
+	}
+	if _, err := os.Stat(filepath.Join(outside.SnapshotPath(victim), store.ManifestName)); err != nil {
+		t.Errorf("the snapshot the symlink points to: %v", err)
+	}
+	if _, err := os.Stat(asFile); err != nil {
+		t.Errorf("the file: %v", err)
+	}
+	if !exists(t, s, snaps[2]) || exists(t, s, snaps[0]) || exists(t, s, snaps[1]) {
+		t.Errorf("left %q", left(t, s, g))
+	}
+}
+
+// TestReportBounded: past MaxReported snapshots the report counts
+// instead of listing.
+func TestReportBounded(t *testing.T) {
+	var r Report
+	for i := range MaxReported + 7 {
+		r.add(SnapshotResult{Mark: Remove, Removed: i%2 == 0})
+	}
+	if len(r.Snapshots) != MaxReported || r.SnapshotsOmitted != 7 || r.Marks.Remove != MaxReported+7 ||
+		r.Removed+r.Skipped+r.Failed != (MaxReported+7+1)/2 {
+		t.Errorf("len %d omitted %d marks %+v removed %d", len(r.Snapshots), r.SnapshotsOmitted, r.Marks, r.Removed)
+	}
+}
