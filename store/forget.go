@@ -85,7 +85,7 @@ func (s *Store) ForgetGroup(ctx context.Context, g Group) (removed []Snapshot, e
 	var errs []error
 	for _, si := range snaps {
 		if err := s.ForgetSnapshot(ctx, si.Snapshot); err != nil {
-			errs = append(errs, err)
+			errs = append(errs, &SnapshotError{Snapshot: si.Snapshot, Err: err})
 			continue
 		}
 		removed = append(removed, si.Snapshot)
@@ -98,6 +98,16 @@ func (s *Store) ForgetGroup(ctx context.Context, g Group) (removed []Snapshot, e
 	}
 	return removed, removeViaTrash(s.GroupPath(g), g.ID)
 }
+
+// SnapshotError is the failed removal of one snapshot of a group
+// (ForgetGroup joins one per snapshot it kept).
+type SnapshotError struct {
+	Snapshot Snapshot
+	Err      error
+}
+
+func (e *SnapshotError) Error() string { return e.Err.Error() }
+func (e *SnapshotError) Unwrap() error { return e.Err }
 
 // CleanTrash removes what killed removals left (hidden trash directories
 // in type and group directories) and returns how many it removed. A

@@ -29,6 +29,7 @@ var jsonOutputs = []struct {
 	{"restore", restoreSummary{}},
 	{"restore", treeSummary{}},
 	{"snapshots", snapshotRow{}},
+	{"forget", forgetReport{}},
 	{"tape status", tape.DriveStatus{}},
 	{"tape catalog", tape.CatalogSet{}},
 }
