@@ -32,13 +32,13 @@ type forgetResult struct {
 
 // forgetReport is what forget prints with --json.
 type forgetReport struct {
-	DryRun        bool           `json:"dry_run"`
-	Snapshots     []forgetResult `json:"snapshots"`
-	Group         string         `json:"group,omitempty"`
-	GroupState    string         `json:"group_state,omitempty"` // --group: removed, would_remove, kept
-	Removed       int            `json:"removed"`
-	Refused       int            `json:"refused"`
-	NextStep      string         `json:"next_step,omitempty"`
+	DryRun     bool           `json:"dry_run"`
+	Snapshots  []forgetResult `json:"snapshots"`
+	Group      string         `json:"group,omitempty"`
+	GroupState string         `json:"group_state,omitempty"` // --group: removed, would_remove, kept
+	Removed    int            `json:"removed"`
+	Refused    int            `json:"refused"`
+	NextStep   string         `json:"next_step,omitempty"`
 }
 
 type forgetOpts struct {
