@@ -285,7 +285,11 @@ func (a *app) printForget(o forgetOpts, rep *forgetReport) {
 	case forgetWouldRemove:
 		fmt.Fprintf(a.stdout, "would remove group %s\n", rep.Group)
 	case "kept":
-		fmt.Fprintf(a.stderr, "kept group %s: not every snapshot could be removed\n", rep.Group)
+		if rep.DryRun {
+			fmt.Fprintf(a.stderr, "would keep group %s: not every snapshot of it would be removed\n", rep.Group)
+		} else {
+			fmt.Fprintf(a.stderr, "kept group %s: not every snapshot of it could be removed\n", rep.Group)
+		}
 	}
 	if rep.Removed > 0 && !rep.DryRun {
 		fmt.Fprintln(a.stdout, "the chunks they used stay until garbage collection removes them (cairn gc)")
