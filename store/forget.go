@@ -30,6 +30,9 @@ func (s *Store) ForgetSnapshot(ctx context.Context, snap Snapshot) error {
 	if err := snap.Group.Check(); err != nil {
 		return err
 	}
+	if err := s.checkRealDirs(snap.Group); err != nil {
+		return fmt.Errorf("forget %s: %w", snap, err)
+	}
 	l, err := s.lockSnapshot(ctx, snap, true, 0)
 	if err != nil {
 		return fmt.Errorf("forget: %w", err)
@@ -70,8 +73,8 @@ func (s *Store) ForgetGroup(ctx context.Context, g Group) (removed []Snapshot, e
 	if err := g.Check(); err != nil {
 		return nil, err
 	}
-	if _, err := os.Lstat(s.GroupPath(g)); err != nil {
-		return nil, fmt.Errorf("group %s: %w", g, notFound(err))
+	if err := s.checkRealDirs(g); err != nil {
+		return nil, fmt.Errorf("forget: %w", err)
 	}
 	gl, err := s.LockGroup(ctx, g)
 	if err != nil {

@@ -250,3 +250,55 @@ func TestOldestWriter(t *testing.T) {
 		t.Fatal("aborted backup still registered")
 	}
 }
+
+// TestForgetNeverLeavesTheStore: a group, type or namespace directory
+// that is a symlink to a tree outside the store is refused by forget,
+// forget of the group and protect; nothing outside is touched.
+func TestForgetNeverLeavesTheStore(t *testing.T) {
+	ctx := context.Background()
+	for _, link := range []string{"group", "type", "ns"} {
+		t.Run(link, func(t *testing.T) {
+			s := testStore(t)
+			g := Group{NS: "a", Type: TypeHost, ID: "h"}
+			snap := Snapshot{Group: g, Time: day(5)}
+			outside := t.TempDir()
+			// what the symlink leads to looks like the store's tree
+			var at, target string
+			switch link {
+			case "group":
+				at, target = s.GroupPath(g), outside
+			case "type":
+				at, target = filepath.Join(s.root, "ns", "a", TypeHost), outside
+			case "ns":
+				at, target = filepath.Join(s.root, "ns", "a"), outside
+			}
+			inner := strings.TrimPrefix(s.SnapshotPath(snap), at)
+			victim := filepath.Join(target, inner)
+			if err := os.MkdirAll(victim, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(victim, ManifestName), []byte("x"), 0o644)
+			if err := os.MkdirAll(filepath.Dir(at), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(target, at); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.ForgetSnapshot(ctx, snap); !errors.Is(err, ErrBadName) {
+				t.Errorf("forget through a symlinked %s: %v", link, err)
+			}
+			if _, err := s.ForgetGroup(ctx, g); !errors.Is(err, ErrBadName) {
+				t.Errorf("forget group through a symlinked %s: %v", link, err)
+			}
+			if err := s.SetProtected(ctx, snap, true); !errors.Is(err, ErrBadName) {
+				t.Errorf("protect through a symlinked %s: %v", link, err)
+			}
+			if _, err := os.Stat(filepath.Join(victim, ManifestName)); err != nil {
+				t.Errorf("outside the store: %v", err)
+			}
+			if _, err := os.Lstat(filepath.Join(victim, ProtectedName)); err == nil {
+				t.Error("marker written outside the store")
+			}
+		})
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -42,6 +44,25 @@ func openDirNoFollow(path string) (*os.File, error) {
 		return nil, fmt.Errorf("%s: %w", path, notFound(err))
 	}
 	return os.NewFile(uintptr(fd), path), nil
+}
+
+// checkRealDirs refuses a group whose directory, or a directory on the
+// way to it from the store's root (namespaces, type), is not a real
+// directory: a symlink there would take a removal (or a marker) outside
+// the store. The last component of a snapshot is checked by its open.
+func (s *Store) checkRealDirs(g Group) error {
+	path := s.root
+	for _, part := range strings.Split(strings.TrimSuffix(g.NS.rel()+g.Type+"/"+g.ID, "/"), "/") {
+		path = filepath.Join(path, part)
+		fi, err := os.Lstat(path)
+		if err != nil {
+			return fmt.Errorf("group %s: %w", g, notFound(err))
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("group %s: %s is not a directory (a symlink or a file): %w", g, path, ErrBadName)
+		}
+	}
+	return nil
 }
 
 // sameFile reports whether the locked file is still the one at path.
