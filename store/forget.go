@@ -48,6 +48,27 @@ func (s *Store) ForgetSnapshot(ctx context.Context, snap Snapshot) error {
 	return removeViaTrash(dir, snap.TimeString())
 }
 
+// CanForget tells, changing nothing, whether ForgetSnapshot would remove
+// snap now: nil, or the error it would fail with (ErrNotFound,
+// ErrLocked, ErrProtected, ErrBadName). For dry runs.
+func (s *Store) CanForget(ctx context.Context, snap Snapshot) error {
+	if err := snap.Group.Check(); err != nil {
+		return err
+	}
+	if err := s.checkRealDirs(snap.Group); err != nil {
+		return fmt.Errorf("forget %s: %w", snap, err)
+	}
+	l, err := s.lockSnapshot(ctx, snap, true, 0) // a lock changes no file
+	if err != nil {
+		return fmt.Errorf("forget: %w", err)
+	}
+	defer l.Unlock()
+	if s.IsProtected(snap) {
+		return fmt.Errorf("forget %s: %w", snap, ErrProtected)
+	}
+	return nil
+}
+
 // removeViaTrash renames dir to a hidden trash name beside it, then
 // removes that. Once the rename is done the removal has happened for
 // every reader; a failure after it is reported but leaves only trash.

@@ -302,3 +302,34 @@ func TestForgetNeverLeavesTheStore(t *testing.T) {
 		})
 	}
 }
+
+// TestCanForget judges as ForgetSnapshot would, and removes nothing.
+func TestCanForget(t *testing.T) {
+	s := testStore(t)
+	ctx := context.Background()
+	g := Group{Type: TypeVM, ID: "can"}
+	path, _ := makeImage(t, t.TempDir(), 5)
+	a, _ := backupImage(t, s, g, day(1), path)
+	b, _ := backupImage(t, s, g, day(2), path)
+	s.SetProtected(ctx, a, true)
+	l, err := s.LockSnapshot(ctx, b, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CanForget(ctx, a); !errors.Is(err, ErrProtected) {
+		t.Errorf("protected: %v", err)
+	}
+	if err := s.CanForget(ctx, b); !errors.Is(err, ErrLocked) {
+		t.Errorf("locked: %v", err)
+	}
+	if err := s.CanForget(ctx, Snapshot{Group: g, Time: day(3)}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing: %v", err)
+	}
+	l.Unlock()
+	if err := s.CanForget(ctx, b); err != nil {
+		t.Errorf("free: %v", err)
+	}
+	if snaps, _ := s.Snapshots(g); len(snaps) != 2 {
+		t.Errorf("CanForget removed something: %+v", snaps)
+	}
+}

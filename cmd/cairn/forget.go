@@ -65,6 +65,7 @@ func (a *app) forgetCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&o.group, "group", false, "remove the whole group named by the argument ([ns/NAME/…]TYPE/ID)")
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print what would be removed; change nothing")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the outcome as JSON")
+	a.lockWaitFlag(cmd) // --group: the group's backup lock (a snapshot's lock is never waited for)
 	return cmd
 }
 
@@ -144,7 +145,7 @@ func forgetOne(ctx context.Context, s *store.Store, snap store.Snapshot, dry boo
 	r.Finished = err == nil
 	if dry {
 		r.State = forgetWouldRemove
-		err = probeForget(ctx, s, snap)
+		err = s.CanForget(ctx, snap)
 	} else {
 		err = s.ForgetSnapshot(ctx, snap)
 	}
@@ -152,21 +153,6 @@ func forgetOne(ctx context.Context, s *store.Store, snap store.Snapshot, dry boo
 		r.State, r.Error = forgetState(err), err.Error()
 	}
 	return r
-}
-
-// probeForget tells whether ForgetSnapshot would remove snap, changing
-// nothing: it exists, is not protected, and its lock is free (taken
-// exclusively and let go at once; a lock changes no file).
-func probeForget(ctx context.Context, s *store.Store, snap store.Snapshot) error {
-	l, err := s.LockSnapshot(context.WithoutCancel(ctx), snap, true)
-	if err != nil {
-		return fmt.Errorf("forget: %w", err)
-	}
-	defer l.Unlock()
-	if s.IsProtected(snap) {
-		return fmt.Errorf("forget %s: %w", snap, store.ErrProtected)
-	}
-	return nil
 }
 
 func forgetState(err error) string {
