@@ -82,12 +82,9 @@ func (a *app) forget(o forgetOpts, args []string) error {
 		}
 		group = g
 	} else {
-		for _, arg := range args {
-			snap, err := parseSnapshotArg(arg)
-			if err != nil {
-				return err
-			}
-			snaps = append(snaps, snap)
+		var err error
+		if snaps, err = parseSnapshotArgs(args); err != nil {
+			return err
 		}
 	}
 	s, err := a.openStore()
@@ -123,6 +120,19 @@ func parseSnapshotArg(arg string) (store.Snapshot, error) {
 		return store.Snapshot{}, usageErr("snapshot %q: name it with its time, [ns/NAME/…]TYPE/ID/TIME (cairn snapshots lists them); a group is removed with --group", arg)
 	}
 	return r.Snapshot, nil
+}
+
+// parseSnapshotArgs parses each argument with parseSnapshotArg.
+func parseSnapshotArgs(args []string) ([]store.Snapshot, error) {
+	snaps := make([]store.Snapshot, 0, len(args))
+	for _, arg := range args {
+		snap, err := parseSnapshotArg(arg)
+		if err != nil {
+			return nil, err
+		}
+		snaps = append(snaps, snap)
+	}
+	return snaps, nil
 }
 
 // parseGroupArg parses "[ns/NAME/…]TYPE/ID".

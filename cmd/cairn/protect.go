@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 
-	"github.com/cairnfs/cairn/store"
 	"github.com/spf13/cobra"
 )
 
@@ -28,13 +27,9 @@ func (a *app) protectionCmd(on bool, use, short, long string) *cobra.Command {
 		Long:  long,
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			var snaps []store.Snapshot
-			for _, arg := range args {
-				snap, err := parseSnapshotArg(arg)
-				if err != nil {
-					return err
-				}
-				snaps = append(snaps, snap)
+			snaps, err := parseSnapshotArgs(args)
+			if err != nil {
+				return err
 			}
 			s, err := a.openStore()
 			if err != nil {
