@@ -2,14 +2,12 @@ package fs
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"github.com/cairnfs/cairn/store"
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
@@ -60,9 +58,6 @@ func (d *dir) load(ctx context.Context) ([]entry, error) {
 		return d.entries, nil
 	}
 	es, err := d.list(ctx)
-	if err != nil && d.loaded && errors.Is(err, store.ErrNotFound) {
-		es, err = nil, nil // the directory was removed (a forgotten group): empty now
-	}
 	if err != nil {
 		if d.loaded {
 			d.fsys.log.Warn("listing failed, showing the previous list", "dir", d.what, "err", err)
