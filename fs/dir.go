@@ -18,6 +18,10 @@ type entry struct {
 	name string
 	attr fuse.Attr
 	make func(attr fuse.Attr) gofs.InodeEmbedder
+	// fixed: the entry lives as long as the mount (.stats, .jobs) and
+	// keeps the long entry timeout in a listing that changes (.jobs is
+	// a mountpoint in split mode: no need to revalidate it every Refresh)
+	fixed bool
 }
 
 // lister produces a directory's entries, in any order.
@@ -115,7 +119,7 @@ func (d *dir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gof
 	}
 	ch := d.NewInode(ctx, e.make(e.attr), gofs.StableAttr{Mode: e.attr.Mode & syscall.S_IFMT, Ino: e.attr.Ino})
 	out.Attr = e.attr
-	if d.ttl > 0 {
+	if d.ttl > 0 && !e.fixed {
 		// A listing that changes (namespaces, groups, snapshots,
 		// latest): the kernel asks again after ttl, so a path to a
 		// forgotten snapshot stops resolving even when nobody lists

@@ -200,6 +200,7 @@ func (f *mountFS) newRoot(sc Scope, extra []RootEntry) (*dir, func(context.Conte
 	for _, x := range fixeds {
 		n := x.node
 		x.e.make = func(fuse.Attr) gofs.InodeEmbedder { return n }
+		x.e.fixed = true
 		es = append(es, x.e)
 	}
 	list := root.list
