@@ -333,3 +333,33 @@ func TestCanForget(t *testing.T) {
 		t.Errorf("CanForget removed something: %+v", snaps)
 	}
 }
+
+// TestLockSnapshotRemovedWhileWaiting: a reader that waits for the lock
+// of a snapshot being removed gets ErrNotFound, not a lock on the
+// removed directory.
+func TestLockSnapshotRemovedWhileWaiting(t *testing.T) {
+	s := testStore(t)
+	ctx := context.Background()
+	g := Group{Type: TypeVM, ID: "wait"}
+	path, _ := makeImage(t, t.TempDir(), 6)
+	snap, _ := backupImage(t, s, g, day(1), path)
+	removal, err := s.LockSnapshot(ctx, snap, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetLockWait(time.Minute)
+	done := make(chan error, 1)
+	go func() {
+		l, err := s.LockSnapshot(ctx, snap, false)
+		l.Unlock()
+		done <- err
+	}()
+	time.Sleep(100 * time.Millisecond) // the reader is waiting (if not yet, it finds the snapshot gone at once)
+	if err := os.Rename(s.SnapshotPath(snap), filepath.Join(s.GroupPath(g), trashPrefix+"w")); err != nil {
+		t.Fatal(err)
+	}
+	removal.Unlock()
+	if err := <-done; !errors.Is(err, ErrNotFound) {
+		t.Fatalf("reader after the removal: %v, want ErrNotFound", err)
+	}
+}

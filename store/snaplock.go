@@ -16,8 +16,9 @@ import (
 // previous snapshot, verify, tape export, restore), exclusive while it is
 // written (a running backup's own snapshot) or removed. It waits up to
 // the store's lock wait; then it fails with a *LockedError (ErrLocked).
-// A missing snapshot is ErrNotFound; a snapshot path that is not a
-// directory (a symlink, say) is refused.
+// A missing snapshot is ErrNotFound, and so is one removed while its lock
+// was waited for; a snapshot path that is not a directory (a symlink,
+// say) is refused.
 func (s *Store) LockSnapshot(ctx context.Context, snap Snapshot, exclusive bool) (*Lock, error) {
 	return s.lockSnapshot(ctx, snap, exclusive, s.lockWait)
 }
@@ -30,6 +31,11 @@ func (s *Store) lockSnapshot(ctx context.Context, snap Snapshot, exclusive bool,
 	l, err := flockFile(ctx, f, exclusive, wait, false)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", snap, err)
+	}
+	if !l.sameFile(s.SnapshotPath(snap)) {
+		// a removal held it while we waited, and renamed it away
+		l.Unlock()
+		return nil, fmt.Errorf("snapshot %s: %w: removed while its lock was waited for", snap, ErrNotFound)
 	}
 	return l, nil
 }
