@@ -18,6 +18,10 @@ type entry struct {
 	name string
 	attr fuse.Attr
 	make func(attr fuse.Attr) gofs.InodeEmbedder
+	// fixed: the entry lives as long as the mount (.stats, .jobs) and
+	// keeps the long entry timeout in a listing that changes (.jobs is
+	// a mountpoint in split mode: no need to revalidate it every Refresh)
+	fixed bool
 }
 
 // lister produces a directory's entries, in any order.
@@ -74,8 +78,8 @@ func (d *dir) load(ctx context.Context) ([]entry, error) {
 }
 
 // forgetGone tells the kernel to drop its cached entries for names that
-// disappeared (a pruned snapshot), so they do not linger for the entry
-// timeout. It runs in the background: invalidating an entry takes the
+// disappeared (a forgotten or pruned snapshot, a removed group), so they
+// do not linger until their entry timeout. It runs in the background: invalidating an entry takes the
 // directory's lock in the kernel, which a request in flight may hold.
 func (d *dir) forgetGone(now []entry) {
 	var gone []string
@@ -115,6 +119,14 @@ func (d *dir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gof
 	}
 	ch := d.NewInode(ctx, e.make(e.attr), gofs.StableAttr{Mode: e.attr.Mode & syscall.S_IFMT, Ino: e.attr.Ino})
 	out.Attr = e.attr
+	if d.ttl > 0 && !e.fixed {
+		// A listing that changes (namespaces, groups, snapshots,
+		// latest): the kernel asks again after ttl, so a path to a
+		// forgotten snapshot stops resolving even when nobody lists
+		// its directory. What is below a snapshot never changes and
+		// keeps the mount's long timeout.
+		out.SetEntryTimeout(min(d.ttl, d.fsys.timeout))
+	}
 	// A node may know better attributes than the listing (the root of
 	// a file archive has its own mode, owner and time).
 	if g, ok := ch.Operations().(gofs.NodeGetattrer); ok {

@@ -10,7 +10,13 @@
 // ArchiveTree implementation is plugged in through Options.Trees.
 // Directories are listed lazily; the namespace, group and snapshot lists
 // are re-read at most once per Options.Refresh, so new snapshots and a
-// moved `latest` appear without a remount. Inode numbers are a hash of the
+// moved `latest` appear without a remount. The mount pins no snapshot:
+// a forgotten or pruned one leaves it within about two Refresh periods
+// (the kernel keeps the entries of these listings for Refresh, not for
+// Options.Timeout, and the entries a re-listing finds gone are
+// invalidated at once), `latest` moves back, a removed group or
+// namespace empties; files opened before keep reading, from their open
+// index, until garbage collection removes the chunks. Inode numbers are a hash of the
 // entry's path in the store, so they are stable across remounts.
 //
 // Reads of an archive go through one shared store.Cache and a

@@ -2,6 +2,7 @@ package fs
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"syscall"
 	"time"
@@ -131,6 +132,9 @@ func (f *mountFS) newGroupDir(attr fuse.Attr, g store.Group) *dir {
 
 func (f *mountFS) groupEntries(g store.Group, d *dir) ([]entry, error) {
 	snaps, err := f.s.Snapshots(g)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, nil // a forgotten group: empty (a group mount's root stays)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -21,8 +21,9 @@ type mountFS struct {
 	s         *store.Store
 	cache     *store.Cache
 	readahead int
-	imageMode uint32 // permission bits of images and blobs
-	refresh   time.Duration
+	imageMode uint32        // permission bits of images and blobs
+	refresh   time.Duration // how stale a changing listing may be
+	timeout   time.Duration // the kernel's entry and attribute timeout
 	log       *slog.Logger
 	owner     fuse.Owner
 	started   time.Time
@@ -73,7 +74,7 @@ func Mount(ctx context.Context, dir string, opt Options) (*Server, error) {
 	}
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	f := &mountFS{s: opt.Store, cache: cache, readahead: opt.Readahead, imageMode: opt.ImageMode, refresh: opt.Refresh,
-		log: opt.Log, started: time.Now(), bg: bg, trees: opt.Trees,
+		timeout: opt.Timeout, log: opt.Log, started: time.Now(), bg: bg, trees: opt.Trees,
 		owner: fuse.Owner{Uid: uint32(os.Geteuid()), Gid: uint32(os.Getegid())}}
 	m := &Server{dir: mp, direct: os.Geteuid() == 0, grace: opt.UnmountGrace, fsys: f, cancel: cancel, done: make(chan struct{})}
 	split := m.direct && !opt.OneMount
@@ -199,6 +200,7 @@ func (f *mountFS) newRoot(sc Scope, extra []RootEntry) (*dir, func(context.Conte
 	for _, x := range fixeds {
 		n := x.node
 		x.e.make = func(fuse.Attr) gofs.InodeEmbedder { return n }
+		x.e.fixed = true
 		es = append(es, x.e)
 	}
 	list := root.list

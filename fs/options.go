@@ -54,7 +54,7 @@ type Options struct {
 	NonEmpty  bool // mount over a directory that is not empty (fusermount's nonempty)
 
 	Refresh      time.Duration // how stale a namespace/group list may be (default 2 s)
-	Timeout      time.Duration // kernel entry and attribute timeout (default 1 h)
+	Timeout      time.Duration // kernel entry and attribute timeout (default 1 h); entries of the changing listings (namespaces, groups, snapshots, latest) last at most Refresh
 	ReadAheadKB  int           // the mount's read_ahead_kb in /sys/class/bdi (default 4096, <0: leave)
 	UnmountGrace time.Duration // how long Unmount waits for open files before aborting (default 10 s)
 

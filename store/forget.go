@@ -30,6 +30,9 @@ func (s *Store) ForgetSnapshot(ctx context.Context, snap Snapshot) error {
 	if err := snap.Group.Check(); err != nil {
 		return err
 	}
+	if err := s.checkRealDirs(snap.Group); err != nil {
+		return fmt.Errorf("forget %s: %w", snap, err)
+	}
 	l, err := s.lockSnapshot(ctx, snap, true, 0)
 	if err != nil {
 		return fmt.Errorf("forget: %w", err)
@@ -43,6 +46,27 @@ func (s *Store) ForgetSnapshot(ctx context.Context, snap Snapshot) error {
 		return fmt.Errorf("forget %s: %w: the directory changed while it was locked", snap, ErrLocked)
 	}
 	return removeViaTrash(dir, snap.TimeString())
+}
+
+// CanForget tells, changing nothing, whether ForgetSnapshot would remove
+// snap now: nil, or the error it would fail with (ErrNotFound,
+// ErrLocked, ErrProtected, ErrBadName). For dry runs.
+func (s *Store) CanForget(ctx context.Context, snap Snapshot) error {
+	if err := snap.Group.Check(); err != nil {
+		return err
+	}
+	if err := s.checkRealDirs(snap.Group); err != nil {
+		return fmt.Errorf("forget %s: %w", snap, err)
+	}
+	l, err := s.lockSnapshot(ctx, snap, true, 0) // a lock changes no file
+	if err != nil {
+		return fmt.Errorf("forget: %w", err)
+	}
+	defer l.Unlock()
+	if s.IsProtected(snap) {
+		return fmt.Errorf("forget %s: %w", snap, ErrProtected)
+	}
+	return nil
 }
 
 // removeViaTrash renames dir to a hidden trash name beside it, then
@@ -70,8 +94,8 @@ func (s *Store) ForgetGroup(ctx context.Context, g Group) (removed []Snapshot, e
 	if err := g.Check(); err != nil {
 		return nil, err
 	}
-	if _, err := os.Lstat(s.GroupPath(g)); err != nil {
-		return nil, fmt.Errorf("group %s: %w", g, notFound(err))
+	if err := s.checkRealDirs(g); err != nil {
+		return nil, fmt.Errorf("forget: %w", err)
 	}
 	gl, err := s.LockGroup(ctx, g)
 	if err != nil {
@@ -85,7 +109,7 @@ func (s *Store) ForgetGroup(ctx context.Context, g Group) (removed []Snapshot, e
 	var errs []error
 	for _, si := range snaps {
 		if err := s.ForgetSnapshot(ctx, si.Snapshot); err != nil {
-			errs = append(errs, err)
+			errs = append(errs, &SnapshotError{Snapshot: si.Snapshot, Err: err})
 			continue
 		}
 		removed = append(removed, si.Snapshot)
@@ -98,6 +122,16 @@ func (s *Store) ForgetGroup(ctx context.Context, g Group) (removed []Snapshot, e
 	}
 	return removed, removeViaTrash(s.GroupPath(g), g.ID)
 }
+
+// SnapshotError is the failed removal of one snapshot of a group
+// (ForgetGroup joins one per snapshot it kept).
+type SnapshotError struct {
+	Snapshot Snapshot
+	Err      error
+}
+
+func (e *SnapshotError) Error() string { return e.Err.Error() }
+func (e *SnapshotError) Unwrap() error { return e.Err }
 
 // CleanTrash removes what killed removals left (hidden trash directories
 // in type and group directories) and returns how many it removed. A

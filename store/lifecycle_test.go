@@ -250,3 +250,116 @@ func TestOldestWriter(t *testing.T) {
 		t.Fatal("aborted backup still registered")
 	}
 }
+
+// TestForgetNeverLeavesTheStore: a group, type or namespace directory
+// that is a symlink to a tree outside the store is refused by forget,
+// forget of the group and protect; nothing outside is touched.
+func TestForgetNeverLeavesTheStore(t *testing.T) {
+	ctx := context.Background()
+	for _, link := range []string{"group", "type", "ns"} {
+		t.Run(link, func(t *testing.T) {
+			s := testStore(t)
+			g := Group{NS: "a", Type: TypeHost, ID: "h"}
+			snap := Snapshot{Group: g, Time: day(5)}
+			outside := t.TempDir()
+			// what the symlink leads to looks like the store's tree
+			var at, target string
+			switch link {
+			case "group":
+				at, target = s.GroupPath(g), outside
+			case "type":
+				at, target = filepath.Join(s.root, "ns", "a", TypeHost), outside
+			case "ns":
+				at, target = filepath.Join(s.root, "ns", "a"), outside
+			}
+			inner := strings.TrimPrefix(s.SnapshotPath(snap), at)
+			victim := filepath.Join(target, inner)
+			if err := os.MkdirAll(victim, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(victim, ManifestName), []byte("x"), 0o644)
+			if err := os.MkdirAll(filepath.Dir(at), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(target, at); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.ForgetSnapshot(ctx, snap); !errors.Is(err, ErrBadName) {
+				t.Errorf("forget through a symlinked %s: %v", link, err)
+			}
+			if _, err := s.ForgetGroup(ctx, g); !errors.Is(err, ErrBadName) {
+				t.Errorf("forget group through a symlinked %s: %v", link, err)
+			}
+			if err := s.SetProtected(ctx, snap, true); !errors.Is(err, ErrBadName) {
+				t.Errorf("protect through a symlinked %s: %v", link, err)
+			}
+			if _, err := os.Stat(filepath.Join(victim, ManifestName)); err != nil {
+				t.Errorf("outside the store: %v", err)
+			}
+			if _, err := os.Lstat(filepath.Join(victim, ProtectedName)); err == nil {
+				t.Error("marker written outside the store")
+			}
+		})
+	}
+}
+
+// TestCanForget judges as ForgetSnapshot would, and removes nothing.
+func TestCanForget(t *testing.T) {
+	s := testStore(t)
+	ctx := context.Background()
+	g := Group{Type: TypeVM, ID: "can"}
+	path, _ := makeImage(t, t.TempDir(), 5)
+	a, _ := backupImage(t, s, g, day(1), path)
+	b, _ := backupImage(t, s, g, day(2), path)
+	s.SetProtected(ctx, a, true)
+	l, err := s.LockSnapshot(ctx, b, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CanForget(ctx, a); !errors.Is(err, ErrProtected) {
+		t.Errorf("protected: %v", err)
+	}
+	if err := s.CanForget(ctx, b); !errors.Is(err, ErrLocked) {
+		t.Errorf("locked: %v", err)
+	}
+	if err := s.CanForget(ctx, Snapshot{Group: g, Time: day(3)}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing: %v", err)
+	}
+	l.Unlock()
+	if err := s.CanForget(ctx, b); err != nil {
+		t.Errorf("free: %v", err)
+	}
+	if snaps, _ := s.Snapshots(g); len(snaps) != 2 {
+		t.Errorf("CanForget removed something: %+v", snaps)
+	}
+}
+
+// TestLockSnapshotRemovedWhileWaiting: a reader that waits for the lock
+// of a snapshot being removed gets ErrNotFound, not a lock on the
+// removed directory.
+func TestLockSnapshotRemovedWhileWaiting(t *testing.T) {
+	s := testStore(t)
+	ctx := context.Background()
+	g := Group{Type: TypeVM, ID: "wait"}
+	path, _ := makeImage(t, t.TempDir(), 6)
+	snap, _ := backupImage(t, s, g, day(1), path)
+	removal, err := s.LockSnapshot(ctx, snap, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetLockWait(time.Minute)
+	done := make(chan error, 1)
+	go func() {
+		l, err := s.LockSnapshot(ctx, snap, false)
+		l.Unlock()
+		done <- err
+	}()
+	time.Sleep(100 * time.Millisecond) // the reader is waiting (if not yet, it finds the snapshot gone at once)
+	if err := os.Rename(s.SnapshotPath(snap), filepath.Join(s.GroupPath(g), trashPrefix+"w")); err != nil {
+		t.Fatal(err)
+	}
+	removal.Unlock()
+	if err := <-done; !errors.Is(err, ErrNotFound) {
+		t.Fatalf("reader after the removal: %v, want ErrNotFound", err)
+	}
+}

@@ -30,6 +30,12 @@ func (s *Store) IsProtected(snap Snapshot) bool {
 // the snapshot's lock shared meanwhile, so a removal that has checked the
 // marker (holding the lock exclusively) cannot miss a new one.
 func (s *Store) SetProtected(ctx context.Context, snap Snapshot, on bool) error {
+	if err := snap.Group.Check(); err != nil {
+		return err
+	}
+	if err := s.checkRealDirs(snap.Group); err != nil {
+		return fmt.Errorf("protect %s: %w", snap, err)
+	}
 	l, err := s.LockSnapshot(ctx, snap, false)
 	if err != nil {
 		return fmt.Errorf("protect: %w", err)
@@ -41,11 +47,16 @@ func (s *Store) SetProtected(ctx context.Context, snap Snapshot, on bool) error 
 		if err != nil {
 			return fmt.Errorf("protect %s: %s: %w", snap, ProtectedName, err)
 		}
-		return unix.Close(fd)
+		unix.Close(fd)
+	} else {
+		err = unix.Unlinkat(dirfd, ProtectedName, 0)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("unprotect %s: %s: %w", snap, ProtectedName, err)
+		}
 	}
-	err = unix.Unlinkat(dirfd, ProtectedName, 0)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("unprotect %s: %s: %w", snap, ProtectedName, err)
+	// the marker's presence or absence survives a crash
+	if err := unix.Fsync(dirfd); err != nil {
+		return fmt.Errorf("protect %s: sync: %w", snap, err)
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -14,8 +16,9 @@ import (
 // previous snapshot, verify, tape export, restore), exclusive while it is
 // written (a running backup's own snapshot) or removed. It waits up to
 // the store's lock wait; then it fails with a *LockedError (ErrLocked).
-// A missing snapshot is ErrNotFound; a snapshot path that is not a
-// directory (a symlink, say) is refused.
+// A missing snapshot is ErrNotFound, and so is one removed while its lock
+// was waited for; a snapshot path that is not a directory (a symlink,
+// say) is refused.
 func (s *Store) LockSnapshot(ctx context.Context, snap Snapshot, exclusive bool) (*Lock, error) {
 	return s.lockSnapshot(ctx, snap, exclusive, s.lockWait)
 }
@@ -28,6 +31,11 @@ func (s *Store) lockSnapshot(ctx context.Context, snap Snapshot, exclusive bool,
 	l, err := flockFile(ctx, f, exclusive, wait, false)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", snap, err)
+	}
+	if !l.sameFile(s.SnapshotPath(snap)) {
+		// a removal held it while we waited, and renamed it away
+		l.Unlock()
+		return nil, fmt.Errorf("snapshot %s: %w: removed while its lock was waited for", snap, ErrNotFound)
 	}
 	return l, nil
 }
@@ -42,6 +50,25 @@ func openDirNoFollow(path string) (*os.File, error) {
 		return nil, fmt.Errorf("%s: %w", path, notFound(err))
 	}
 	return os.NewFile(uintptr(fd), path), nil
+}
+
+// checkRealDirs refuses a group whose directory, or a directory on the
+// way to it from the store's root (namespaces, type), is not a real
+// directory: a symlink there would take a removal (or a marker) outside
+// the store. The last component of a snapshot is checked by its open.
+func (s *Store) checkRealDirs(g Group) error {
+	path := s.root
+	for _, part := range strings.Split(strings.TrimSuffix(g.NS.rel()+g.Type+"/"+g.ID, "/"), "/") {
+		path = filepath.Join(path, part)
+		fi, err := os.Lstat(path)
+		if err != nil {
+			return fmt.Errorf("group %s: %w", g, notFound(err))
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("group %s: %s is not a directory (a symlink or a file): %w", g, path, ErrBadName)
+		}
+	}
+	return nil
 }
 
 // sameFile reports whether the locked file is still the one at path.

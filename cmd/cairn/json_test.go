@@ -31,6 +31,7 @@ var jsonOutputs = []struct {
 	{"restore", restoreSummary{}},
 	{"restore", treeSummary{}},
 	{"snapshots", snapshotRow{}},
+	{"forget", forgetReport{}},
 	{"tape status", tape.DriveStatus{}},
 	{"tape catalog", tape.CatalogSet{}},
 }

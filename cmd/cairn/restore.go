@@ -63,6 +63,7 @@ func (a *app) restoreCmd() *cobra.Command {
 	f.BoolVar(&o.json, "json", false, "print the summary as JSON")
 	f.StringVar(&o.path, "path", "", "file archives: restore only this path inside the archive")
 	f.StringVar(&o.cacheSize, "cache-size", "32M", "file archives: bytes of decoded chunks kept in memory (4M to 64G)")
+	a.lockWaitFlag(cmd)
 	return cmd
 }
 
@@ -83,6 +84,11 @@ func (a *app) restore(o restoreOpts, ref, archive, target string) error {
 	if err != nil {
 		return err
 	}
+	unlock, err := a.holdSnapshot(s, snap)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	switch ar.Kind {
 	case store.ArchiveSplitPxar, store.ArchiveSinglePxar:
 		return a.restoreTree(o, s, snap, m, ar, target)
@@ -127,6 +133,20 @@ func (a *app) restore(o restoreOpts, ref, archive, target string) error {
 		return &codeError{code: exitPartial, err: err}
 	}
 	return err
+}
+
+// holdSnapshot locks snap shared while it is read, as every reader does:
+// forget and prune refuse it until the restore ends. A snapshot removed
+// since it was resolved is reported gone.
+func (a *app) holdSnapshot(s *store.Store, snap store.Snapshot) (func(), error) {
+	l, err := s.LockSnapshot(a.ctx, snap, false)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("snapshot %s was removed (forgotten or pruned) before it could be read: %w", snap, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return func() { l.Unlock() }, nil
 }
 
 // openTarget opens an image restore target: "-" is stdout; a block or

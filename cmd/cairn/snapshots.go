@@ -17,6 +17,7 @@ type snapshotRow struct {
 	Group    string   `json:"group"`
 	Time     string   `json:"time"`
 	Finished bool     `json:"finished"`
+	Protect  bool     `json:"protected"`
 	Size     uint64   `json:"size"`
 	Archives []string `json:"archives"`
 	Verify   string   `json:"verify_state,omitempty"`
@@ -73,7 +74,7 @@ func listSnapshots(ctx context.Context, s *store.Store, top store.NS) ([]snapsho
 
 func snapshotRowOf(s *store.Store, si store.SnapshotInfo) snapshotRow {
 	r := snapshotRow{Snapshot: si.String(), Group: si.Group.String(), Time: si.TimeString(),
-		Finished: si.Finished, Archives: []string{}}
+		Finished: si.Finished, Protect: si.Protected, Archives: []string{}}
 	if !si.Finished {
 		return r
 	}
@@ -100,7 +101,7 @@ func printSnapshots(a *app, rows []snapshotRow) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SNAPSHOT\tSIZE\tARCHIVES\tSTATE")
+	fmt.Fprintln(tw, "SNAPSHOT\tSIZE\tARCHIVES\tPROTECTED\tSTATE")
 	group := ""
 	for _, r := range rows {
 		if r.Group != group {
@@ -119,7 +120,11 @@ func printSnapshots(a *app, rows []snapshotRow) error {
 		if r.Finished {
 			size = humanize.IBytes(r.Size)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Snapshot, size, joinNames(r.Archives), state)
+		prot := "-"
+		if r.Protect {
+			prot = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Snapshot, size, joinNames(r.Archives), prot, state)
 	}
 	return tw.Flush()
 }

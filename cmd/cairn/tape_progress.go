@@ -95,10 +95,21 @@ func printExportReport(w io.Writer, st jobs.Status, rep tape.TapeExportReport) {
 			(time.Duration(rep.Seconds * float64(time.Second))).Round(time.Millisecond), rep.MBps)
 		fmt.Fprintf(w, "  readers    %d worker thread(s), chunk order %s; tape writer idle %.0f%% of the time\n",
 			r.Workers, rep.ChunkOrder, 100*rep.WriterIdleShare)
+		printGoneSnapshots(w, r.Snapshots)
 		printFailedSnapshots(w, r.Snapshots)
 	}
 	printJobErrors(w, st)
 	printNext(w, rep.Next)
+}
+
+// printGoneSnapshots names the snapshots removed (forget, prune) before
+// the export read them.
+func printGoneSnapshots(w io.Writer, snaps []tape.SnapshotResult) {
+	for _, s := range snaps {
+		if s.State == tape.StateGone {
+			fmt.Fprintf(w, "  gone       %s: removed from the store before it was read\n", s.Snapshot)
+		}
+	}
 }
 
 func printRestoreReport(w io.Writer, st jobs.Status, rep tape.TapeRestoreReport) {

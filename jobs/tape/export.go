@@ -10,6 +10,7 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/jobs/tape/drive"
 	"github.com/cairnfs/cairn/jobs/tape/media"
+	"github.com/cairnfs/cairn/store"
 )
 
 // MaxWorkers bounds ExportOptions.Workers (PBS: worker-threads 1–32).
@@ -31,6 +32,7 @@ const (
 	StateDone    = "ok"      // exported or restored
 	StatePresent = "present" // already on the media set / in the store
 	StateFailed  = "failed"
+	StateGone    = "gone" // export: removed from the store (forget, prune) before it was read
 )
 
 // SnapshotResult is one snapshot's outcome.
@@ -163,40 +165,92 @@ func planTotals(plan []plannedSnapshot, src Source) (items, bytes int64) {
 }
 
 func exportAll(ctx context.Context, w *media.Writer, src Source, plan []plannedSnapshot, opt ExportOptions, rep Reporter, report *ExportReport) error {
+	carry := map[chunk.Digest]bool{} // chunks planned for snapshots that were not read
 	for _, p := range plan {
-		res := SnapshotResult{Snapshot: p.name}
-		switch {
-		case p.present:
-			res.State = StatePresent
+		if p.present {
 			rep.Logf("snapshot %s: already on media set", p.name)
-		case p.err != nil:
-			res.State, res.Error = StateFailed, p.err.Error()
-			rep.Errorf("snapshot %s: %v", p.name, p.err)
-		default:
-			before := w.Stats()
-			bad, err := exportChunks(ctx, w, src, p.todo, opt.Workers, rep)
-			after := w.Stats()
-			res.Chunks, res.Bytes = after.Chunks-before.Chunks, after.ChunkBytes-before.ChunkBytes
-			report.Chunks += res.Chunks
-			report.Bytes += res.Bytes
-			if err != nil {
-				res.State, res.Error = StateFailed, err.Error()
-				report.Snapshots = append(report.Snapshots, res)
-				return fmt.Errorf("snapshot %s: %w", p.name, err)
-			}
-			if err := exportSnapshot(ctx, w, src, p, bad, rep); err != nil {
-				res.State, res.Error = StateFailed, err.Error()
-				if !errors.Is(err, errNotExported) {
-					report.Snapshots = append(report.Snapshots, res)
-					return err
-				}
-			} else {
-				res.State = StateDone
-			}
+			report.Snapshots = append(report.Snapshots, SnapshotResult{Snapshot: p.name, State: StatePresent})
+			continue
 		}
+		p.todo = takeCarried(carry, p)
+		unlock, err := lockForExport(ctx, src, p.name)
+		if err != nil {
+			for _, d := range p.todo {
+				carry[d] = true // a later snapshot that needs them writes them
+			}
+			res := SnapshotResult{Snapshot: p.name, State: StateGone}
+			if errors.Is(err, store.ErrNotFound) {
+				rep.Logf("snapshot %s: removed from the store before it was exported (forgotten or pruned)", p.name)
+			} else {
+				res.State, res.Error = StateFailed, err.Error()
+				rep.Errorf("snapshot %s: %v", p.name, err)
+			}
+			report.Snapshots = append(report.Snapshots, res)
+			continue
+		}
+		res, err := exportLocked(ctx, w, src, p, opt, rep, report)
+		unlock()
 		report.Snapshots = append(report.Snapshots, res)
+		if err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// takeCarried adds to p's chunks to write those it needs that were
+// planned for a snapshot that was not read.
+func takeCarried(carry map[chunk.Digest]bool, p plannedSnapshot) []chunk.Digest {
+	if len(carry) == 0 {
+		return p.todo
+	}
+	todo := p.todo
+	for _, d := range p.all {
+		if carry[d] {
+			delete(carry, d)
+			todo = append(todo, d)
+		}
+	}
+	return todo
+}
+
+// lockForExport holds the snapshot while it is read, when the source can.
+func lockForExport(ctx context.Context, src Source, name string) (func(), error) {
+	l, ok := src.(Locker)
+	if !ok {
+		return func() {}, nil
+	}
+	return l.LockSnapshot(ctx, name)
+}
+
+// exportLocked writes one snapshot, held locked: its chunks, then its
+// archive. An error ends the export.
+func exportLocked(ctx context.Context, w *media.Writer, src Source, p plannedSnapshot, opt ExportOptions, rep Reporter, report *ExportReport) (SnapshotResult, error) {
+	res := SnapshotResult{Snapshot: p.name}
+	if p.err != nil {
+		res.State, res.Error = StateFailed, p.err.Error()
+		rep.Errorf("snapshot %s: %v", p.name, p.err)
+		return res, nil
+	}
+	before := w.Stats()
+	bad, err := exportChunks(ctx, w, src, p.todo, opt.Workers, rep)
+	after := w.Stats()
+	res.Chunks, res.Bytes = after.Chunks-before.Chunks, after.ChunkBytes-before.ChunkBytes
+	report.Chunks += res.Chunks
+	report.Bytes += res.Bytes
+	if err != nil {
+		res.State, res.Error = StateFailed, err.Error()
+		return res, fmt.Errorf("snapshot %s: %w", p.name, err)
+	}
+	if err := exportSnapshot(ctx, w, src, p, bad, rep); err != nil {
+		res.State, res.Error = StateFailed, err.Error()
+		if !errors.Is(err, errNotExported) {
+			return res, err
+		}
+		return res, nil
+	}
+	res.State = StateDone
+	return res, nil
 }
 
 var errNotExported = errors.New("snapshot not exported")

@@ -87,11 +87,10 @@ func (x *tapeExporter) Run(ctx context.Context, j *jobs.Job) error {
 	x.mu.Lock()
 	x.rep.Drive, x.rep.Pool = x.opt.Drive, x.opt.Pool
 	x.mu.Unlock()
-	lock, err := x.s.LockShared(ctx) // keeps garbage collection out while we read
-	if err != nil {
-		return err
-	}
-	defer lock.Unlock()
+	// Each snapshot is held locked (shared) while it is read (Export,
+	// StoreSource.LockSnapshot): forget and prune refuse it meanwhile, and
+	// garbage collection, which marks every snapshot still there, keeps
+	// its chunks.
 	d, err := OpenTapeDrive(ctx, x.opt.Drive)
 	if err != nil {
 		return err

@@ -174,7 +174,7 @@ func checkPoolParam(kind, pool string, required bool) error {
 }
 
 // countSnapshots tallies the snapshots of a tape job's report: written
-// (or restored), there before, failed.
+// (or restored), there before, failed; gone ones are none of these.
 func countSnapshots(rs []SnapshotResult) (ok, present, failed int) {
 	for _, s := range rs {
 		switch s.State {
@@ -182,6 +182,7 @@ func countSnapshots(rs []SnapshotResult) (ok, present, failed int) {
 			ok++
 		case StatePresent:
 			present++
+		case StateGone:
 		default:
 			failed++
 		}

@@ -43,6 +43,15 @@ type Prefetcher interface {
 	PrefetchChunk(d chunk.Digest)
 }
 
+// Locker is implemented by sources whose snapshots can be removed while
+// Export runs (a store: forget, prune). Export holds each snapshot locked
+// while it reads it, so that it stays until its archive is written; a
+// snapshot removed before that fails the lock with an error matching
+// store.ErrNotFound and is reported gone, not failed.
+type Locker interface {
+	LockSnapshot(ctx context.Context, snapshot string) (unlock func(), err error)
+}
+
 // Sizer is implemented by sources that can tell a chunk's stored (blob)
 // size cheaply, before reading it; Export then gives progress a byte
 // total.

@@ -33,6 +33,7 @@ var (
 	_ Source  = (*StoreSource)(nil)
 	_ Orderer = (*StoreSource)(nil)
 	_ Sizer   = (*StoreSource)(nil)
+	_ Locker  = (*StoreSource)(nil)
 
 	_ BufferLoader = (*StoreSource)(nil)
 )
@@ -120,6 +121,20 @@ func (s *StoreSource) Chunks(ctx context.Context, name string) ([]chunk.Digest, 
 		}
 	}
 	return out, nil
+}
+
+// LockSnapshot holds the snapshot locked shared, as every reader of a
+// snapshot does: forget and prune refuse it until unlock.
+func (s *StoreSource) LockSnapshot(ctx context.Context, name string) (func(), error) {
+	snap, err := ParseSnapshot(name)
+	if err != nil {
+		return nil, err
+	}
+	l, err := s.S.LockSnapshot(ctx, snap, false)
+	if err != nil {
+		return nil, err
+	}
+	return func() { l.Unlock() }, nil
 }
 
 // LoadChunk reads a chunk's DataBlob.

@@ -12,6 +12,10 @@
 // leaves the chunk in place, since other snapshots may share it; PBS
 // renames the chunk aside when the size disagrees, which breaks them.
 //
+// Each snapshot is held locked (shared, store.LockSnapshot) while it is
+// verified, so forget and prune refuse it meanwhile; one removed before
+// the job reached it is logged as gone, not failed.
+//
 // ParseVerifyParams reads its key=value parameters; VerifyReport is the
 // result its Status carries.
 package verify

@@ -110,11 +110,10 @@ func (v *verifier) Run(ctx context.Context, j *jobs.Job) error {
 	start := time.Now()
 	defer j.SetPhase("done")
 	defer v.finish(ctx, start)
-	lock, err := v.s.LockShared(ctx) // keeps garbage collection out while we read
-	if err != nil {
-		return err
-	}
-	defer lock.Unlock()
+	// Each snapshot is held locked (shared) while it is verified
+	// (verifySnapshot): forget and prune refuse it meanwhile, and garbage
+	// collection, which marks every snapshot still there, keeps its
+	// chunks.
 	j.SetPhase("selecting")
 	snaps, err := v.selectSnapshots(ctx, j)
 	if err != nil {

@@ -34,6 +34,16 @@ func (v *verifier) verifySnapshot(ctx context.Context, j *jobs.Job, snap store.S
 		res.Damaged = res.Damaged || damaged
 		j.Errorf("%s: %s", snap, msg)
 	}
+	lock, err := v.s.LockSnapshot(ctx, snap, false)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			j.Logf("%s: removed before it was verified (forgotten or pruned), not verified", snap)
+		} else {
+			j.Errorf("%s: not verified: %v", snap, err)
+		}
+		return
+	}
+	defer lock.Unlock()
 	m, err := v.s.ReadManifest(snap)
 	if err != nil {
 		if errors.Is(err, store.ErrUnfinished) {
