@@ -22,7 +22,7 @@ const MaxAtimeCutoff = 100 * 365 * 24 * time.Hour
 var (
 	// ErrAtimeUnsupported: the store's file system does not record an
 	// explicit atime update, so GC cannot tell used chunks from garbage.
-	ErrAtimeUnsupported = errors.New("file system does not record explicit atime updates")
+	ErrAtimeUnsupported = store.ErrNoAtime
 	// ErrBadIndex: an index could not be read; GC then removes nothing,
 	// since a chunk only that index uses would look unused.
 	ErrBadIndex = errors.New("unreadable index: nothing removed")
@@ -31,6 +31,7 @@ var (
 // Observer follows a GC's progress; *jobs.Job is one. Its methods are
 // called from several goroutines.
 type Observer interface {
+	Logf(format string, args ...any)
 	SetPhase(phase string)
 	SetTotals(items, bytes int64)
 	AddDone(items, bytes int64)
@@ -43,7 +44,8 @@ type Options struct {
 	// allowed: every chunk not marked by phase 1 nor used by a running
 	// writer goes. Callers wanting PBS's default pass DefaultAtimeCutoff.
 	AtimeCutoff time.Duration
-	// Logger receives progress and warnings (nil: discarded).
+	// Logger receives progress and warnings when there is no Observer
+	// (nil: discarded).
 	Logger *slog.Logger
 	// Observer, if set, follows the phases and counts.
 	Observer Observer
@@ -56,7 +58,8 @@ type Options struct {
 	// UPID names the job in the saved status ("" outside a job).
 	UPID string
 
-	lockHeld bool // the job manager holds LockJob("gc") already
+	lockHeld   bool                      // the job manager holds LockJob("gc") already
+	checkAtime func() (time.Time, error) // tests: replaces Store.CheckAtime
 }
 
 // Run collects a store's garbage: phase 1 marks (touches) every chunk

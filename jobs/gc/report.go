@@ -24,6 +24,7 @@ type Report struct {
 	MissingChunks  int64 `json:"missing_chunks"` // referenced chunks not found (distinct as far as the cache tells)
 
 	// Phase 2 (sweep).
+	ChunkFiles     int64 `json:"chunk_files"` // files of the prefix directories looked at
 	RemovedChunks  int64 `json:"removed_chunks"`
 	RemovedBytes   int64 `json:"removed_bytes"`
 	RemovedBad     int64 `json:"removed_bad"`
