@@ -162,7 +162,7 @@ func (d *PrefixDir) stat(name string) (ChunkEntry, bool, error) {
 // entryKind tells a prefix directory's file by its name; 0 for a name
 // of no kind.
 func entryKind(name string) EntryKind {
-	if strings.HasPrefix(name, ".") && strings.HasSuffix(name, asideSuffix) {
+	if len(name) > 1+len(asideSuffix) && name[0] == '.' && strings.HasSuffix(name, asideSuffix) {
 		switch entryKind(name[1 : len(name)-len(asideSuffix)]) {
 		case EntryChunk, EntryBad:
 			return EntryAside
