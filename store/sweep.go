@@ -218,10 +218,25 @@ func entryKind(name string) EntryKind {
 		return EntryChunk
 	case len(rest) == 6 && rest[0] == '.' && rest[1] >= '0' && rest[1] <= '9' && rest[2:] == ".bad":
 		return EntryBad
-	case strings.HasPrefix(rest, ".tmp_") && !strings.Contains(rest[5:], "/"):
+	case strings.HasPrefix(rest, ".tmp_") && isTempSuffix(rest[5:]):
 		return EntryTemp
 	}
 	return 0
+}
+
+// isTempSuffix tells the random part of a temporary name (os.CreateTemp's
+// digits, PBS's letters and digits).
+func isTempSuffix(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && c != '_' {
+			return false
+		}
+	}
+	return true
 }
 
 func isLowerHex(s string) bool {

@@ -268,3 +268,25 @@ func TestSnapshotIndexFilesAndTouchMissing(t *testing.T) {
 		t.Error(".bad copy of a missing chunk not touched")
 	}
 }
+
+// FuzzEntryKind: no name panics the listing; what is listed as set
+// aside names a chunk or .bad copy to put back; no listed name leaves
+// the directory.
+func FuzzEntryKind(f *testing.F) {
+	for _, s := range []string{digestName('1'), digestName('2') + ".0.bad", digestName('3') + ".tmp_x", AsideName(digestName('4')),
+		".gc", "..gc", ".", "", AsideName(digestName('5') + ".tmp_1"), digestName('6') + ".tmp_/x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		k := entryKind(name)
+		if k != 0 && (strings.Contains(name, "/") || strings.Contains(name, "\x00")) {
+			t.Fatalf("%q listed as %d", name, k)
+		}
+		if k == EntryAside {
+			e := ChunkEntry{Name: name, Kind: k}
+			if tk := entryKind(e.Target()); tk != EntryChunk && tk != EntryBad {
+				t.Fatalf("%q puts back as %q of kind %d", name, e.Target(), tk)
+			}
+		}
+	})
+}
