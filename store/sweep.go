@@ -59,6 +59,10 @@ func (e ChunkEntry) Target() string {
 	return strings.TrimSuffix(strings.TrimPrefix(e.Name, "."), asideSuffix)
 }
 
+// TargetKind is, for an EntryAside, the kind of what it is put back as
+// (EntryChunk or EntryBad).
+func (e ChunkEntry) TargetKind() EntryKind { return entryKind(e.Target()) }
+
 // PrefixDir is an open chunk prefix directory. It is not safe for
 // concurrent use; the sweep gives each worker its own.
 type PrefixDir struct {

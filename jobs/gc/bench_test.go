@@ -32,15 +32,24 @@ var (
 
 // benchFixture is a store of n chunk files (written directly: GC does
 // not read them) and four snapshots whose dynamic indexes reference
-// them, each sharing 90% with the one before, made once.
+// them, each sharing 90% with the one before, made once. With
+// CAIRN_GC_BENCH_DIR it is made there and kept (and reused when there),
+// to measure `cairn gc` on it.
 func benchFixture(b *testing.B, n int) *store.Store {
 	benchOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "cairn-gc-bench")
-		if err != nil {
-			benchErr = err
-			return
+		dir := os.Getenv("CAIRN_GC_BENCH_DIR")
+		if dir != "" {
+			if benchStore, benchErr = store.Open(filepath.Join(dir, "store")); benchErr == nil {
+				return
+			}
+		} else {
+			var err error
+			if dir, err = os.MkdirTemp("", "cairn-gc-bench"); err != nil {
+				benchErr = err
+				return
+			}
+			b.Cleanup(func() { os.RemoveAll(dir) })
 		}
-		b.Cleanup(func() { os.RemoveAll(dir) })
 		benchStore, benchErr = store.Create(filepath.Join(dir, "store"))
 		if benchErr != nil {
 			return

@@ -129,6 +129,7 @@ func (r *gcRun) sweepEntry(d *store.PrefixDir, e store.ChunkEntry, cut, phase1 t
 			c.removedBytes += size
 		case store.KeptTouched:
 			c.restoredChunks++
+			e.Kind = e.TargetKind()
 			c.keep(e, phase1)
 		}
 		return err
