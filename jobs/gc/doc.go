@@ -44,7 +44,10 @@
 // released. Subtracting nothing is safe there because T1 is read from
 // the file system's timestamps, not from the process clock: every touch
 // after the self-test, whatever the coarseness of kernel timestamps,
-// reads no earlier than T1.
+// reads no earlier than T1. (PBS takes T1 from the process clock: a
+// chunk touched by phase 1 a jiffy "before" T1, or a network file system
+// whose server stamps times behind the client's, makes its atime look
+// older than the cutoff; measuring T1 on the file system avoids both.)
 //
 // # Why nothing in use is removed
 //
