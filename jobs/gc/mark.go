@@ -11,11 +11,17 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store"
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
 )
 
 // markRange is how many index entries one phase-1 work item covers, so
 // that one large index is shared by every worker.
 const markRange = 1 << 14
+
+// maxMarkEntries bounds the index entries of the indexes phase 1 holds
+// open (mapped) at once, about 40 MiB of mapped index pages: many small
+// indexes are marked side by side, a large one alone.
+const maxMarkEntries = 1 << 20
 
 // maxMissingLogged bounds the missing chunks named in the log.
 const maxMissingLogged = 100
@@ -31,6 +37,7 @@ type markItem struct {
 type openIndex struct {
 	store.Index
 	name    string // for messages
+	weight  int64  // its share of maxMarkEntries
 	pending atomic.Int64
 }
 
@@ -49,6 +56,7 @@ type markCounts struct {
 // and named in the log.
 func (r *gcRun) mark(ctx context.Context) error {
 	cache := newTouchedCache(r.cacheEntries())
+	r.inflight = semaphore.NewWeighted(maxMarkEntries)
 	g, ctx := errgroup.WithContext(ctx)
 	items := make(chan markItem, 2*r.markWorkers())
 	g.Go(func() error {
@@ -140,9 +148,13 @@ func (r *gcRun) sendIndex(ctx context.Context, snap store.Snapshot, name string,
 	if err != nil {
 		return fmt.Errorf("%w: snapshot %s: %w", ErrBadIndex, snap, err)
 	}
-	idx := &openIndex{Index: x, name: snap.String() + "/" + name}
-	r.open.add(idx)
 	n := x.Len()
+	idx := &openIndex{Index: x, name: snap.String() + "/" + name, weight: int64(min(max(n, 1), maxMarkEntries))}
+	if err := r.inflight.Acquire(ctx, idx.weight); err != nil {
+		x.Close()
+		return err
+	}
+	r.open.add(idx)
 	r.mc.indexFiles.Add(1)
 	r.mc.indexBytes.Add(x.Size())
 	if n == 0 {
@@ -167,6 +179,7 @@ func (r *gcRun) closeIndex(idx *openIndex) error {
 	}
 	ferr := idx.Err()
 	idx.Close()
+	r.inflight.Release(idx.weight)
 	if r.opt.Observer != nil {
 		r.opt.Observer.AddDone(1, 0)
 	}

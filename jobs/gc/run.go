@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairnfs/cairn/store"
 	"github.com/dustin/go-humanize"
+	"golang.org/x/sync/semaphore"
 )
 
 // Kind is the job kind's name, also the name of its job lock.
@@ -32,6 +33,8 @@ type gcRun struct {
 	opt  Options
 	mc   markCounts
 	open openSet
+	// inflight holds maxMarkEntries: an open index takes its entries
+	inflight *semaphore.Weighted
 
 	mu  sync.Mutex // guards rep while the sweep's workers add to it
 	rep Report
