@@ -56,6 +56,7 @@ type markCounts struct {
 // and named in the log.
 func (r *gcRun) mark(ctx context.Context) error {
 	cache := newTouchedCache(r.cacheEntries())
+	defer cache.free()
 	r.inflight = semaphore.NewWeighted(maxMarkEntries)
 	g, ctx := errgroup.WithContext(ctx)
 	items := make(chan markItem, 2*r.markWorkers())

@@ -48,14 +48,17 @@ func (r *gcRun) markWorkers() int {
 	if r.opt.MarkWorkers > 0 {
 		return min(r.opt.MarkWorkers, MaxWorkers)
 	}
-	return min(max(4*cpus(), 4), 32) // touches wait on metadata more than on CPU
+	// touches and stats wait in the file system (its journal, inode
+	// locks) more than they use a CPU: 16 workers on 2 CPUs mark and
+	// sweep a 1M-chunk store about 40% faster than 4 (BenchmarkGC)
+	return min(max(8*cpus(), 8), 32)
 }
 
 func (r *gcRun) sweepWorkers() int {
 	if r.opt.SweepWorkers > 0 {
 		return min(r.opt.SweepWorkers, MaxWorkers)
 	}
-	return min(max(2*cpus(), 2), 32)
+	return min(max(8*cpus(), 8), 32) // as markWorkers
 }
 
 func (r *gcRun) cacheEntries() int {
