@@ -290,3 +290,17 @@ func TestRunPutsBackSetAsideChunk(t *testing.T) {
 		t.Errorf("second GC: %+v", rep)
 	}
 }
+
+// Stray files where groups and snapshots are expected hold no indexes:
+// GC passes them over instead of failing.
+func TestRunStrayFiles(t *testing.T) {
+	s := storetest.NewStore(t)
+	a := backup(t, s, vm, 0, storetest.RandBytes("a", 2*testChunk))
+	os.WriteFile(filepath.Join(s.Root(), "vm", "200"), []byte("not a group"), 0o600)
+	os.WriteFile(filepath.Join(s.GroupPath(vm), "2020-01-01T00:00:00Z"), []byte("not a snapshot"), 0o600)
+	rep := run(t, s, 0)
+	if rep.IndexFileCount != 1 {
+		t.Errorf("report %+v", rep)
+	}
+	checkChunks(t, s, digests(t, s, a))
+}

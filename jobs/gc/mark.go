@@ -12,6 +12,7 @@ import (
 	"github.com/cairnfs/cairn/store"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/semaphore"
+	"golang.org/x/sys/unix"
 )
 
 // markRange is how many index entries one phase-1 work item covers, so
@@ -121,12 +122,20 @@ func (r *gcRun) listIndexes(ctx context.Context, items chan<- markItem) error {
 		if errors.Is(err, store.ErrNotFound) {
 			continue // a group removed while walked
 		}
+		if errors.Is(err, unix.ENOTDIR) {
+			r.logf("warning: passed over what is not a directory: %v", err) // no snapshots in it
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrBadIndex, err)
 		}
 		names, err := r.s.SnapshotIndexFiles(si.Snapshot)
 		if errors.Is(err, store.ErrNotFound) {
 			continue // forgotten meanwhile
+		}
+		if errors.Is(err, unix.ENOTDIR) {
+			r.logf("warning: passed over snapshot %s: not a directory", si.Snapshot)
+			continue
 		}
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrBadIndex, err)
