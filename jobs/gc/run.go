@@ -50,7 +50,7 @@ func (r *gcRun) markWorkers() int {
 	}
 	// touches and stats wait in the file system (its journal, inode
 	// locks) more than they use a CPU: 16 workers on 2 CPUs mark and
-	// sweep a 1M-chunk store about 40% faster than 4 (BenchmarkGC)
+	// sweep a 1M-chunk store about 40% faster than 4 (BenchmarkGCWorkers)
 	return min(max(8*cpus(), 8), 32)
 }
 
