@@ -1,7 +1,9 @@
 package store
 
 import (
+	"encoding/hex"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -289,4 +291,32 @@ func FuzzEntryKind(f *testing.F) {
 			}
 		}
 	})
+}
+
+// GC's touch does not follow a chunk that is a symbolic link.
+func TestMarkChunkNoFollow(t *testing.T) {
+	f := newSweepFixture(t)
+	old := time.Now().Add(-48 * time.Hour).Truncate(time.Second)
+	outside := filepath.Join(t.TempDir(), "outside")
+	os.WriteFile(outside, []byte("x"), 0o600)
+	os.Chtimes(outside, old, old)
+	var d [32]byte
+	d[0], d[1] = 0xab, 0xcd
+	if err := os.Symlink(outside, filepath.Join(f.dir, hex.EncodeToString(d[:]))); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.MarkChunk(d); err != nil {
+		t.Fatal(err)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(outside, &st); err != nil {
+		t.Fatal(err)
+	}
+	if got := time.Unix(st.Atim.Sec, 0); !got.Equal(old) {
+		t.Errorf("the link's target was touched: atime %v", got)
+	}
+	d[2] = 1
+	if err := f.s.MarkChunk(d); !errors.Is(err, ErrNotFound) || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing chunk: %v", err)
+	}
 }

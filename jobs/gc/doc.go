@@ -18,7 +18,8 @@
 //     pool of workers, and every chunk it references is touched
 //     (utimensat, atime only), skipping the digests a fixed-size cache of
 //     recently touched ones holds (cache.go; whole digests, so a hit is
-//     never another chunk). A referenced chunk that is missing is counted
+//     never another chunk). The touch (Store.MarkChunk) never follows a
+//     symbolic link. A referenced chunk that is missing is counted
 //     and named in the log (the first 100), and its .bad copies and any
 //     copy a killed sweep set aside are touched instead, as PBS touches
 //     .bad copies.

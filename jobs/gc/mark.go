@@ -215,7 +215,7 @@ func (r *gcRun) markRange(ctx context.Context, cache *touchedCache, it markItem)
 		if cache.has(d) {
 			continue
 		}
-		err := r.s.TouchChunk(d)
+		err := r.s.MarkChunk(d)
 		switch {
 		case err == nil:
 			touched++
