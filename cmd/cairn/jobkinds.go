@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/cairnfs/cairn/jobs"
+	"github.com/cairnfs/cairn/jobs/gc"
 	"github.com/cairnfs/cairn/jobs/prune"
 	"github.com/cairnfs/cairn/jobs/tape"
 	"github.com/cairnfs/cairn/jobs/verify"
@@ -14,7 +15,7 @@ import (
 // registered, for the mount's .jobs tree and for foreground commands.
 func jobKinds() []jobs.Kind {
 	return []jobs.Kind{verify.VerifyKind{}, tape.TapeExportKind{}, tape.TapeRestoreKind{},
-		prune.Kind{}}
+		prune.Kind{}, gc.GCKind{}}
 }
 
 // jobManager returns a job manager for s with every job kind, logging

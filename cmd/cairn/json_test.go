@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairnfs/cairn/fs"
 	"github.com/cairnfs/cairn/jobs"
+	"github.com/cairnfs/cairn/jobs/gc"
 	"github.com/cairnfs/cairn/jobs/prune"
 	"github.com/cairnfs/cairn/jobs/tape"
 	"github.com/cairnfs/cairn/jobs/verify"
@@ -24,6 +25,7 @@ var jsonOutputs = []struct {
 	{"Job status", jobs.Status{}},
 	{"verify", verify.VerifyReport{}},
 	{"prune", prune.Report{}},
+	{"gc", gc.Report{}},
 	{"tape export", tape.TapeExportReport{}},
 	{"tape restore", tape.TapeRestoreReport{}},
 	{"Mount statistics", fs.Stats{}},
