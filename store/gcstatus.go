@@ -6,8 +6,8 @@ import (
 )
 
 // GCStatusName is the file in the store's directory that holds the last
-// garbage collection's report, as PBS keeps .gc-status (JSON; what it
-// holds is jobs/gc's).
+// garbage collection's report, as PBS keeps .gc-status (JSON, in PBS's
+// form; what it holds is jobs/gc's).
 const GCStatusName = ".gc-status"
 
 // maxGCStatus bounds what is read of a .gc-status file.

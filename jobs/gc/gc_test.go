@@ -2,6 +2,7 @@ package gc
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -254,6 +255,12 @@ func TestReadStatusHostile(t *testing.T) {
 	if _, _, err := ReadStatus(s); err == nil || !strings.Contains(err.Error(), s.GCStatusPath()) {
 		t.Errorf("bad JSON: %v", err)
 	}
+	for _, other := range []string{`{}`, `[]`, `{"upid": null}`, `"x"`, `{"cairn": 7}`} {
+		os.WriteFile(s.GCStatusPath(), []byte(other), 0o600)
+		if _, _, err := ReadStatus(s); err == nil || !strings.Contains(err.Error(), s.GCStatusPath()) {
+			t.Errorf("%s: %v", other, err)
+		}
+	}
 	os.Remove(s.GCStatusPath())
 	unix.Mkfifo(s.GCStatusPath(), 0o600)
 	if _, _, err := ReadStatus(s); err == nil || !strings.Contains(err.Error(), s.GCStatusPath()) {
@@ -303,4 +310,40 @@ func TestRunStrayFiles(t *testing.T) {
 		t.Errorf("report %+v", rep)
 	}
 	checkChunks(t, s, digests(t, s, a))
+}
+
+// .gc-status is PBS's GarbageCollectionStatus (kebab-case, every
+// counter), with cairn's report beside it; a status PBS wrote is read.
+func TestStatusIsPBSs(t *testing.T) {
+	s := storetest.NewStore(t)
+	rep := Report{UPID: "UPID:x", State: StateOK, IndexFileCount: 3, IndexDataBytes: 300, DiskBytes: 100,
+		DiskChunks: 2, RemovedBytes: 7, RemovedChunks: 1, PendingBytes: 5, PendingChunks: 1, RemovedBad: 1, StillBad: 2}
+	if err := saveStatus(s, rep); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(s.GCStatusPath())
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]float64{"index-file-count": 3, "index-data-bytes": 300, "disk-bytes": 100, "disk-chunks": 2,
+		"removed-bytes": 7, "removed-chunks": 1, "pending-bytes": 5, "pending-chunks": 1, "removed-bad": 1, "still-bad": 2}
+	for k, v := range want {
+		if m[k] != v {
+			t.Errorf("%s = %v, want %v", k, m[k], v)
+		}
+	}
+	if m["upid"] != "UPID:x" {
+		t.Errorf("upid %v", m["upid"])
+	}
+	if back, ok, err := ReadStatus(s); err != nil || !ok || back != rep {
+		t.Errorf("read back %+v %v %v", back, ok, err)
+	}
+	pbs := `{"upid":"UPID:pbs:1","index-file-count":4,"index-data-bytes":800,"disk-bytes":200,"disk-chunks":9,
+		"removed-bytes":0,"removed-chunks":0,"pending-bytes":0,"pending-chunks":0,"removed-bad":0,"still-bad":0}`
+	os.WriteFile(s.GCStatusPath(), []byte(pbs), 0o600)
+	back, ok, err := ReadStatus(s)
+	if err != nil || !ok || back.UPID != "UPID:pbs:1" || back.DiskChunks != 9 || back.DedupFactor != 4 {
+		t.Errorf("PBS's status: %+v %v %v", back, ok, err)
+	}
 }
