@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/internal/directio"
@@ -31,7 +32,21 @@ func (l localDir) ReadChunk(ctx context.Context, d chunk.Digest, opt ChunkOption
 	if err := ctx.Err(); err != nil {
 		return fail(err)
 	}
-	path := l.chunkPath(d)
+	blob, err := l.readChunkAt(d, l.chunkPath(d), opt)
+	if errors.Is(err, ErrMissingChunk) {
+		// a GC killed while it had the chunk set aside (sweep_remove.go)
+		// leaves it under its hidden name until the next GC puts it back
+		aside := filepath.Join(filepath.Dir(l.chunkPath(d)), AsideName(d.String()))
+		if b, aerr := l.readChunkAt(d, aside, opt); aerr == nil {
+			return b, nil
+		}
+	}
+	return blob, err
+}
+
+// readChunkAt reads chunk d's blob from the file at path.
+func (l localDir) readChunkAt(d chunk.Digest, path string, opt ChunkOptions) (Blob, error) {
+	fail := func(err error) (Blob, error) { return Blob{d: d, data: opt.Buf[:0], inBuf: true}, err }
 	if opt.Direct == DirectAlways {
 		return readDirect(d, path, opt.Buf)
 	}

@@ -101,7 +101,9 @@ func (s *Store) OldestWriter() (oldest time.Time, ok bool, err error) {
 		start, valid := writerStart(name)
 		live, err := lockedByOther(path)
 		if err != nil || live {
-			if err == nil && valid && (!ok || start.Before(oldest)) {
+			// a writer whose lock cannot be checked counts as running:
+			// an older cutoff only keeps more
+			if valid && (!ok || start.Before(oldest)) {
 				oldest, ok = start, true
 			}
 			continue

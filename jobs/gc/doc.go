@@ -95,7 +95,10 @@
 // one case it is not (a backup touched C in the microseconds between the
 // listing and the rename, and GC was killed before it put C back), the
 // next GC's phase 1 finds C missing, touches the hidden copy, and its
-// phase 2 puts it back before anything else in that directory. Removals
+// phase 2 puts it back before anything else in that directory; until
+// then readers (the mount, restore, verify) find C under its hidden name
+// when it is missing under its own (Store.ReadChunk), so the store
+// verifies in between too. Removals
 // are unlinks of single files, so the store stays a valid datastore;
 // the report is written by rename at the end, so a killed GC leaves the
 // previous one.
