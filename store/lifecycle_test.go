@@ -220,6 +220,7 @@ func TestOldestWriter(t *testing.T) {
 	os.WriteFile(dead, nil, 0o600)
 	os.WriteFile(filepath.Join(dir, "junk"), nil, 0o600)
 	os.Symlink("/etc/passwd", filepath.Join(dir, "2000-1-link"))
+	os.Mkdir(filepath.Join(dir, "3000-1-dir"), 0o700)
 	got, ok, err := s.OldestWriter()
 	if err != nil || !ok || got.UnixNano() != w1.Start().UnixNano() {
 		t.Fatalf("oldest %v %v %v, want %v", got, ok, err, w1.Start())

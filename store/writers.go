@@ -28,6 +28,8 @@ const writersDir = ".writers"
 
 const newWriterPrefix = ".new-"
 
+var errNotRegular = errors.New("not a regular file")
+
 // Writer is a registered running writer.
 type Writer struct {
 	f     *os.File
@@ -100,6 +102,9 @@ func (s *Store) OldestWriter() (oldest time.Time, ok bool, err error) {
 		path := filepath.Join(dir, name)
 		start, valid := writerStart(name)
 		live, err := lockedByOther(path)
+		if errors.Is(err, unix.ELOOP) || errors.Is(err, errNotRegular) {
+			continue // no writer makes one: not a writer's file
+		}
 		if err != nil || live {
 			// a writer whose lock cannot be checked counts as running:
 			// an older cutoff only keeps more
@@ -136,6 +141,13 @@ func lockedByOther(path string) (bool, error) {
 		return false, err
 	}
 	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return false, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return false, errNotRegular
+	}
 	err = unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB)
 	if errors.Is(err, unix.EWOULDBLOCK) {
 		return true, nil
