@@ -28,8 +28,6 @@ const writersDir = ".writers"
 
 const newWriterPrefix = ".new-"
 
-var errNotRegular = errors.New("not a regular file")
-
 // Writer is a registered running writer.
 type Writer struct {
 	f     *os.File
