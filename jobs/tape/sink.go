@@ -62,8 +62,17 @@ func (k *StoreSink) Close() error {
 	return k.lock.Unlock()
 }
 
-// HasChunk reports whether the store has the chunk.
-func (k *StoreSink) HasChunk(d chunk.Digest) bool { return k.s.HasChunk(d) }
+// HasChunk reports whether the store has the chunk, touching it: the
+// restored snapshot will reference it, and a GC running meanwhile must
+// keep it (store.RefreshChunk). A chunk found gone, or that cannot be
+// touched, is restored from tape.
+func (k *StoreSink) HasChunk(d chunk.Digest) bool {
+	if !k.s.HasChunk(d) {
+		return false
+	}
+	ok, err := k.s.RefreshChunk(nil, d)
+	return ok && err == nil
+}
 
 // InsertChunk inserts a chunk.
 func (k *StoreSink) InsertChunk(d chunk.Digest, blob []byte) (bool, error) {
