@@ -25,17 +25,20 @@ const (
 	SyncNone
 )
 
-// Backup is one snapshot being written. It holds the store's shared lock
-// and the group's backup lock until Finish or Abort. Until Finish writes
+// Backup is one snapshot being written. Until Finish or Abort it is a
+// registered writer (RegisterWriter) and holds the store's shared lock,
+// the group's backup lock, its new snapshot's lock exclusively and its
+// previous snapshot's shared. Until Finish writes
 // the manifest the snapshot is unfinished and never shown as complete.
 type Backup struct {
-	s     *Store
-	snap  Snapshot
-	dir   string
-	locks []*Lock
-	prev  *Snapshot
-	files []FileInfo
-	Sync  SyncLevel
+	s      *Store
+	snap   Snapshot
+	dir    string
+	locks  []*Lock
+	writer *Writer // registered for GC's oldest-writer rule
+	prev   *Snapshot
+	files  []FileInfo
+	Sync   SyncLevel
 }
 
 // StartBackup creates the snapshot directory of g at t (now, once the
@@ -49,29 +52,29 @@ func (s *Store) StartBackup(ctx context.Context, g Group, t time.Time) (*Backup,
 	if err := checkFuture(t); err != nil {
 		return nil, err
 	}
+	w, err := s.RegisterWriter() // before any chunk is looked at: GC's oldest-writer bound
+	if err != nil {
+		return nil, err
+	}
+	b := &Backup{s: s, writer: w}
 	plock, err := s.LockShared(ctx)
 	if err != nil {
+		b.unlock()
 		return nil, err
 	}
+	b.locks = append(b.locks, plock)
 	glock, err := s.LockGroup(ctx, g)
 	if err != nil {
-		plock.Unlock()
+		b.unlock()
 		return nil, err
 	}
-	b := &Backup{s: s, locks: []*Lock{glock, plock}}
+	b.locks = append(b.locks, glock)
 	snap, err := s.backupTime(ctx, g, t)
 	if err != nil {
 		b.unlock()
 		return nil, err
 	}
 	b.snap, b.dir = snap, s.SnapshotPath(snap)
-	if prev, err := s.Latest(g); err == nil && prev.Time.Before(snap.Time) {
-		if m, err := s.ReadManifest(prev); err == nil {
-			if vs, ok := m.VerifyState(); !ok || vs.State != "failed" {
-				b.prev = &prev
-			}
-		}
-	}
 	if err := os.Mkdir(b.dir, 0o755); err != nil {
 		b.unlock()
 		if errors.Is(err, fs.ErrExist) {
@@ -79,14 +82,49 @@ func (s *Store) StartBackup(ctx context.Context, g Group, t time.Time) (*Backup,
 		}
 		return nil, fmt.Errorf("snapshot %s: %w", snap, err)
 	}
+	// the new snapshot is ours alone until Finish or Abort: nothing removes it
+	slock, err := s.lockSnapshot(ctx, snap, true, 0)
+	if err != nil {
+		b.unlock()
+		return nil, err
+	}
+	b.locks = append(b.locks, slock)
+	b.takePrevious(ctx, g)
 	return b, nil
 }
 
-func (b *Backup) unlock() {
-	for _, l := range b.locks {
+// takePrevious picks the group's newest finished snapshot before this one
+// whose last verification did not fail as the base for deduplication, and
+// holds it locked shared so that it is not removed while the backup
+// builds on it. One that cannot be locked (being removed) is no base.
+func (b *Backup) takePrevious(ctx context.Context, g Group) {
+	prev, err := b.s.Latest(g)
+	if err != nil || !prev.Time.Before(b.snap.Time) {
+		return
+	}
+	l, err := b.s.lockSnapshot(ctx, prev, false, max(b.s.lockWait, manifestLockTimeout))
+	if err != nil {
+		return
+	}
+	m, err := b.s.ReadManifest(prev)
+	if err != nil {
 		l.Unlock()
+		return
+	}
+	if vs, ok := m.VerifyState(); ok && vs.State == "failed" {
+		l.Unlock()
+		return
+	}
+	b.prev = &prev
+	b.locks = append(b.locks, l)
+}
+
+func (b *Backup) unlock() {
+	for i := len(b.locks) - 1; i >= 0; i-- {
+		b.locks[i].Unlock()
 	}
 	b.locks = nil
+	b.writer.Done()
 }
 
 // Snapshot is the snapshot being written.

@@ -84,6 +84,15 @@ func (s *Store) flock(ctx context.Context, path string, exclusive bool, wait tim
 	if err != nil {
 		return nil, err
 	}
+	return flockFile(ctx, f, exclusive, wait, true)
+}
+
+// flockFile takes a flock on the open file f (closed when it fails), as
+// flock does; record says whether an exclusive holder records itself in
+// the file (never in a directory).
+func flockFile(ctx context.Context, f *os.File, exclusive bool, wait time.Duration, record bool) (*Lock, error) {
+	path := f.Name()
+	var err error
 	how := unix.LOCK_SH
 	if exclusive {
 		how = unix.LOCK_EX
@@ -94,7 +103,7 @@ func (s *Store) flock(ctx context.Context, path string, exclusive bool, wait tim
 	for {
 		err = unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
 		if err == nil {
-			if exclusive {
+			if exclusive && record {
 				recordHolder(f)
 			}
 			return &Lock{f: f}, nil
@@ -174,14 +183,21 @@ func (s *Store) LockExclusive(ctx context.Context) (*Lock, error) {
 // time. It waits up to the store's lock wait.
 func (s *Store) LockGroup(ctx context.Context, g Group) (*Lock, error) {
 	dir := s.GroupPath(g)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("lock group %s: %w", g, err)
+	path := filepath.Join(dir, ".backup.lck")
+	for range 3 {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("lock group %s: %w", g, err)
+		}
+		l, err := s.flock(ctx, path, true, s.lockWait)
+		if err != nil {
+			return nil, fmt.Errorf("group %s: %w", g, err)
+		}
+		if l.sameFile(path) {
+			return l, nil
+		}
+		l.Unlock() // the group was removed while we waited: take the new one's
 	}
-	l, err := s.flock(ctx, filepath.Join(dir, ".backup.lck"), true, s.lockWait)
-	if err != nil {
-		return nil, fmt.Errorf("group %s: %w", g, err)
-	}
-	return l, nil
+	return nil, fmt.Errorf("group %s: %w: removed and made again while its lock was waited for", g, ErrLocked)
 }
 
 // manifestLockTimeout bounds the wait for a snapshot's manifest lock.

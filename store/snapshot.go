@@ -165,7 +165,8 @@ func ParseRef(s string) (Ref, error) {
 // SnapshotInfo describes one snapshot directory.
 type SnapshotInfo struct {
 	Snapshot
-	Finished bool // has a manifest
+	Finished  bool // has a manifest
+	Protected bool // carries the protection marker (ProtectedName)
 }
 
 // Namespaces returns ns and every namespace below it, depth first, sorted.
@@ -235,6 +236,8 @@ func (s *Store) Snapshots(g Group) ([]SnapshotInfo, error) {
 		info := SnapshotInfo{Snapshot: Snapshot{Group: g, Time: t}}
 		_, err = os.Stat(filepath.Join(dir, n, ManifestName))
 		info.Finished = err == nil
+		_, err = os.Lstat(filepath.Join(dir, n, ProtectedName))
+		info.Protected = err == nil
 		out = append(out, info)
 	}
 	return out, nil

@@ -145,7 +145,7 @@ func (s *Store) walkRefs(ctx context.Context, refs []Ref) iter.Seq2[SnapshotInfo
 				continue
 			}
 			seen[key] = true
-			if !yield(SnapshotInfo{Snapshot: snap, Finished: true}, nil) {
+			if !yield(SnapshotInfo{Snapshot: snap, Finished: true, Protected: s.IsProtected(snap)}, nil) {
 				return
 			}
 		}

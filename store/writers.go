@@ -1,0 +1,147 @@
+package store
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// writersDir holds one file per running writer (a backup, a tape restore
+// into the store), named "<start in Unix ns>-<pid>-<random>" and locked
+// by its writer until it ends. Garbage collection takes the oldest start
+// of a live writer as a bound on its cutoff (OldestWriter); a file whose
+// lock is free belongs to a writer that died and is removed.
+//
+// A writer creates its file under a ".new-" name, locks it and only then
+// renames it into place, so a file under a final name is locked from its
+// first moment: GC cannot take a writer that is starting for a dead one.
+const writersDir = ".writers"
+
+const newWriterPrefix = ".new-"
+
+// Writer is a registered running writer.
+type Writer struct {
+	f     *os.File
+	path  string
+	start time.Time
+}
+
+// Start is when the writer registered: every chunk it touches or writes
+// afterwards has an atime no older than this.
+func (w *Writer) Start() time.Time { return w.start }
+
+// Done ends the registration; it is safe to call more than once.
+func (w *Writer) Done() {
+	if w == nil || w.f == nil {
+		return
+	}
+	os.Remove(w.path)
+	w.f.Close()
+	w.f = nil
+}
+
+// RegisterWriter records a running writer until Done. A backup registers
+// before it looks at any chunk.
+func (s *Store) RegisterWriter() (*Writer, error) {
+	dir := filepath.Join(s.root, writersDir)
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("register writer: %w", err)
+	}
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("register writer: %s is not a directory", dir)
+	}
+	start := time.Now()
+	tmp, err := os.CreateTemp(dir, newWriterPrefix+"*")
+	if err != nil {
+		return nil, fmt.Errorf("register writer: %w", err)
+	}
+	if err := unix.Flock(int(tmp.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return nil, fmt.Errorf("register writer: lock %s: %w", tmp.Name(), err)
+	}
+	var rnd [6]byte
+	rand.Read(rnd[:])
+	name := fmt.Sprintf("%d-%d-%s", start.UnixNano(), os.Getpid(), hex.EncodeToString(rnd[:]))
+	w := &Writer{f: tmp, path: filepath.Join(dir, name), start: start}
+	if err := os.Rename(tmp.Name(), w.path); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return nil, fmt.Errorf("register writer: %w", err)
+	}
+	return w, nil
+}
+
+// staleNewWriter is the age after which an unlocked ".new-" file is taken
+// for the leftover of a writer killed while it registered.
+const staleNewWriter = time.Minute
+
+// OldestWriter returns the start of the oldest live writer (ok false when
+// none runs), removing the files of writers that died.
+func (s *Store) OldestWriter() (oldest time.Time, ok bool, err error) {
+	dir := filepath.Join(s.root, writersDir)
+	names, err := readNames(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("list writers: %w", err)
+	}
+	for _, name := range names {
+		path := filepath.Join(dir, name)
+		start, valid := writerStart(name)
+		live, err := lockedByOther(path)
+		if err != nil || live {
+			if err == nil && valid && (!ok || start.Before(oldest)) {
+				oldest, ok = start, true
+			}
+			continue
+		}
+		if valid || strings.HasPrefix(name, newWriterPrefix) && oldFile(path, staleNewWriter) {
+			os.Remove(path)
+		}
+	}
+	return oldest, ok, nil
+}
+
+// writerStart reads a writer file's name.
+func writerStart(name string) (time.Time, bool) {
+	ns, _, found := strings.Cut(name, "-")
+	if !found {
+		return time.Time{}, false
+	}
+	n, err := strconv.ParseInt(ns, 10, 64)
+	if err != nil || n <= 0 {
+		return time.Time{}, false
+	}
+	return time.Unix(0, n), true
+}
+
+// lockedByOther reports whether another open file description holds a
+// flock on the regular file at path.
+func lockedByOther(path string) (bool, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false, err
+	}
+	defer unix.Close(fd)
+	err = unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB)
+	if errors.Is(err, unix.EWOULDBLOCK) {
+		return true, nil
+	}
+	return false, err
+}
+
+func oldFile(path string, age time.Duration) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && time.Since(fi.ModTime()) > age
+}
