@@ -36,26 +36,36 @@ type SnapshotWriter interface {
 }
 
 // StoreSink restores into a local datastore. It holds the store's shared
-// lock and the backup locks of the groups it writes until Close.
+// lock and the backup locks of the groups it writes until Close, and is
+// registered as a writer (store.RegisterWriter) meanwhile: every chunk
+// its snapshots reference is written or touched after that start, which
+// GC's cutoff respects.
 type StoreSink struct {
 	s      *store.Store
 	lock   *store.Lock
+	writer *store.Writer
 	groups map[store.Group]*store.Lock
 }
 
 var _ Sink = (*StoreSink)(nil)
 
-// NewStoreSink takes the store's shared lock.
+// NewStoreSink takes the store's shared lock and registers a writer.
 func NewStoreSink(ctx context.Context, s *store.Store) (*StoreSink, error) {
 	l, err := s.LockShared(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &StoreSink{s: s, lock: l, groups: map[store.Group]*store.Lock{}}, nil
+	w, err := s.RegisterWriter()
+	if err != nil {
+		l.Unlock()
+		return nil, err
+	}
+	return &StoreSink{s: s, lock: l, writer: w, groups: map[store.Group]*store.Lock{}}, nil
 }
 
-// Close releases the locks.
+// Close ends the writer's registration and releases the locks.
 func (k *StoreSink) Close() error {
+	k.writer.Done()
 	for _, l := range k.groups {
 		l.Unlock()
 	}

@@ -38,3 +38,24 @@ func TestStoreSinkTouchesPresentChunks(t *testing.T) {
 		t.Fatal("absent chunk reported present")
 	}
 }
+
+// A tape restore into the store is a running writer until the sink
+// closes: GC's cutoff stays before its start.
+func TestStoreSinkRegistersWriter(t *testing.T) {
+	s := newStore(t)
+	before := time.Now()
+	sink, err := NewStoreSink(bg, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldest, ok, err := s.OldestWriter()
+	if err != nil || !ok || oldest.Before(before) || oldest.After(time.Now()) {
+		t.Fatalf("while the sink is open: oldest writer %v %v %v (opened at %v)", oldest, ok, err, before)
+	}
+	if err := sink.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := s.OldestWriter(); ok || err != nil {
+		t.Fatalf("after Close: a writer is still registered (%v)", err)
+	}
+}
