@@ -1,0 +1,204 @@
+package gc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/cairnfs/cairn/store"
+	"github.com/dustin/go-humanize"
+)
+
+// Kind is the job kind's name, also the name of its job lock.
+const Kind = "gc"
+
+// Report states.
+const (
+	StateRunning   = "running"
+	StateOK        = "ok"
+	StateFailed    = "failed"
+	StateCancelled = "cancelled"
+)
+
+// MaxWorkers bounds either phase's worker pool.
+const MaxWorkers = 64
+
+// gcRun is one GC's state.
+type gcRun struct {
+	s    *store.Store
+	opt  Options
+	mc   markCounts
+	open openSet
+
+	mu  sync.Mutex // guards rep while the sweep's workers add to it
+	rep Report
+}
+
+func newRun(s *store.Store, opt Options) *gcRun { return &gcRun{s: s, opt: opt} }
+
+func cpus() int { return runtime.GOMAXPROCS(0) }
+
+func (r *gcRun) markWorkers() int {
+	if r.opt.MarkWorkers > 0 {
+		return min(r.opt.MarkWorkers, MaxWorkers)
+	}
+	return min(max(4*cpus(), 4), 32) // touches wait on metadata more than on CPU
+}
+
+func (r *gcRun) sweepWorkers() int {
+	if r.opt.SweepWorkers > 0 {
+		return min(r.opt.SweepWorkers, MaxWorkers)
+	}
+	return min(max(2*cpus(), 2), 32)
+}
+
+func (r *gcRun) cacheEntries() int {
+	if r.opt.CacheEntries > 0 {
+		return r.opt.CacheEntries
+	}
+	return DefaultCacheEntries
+}
+
+// logf writes a line to the job's log (Observer) or the logger.
+func (r *gcRun) logf(format string, args ...any) {
+	if r.opt.Observer != nil {
+		r.opt.Observer.Logf(format, args...)
+		return
+	}
+	if r.opt.Logger != nil {
+		r.opt.Logger.Info(fmt.Sprintf(format, args...))
+	}
+}
+
+func (r *gcRun) setPhase(p string) {
+	if r.opt.Observer != nil {
+		r.opt.Observer.SetPhase(p)
+	}
+}
+
+// run collects, then saves the report whatever the outcome.
+func (r *gcRun) run(ctx context.Context) (Report, error) {
+	r.rep = Report{UPID: r.opt.UPID, State: StateRunning, Started: time.Now(),
+		AtimeCutoffSeconds: r.opt.AtimeCutoff.Seconds()}
+	err := r.collect(ctx)
+	r.finish(ctx, err)
+	if serr := saveStatus(r.s, r.rep); serr != nil {
+		r.logf("warning: saving the GC status: %v", serr)
+		if err == nil {
+			err = fmt.Errorf("gc: %w", serr)
+		}
+	}
+	r.setPhase("done")
+	return r.rep, err
+}
+
+// collect runs the atime check and both phases.
+func (r *gcRun) collect(ctx context.Context) error {
+	if n, err := r.s.CleanTrash(ctx); err != nil {
+		r.logf("warning: removing what killed forgets left: %v", err)
+	} else if r.rep.TrashRemoved = n; n > 0 {
+		r.logf("removed %d snapshot director(y/ies) killed forgets left", n)
+	}
+	c, err := r.clocks()
+	if err != nil {
+		return err
+	}
+	cut := cutoff(c, r.opt.AtimeCutoff)
+	r.rep.Phase1Start, r.rep.Cutoff = c.fs, cut
+	if c.hasWriter {
+		w := c.writer
+		r.rep.OldestWriter = &w
+		r.logf("oldest running writer started %s", w.UTC().Format(time.RFC3339))
+	}
+	r.logf("access time check passed; phase 1 starts %s; chunks not used since %s are removed (atime cutoff %s)",
+		c.fs.UTC().Format(time.RFC3339), cut.UTC().Format(time.RFC3339), r.opt.AtimeCutoff)
+
+	r.setPhase("mark")
+	t := time.Now()
+	err = r.mark(ctx)
+	r.rep.Phase1Seconds = time.Since(t).Seconds()
+	r.markReport()
+	if err != nil {
+		if ctx.Err() == nil && !errors.Is(err, ErrBadIndex) {
+			err = fmt.Errorf("%w: %w", ErrBadIndex, err)
+		}
+		return fmt.Errorf("gc phase 1: %w", err)
+	}
+	r.logf("phase 1 done: %d index files, %d chunk references, %d chunks touched, %d missing, in %s",
+		r.rep.IndexFileCount, r.rep.ChunkRefs, r.rep.ChunksTouched, r.rep.MissingChunks, secs(r.rep.Phase1Seconds))
+
+	r.setPhase("sweep")
+	if r.opt.Observer != nil {
+		r.opt.Observer.SetTotals(r.rep.IndexFileCount+store.PrefixDirs, 0)
+	}
+	t = time.Now()
+	err = r.sweep(ctx, cut, c.fs)
+	r.rep.Phase2Seconds = time.Since(t).Seconds()
+	if err != nil {
+		return fmt.Errorf("gc phase 2: %w", err)
+	}
+	return nil
+}
+
+// clocks runs the atime check, which gives phase 1's start, and reads
+// the oldest running writer.
+func (r *gcRun) clocks() (clocks, error) {
+	check := r.s.CheckAtime
+	if r.opt.checkAtime != nil {
+		check = r.opt.checkAtime
+	}
+	var c clocks
+	c.local = time.Now()
+	fsNow, err := check()
+	if err != nil {
+		return c, fmt.Errorf("gc: %w; nothing was removed", err)
+	}
+	c.fs = fsNow
+	c.writer, c.hasWriter, err = r.s.OldestWriter()
+	if err != nil {
+		return c, fmt.Errorf("gc: running writers: %w; nothing was removed", err)
+	}
+	return c, nil
+}
+
+func (r *gcRun) markReport() {
+	r.rep.IndexFileCount = r.mc.indexFiles.Load()
+	r.rep.IndexDataBytes = r.mc.indexBytes.Load()
+	r.rep.ChunkRefs = r.mc.refs.Load()
+	r.rep.ChunksTouched = r.mc.touched.Load()
+	r.rep.MissingChunks = r.mc.missing.Load()
+	if n := r.rep.MissingChunks - maxMissingLogged; n > 0 {
+		r.logf("warning: %d more missing chunks not named", n)
+	}
+}
+
+// finish sets the report's end, state and summary, and logs it.
+func (r *gcRun) finish(ctx context.Context, err error) {
+	rep := &r.rep
+	rep.Ended = time.Now()
+	rep.DedupFactor = 1
+	if rep.DiskBytes > 0 {
+		rep.DedupFactor = float64(rep.IndexDataBytes) / float64(rep.DiskBytes)
+	}
+	switch {
+	case ctx.Err() != nil:
+		rep.State, rep.Error = StateCancelled, ctx.Err().Error()
+	case err != nil:
+		rep.State, rep.Error = StateFailed, err.Error()
+	default:
+		rep.State = StateOK
+	}
+	if rep.Phase2Seconds == 0 {
+		return
+	}
+	r.logf("phase 2 done: %d files in %s; removed %d chunks, %d bad, %d temporary (%s); pending %d chunks (%s); kept %d chunks, %s on disk; deduplication factor %.2f",
+		rep.ChunkFiles, secs(rep.Phase2Seconds), rep.RemovedChunks, rep.RemovedBad, rep.RemovedTemp, humanize.IBytes(uint64(rep.RemovedBytes)),
+		rep.PendingChunks, humanize.IBytes(uint64(rep.PendingBytes)), rep.DiskChunks, humanize.IBytes(uint64(rep.DiskBytes)), rep.DedupFactor)
+}
+
+func secs(s float64) time.Duration {
+	return time.Duration(s * float64(time.Second)).Round(time.Millisecond)
+}
