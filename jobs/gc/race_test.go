@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -109,7 +108,7 @@ func (r *race) round(t *testing.T, i int) {
 	}
 	n := r.rng.IntN(24)
 	writeFile(t, filepath.Join(r.src, fmt.Sprintf("d%d/f%02d", n%3, n)), storetest.RandSeeded(20000+n*100, uint64(1000+i)))
-	ageAll(t, r.s, time.Hour)
+	storetest.AgeAllChunks(t, r.s, time.Hour)
 	at := r.start.Add(time.Duration(i) * time.Minute)
 	ctx := context.Background()
 	var wg sync.WaitGroup
@@ -220,24 +219,6 @@ func (r *race) gc(ctx context.Context) error {
 	r.gcRuns++
 	r.removed += rep.RemovedChunks
 	return nil
-}
-
-// ageAll sets the atime and mtime of every file in the chunk
-// directories age back, as if nothing had used them since (listing only
-// the prefix directories the store has made).
-func ageAll(t *testing.T, s *store.Store, age time.Duration) {
-	t.Helper()
-	old := time.Now().Add(-age)
-	root := filepath.Join(s.Root(), ".chunks")
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || filepath.Dir(p) == root {
-			return err
-		}
-		return os.Chtimes(p, old, old)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // checkSnapshots reads every chunk of every finished snapshot, checking

@@ -1,7 +1,9 @@
 package storetest
 
 import (
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -64,5 +66,24 @@ func CheckTouched(t testing.TB, s *store.Store, chunks []chunk.Digest, since tim
 		} else if info.Atime.Before(since) {
 			t.Errorf("chunk %s: atime %v, not touched since %v", d, info.Atime, since)
 		}
+	}
+}
+
+// AgeAllChunks sets the atime and mtime of every file in the store's
+// chunk directories (chunks, .bad copies, temporary files) age back, as
+// if nothing had used them since; it lists only the prefix directories
+// the store has made.
+func AgeAllChunks(t testing.TB, s *store.Store, age time.Duration) {
+	t.Helper()
+	old := time.Now().Add(-age)
+	root := filepath.Join(s.Root(), ".chunks")
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Dir(p) == root {
+			return err
+		}
+		return os.Chtimes(p, old, old)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
