@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -63,7 +64,7 @@ func (e ChunkEntry) Target() string {
 type PrefixDir struct {
 	fd   int
 	path string
-	buf  []byte
+	buf  *[]byte // directory entries, from direntBufs
 	// afterAside, if set, runs between the rename aside and the re-check
 	// (tests: a writer touching the chunk just then).
 	afterAside func(name string)
@@ -81,8 +82,12 @@ func (s *Store) OpenPrefixDir(i int) (*PrefixDir, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, notFound(err))
 	}
-	return &PrefixDir{fd: fd, path: path}, nil
+	return &PrefixDir{fd: fd, path: path, buf: direntBufs.Get().(*[]byte)}, nil
 }
+
+// direntBufs are the buffers PrefixDirs read directory entries into: a
+// sweep opens 65,536 directories, so they are reused.
+var direntBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 // Path is the directory's path, for messages.
 func (d *PrefixDir) Path() string { return d.path }
@@ -94,22 +99,22 @@ func (d *PrefixDir) Close() error {
 	}
 	err := unix.Close(d.fd)
 	d.fd = -1
+	direntBufs.Put(d.buf)
+	d.buf = nil
 	return err
 }
 
 // List appends the directory's entries of a known kind that are regular
 // files to out and returns it. Files that vanish while listed are left
-// out.
+// out. A directory is listed once.
 func (d *PrefixDir) List(out []ChunkEntry) ([]ChunkEntry, error) {
-	if _, err := unix.Seek(d.fd, 0, 0); err != nil {
-		return out, fmt.Errorf("list %s: %w", d.path, err)
+	if d.fd < 0 {
+		return out, fmt.Errorf("list %s: closed", d.path)
 	}
-	if d.buf == nil {
-		d.buf = make([]byte, 32<<10)
-	}
+	buf := *d.buf
 	var names []string
 	for {
-		n, err := unix.Getdents(d.fd, d.buf)
+		n, err := unix.Getdents(d.fd, buf)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
@@ -119,7 +124,7 @@ func (d *PrefixDir) List(out []ChunkEntry) ([]ChunkEntry, error) {
 		if n <= 0 {
 			break
 		}
-		_, _, names = unix.ParseDirent(d.buf[:n], -1, names[:0])
+		_, _, names = unix.ParseDirent(buf[:n], -1, names[:0])
 		for _, name := range names {
 			kind := entryKind(name)
 			if kind == 0 {

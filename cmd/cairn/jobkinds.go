@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/cairnfs/cairn/jobs"
+	"github.com/cairnfs/cairn/jobs/gc"
 	"github.com/cairnfs/cairn/jobs/tape"
 	"github.com/cairnfs/cairn/jobs/verify"
 	"github.com/cairnfs/cairn/store"
@@ -12,7 +13,7 @@ import (
 // jobKinds are every kind of job cairn has: the one place they are
 // registered, for the mount's .jobs tree and for foreground commands.
 func jobKinds() []jobs.Kind {
-	return []jobs.Kind{verify.VerifyKind{}, tape.TapeExportKind{}, tape.TapeRestoreKind{}}
+	return []jobs.Kind{verify.VerifyKind{}, tape.TapeExportKind{}, tape.TapeRestoreKind{}, gc.GCKind{}}
 }
 
 // jobManager returns a job manager for s with every job kind, logging

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairnfs/cairn/fs"
 	"github.com/cairnfs/cairn/jobs"
+	"github.com/cairnfs/cairn/jobs/gc"
 	"github.com/cairnfs/cairn/jobs/tape"
 	"github.com/cairnfs/cairn/jobs/verify"
 )
@@ -22,6 +23,7 @@ var jsonOutputs = []struct {
 }{
 	{"Job status", jobs.Status{}},
 	{"verify", verify.VerifyReport{}},
+	{"gc", gc.Report{}},
 	{"tape export", tape.TapeExportReport{}},
 	{"tape restore", tape.TapeRestoreReport{}},
 	{"Mount statistics", fs.Stats{}},

@@ -117,7 +117,8 @@ func (a *app) rootCmd() *cobra.Command {
 	root.PersistentFlags().CountVarP(&a.verbosity, "verbose", "v", "more log output")
 	// Every command, in one place; each is built in a file of its own.
 	root.AddCommand(a.initCmd(), a.backupCmd(), a.snapshotsCmd(), a.catCmd(), a.lsCmd(),
-		a.mountCmd(), a.umountCmd(), a.restoreCmd(), a.verifyCmd(), a.tapeCmd(), a.benchCmd())
+		a.mountCmd(), a.umountCmd(), a.restoreCmd(), a.verifyCmd(), a.tapeCmd(), a.benchCmd(),
+		a.gcCmd())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr("%v", err) })
 	return root
 }

@@ -48,7 +48,11 @@ func (a *app) snapshotsCmd() *cobra.Command {
 				}
 				return enc.Encode(rows)
 			}
-			return printSnapshots(a, rows)
+			if err := printSnapshots(a, rows); err != nil {
+				return err
+			}
+			a.printLastGC(s)
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/cairnfs/cairn/jobs"
+	"github.com/cairnfs/cairn/jobs/gc"
+	"github.com/cairnfs/cairn/store"
+	"github.com/dustin/go-humanize"
+	"github.com/spf13/cobra"
+)
+
+type gcOpts struct {
+	atimeCutoff string
+	status      bool
+	json        bool
+}
+
+func (a *app) gcCmd() *cobra.Command {
+	var o gcOpts
+	cmd := &cobra.Command{
+		Use:   "gc [--atime-cutoff DURATION] [--status] [--json]",
+		Short: "remove chunks no snapshot uses any more (garbage collection, as PBS)",
+		Long: `GC removes the chunk files no snapshot references, as Proxmox Backup
+Server does. Phase 1 touches (sets the access time of) every chunk any
+index of any snapshot references, finished or not; phase 2 removes the
+chunk files whose access time is older than the cutoff: phase 1's start
+minus --atime-cutoff (default 24h5m, as PBS; 0 allowed), or the start
+of the oldest backup still running less 5 minutes, whichever is older.
+Chunks that became unused more recently are kept and counted as pending;
+a later GC removes them. Also removed: .bad copies of chunks nothing
+references or that have a good copy again, and temporary files of dead
+writers. The report is saved in the store (.gc-status); --status shows
+the last one. One GC runs per store at a time.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.status {
+				if cmd.Flags().Changed("atime-cutoff") {
+					return usageErr("--status takes no --atime-cutoff")
+				}
+				return a.gcStatus(o)
+			}
+			return a.gc(o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.atimeCutoff, "atime-cutoff", gc.DefaultAtimeCutoff.String(),
+		"keep unused chunks touched this recently (e.g. 24h5m, 30m, 0: remove every unused chunk no running backup may need)")
+	f.BoolVar(&o.status, "status", false, "show the last GC's report instead of running one")
+	f.BoolVar(&o.json, "json", false, "print the report as JSON")
+	a.lockWaitFlag(cmd)
+	return cmd
+}
+
+func (a *app) gc(o gcOpts) error {
+	if _, err := gc.ParseAtimeCutoff(o.atimeCutoff); err != nil {
+		return usageErr("--atime-cutoff %q: %v", o.atimeCutoff, err)
+	}
+	s, err := a.openStore()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	m, err := a.jobManager(s, slog.New(slog.NewTextHandler(a.stderr, nil)))
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	j, err := m.Start(gc.Kind, map[string]string{"atime-cutoff": o.atimeCutoff})
+	if errors.Is(err, jobs.ErrBadParam) {
+		return usageErr("%v", err)
+	}
+	if err != nil {
+		return err
+	}
+	<-j.Done() // Ctrl-C cancels the job through a.ctx
+	st := j.Status()
+	rep, _ := st.Result.(gc.Report)
+	if o.json {
+		if err := writeJSON(a.stdout, rep); err != nil {
+			return err
+		}
+	} else {
+		printGCReport(a.stdout, rep)
+	}
+	switch st.State {
+	case jobs.StateOK:
+		return nil
+	case jobs.StateCancelled:
+		return &codeError{exitError, errors.New("gc cancelled")}
+	}
+	msg := rep.Error
+	if msg == "" && len(st.Errors) > 0 {
+		msg = st.Errors[0]
+	}
+	return &codeError{exitError, fmt.Errorf("gc failed: %s", msg)}
+}
+
+func (a *app) gcStatus(o gcOpts) error {
+	s, err := a.openStore()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	rep, ok, err := gc.ReadStatus(s)
+	if err != nil {
+		return err
+	}
+	if o.json {
+		if !ok {
+			_, err := fmt.Fprintln(a.stdout, "null")
+			return err
+		}
+		return writeJSON(a.stdout, rep)
+	}
+	if !ok {
+		fmt.Fprintln(a.stdout, "no GC has run on this store")
+		return nil
+	}
+	printGCReport(a.stdout, rep)
+	return nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func printGCReport(w io.Writer, r gc.Report) {
+	fmt.Fprintf(w, "gc %s: %s", r.UPID, r.State)
+	if !r.Ended.IsZero() {
+		fmt.Fprintf(w, " at %s", r.Ended.Local().Format(time.DateTime))
+	}
+	fmt.Fprintln(w)
+	if r.Error != "" {
+		fmt.Fprintf(w, "  error     %s\n", r.Error)
+	}
+	if r.Cutoff.IsZero() {
+		return
+	}
+	fmt.Fprintf(w, "  cutoff    atime before %s (atime cutoff %s", r.Cutoff.Local().Format(time.DateTime),
+		time.Duration(r.AtimeCutoffSeconds*float64(time.Second)))
+	if r.OldestWriter != nil {
+		fmt.Fprintf(w, "; a backup running since %s", r.OldestWriter.Local().Format(time.DateTime))
+	}
+	fmt.Fprintln(w, ")")
+	fmt.Fprintf(w, "  phase 1   %d index files, %d chunk references, %d chunks touched, %d missing, in %s\n",
+		r.IndexFileCount, r.ChunkRefs, r.ChunksTouched, r.MissingChunks, seconds(r.Phase1Seconds))
+	if r.Phase2Seconds == 0 {
+		return
+	}
+	fmt.Fprintf(w, "  phase 2   %d files in %s\n", r.ChunkFiles, seconds(r.Phase2Seconds))
+	fmt.Fprintf(w, "  removed   %d chunks, %d bad, %d temporary: %s\n", r.RemovedChunks, r.RemovedBad, r.RemovedTemp,
+		humanize.IBytes(uint64(r.RemovedBytes)))
+	fmt.Fprintf(w, "  pending   %d chunks, %s (unused, but newer than the cutoff)\n", r.PendingChunks, humanize.IBytes(uint64(r.PendingBytes)))
+	fmt.Fprintf(w, "  on disk   %d chunks, %s for %s of data: deduplication factor %.2f\n", r.DiskChunks,
+		humanize.IBytes(uint64(r.DiskBytes)), humanize.IBytes(uint64(r.IndexDataBytes)), r.DedupFactor)
+	if r.StillBad > 0 || r.RestoredChunks > 0 {
+		fmt.Fprintf(w, "  kept      %d bad copies of chunks still referenced, %d chunks put back\n", r.StillBad, r.RestoredChunks)
+	}
+}
+
+func seconds(s float64) time.Duration {
+	return time.Duration(s * float64(time.Second)).Round(time.Millisecond)
+}
+
+// printLastGC prints the snapshot listing's line on the last GC.
+func (a *app) printLastGC(s *store.Store) {
+	r, ok, err := gc.ReadStatus(s)
+	switch {
+	case err != nil:
+		fmt.Fprintf(a.stdout, "last GC: %v\n", err)
+	case !ok:
+		fmt.Fprintln(a.stdout, "last GC: never")
+	case r.State != gc.StateOK:
+		fmt.Fprintf(a.stdout, "last GC: %s %s: %s\n", r.Ended.Local().Format(time.DateTime), r.State, r.Error)
+	default:
+		fmt.Fprintf(a.stdout, "last GC: %s, removed %d chunks (%s), on disk %s, deduplication factor %.2f\n",
+			r.Ended.Local().Format(time.DateTime), r.RemovedChunks, humanize.IBytes(uint64(r.RemovedBytes)),
+			humanize.IBytes(uint64(r.DiskBytes)), r.DedupFactor)
+	}
+}
