@@ -19,7 +19,7 @@ dir=$BENCH_DIR/gc-store
 store=$dir/$chunks/store
 for mode in cold warm warm; do
   if [ $mode = cold ]; then drop_caches; fi
-  /usr/bin/time -o "$BENCH_DIR/gc.rss" -f '%M %e' "$CAIRN" --store "$store" gc --atime-cutoff 0 --json > "$BENCH_DIR/gc.json"
+  /usr/bin/time -o "$BENCH_DIR/gc.rss" -f '%M %e' "$CAIRN" --store "$store" gc --atime-cutoff 0 --json > "$BENCH_DIR/gc.json" 2>>"$BENCH_DIR/gc.log"
   read -r rss wall < "$BENCH_DIR/gc.rss"
   jq -r --arg m "$mode" --arg rss "$rss" --arg wall "$wall" '
     "cairn gc (\($m)): \($wall) s; phase 1: \(.chunk_refs) refs in \(.phase1_seconds * 100 | round / 100) s = \(.chunk_refs / .phase1_seconds | floor) refs/s; phase 2: \(.chunk_files) files in \(.phase2_seconds * 100 | round / 100) s = \(.chunk_files / .phase2_seconds | floor) files/s; peak RSS \($rss | tonumber / 1024 | floor) MiB"' \

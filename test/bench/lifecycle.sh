@@ -15,7 +15,7 @@ need restic borg
 [ -x "$CAIRN" ] && [ -n "${KEEP_CAIRN:-}" ] || build_cairn
 cd "$BENCH_DIR"
 src=lc-src
-rm -rf "$src" lcstore lcrrepo lcbrepo
+rm -rf "$src" lcstore lcrrepo lcbrepo lifecycle.log
 cp -a "$(go env GOROOT)/src" "$src"
 mapfile -t files < <(find "$src" -type f | LC_ALL=C sort)
 n=${#files[@]}
@@ -28,7 +28,7 @@ for i in $(seq 10); do
       echo "// change $i" >> "${files[$(( (k * 100 + i * 7) % n ))]}"
     done
   fi
-  "$CAIRN" --store lcstore backup --id go --no-sync "go.pxar:$BENCH_DIR/$src" >/dev/null
+  "$CAIRN" --store lcstore backup --id go --no-sync "go.pxar:$BENCH_DIR/$src" >/dev/null 2>&1
   restic --repo lcrrepo -q backup "$src" >/dev/null
   borg create lcbrepo::s$i "$src"
 done
@@ -42,7 +42,8 @@ sizes() {
 }
 sizes before
 
-# reclaim LABEL CMD...: prints "LABEL  seconds", cold or warm caches.
+# reclaim LABEL CMD...: prints "LABEL  seconds", cold or warm caches;
+# the tools' output goes to $BENCH_DIR/lifecycle.log.
 reclaim() {
   local label=$1; shift
   if [ -n "${WARM:-}" ]; then
@@ -51,7 +52,7 @@ reclaim() {
     drop_caches
   fi
   local s e
-  s=$(now); "$@" >/dev/null; e=$(now)
+  s=$(now); "$@" >>"$BENCH_DIR/lifecycle.log" 2>&1; e=$(now)
   printf '%-34s %8.2f s\n' "$label" "$(awk -v s="$s" -v e="$e" 'BEGIN{print e-s}')"
 }
 cairn_reclaim() {
