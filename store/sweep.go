@@ -59,6 +59,10 @@ func (e ChunkEntry) Target() string {
 	return strings.TrimSuffix(strings.TrimPrefix(e.Name, "."), asideSuffix)
 }
 
+// TargetKind is, for an EntryAside, the kind of what it is put back as
+// (EntryChunk or EntryBad).
+func (e ChunkEntry) TargetKind() EntryKind { return entryKind(e.Target()) }
+
 // PrefixDir is an open chunk prefix directory. It is not safe for
 // concurrent use; the sweep gives each worker its own.
 type PrefixDir struct {
@@ -72,17 +76,52 @@ type PrefixDir struct {
 
 // OpenPrefixDir opens prefix directory i (0 to PrefixDirs-1), never
 // through a symlink. A directory that does not exist (a lazily created
-// store) is an error wrapping ErrNotFound.
+// store) is an error wrapping ErrNotFound. A sweep opens them all
+// through one ChunkDir instead.
 func (s *Store) OpenPrefixDir(i int) (*PrefixDir, error) {
-	if i < 0 || i >= PrefixDirs {
-		return nil, fmt.Errorf("chunk prefix directory %d: %w: want 0 to %d", i, ErrBadName, PrefixDirs-1)
+	c, err := s.OpenChunkDir()
+	if err != nil {
+		return nil, err
 	}
-	path := fmt.Sprintf("%s/%s/%04x", s.root, chunkDir, i)
+	defer c.Close()
+	return c.Prefix(i)
+}
+
+// ChunkDir is the open chunk directory (.chunks), through which a sweep
+// opens the prefix directories without looking up the store's path
+// 65,536 times. Safe for concurrent use until Close.
+type ChunkDir struct {
+	fd   int
+	path string
+}
+
+// OpenChunkDir opens the store's chunk directory, never through a
+// symlink.
+func (s *Store) OpenChunkDir() (*ChunkDir, error) {
+	path := s.root + "/" + chunkDir
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, notFound(err))
 	}
-	return &PrefixDir{fd: fd, path: path, buf: direntBufs.Get().(*[]byte)}, nil
+	return &ChunkDir{fd: fd, path: path}, nil
+}
+
+// Close closes the chunk directory.
+func (c *ChunkDir) Close() error { return unix.Close(c.fd) }
+
+// Prefix opens prefix directory i (0 to PrefixDirs-1), never through a
+// symlink; one that does not exist is an error wrapping ErrNotFound.
+func (c *ChunkDir) Prefix(i int) (*PrefixDir, error) {
+	if i < 0 || i >= PrefixDirs {
+		return nil, fmt.Errorf("chunk prefix directory %d: %w: want 0 to %d", i, ErrBadName, PrefixDirs-1)
+	}
+	const hexdigits = "0123456789abcdef"
+	name := string([]byte{hexdigits[i>>12&0xf], hexdigits[i>>8&0xf], hexdigits[i>>4&0xf], hexdigits[i&0xf]})
+	fd, err := unix.Openat(c.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open %s/%s: %w", c.path, name, notFound(err))
+	}
+	return &PrefixDir{fd: fd, path: c.path + "/" + name, buf: direntBufs.Get().(*[]byte)}, nil
 }
 
 // direntBufs are the buffers PrefixDirs read directory entries into: a
@@ -183,10 +222,25 @@ func entryKind(name string) EntryKind {
 		return EntryChunk
 	case len(rest) == 6 && rest[0] == '.' && rest[1] >= '0' && rest[1] <= '9' && rest[2:] == ".bad":
 		return EntryBad
-	case strings.HasPrefix(rest, ".tmp_") && !strings.Contains(rest[5:], "/"):
+	case strings.HasPrefix(rest, ".tmp_") && isTempSuffix(rest[5:]):
 		return EntryTemp
 	}
 	return 0
+}
+
+// isTempSuffix tells the random part of a temporary name (os.CreateTemp's
+// digits, PBS's letters and digits).
+func isTempSuffix(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && c != '_' {
+			return false
+		}
+	}
+	return true
 }
 
 func isLowerHex(s string) bool {

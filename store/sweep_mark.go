@@ -41,6 +41,19 @@ func (s *Store) SnapshotIndexFiles(snap Snapshot) ([]string, error) {
 	return out, nil
 }
 
+// MarkChunk is garbage collection's touch of chunk d: its atime set to
+// now, mtime left, as TouchChunk, but never through a symbolic link (a
+// hostile store's link would have GC touch a file elsewhere; the sweep
+// never removes a link either). A missing chunk's error wraps
+// ErrNotFound and fs.ErrNotExist.
+func (s *Store) MarkChunk(d chunk.Digest) error {
+	path := s.ChunkPath(d)
+	if err := touchNoFollow(path); err != nil {
+		return fmt.Errorf("touch %s: %w", path, notFound(err))
+	}
+	return nil
+}
+
 // TouchMissing refreshes the atime of the copies a missing chunk d may
 // still have: its .bad copies (as PBS does, so they stay while an index
 // references the chunk and go once nothing does or a good copy is back)

@@ -1,7 +1,9 @@
 package store
 
 import (
+	"encoding/hex"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -266,5 +268,55 @@ func TestSnapshotIndexFilesAndTouchMissing(t *testing.T) {
 	unix.Stat(filepath.Join(f.dir, digestName('1')+".3.bad"), &st)
 	if time.Unix(st.Atim.Sec, 0).Before(time.Now().Add(-time.Minute)) {
 		t.Error(".bad copy of a missing chunk not touched")
+	}
+}
+
+// FuzzEntryKind: no name panics the listing; what is listed as set
+// aside names a chunk or .bad copy to put back; no listed name leaves
+// the directory.
+func FuzzEntryKind(f *testing.F) {
+	for _, s := range []string{digestName('1'), digestName('2') + ".0.bad", digestName('3') + ".tmp_x", AsideName(digestName('4')),
+		".gc", "..gc", ".", "", AsideName(digestName('5') + ".tmp_1"), digestName('6') + ".tmp_/x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		k := entryKind(name)
+		if k != 0 && (strings.Contains(name, "/") || strings.Contains(name, "\x00")) {
+			t.Fatalf("%q listed as %d", name, k)
+		}
+		if k == EntryAside {
+			e := ChunkEntry{Name: name, Kind: k}
+			if tk := entryKind(e.Target()); tk != EntryChunk && tk != EntryBad {
+				t.Fatalf("%q puts back as %q of kind %d", name, e.Target(), tk)
+			}
+		}
+	})
+}
+
+// GC's touch does not follow a chunk that is a symbolic link.
+func TestMarkChunkNoFollow(t *testing.T) {
+	f := newSweepFixture(t)
+	old := time.Now().Add(-48 * time.Hour).Truncate(time.Second)
+	outside := filepath.Join(t.TempDir(), "outside")
+	os.WriteFile(outside, []byte("x"), 0o600)
+	os.Chtimes(outside, old, old)
+	var d [32]byte
+	d[0], d[1] = 0xab, 0xcd
+	if err := os.Symlink(outside, filepath.Join(f.dir, hex.EncodeToString(d[:]))); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.s.MarkChunk(d); err != nil {
+		t.Fatal(err)
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(outside, &st); err != nil {
+		t.Fatal(err)
+	}
+	if got := time.Unix(st.Atim.Sec, 0); !got.Equal(old) {
+		t.Errorf("the link's target was touched: atime %v", got)
+	}
+	d[2] = 1
+	if err := f.s.MarkChunk(d); !errors.Is(err, ErrNotFound) || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing chunk: %v", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -299,4 +300,53 @@ func TestGCHostileCommandLine(t *testing.T) {
 	if r := mustCairn(t, "--store", st, "snapshots"); !strings.Contains(r.stdout, "last GC: ") {
 		t.Errorf("snapshots with a hostile status:\n%s", r.stdout)
 	}
+}
+
+// TestGCFromMount starts GC through the mount's .jobs/gc/control, as the
+// other kinds: a bad line is refused with EINVAL and shown in the
+// status, a good one runs to ok and saves the report in the store.
+func TestGCFromMount(t *testing.T) {
+	s, keep := gcStore(t, 100)
+	st := s.Root()
+	mnt := mountStore(t, st)
+	dir := filepath.Join(mnt, ".jobs", "gc")
+	write := func(line string) error {
+		f, err := os.OpenFile(filepath.Join(dir, "control"), os.O_WRONLY|os.O_TRUNC, 0)
+		if err != nil {
+			return err
+		}
+		_, err = f.Write([]byte(line + "\n"))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}
+	if err := write("start atime-cutoff=yesterday"); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("bad atime-cutoff: %v, want EINVAL", err)
+	}
+	if err := write("start atime-cutoff=0"); err != nil {
+		t.Fatal(err)
+	}
+	var status struct {
+		State  string   `json:"state"`
+		Result gcReport `json:"result"`
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "status"))
+		if err == nil && json.Unmarshal(b, &status) == nil && (status.State == "ok" || status.State == "failed") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gc job did not end: %s %v", b, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if status.State != "ok" || status.Result.RemovedChunks != 50 || status.Result.DiskChunks != 100 {
+		t.Errorf("gc job: %+v", status)
+	}
+	if r := mustCairn(t, "--store", st, "gc", "--status"); !strings.Contains(r.stdout, ": ok") {
+		t.Errorf("gc --status after the job:\n%s", r.stdout)
+	}
+	mustCairn(t, "--store", st, "verify", keep.String())
 }

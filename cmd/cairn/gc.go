@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -82,7 +81,7 @@ func (a *app) gc(o gcOpts) error {
 	st := j.Status()
 	rep, _ := st.Result.(gc.Report)
 	if o.json {
-		if err := writeJSON(a.stdout, rep); err != nil {
+		if err := printJSON(a, rep); err != nil {
 			return err
 		}
 	} else {
@@ -116,7 +115,7 @@ func (a *app) gcStatus(o gcOpts) error {
 			_, err := fmt.Fprintln(a.stdout, "null")
 			return err
 		}
-		return writeJSON(a.stdout, rep)
+		return printJSON(a, rep)
 	}
 	if !ok {
 		fmt.Fprintln(a.stdout, "no GC has run on this store")
@@ -124,12 +123,6 @@ func (a *app) gcStatus(o gcOpts) error {
 	}
 	printGCReport(a.stdout, rep)
 	return nil
-}
-
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }
 
 func printGCReport(w io.Writer, r gc.Report) {

@@ -4,8 +4,10 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"sync"
+	"unsafe"
 
 	"github.com/cairnfs/cairn/chunk"
+	"golang.org/x/sys/unix"
 )
 
 // DefaultCacheEntries is the touched-digest cache's size, as PBS's
@@ -23,9 +25,14 @@ const cacheWays = 8
 // oldest entry of a full set replaced. It holds whole digests, so a hit
 // is never a different chunk: a chunk is only skipped when it was
 // touched by this GC. Safe for concurrent use (a lock per set).
+//
+// Its memory is an anonymous mapping, outside the Go heap: the garbage
+// collector would otherwise let the heap grow to twice the cache before
+// it collects the little garbage phase 1 makes, doubling its footprint.
 type touchedCache struct {
 	sets []cacheSet
 	mask uint64
+	mem  []byte // the mapping the sets live in
 }
 
 type cacheSet struct {
@@ -36,11 +43,30 @@ type cacheSet struct {
 }
 
 // newTouchedCache returns a cache of about entries digests (at least one
-// set; the number of sets is rounded down to a power of two).
+// set; the number of sets is rounded down to a power of two). Where an
+// anonymous mapping cannot be made, the sets are on the heap.
 func newTouchedCache(entries int) *touchedCache {
 	n := max(entries/cacheWays, 1)
 	n = 1 << (bits.Len(uint(n)) - 1)
-	return &touchedCache{sets: make([]cacheSet, n), mask: uint64(n - 1)}
+	c := &touchedCache{mask: uint64(n - 1)}
+	size := n * int(unsafe.Sizeof(cacheSet{}))
+	mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		c.sets = make([]cacheSet, n)
+		return c
+	}
+	// zeroed memory is n empty sets; cacheSet holds no Go pointers
+	c.mem, c.sets = mem, unsafe.Slice((*cacheSet)(unsafe.Pointer(&mem[0])), n)
+	return c
+}
+
+// free releases the cache's memory; it must not be used afterwards.
+func (c *touchedCache) free() {
+	c.sets = nil
+	if c.mem != nil {
+		unix.Munmap(c.mem)
+		c.mem = nil
+	}
 }
 
 // capacity is how many digests the cache holds.

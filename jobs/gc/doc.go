@@ -18,7 +18,8 @@
 //     pool of workers, and every chunk it references is touched
 //     (utimensat, atime only), skipping the digests a fixed-size cache of
 //     recently touched ones holds (cache.go; whole digests, so a hit is
-//     never another chunk). A referenced chunk that is missing is counted
+//     never another chunk). The touch (Store.MarkChunk) never follows a
+//     symbolic link. A referenced chunk that is missing is counted
 //     and named in the log (the first 100), and its .bad copies and any
 //     copy a killed sweep set aside are touched instead, as PBS touches
 //     .bad copies.
@@ -44,7 +45,10 @@
 // released. Subtracting nothing is safe there because T1 is read from
 // the file system's timestamps, not from the process clock: every touch
 // after the self-test, whatever the coarseness of kernel timestamps,
-// reads no earlier than T1.
+// reads no earlier than T1. (PBS takes T1 from the process clock: a
+// chunk touched by phase 1 a jiffy "before" T1, or a network file system
+// whose server stamps times behind the client's, makes its atime look
+// older than the cutoff; measuring T1 on the file system avoids both.)
 //
 // # Why nothing in use is removed
 //

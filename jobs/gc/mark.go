@@ -11,11 +11,18 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store"
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
+	"golang.org/x/sys/unix"
 )
 
 // markRange is how many index entries one phase-1 work item covers, so
 // that one large index is shared by every worker.
 const markRange = 1 << 14
+
+// maxMarkEntries bounds the index entries of the indexes phase 1 holds
+// open (mapped) at once, about 40 MiB of mapped index pages: many small
+// indexes are marked side by side, a large one alone.
+const maxMarkEntries = 1 << 20
 
 // maxMissingLogged bounds the missing chunks named in the log.
 const maxMissingLogged = 100
@@ -31,6 +38,7 @@ type markItem struct {
 type openIndex struct {
 	store.Index
 	name    string // for messages
+	weight  int64  // its share of maxMarkEntries
 	pending atomic.Int64
 }
 
@@ -49,6 +57,8 @@ type markCounts struct {
 // and named in the log.
 func (r *gcRun) mark(ctx context.Context) error {
 	cache := newTouchedCache(r.cacheEntries())
+	defer cache.free()
+	r.inflight = semaphore.NewWeighted(maxMarkEntries)
 	g, ctx := errgroup.WithContext(ctx)
 	items := make(chan markItem, 2*r.markWorkers())
 	g.Go(func() error {
@@ -112,12 +122,20 @@ func (r *gcRun) listIndexes(ctx context.Context, items chan<- markItem) error {
 		if errors.Is(err, store.ErrNotFound) {
 			continue // a group removed while walked
 		}
+		if errors.Is(err, unix.ENOTDIR) {
+			r.logf("warning: passed over what is not a directory: %v", err) // no snapshots in it
+			continue
+		}
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrBadIndex, err)
 		}
 		names, err := r.s.SnapshotIndexFiles(si.Snapshot)
 		if errors.Is(err, store.ErrNotFound) {
 			continue // forgotten meanwhile
+		}
+		if errors.Is(err, unix.ENOTDIR) {
+			r.logf("warning: passed over snapshot %s: not a directory", si.Snapshot)
+			continue
 		}
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrBadIndex, err)
@@ -140,9 +158,13 @@ func (r *gcRun) sendIndex(ctx context.Context, snap store.Snapshot, name string,
 	if err != nil {
 		return fmt.Errorf("%w: snapshot %s: %w", ErrBadIndex, snap, err)
 	}
-	idx := &openIndex{Index: x, name: snap.String() + "/" + name}
-	r.open.add(idx)
 	n := x.Len()
+	idx := &openIndex{Index: x, name: snap.String() + "/" + name, weight: int64(min(max(n, 1), maxMarkEntries))}
+	if err := r.inflight.Acquire(ctx, idx.weight); err != nil {
+		x.Close()
+		return err
+	}
+	r.open.add(idx)
 	r.mc.indexFiles.Add(1)
 	r.mc.indexBytes.Add(x.Size())
 	if n == 0 {
@@ -167,6 +189,7 @@ func (r *gcRun) closeIndex(idx *openIndex) error {
 	}
 	ferr := idx.Err()
 	idx.Close()
+	r.inflight.Release(idx.weight)
 	if r.opt.Observer != nil {
 		r.opt.Observer.AddDone(1, 0)
 	}
@@ -192,7 +215,7 @@ func (r *gcRun) markRange(ctx context.Context, cache *touchedCache, it markItem)
 		if cache.has(d) {
 			continue
 		}
-		err := r.s.TouchChunk(d)
+		err := r.s.MarkChunk(d)
 		switch {
 		case err == nil:
 			touched++

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairnfs/cairn/store"
 	"github.com/dustin/go-humanize"
+	"golang.org/x/sync/semaphore"
 )
 
 // Kind is the job kind's name, also the name of its job lock.
@@ -32,6 +33,8 @@ type gcRun struct {
 	opt  Options
 	mc   markCounts
 	open openSet
+	// inflight holds maxMarkEntries: an open index takes its entries
+	inflight *semaphore.Weighted
 
 	mu  sync.Mutex // guards rep while the sweep's workers add to it
 	rep Report
@@ -45,14 +48,17 @@ func (r *gcRun) markWorkers() int {
 	if r.opt.MarkWorkers > 0 {
 		return min(r.opt.MarkWorkers, MaxWorkers)
 	}
-	return min(max(4*cpus(), 4), 32) // touches wait on metadata more than on CPU
+	// touches and stats wait in the file system (its journal, inode
+	// locks) more than they use a CPU: 16 workers on 2 CPUs mark and
+	// sweep a 1M-chunk store about 40% faster than 4 (BenchmarkGCWorkers)
+	return min(max(8*cpus(), 8), 32)
 }
 
 func (r *gcRun) sweepWorkers() int {
 	if r.opt.SweepWorkers > 0 {
 		return min(r.opt.SweepWorkers, MaxWorkers)
 	}
-	return min(max(2*cpus(), 2), 32)
+	return min(max(8*cpus(), 8), 32) // as markWorkers
 }
 
 func (r *gcRun) cacheEntries() int {

@@ -39,6 +39,11 @@ func (c *sweepCounts) addTo(rep *Report) {
 // workers each taking the next directory, and the files older than the
 // cutoff are removed (store.PrefixDir's conditional removals).
 func (r *gcRun) sweep(ctx context.Context, cut, phase1 time.Time) error {
+	chunks, err := r.s.OpenChunkDir()
+	if err != nil {
+		return err
+	}
+	defer chunks.Close()
 	var next atomic.Int64
 	g, ctx := errgroup.WithContext(ctx)
 	for range r.sweepWorkers() {
@@ -59,7 +64,7 @@ func (r *gcRun) sweep(ctx context.Context, cut, phase1 time.Time) error {
 					return err
 				}
 				var err error
-				if buf, err = r.sweepDir(i, buf[:0], cut, phase1, &c); err != nil {
+				if buf, err = r.sweepDir(chunks, i, buf[:0], cut, phase1, &c); err != nil {
 					return err
 				}
 				if r.opt.Observer != nil {
@@ -72,8 +77,8 @@ func (r *gcRun) sweep(ctx context.Context, cut, phase1 time.Time) error {
 }
 
 // sweepDir sweeps one prefix directory; buf is reused for its listing.
-func (r *gcRun) sweepDir(i int, buf []store.ChunkEntry, cut, phase1 time.Time, c *sweepCounts) ([]store.ChunkEntry, error) {
-	d, err := r.s.OpenPrefixDir(i)
+func (r *gcRun) sweepDir(chunks *store.ChunkDir, i int, buf []store.ChunkEntry, cut, phase1 time.Time, c *sweepCounts) ([]store.ChunkEntry, error) {
+	d, err := chunks.Prefix(i)
 	if errors.Is(err, store.ErrNotFound) {
 		return buf, nil // not made yet (a lazily created store)
 	}
@@ -124,6 +129,7 @@ func (r *gcRun) sweepEntry(d *store.PrefixDir, e store.ChunkEntry, cut, phase1 t
 			c.removedBytes += size
 		case store.KeptTouched:
 			c.restoredChunks++
+			e.Kind = e.TargetKind()
 			c.keep(e, phase1)
 		}
 		return err
