@@ -176,3 +176,38 @@ func TestTouchFilter(t *testing.T) {
 		t.Fatal("nil filter holds a digest")
 	}
 }
+
+// TestInsertRacesRemoval: a chunk removed between the insert's stat and
+// its touch (as a GC's sweep may) is written, not an error; another
+// goroutine removes the chunk file over and over meanwhile.
+func TestInsertRacesRemoval(t *testing.T) {
+	s := storetest.NewStore(t)
+	d, blob := insertChunk(t, s, "race")
+	stop := make(chan struct{})
+	done := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				done <- n
+				return
+			default:
+			}
+			if os.Remove(s.ChunkPath(d)) == nil {
+				n++
+			}
+		}
+	}()
+	for i := range 5000 {
+		if _, err := s.InsertChunk(d, blob); err != nil {
+			close(stop)
+			<-done
+			t.Fatalf("insert %d beside removals: %v", i, err)
+		}
+	}
+	close(stop)
+	if n := <-done; n == 0 {
+		t.Fatal("the chunk was never removed: the test raced nothing")
+	}
+}
