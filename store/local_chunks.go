@@ -22,9 +22,10 @@ func (l localDir) InsertChunkParts(d chunk.Digest, header, payload []byte) (exis
 	path := l.chunkPath(d)
 	size := int64(len(header) + len(payload))
 	var st unix.Stat_t
-	if err := unix.Stat(path, &st); err == nil {
-		if st.Size == size {
-			return true, touchPath(path)
+	if err := unix.Stat(path, &st); err == nil && st.Size == size {
+		// kept and touched; gone since the stat (a GC removed it): written
+		if err := touchPath(path); !errors.Is(err, fs.ErrNotExist) {
+			return err == nil, err
 		}
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), d.String()+".tmp_")

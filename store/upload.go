@@ -2,7 +2,11 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
+	"io/fs"
 	"runtime"
+	"sync"
 	"sync/atomic"
 
 	"github.com/cairnfs/cairn/chunk"
@@ -44,9 +48,67 @@ func (t *UploadTotals) Add(o UploadTotals) {
 }
 
 // KnownSet is the set of chunks a backup may assume present (the chunks
-// of the previous snapshot's index of the same archive): they are neither
-// stat'ed nor written.
+// of the previous snapshot's index of the same archive): they are
+// touched, not stat'ed nor written, unless the touch finds them gone.
 type KnownSet map[chunk.Digest]struct{}
+
+// touchSlots is the number of digests a TouchFilter holds (32 KiB).
+const touchSlots = 1024
+
+// TouchFilter remembers a bounded number of chunks one writer touched or
+// wrote since it started, so that a chunk that repeats (the zero chunk
+// of an image, a run boundary shared by two reused runs) is touched once
+// while the filter holds it. It forgets, never invents: a digest it holds
+// was added. The zero value is empty; it is safe for concurrent use.
+type TouchFilter struct {
+	mu    sync.Mutex
+	slots [touchSlots]chunk.Digest // all-zero: empty (no chunk has that SHA-256)
+}
+
+func slotOf(d chunk.Digest) int { return int(binary.LittleEndian.Uint16(d[:2])) % touchSlots }
+
+// Has reports whether d was added and is still held. A nil filter holds
+// nothing.
+func (f *TouchFilter) Has(d chunk.Digest) bool {
+	if f == nil || d == (chunk.Digest{}) {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.slots[slotOf(d)] == d
+}
+
+// Add records d, evicting the digest that shared its slot.
+func (f *TouchFilter) Add(d chunk.Digest) {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	f.slots[slotOf(d)] = d
+	f.mu.Unlock()
+}
+
+// RefreshChunk touches chunk d for a writer that references it without
+// storing it, unless filter f holds d already, and adds it to f. Every
+// chunk a writer's manifest lists is touched (or written) after the
+// writer registered, which keeps it from any GC that runs meanwhile
+// (jobs/gc/doc.go). false, with no error, tells that the chunk is gone
+// (a GC removed it): the writer must store it again, or fail rather than
+// finish a snapshot that references it.
+func (s *Store) RefreshChunk(f *TouchFilter, d chunk.Digest) (bool, error) {
+	if f.Has(d) {
+		return true, nil
+	}
+	err := s.TouchChunk(d)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	f.Add(d)
+	return true, nil
+}
 
 // upJob is one chunk moving through the Uploader.
 type upJob struct {
@@ -61,10 +123,11 @@ type upJob struct {
 // hands their digests to a sink in submission order. Memory is bounded:
 // at most 2·workers+2 chunks are in flight.
 type Uploader struct {
-	s     *Store
-	known KnownSet
-	sink  func(d chunk.Digest, size int) error
-	Stats *UploadStats
+	s       *Store
+	known   KnownSet
+	touched TouchFilter // chunks touched or written by this Uploader
+	sink    func(d chunk.Digest, size int) error
+	Stats   *UploadStats
 
 	work  chan *upJob
 	order chan *upJob
@@ -171,13 +234,13 @@ func (u *Uploader) process(j *upJob, blob *[]byte) error {
 	} else {
 		j.d = chunk.Sum(j.buf)
 	}
-	if _, ok := u.known[j.d]; ok {
+	reused, err := u.reuse(j.d)
+	if err != nil {
+		return err
+	}
+	if reused {
 		st.KnownBytes.Add(n)
 		return nil
-	}
-	if u.s.HasChunk(j.d) {
-		st.KnownBytes.Add(n)
-		return u.s.TouchChunk(j.d)
 	}
 	data := j.buf
 	if j.zero {
@@ -192,6 +255,7 @@ func (u *Uploader) process(j *upJob, blob *[]byte) error {
 	if err != nil {
 		return err
 	}
+	u.touched.Add(j.d)
 	if existed {
 		st.KnownBytes.Add(n)
 	} else {
@@ -200,6 +264,23 @@ func (u *Uploader) process(j *upJob, blob *[]byte) error {
 		st.NewStored.Add(int64(len(hdr) + len(payload)))
 	}
 	return nil
+}
+
+// reuse tells whether chunk d is in the store already, touching it so
+// that it outlives any GC running beside this writer (the oldest-writer
+// rule, jobs/gc/doc.go). A known chunk (of the previous snapshot) costs
+// one utimensat, which also proves it is there; another one a stat and
+// the touch; one this Uploader touched or wrote already, nothing while
+// the filter holds it. A chunk found gone is stored again from the data
+// at hand: false.
+func (u *Uploader) reuse(d chunk.Digest) (bool, error) {
+	if u.touched.Has(d) {
+		return true, nil
+	}
+	if _, ok := u.known[d]; !ok && !u.s.HasChunk(d) {
+		return false, nil
+	}
+	return u.s.RefreshChunk(&u.touched, d)
 }
 
 func (u *Uploader) collect() error {

@@ -36,34 +36,53 @@ type SnapshotWriter interface {
 }
 
 // StoreSink restores into a local datastore. It holds the store's shared
-// lock and the backup locks of the groups it writes until Close.
+// lock and the backup locks of the groups it writes until Close, and is
+// registered as a writer (store.RegisterWriter) meanwhile: every chunk
+// its snapshots reference is written or touched after that start, which
+// GC's cutoff respects.
 type StoreSink struct {
 	s      *store.Store
 	lock   *store.Lock
+	writer *store.Writer
 	groups map[store.Group]*store.Lock
 }
 
 var _ Sink = (*StoreSink)(nil)
 
-// NewStoreSink takes the store's shared lock.
+// NewStoreSink takes the store's shared lock and registers a writer.
 func NewStoreSink(ctx context.Context, s *store.Store) (*StoreSink, error) {
 	l, err := s.LockShared(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &StoreSink{s: s, lock: l, groups: map[store.Group]*store.Lock{}}, nil
+	w, err := s.RegisterWriter()
+	if err != nil {
+		l.Unlock()
+		return nil, err
+	}
+	return &StoreSink{s: s, lock: l, writer: w, groups: map[store.Group]*store.Lock{}}, nil
 }
 
-// Close releases the locks.
+// Close ends the writer's registration and releases the locks.
 func (k *StoreSink) Close() error {
+	k.writer.Done()
 	for _, l := range k.groups {
 		l.Unlock()
 	}
 	return k.lock.Unlock()
 }
 
-// HasChunk reports whether the store has the chunk.
-func (k *StoreSink) HasChunk(d chunk.Digest) bool { return k.s.HasChunk(d) }
+// HasChunk reports whether the store has the chunk, touching it: the
+// restored snapshot will reference it, and a GC running meanwhile must
+// keep it (store.RefreshChunk). A chunk found gone, or that cannot be
+// touched, is restored from tape.
+func (k *StoreSink) HasChunk(d chunk.Digest) bool {
+	if !k.s.HasChunk(d) {
+		return false
+	}
+	ok, err := k.s.RefreshChunk(nil, d)
+	return ok && err == nil
+}
 
 // InsertChunk inserts a chunk.
 func (k *StoreSink) InsertChunk(d chunk.Digest, blob []byte) (bool, error) {

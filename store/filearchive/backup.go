@@ -116,8 +116,7 @@ func AddArchive(ctx context.Context, b *store.Backup, name, dir string, opt Opti
 	if !strings.HasSuffix(name, ".pxar") || strings.ContainsAny(name, "/\x00") || name == ".pxar" {
 		return Result{}, fmt.Errorf("file archive %q: %w: name must end in .pxar", name, store.ErrBadName)
 	}
-	bl := &builder{s: b.Store(), name: name, opts: opt, ratio: opt.PaddingRatio, start: time.Now(),
-		checked: map[chunk.Digest]struct{}{}}
+	bl := &builder{s: b.Store(), name: name, opts: opt, ratio: opt.PaddingRatio, start: time.Now()}
 	if bl.ratio == 0 {
 		bl.ratio = defaultRatio
 	}
@@ -170,8 +169,10 @@ type builder struct {
 	hasPrev  bool
 	prevBad  bool // the previous archive failed to decode: stop using it
 	cache    *store.Cache
-	checked  store.KnownSet // previous chunks found present
-	rootFD   int
+	// touched holds previous chunks found present and touched (reused
+	// runs of files), so that a chunk two runs share is touched once.
+	touched store.TouchFilter
+	rootFD  int
 
 	meta, payload, statS *StreamWriter
 	hold                 holdWriter

@@ -171,8 +171,14 @@ func (b *builder) resolve(ctx context.Context, enc *pxar.Encoder) error {
 	}
 	startPad := r.prevStart - chunkStart
 	padding := total - (r.prevEnd - r.prevStart)
-	if float64(padding) <= b.ratio*float64(total) && b.present(chunks) {
-		return b.inject(enc, chunks, total, startPad, padding)
+	if float64(padding) <= b.ratio*float64(total) {
+		ok, err := b.present(chunks)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return b.inject(enc, chunks, total, startPad, padding)
+		}
 	}
 	if err := b.hold.release(); err != nil {
 		return err
@@ -216,17 +222,15 @@ func (b *builder) inject(enc *pxar.Encoder, chunks []ChunkRef, total, startPad, 
 	return nil
 }
 
-// present reports whether the store still holds every chunk; a missing
-// one makes the run be read again, which heals it.
-func (b *builder) present(chunks []ChunkRef) bool {
+// present reports whether the store still holds every chunk, touching
+// each (store.RefreshChunk: a GC running beside this backup keeps them);
+// a missing one makes the run be read again, which heals it.
+func (b *builder) present(chunks []ChunkRef) (bool, error) {
 	for _, c := range chunks {
-		if _, ok := b.checked[c.Digest]; ok {
-			continue
+		ok, err := b.s.RefreshChunk(&b.touched, c.Digest)
+		if err != nil || !ok {
+			return false, err
 		}
-		if !b.s.HasChunk(c.Digest) {
-			return false
-		}
-		b.checked[c.Digest] = struct{}{}
 	}
-	return true
+	return true, nil
 }
