@@ -320,3 +320,33 @@ func TestMarkChunkNoFollow(t *testing.T) {
 		t.Errorf("missing chunk: %v", err)
 	}
 }
+
+// A prefix directory holding more entries than one getdents buffer
+// takes is listed whole, with and without the short-read end.
+func TestPrefixDirListLarge(t *testing.T) {
+	f := newSweepFixture(t)
+	const n = 3000 // ~100 KiB of 64-hex names: several 32 KiB reads
+	for i := range n {
+		name := "abcd" + hex.EncodeToString([]byte{byte(i >> 8), byte(i)}) + strings.Repeat("0", 56)
+		if err := os.WriteFile(filepath.Join(f.dir, name), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, short := range []bool{true, false} {
+		c, err := f.s.OpenChunkDir()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.shortEOF = short
+		d, err := c.Prefix(0xabcd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := d.List(nil)
+		d.Close()
+		c.Close()
+		if err != nil || len(got) != n {
+			t.Fatalf("short read end %v: %d entries, %v; want %d", short, len(got), err, n)
+		}
+	}
+}
