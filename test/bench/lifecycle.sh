@@ -15,7 +15,7 @@ need restic borg
 [ -x "$CAIRN" ] && [ -n "${KEEP_CAIRN:-}" ] || build_cairn
 cd "$BENCH_DIR"
 src=lc-src
-rm -rf "$src" lcstore lcrrepo lcbrepo lifecycle.log
+rm -rf "$src" lcstore lcempty lcrrepo lcbrepo lifecycle.log
 cp -a "$(go env GOROOT)/src" "$src"
 mapfile -t files < <(find "$src" -type f | LC_ALL=C sort)
 n=${#files[@]}
@@ -47,7 +47,7 @@ sizes before
 reclaim() {
   local label=$1; shift
   if [ -n "${WARM:-}" ]; then
-    du -s lcstore lcrrepo lcbrepo >/dev/null # inodes and directories, no file content
+    du -s lcstore lcempty lcrrepo lcbrepo >/dev/null 2>&1 # inodes and directories, no file content
   else
     drop_caches
   fi
@@ -63,6 +63,10 @@ borg_reclaim() {
   borg prune --keep-last 3 lcbrepo && borg compact lcbrepo
 }
 reclaim "cairn prune + gc" cairn_reclaim
+# the floor of PBS's layout: a GC of an empty store only lists the
+# 65,536 prefix directories
+rm -rf lcempty && "$CAIRN" --store lcempty init >/dev/null
+reclaim "cairn gc of an empty store (floor)" "$CAIRN" --store lcempty gc --atime-cutoff 0
 reclaim "restic forget --prune" restic --repo lcrrepo -q forget --keep-last 3 --prune
 reclaim "borg prune + compact" borg_reclaim
 sizes after
