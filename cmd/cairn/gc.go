@@ -60,25 +60,11 @@ func (a *app) gc(o gcOpts) error {
 	if _, err := gc.ParseAtimeCutoff(o.atimeCutoff); err != nil {
 		return usageErr("--atime-cutoff %q: %v", o.atimeCutoff, err)
 	}
-	s, err := a.openStore()
+	// the phases as they end, and warnings
+	st, err := a.runJob(gc.Kind, map[string]string{"atime-cutoff": o.atimeCutoff}, slog.LevelInfo, nil)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	m, err := a.jobManager(s, slog.New(slog.NewTextHandler(a.stderr, nil)))
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	j, err := m.Start(gc.Kind, map[string]string{"atime-cutoff": o.atimeCutoff})
-	if errors.Is(err, jobs.ErrBadParam) {
-		return usageErr("%v", err)
-	}
-	if err != nil {
-		return err
-	}
-	<-j.Done() // Ctrl-C cancels the job through a.ctx
-	st := j.Status()
 	rep, _ := st.Result.(gc.Report)
 	if o.json {
 		if err := printJSON(a, rep); err != nil {

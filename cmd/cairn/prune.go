@@ -97,29 +97,11 @@ func (o pruneOpts) params(cmd *cobra.Command, args []string) (map[string]string,
 }
 
 func (a *app) prune(o pruneOpts, params map[string]string) error {
-	s, err := a.openStore()
+	// errors as they happen; the rest is in the report
+	st, err := a.runJob(prune.Kind{}.Name(), params, slog.LevelWarn, nil)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
-	level := slog.LevelWarn // errors as they happen; the rest is in the report
-	if a.verbosity > 0 {
-		level = slog.LevelInfo
-	}
-	m, err := a.jobManager(s, slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level})))
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	j, err := m.Start(prune.Kind{}.Name(), params)
-	if errors.Is(err, jobs.ErrBadParam) {
-		return usageErr("%v", err)
-	}
-	if err != nil {
-		return err
-	}
-	<-j.Done() // Ctrl-C cancels the job through a.ctx
-	st := j.Status()
 	rep, _ := st.Result.(prune.Report)
 	if o.json {
 		enc := json.NewEncoder(a.stdout)

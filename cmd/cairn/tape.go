@@ -73,7 +73,7 @@ snapshots were not exported.`,
 			if err != nil {
 				return err
 			}
-			st, err := a.runJob(tape.TapeExportKind{}.Name(), params, "tape export")
+			st, err := a.runJob(tape.TapeExportKind{}.Name(), params, slog.LevelWarn, a.jobProgress("tape export"))
 			if err != nil {
 				return err
 			}
@@ -164,7 +164,7 @@ code 3 means some snapshots were not restored.`,
 			if err := listParam(p, "snapshots", args); err != nil {
 				return err
 			}
-			st, err := a.runJob(tape.TapeRestoreKind{}.Name(), p, "tape restore")
+			st, err := a.runJob(tape.TapeRestoreKind{}.Name(), p, slog.LevelWarn, a.jobProgress("tape restore"))
 			if err != nil {
 				return err
 			}
@@ -188,36 +188,6 @@ code 3 means some snapshots were not restored.`,
 	f.BoolVar(&o.json, "json", false, "print the final status as JSON")
 	a.lockWaitFlag(cmd)
 	return cmd
-}
-
-// runJob runs one job of kind on the store in the foreground, showing
-// its progress; Ctrl-C cancels it through a.ctx.
-func (a *app) runJob(kind string, params map[string]string, label string) (jobs.Status, error) {
-	s, err := a.openStore()
-	if err != nil {
-		return jobs.Status{}, err
-	}
-	defer s.Close()
-	level := slog.LevelWarn
-	if a.verbosity > 0 {
-		level = slog.LevelInfo
-	}
-	m, err := a.jobManager(s, slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level})))
-	if err != nil {
-		return jobs.Status{}, err
-	}
-	defer m.Close()
-	j, err := m.Start(kind, params)
-	if errors.Is(err, jobs.ErrBadParam) {
-		return jobs.Status{}, usageErr("%v", err)
-	}
-	if err != nil {
-		return jobs.Status{}, err
-	}
-	prog := startJobProgress(a.stderr, label, j)
-	<-j.Done()
-	prog.Stop()
-	return j.Status(), nil
 }
 
 // jobExit turns a finished job into the exit code: 3 when some snapshots

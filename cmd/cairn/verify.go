@@ -86,32 +86,15 @@ func (o verifyOpts) params(cmd *cobra.Command, args []string) (map[string]string
 }
 
 func (a *app) verify(o verifyOpts, params map[string]string) error {
-	s, err := a.openStore()
+	// errors as they are found; the rest is in the report
+	st, err := a.runJob(verify.VerifyKind{}.Name(), params, slog.LevelWarn, func(j *jobs.Job) func() {
+		if prog := a.verifyProgress(j); prog != nil {
+			return prog.Stop
+		}
+		return func() {}
+	})
 	if err != nil {
 		return err
-	}
-	defer s.Close()
-	level := slog.LevelWarn // errors as they are found; the rest is in the report
-	if a.verbosity > 0 {
-		level = slog.LevelInfo
-	}
-	m, err := a.jobManager(s, slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level})))
-	if err != nil {
-		return err
-	}
-	defer m.Close()
-	j, err := m.Start(verify.VerifyKind{}.Name(), params)
-	if errors.Is(err, jobs.ErrBadParam) {
-		return usageErr("%v", err)
-	}
-	if err != nil {
-		return err
-	}
-	prog := a.verifyProgress(j)
-	<-j.Done() // Ctrl-C cancels the job through a.ctx
-	st := j.Status()
-	if prog != nil {
-		prog.Stop()
 	}
 	rep, _ := st.Result.(verify.VerifyReport)
 	if o.json {

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"errors"
+	"log/slog"
+
+	"github.com/cairnfs/cairn/jobs"
+)
+
+// runJob runs one job of kind on the store in the foreground and returns
+// its final status; Ctrl-C cancels it through a.ctx. The job's log lines
+// of level and above go to stderr (-v: from Info); watch, when not nil,
+// shows the job while it runs and returns what stops that.
+func (a *app) runJob(kind string, params map[string]string, level slog.Level, watch func(*jobs.Job) (stop func())) (jobs.Status, error) {
+	s, err := a.openStore()
+	if err != nil {
+		return jobs.Status{}, err
+	}
+	defer s.Close()
+	if a.verbosity > 0 {
+		level = min(level, slog.LevelInfo)
+	}
+	m, err := a.jobManager(s, slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level})))
+	if err != nil {
+		return jobs.Status{}, err
+	}
+	defer m.Close()
+	j, err := m.Start(kind, params)
+	if errors.Is(err, jobs.ErrBadParam) {
+		return jobs.Status{}, usageErr("%v", err)
+	}
+	if err != nil {
+		return jobs.Status{}, err
+	}
+	stop := func() {}
+	if watch != nil {
+		stop = watch(j)
+	}
+	<-j.Done()
+	stop()
+	return j.Status(), nil
+}
+
+// jobProgress shows a running job's progress under label (the tape
+// jobs' display).
+func (a *app) jobProgress(label string) func(*jobs.Job) func() {
+	return func(j *jobs.Job) func() { return startJobProgress(a.stderr, label, j).Stop }
+}
