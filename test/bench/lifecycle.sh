@@ -20,6 +20,7 @@ cp -a "$(go env GOROOT)/src" "$src"
 mapfile -t files < <(find "$src" -type f | LC_ALL=C sort)
 n=${#files[@]}
 "$CAIRN" --store lcstore init >/dev/null
+"$CAIRN" --store lcempty init >/dev/null # for the floor: see below
 restic init --repo lcrrepo -q >/dev/null
 borg init -e none lcbrepo
 for i in $(seq 10); do
@@ -47,7 +48,7 @@ sizes before
 reclaim() {
   local label=$1; shift
   if [ -n "${WARM:-}" ]; then
-    du -s lcstore lcempty lcrrepo lcbrepo >/dev/null 2>&1 # inodes and directories, no file content
+    du -s lcstore lcempty lcrrepo lcbrepo >/dev/null # inodes and directories, no file content
   else
     drop_caches
   fi
@@ -65,7 +66,6 @@ borg_reclaim() {
 reclaim "cairn prune + gc" cairn_reclaim
 # the floor of PBS's layout: a GC of an empty store only lists the
 # 65,536 prefix directories
-rm -rf lcempty && "$CAIRN" --store lcempty init >/dev/null
 reclaim "cairn gc of an empty store (floor)" "$CAIRN" --store lcempty gc --atime-cutoff 0
 reclaim "restic forget --prune" restic --repo lcrrepo -q forget --keep-last 3 --prune
 reclaim "borg prune + compact" borg_reclaim
