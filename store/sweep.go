@@ -66,10 +66,9 @@ func (e ChunkEntry) TargetKind() EntryKind { return entryKind(e.Target()) }
 // PrefixDir is an open chunk prefix directory. It is not safe for
 // concurrent use; the sweep gives each worker its own.
 type PrefixDir struct {
-	fd       int
-	path     string
-	buf      *[]byte // directory entries, from direntBufs
-	shortEOF bool    // a getdents that leaves room in buf has reached the end
+	fd   int
+	path string
+	buf  *[]byte // directory entries, from direntBufs
 	// afterAside, if set, runs between the rename aside and the re-check
 	// (tests: a writer touching the chunk just then).
 	afterAside func(name string)
@@ -92,36 +91,9 @@ func (s *Store) OpenPrefixDir(i int) (*PrefixDir, error) {
 // opens the prefix directories without looking up the store's path
 // 65,536 times. Safe for concurrent use until Close.
 type ChunkDir struct {
-	fd       int
-	path     string
-	shortEOF bool // see fillsDirents
+	fd   int
+	path string
 }
-
-// fillsDirents reports whether the file system of fd is one whose
-// getdents fills the buffer until the directory ends (ext4, XFS, btrfs,
-// tmpfs), so that a call returning with room for more entries has
-// reached the end and the call that would return 0 can be spared: with
-// 65,536 mostly small prefix directories that is a quarter of a sweep's
-// system calls on a small store. Elsewhere (NFS and FUSE return entries
-// in batches) every directory is read until getdents returns 0; even
-// there, a mistaken early end would only leave files unswept, never
-// remove one.
-func fillsDirents(fd int) bool {
-	var st unix.Statfs_t
-	if unix.Fstatfs(fd, &st) != nil {
-		return false
-	}
-	switch uint32(st.Type) {
-	case unix.EXT4_SUPER_MAGIC, unix.XFS_SUPER_MAGIC, unix.BTRFS_SUPER_MAGIC, unix.TMPFS_MAGIC:
-		return true
-	}
-	return false
-}
-
-// direntRoom is more than the largest directory entry getdents returns
-// (a 255-byte name and its header, aligned): a call that returns with at
-// least this much of the buffer unused stopped for want of entries.
-const direntRoom = 512
 
 // OpenChunkDir opens the store's chunk directory, never through a
 // symlink.
@@ -131,7 +103,7 @@ func (s *Store) OpenChunkDir() (*ChunkDir, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, notFound(err))
 	}
-	return &ChunkDir{fd: fd, path: path, shortEOF: fillsDirents(fd)}, nil
+	return &ChunkDir{fd: fd, path: path}, nil
 }
 
 // Close closes the chunk directory.
@@ -149,7 +121,7 @@ func (c *ChunkDir) Prefix(i int) (*PrefixDir, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s/%s: %w", c.path, name, notFound(err))
 	}
-	return &PrefixDir{fd: fd, path: c.path + "/" + name, buf: direntBufs.Get().(*[]byte), shortEOF: c.shortEOF}, nil
+	return &PrefixDir{fd: fd, path: c.path + "/" + name, buf: direntBufs.Get().(*[]byte)}, nil
 }
 
 // direntBufs are the buffers PrefixDirs read directory entries into: a
@@ -205,9 +177,6 @@ func (d *PrefixDir) List(out []ChunkEntry) ([]ChunkEntry, error) {
 				e.Kind = kind
 				out = append(out, e)
 			}
-		}
-		if d.shortEOF && n <= len(buf)-direntRoom {
-			break
 		}
 	}
 	return out, nil
