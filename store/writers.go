@@ -103,6 +103,9 @@ func (s *Store) OldestWriter() (oldest time.Time, ok bool, err error) {
 		if errors.Is(err, unix.ELOOP) || errors.Is(err, errNotRegular) {
 			continue // no writer makes one: not a writer's file
 		}
+		if errors.Is(err, unix.ENOENT) {
+			continue // ended since the listing: its snapshot is finished before GC's phase 1 lists it
+		}
 		if err != nil || live {
 			// a writer whose lock cannot be checked counts as running:
 			// an older cutoff only keeps more
