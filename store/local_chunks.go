@@ -81,8 +81,7 @@ func (l localDir) HasChunk(d chunk.Digest) bool {
 func (l localDir) TouchChunk(d chunk.Digest) error { return touchPath(l.chunkPath(d)) }
 
 func touchPath(path string) error {
-	ts := []unix.Timespec{{Nsec: unix.UTIME_NOW}, {Nsec: unix.UTIME_OMIT}}
-	if err := unix.UtimesNanoAt(unix.AT_FDCWD, path, ts, 0); err != nil {
+	if err := touchNoFollow(path); err != nil {
 		return fmt.Errorf("touch %s: %w", path, notFound(err))
 	}
 	return nil
