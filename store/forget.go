@@ -30,7 +30,7 @@ func (s *Store) ForgetSnapshot(ctx context.Context, snap Snapshot) error {
 	if err := snap.Group.Check(); err != nil {
 		return err
 	}
-	if err := s.checkRealDirs(snap.Group); err != nil {
+	if err := s.CheckGroupDirs(snap.Group); err != nil {
 		return fmt.Errorf("forget %s: %w", snap, err)
 	}
 	l, err := s.lockSnapshot(ctx, snap, true, 0)
@@ -55,7 +55,7 @@ func (s *Store) CanForget(ctx context.Context, snap Snapshot) error {
 	if err := snap.Group.Check(); err != nil {
 		return err
 	}
-	if err := s.checkRealDirs(snap.Group); err != nil {
+	if err := s.CheckGroupDirs(snap.Group); err != nil {
 		return fmt.Errorf("forget %s: %w", snap, err)
 	}
 	l, err := s.lockSnapshot(ctx, snap, true, 0) // a lock changes no file
@@ -94,7 +94,7 @@ func (s *Store) ForgetGroup(ctx context.Context, g Group) (removed []Snapshot, e
 	if err := g.Check(); err != nil {
 		return nil, err
 	}
-	if err := s.checkRealDirs(g); err != nil {
+	if err := s.CheckGroupDirs(g); err != nil {
 		return nil, fmt.Errorf("forget: %w", err)
 	}
 	gl, err := s.LockGroup(ctx, g)

@@ -28,15 +28,15 @@ func (l localDir) chunkPath(d chunk.Digest) string {
 // ReadChunk implements Backend. Whether the page cache holds a file is
 // asked of cachestat(2), without reading it.
 func (l localDir) ReadChunk(ctx context.Context, d chunk.Digest, opt ChunkOptions) (Blob, error) {
-	fail := func(err error) (Blob, error) { return Blob{d: d, data: opt.Buf[:0], inBuf: true}, err }
 	if err := ctx.Err(); err != nil {
-		return fail(err)
+		return Blob{d: d, data: opt.Buf[:0], inBuf: true}, err
 	}
-	blob, err := l.readChunkAt(d, l.chunkPath(d), opt)
+	path := l.chunkPath(d)
+	blob, err := l.readChunkAt(d, path, opt)
 	if errors.Is(err, ErrMissingChunk) {
 		// a GC killed while it had the chunk set aside (sweep_remove.go)
 		// leaves it under its hidden name until the next GC puts it back
-		aside := filepath.Join(filepath.Dir(l.chunkPath(d)), AsideName(d.String()))
+		aside := filepath.Join(filepath.Dir(path), AsideName(d.String()))
 		if b, aerr := l.readChunkAt(d, aside, opt); aerr == nil {
 			return b, nil
 		}

@@ -33,7 +33,7 @@ func (s *Store) SetProtected(ctx context.Context, snap Snapshot, on bool) error 
 	if err := snap.Group.Check(); err != nil {
 		return err
 	}
-	if err := s.checkRealDirs(snap.Group); err != nil {
+	if err := s.CheckGroupDirs(snap.Group); err != nil {
 		return fmt.Errorf("protect %s: %w", snap, err)
 	}
 	l, err := s.LockSnapshot(ctx, snap, false)

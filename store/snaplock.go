@@ -52,11 +52,12 @@ func openDirNoFollow(path string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path), nil
 }
 
-// checkRealDirs refuses a group whose directory, or a directory on the
+// CheckGroupDirs refuses a group whose directory, or a directory on the
 // way to it from the store's root (namespaces, type), is not a real
-// directory: a symlink there would take a removal (or a marker) outside
-// the store. The last component of a snapshot is checked by its open.
-func (s *Store) checkRealDirs(g Group) error {
+// directory: a symlink there would take a removal, a marker or a
+// listing meant for the store outside it (ErrBadName; a missing one is
+// ErrNotFound). The last component of a snapshot is checked by its open.
+func (s *Store) CheckGroupDirs(g Group) error {
 	path := s.root
 	for _, part := range strings.Split(strings.TrimSuffix(g.NS.rel()+g.Type+"/"+g.ID, "/"), "/") {
 		path = filepath.Join(path, part)

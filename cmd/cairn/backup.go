@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -248,9 +247,7 @@ func newBackupSummary(snap store.Snapshot, img, px store.UploadTotals, pxars []p
 
 func (a *app) printBackupSummary(o backupOpts, sum backupSummary) error {
 	if o.json {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(sum)
+		return printJSON(a, sum)
 	}
 	ratio := "∞ (nothing new)"
 	if sum.DedupRatio > 0 {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -254,9 +253,7 @@ func finishedIn(snaps []store.SnapshotInfo, snap store.Snapshot) bool {
 
 func (a *app) printForget(o forgetOpts, rep *forgetReport) {
 	if o.json {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(rep)
+		printJSON(a, rep)
 		return
 	}
 	for _, r := range rep.Snapshots {

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 
 	"github.com/cairnfs/cairn/jobs"
@@ -45,4 +47,33 @@ func (a *app) runJob(kind string, params map[string]string, level slog.Level, wa
 // jobs' display).
 func (a *app) jobProgress(label string) func(*jobs.Job) func() {
 	return func(j *jobs.Job) func() { return startJobProgress(a.stderr, label, j).Stop }
+}
+
+// jobExit turns a finished job into the exit code: 3 when some snapshots
+// failed, 1 for other failures and cancellation.
+func jobExit(what string, st jobs.Status, failed int) error {
+	switch {
+	case st.State == jobs.StateCancelled:
+		return &codeError{exitError, errors.New(what + " cancelled")}
+	case st.State == jobs.StateOK:
+		return nil
+	}
+	msg := what + " failed"
+	if failed > 0 {
+		msg = fmt.Sprintf("%s: %d snapshot(s) failed", what, failed)
+	}
+	if len(st.Errors) > 0 {
+		msg += ": " + st.Errors[len(st.Errors)-1]
+	}
+	if failed > 0 {
+		return &codeError{exitPartial, errors.New(msg)}
+	}
+	return &codeError{exitError, errors.New(msg)}
+}
+
+// printJSON writes v to stdout as indented JSON (every --json output).
+func printJSON(a *app, v any) error {
+	enc := json.NewEncoder(a.stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

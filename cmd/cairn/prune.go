@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -104,9 +103,7 @@ func (a *app) prune(o pruneOpts, params map[string]string) error {
 	}
 	rep, _ := st.Result.(prune.Report)
 	if o.json {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(st); err != nil {
+		if err := printJSON(a, st); err != nil {
 			return err
 		}
 	} else {

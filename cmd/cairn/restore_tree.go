@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -77,9 +76,7 @@ func (a *app) restoreTree(o restoreOpts, s *store.Store, snap store.Snapshot, m 
 		if sum.Failed == nil {
 			sum.Failed = []restore.PathError{}
 		}
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		enc.Encode(sum)
+		printJSON(a, sum)
 	} else {
 		for _, f := range rep.Failed {
 			fmt.Fprintf(a.stderr, "not restored: %s: %s\n", f.Path, f.Err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -42,12 +41,10 @@ func (a *app) snapshotsCmd() *cobra.Command {
 				return err
 			}
 			if asJSON {
-				enc := json.NewEncoder(a.stdout)
-				enc.SetIndent("", "  ")
 				if rows == nil {
 					rows = []snapshotRow{}
 				}
-				return enc.Encode(rows)
+				return printJSON(a, rows)
 			}
 			if err := printSnapshots(a, rows); err != nil {
 				return err

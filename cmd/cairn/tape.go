@@ -1,9 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strconv"
@@ -188,32 +185,4 @@ code 3 means some snapshots were not restored.`,
 	f.BoolVar(&o.json, "json", false, "print the final status as JSON")
 	a.lockWaitFlag(cmd)
 	return cmd
-}
-
-// jobExit turns a finished job into the exit code: 3 when some snapshots
-// failed, 1 for other failures and cancellation.
-func jobExit(what string, st jobs.Status, failed int) error {
-	switch {
-	case st.State == jobs.StateCancelled:
-		return &codeError{exitError, errors.New(what + " cancelled")}
-	case st.State == jobs.StateOK:
-		return nil
-	}
-	msg := what + " failed"
-	if failed > 0 {
-		msg = fmt.Sprintf("%s: %d snapshot(s) failed", what, failed)
-	}
-	if len(st.Errors) > 0 {
-		msg += ": " + st.Errors[len(st.Errors)-1]
-	}
-	if failed > 0 {
-		return &codeError{exitPartial, errors.New(msg)}
-	}
-	return &codeError{exitError, errors.New(msg)}
-}
-
-func printJSON(a *app, v any) error {
-	enc := json.NewEncoder(a.stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -98,9 +97,7 @@ func (a *app) verify(o verifyOpts, params map[string]string) error {
 	}
 	rep, _ := st.Result.(verify.VerifyReport)
 	if o.json {
-		enc := json.NewEncoder(a.stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(st); err != nil {
+		if err := printJSON(a, st); err != nil {
 			return err
 		}
 	} else {

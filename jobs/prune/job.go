@@ -122,8 +122,8 @@ func (p *pruner) groups() ([]store.Group, error) {
 // cannot be listed or removed is recorded as the job's error; a
 // snapshot found locked or protected is skipped with a log line.
 func (p *pruner) pruneGroup(ctx context.Context, j *jobs.Job, g store.Group) {
-	if err := checkRealGroupDir(p.s, g); err != nil {
-		j.Errorf("%v", err)
+	if err := p.s.CheckGroupDirs(g); err != nil {
+		j.Errorf("%v: not pruned", err)
 		return
 	}
 	infos, err := p.s.Snapshots(g)
