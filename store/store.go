@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -39,7 +40,8 @@ const (
 // use by many goroutines; several processes may share one store.
 type Store struct {
 	root    string
-	backend Backend // where its chunks live: the directory root
+	backend Backend // where its chunks live: the directory root, or a bucket
+	remote  *remote // nil for a local store (remote.go)
 
 	mu     sync.Mutex
 	lockFD int // process lock fd, -1 when not held
@@ -128,15 +130,26 @@ func Open(dir string) (*Store, error) {
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("open store %s: not a directory", dir)
 	}
-	ci, err := os.Stat(filepath.Join(dir, chunkDir))
-	if err != nil || !ci.IsDir() {
-		return nil, fmt.Errorf("open store %s: %w", dir, ErrNotStore)
-	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	return &Store{root: abs, backend: localDir{abs}, lockFD: -1}, nil
+	s := &Store{root: abs, backend: localDir{abs}, lockFD: -1}
+	rcfg, remote, err := readRemoteConfig(abs)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", dir, err)
+	}
+	if remote {
+		if err := s.openRemote(context.Background(), rcfg); err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	ci, err := os.Stat(filepath.Join(dir, chunkDir))
+	if err != nil || !ci.IsDir() {
+		return nil, fmt.Errorf("open store %s: %w", dir, ErrNotStore)
+	}
+	return s, nil
 }
 
 // Root returns the store's absolute directory.

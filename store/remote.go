@@ -1,0 +1,111 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+
+	"github.com/cairnfs/cairn/store/objstore"
+)
+
+// A remote store keeps its chunks and its snapshot files in an
+// S3-compatible bucket (package objstore) and uses its local directory,
+// the store's root, as a cache and a workspace: the directory holds
+// RemoteConfigName, the snapshot directories as the bucket has them
+// (refreshed when the store is opened), and a bounded cache of chunks.
+// Everything outside this file and the remote_*.go files sees a remote
+// store as it sees a local one: s.remote is nil for a local store.
+
+// RemoteConfigName is the file in a remote store's directory naming its
+// bucket (RemoteConfig as JSON, mode 0600).
+const RemoteConfigName = "remote.json"
+
+// Bucket key layout (relative to the configured prefix):
+//
+//	.chunks/XXXX/<digest>             chunks, as in a local store
+//	<ns>/<type>/<id>/<time>/<file>    snapshot files, as in a local store
+//	.cairn/leases/writers/<random>    running writers (backups, tape restores)
+//	.cairn/leases/groups/<group>      a group's backup lock
+//	.cairn/leases/gc                  the one running GC
+const (
+	leasesPrefix       = ".cairn/leases/"
+	writerLeasesPrefix = leasesPrefix + "writers/"
+	groupLeasesPrefix  = leasesPrefix + "groups/"
+	gcLeaseKey         = leasesPrefix + "gc"
+)
+
+// RemoteConfig names a remote store's bucket and how it is used.
+type RemoteConfig struct {
+	objstore.Config
+	// CacheSize bounds the on-disk chunk cache, in bytes (0: the default).
+	CacheSize int64 `json:"cache_size,omitempty"`
+}
+
+// remote is what a remote store has beyond a local one.
+type remote struct {
+	cfg    RemoteConfig
+	bucket *objstore.Bucket
+}
+
+// chunkKey is chunk d's key in the bucket.
+func chunkKey(d fmt.Stringer) string {
+	s := d.String()
+	return path.Join(chunkDir, s[:4], s)
+}
+
+// IsRemote tells whether the store's chunks and snapshots live in a bucket.
+func (s *Store) IsRemote() bool { return s.remote != nil }
+
+// readRemoteConfig reads dir's RemoteConfigName; ok is false when there
+// is none (a local store).
+func readRemoteConfig(dir string) (cfg RemoteConfig, ok bool, err error) {
+	name := filepath.Join(dir, RemoteConfigName)
+	b, err := ReadFileBounded(name, 64<<10)
+	if errors.Is(err, fs.ErrNotExist) {
+		return cfg, false, nil
+	}
+	if err != nil {
+		return cfg, false, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		return cfg, false, fmt.Errorf("%s: %w", name, err)
+	}
+	if cfg.Bucket == "" || cfg.Endpoint == "" {
+		return cfg, false, fmt.Errorf("%s: no bucket or endpoint", name)
+	}
+	return cfg, true, nil
+}
+
+// openRemote connects s to the bucket its configuration names.
+func (s *Store) openRemote(ctx context.Context, cfg RemoteConfig) error {
+	cred, err := objstore.LoadCredentials(cfg.CredentialsFile)
+	if err != nil {
+		return fmt.Errorf("open store %s: %w", s.root, err)
+	}
+	b, err := objstore.Open(ctx, cfg.Config, cred, objstore.Options{})
+	if err != nil {
+		return fmt.Errorf("open store %s: bucket %s: %w", s.root, cfg.Bucket, err)
+	}
+	s.remote = &remote{cfg: cfg, bucket: b}
+	return nil
+}
+
+// writeRemoteConfig writes cfg into dir (0600, temp + rename).
+func writeRemoteConfig(dir string, cfg RemoteConfig) error {
+	b, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(filepath.Join(dir, RemoteConfigName), append(b, '\n')); err != nil {
+		return err
+	}
+	return os.Chmod(filepath.Join(dir, RemoteConfigName), 0o600)
+}
