@@ -51,6 +51,8 @@ type RemoteConfig struct {
 type remote struct {
 	cfg    RemoteConfig
 	bucket *objstore.Bucket
+	leases leaseSet // remote_leases.go
+	meta   metaSync // remote_meta_refresh.go
 }
 
 // chunkKey is chunk d's key in the bucket.
