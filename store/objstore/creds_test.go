@@ -77,7 +77,7 @@ func TestLoadCredentialsHostile(t *testing.T) {
 		dir:                          "not a regular file",
 		fifo:                         "not a regular file",
 		filepath.Join(dir, "absent"): "no such file",
-		write("big", strings.Repeat("#"+secret+"\n", 10000), 0o600):                  "larger",
+		write("big", strings.Repeat("#"+secret+"\n", 10000), 0o600):                   "larger",
 		write("garbage", "AWS_SECRET_ACCESS_KEY "+secret+"\n", 0o600):                 "line 1",
 		write("unknown", "AWS_SECRET_KEY="+secret+"\n", 0o600):                        "unknown key",
 		write("nokey", "AWS_SECRET_ACCESS_KEY="+secret+"\n", 0o600):                   "no AWS_ACCESS_KEY_ID",
