@@ -164,8 +164,9 @@ func (c *remoteCollector) Begin(ctx context.Context, atimeCutoff time.Duration) 
 	if st.OldestWriter, err = c.oldestWriter(ctx); err != nil {
 		return GCStart{}, err
 	}
-	if err := c.s.refreshMirror(ctx); err != nil {
-		return GCStart{}, fmt.Errorf("refresh the snapshots from the bucket: %w", err)
+	note, err := c.refresh(ctx)
+	if err != nil {
+		return GCStart{}, err
 	}
 	if err := c.lost(); err != nil {
 		return GCStart{}, err
@@ -177,7 +178,7 @@ func (c *remoteCollector) Begin(ctx context.Context, atimeCutoff time.Duration) 
 	if w := st.OldestWriter; !w.IsZero() && w.Add(-atimeCutoff).Before(st.Cutoff) {
 		st.Cutoff = w.Add(-atimeCutoff)
 	}
-	st.Note = fmt.Sprintf("GC lease of bucket %s taken", c.s.remote.cfg.Bucket)
+	st.Note = fmt.Sprintf("GC lease of bucket %s taken%s", c.s.remote.cfg.Bucket, note)
 	c.start = st
 	return st, nil
 }
@@ -186,15 +187,12 @@ func (c *remoteCollector) Begin(ctx context.Context, atimeCutoff time.Duration) 
 // A lease whose start is unknown counts as started at the epoch: a GC
 // that cannot bound a writer removes nothing older than it.
 func (c *remoteCollector) oldestWriter(ctx context.Context) (time.Time, error) {
-	leases, err := c.b.Leases(ctx, writerLeasesPrefix)
+	leases, err := c.s.remote.liveWriters(ctx)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("list the running writers: %w", err)
+		return time.Time{}, fmt.Errorf("running writers: %w", err)
 	}
 	var oldest time.Time
 	for _, l := range leases {
-		if l.Expired {
-			continue
-		}
 		start := l.Holder.Start
 		if start.IsZero() {
 			start = time.Unix(0, 0)
@@ -204,6 +202,32 @@ func (c *remoteCollector) oldestWriter(ctx context.Context) (time.Time, error) {
 		}
 	}
 	return oldest, nil
+}
+
+// refresh brings the snapshot mirror up to date with the bucket
+// (Store.Refresh). Keys it refused stop the GC when one may be an index
+// (or cannot be told): a chunk only that index uses would look unused,
+// as the local GC stops on an index it cannot read. Other refused keys
+// (hostile names no reader reads) are passed over and named in note.
+func (c *remoteCollector) refresh(ctx context.Context) (note string, err error) {
+	err = c.s.Refresh(ctx)
+	var re *RefreshError
+	if !errors.As(err, &re) {
+		if err != nil {
+			return "", fmt.Errorf("refresh the snapshots from the bucket: %w", err)
+		}
+		return "", nil
+	}
+	for _, r := range re.Refused {
+		var ke *KeyError
+		if !errors.As(r, &ke) || strings.HasSuffix(ke.Key, ".fidx") || strings.HasSuffix(ke.Key, ".didx") {
+			return "", fmt.Errorf("%w: %w", ErrBadIndex, re)
+		}
+	}
+	if re.More > 0 {
+		return "", fmt.Errorf("%w: %w", ErrBadIndex, re)
+	}
+	return fmt.Sprintf(" (passed over: %v)", re), nil
 }
 
 // makeSet removes what killed GCs of this store directory left (this GC

@@ -17,8 +17,8 @@ const gcDeleteBatch = 1000
 // listing goes on.
 const gcDeleteQueue = 2
 
-// deleteBatch is keys to delete and what they count for.
-type deleteBatch struct {
+// gcBatch is keys to delete and what they count for.
+type gcBatch struct {
 	keys  []string
 	size  []int64
 	isBad []bool
@@ -31,10 +31,10 @@ type deleteBatch struct {
 func (c *remoteCollector) Sweep(ctx context.Context, opt SweepOptions) (SweepCounts, error) {
 	var n, removed SweepCounts
 	g, gctx := errgroup.WithContext(ctx)
-	batches := make(chan deleteBatch, gcDeleteQueue)
+	batches := make(chan gcBatch, gcDeleteQueue)
 	g.Go(func() error {
 		for b := range batches {
-			if err := c.deleteBatch(gctx, b, &removed); err != nil {
+			if err := c.deleteGCBatch(gctx, b, &removed); err != nil {
 				return err
 			}
 		}
@@ -50,19 +50,19 @@ func (c *remoteCollector) Sweep(ctx context.Context, opt SweepOptions) (SweepCou
 }
 
 // sweepList lists the chunks and decides each.
-func (c *remoteCollector) sweepList(ctx context.Context, opt SweepOptions, batches chan<- deleteBatch, n *SweepCounts) error {
+func (c *remoteCollector) sweepList(ctx context.Context, opt SweepOptions, batches chan<- gcBatch, n *SweepCounts) error {
 	j := sweepJoin{c: c, opt: opt, n: n}
 	if err := j.nextMarked(); err != nil {
 		return err
 	}
-	var b deleteBatch
+	var b gcBatch
 	send := func() error {
 		if len(b.keys) == 0 {
 			return nil
 		}
 		select {
 		case batches <- b:
-			b = deleteBatch{}
+			b = gcBatch{}
 			return nil
 		case <-ctx.Done():
 			return ctx.Err()
@@ -183,9 +183,9 @@ func (j *sweepJoin) decide(d chunk.Digest, bad bool, size int64, modified time.T
 	return true
 }
 
-// deleteBatch deletes one batch while the lease is held, within
+// deleteGCBatch deletes one batch while the lease is held, within
 // gcLeaseTTL/4, and counts it removed.
-func (c *remoteCollector) deleteBatch(ctx context.Context, b deleteBatch, n *SweepCounts) error {
+func (c *remoteCollector) deleteGCBatch(ctx context.Context, b gcBatch, n *SweepCounts) error {
 	if err := c.lost(); err != nil {
 		return err
 	}
