@@ -13,6 +13,10 @@ import (
 // (S3's DeleteObjects takes up to 1000).
 const gcDeleteBatch = 1000
 
+// gcBeforeDelete, if set, runs before each delete request (tests: a
+// writer touching a listed chunk just then).
+var gcBeforeDelete func(keys []string)
+
 // gcDeleteQueue is how many batches wait for the deleter while the
 // listing goes on.
 const gcDeleteQueue = 2
@@ -186,6 +190,9 @@ func (j *sweepJoin) decide(d chunk.Digest, bad bool, size int64, modified time.T
 // deleteGCBatch deletes one batch while the lease is held, within
 // gcLeaseTTL/4, and counts it removed.
 func (c *remoteCollector) deleteGCBatch(ctx context.Context, b gcBatch, n *SweepCounts) error {
+	if gcBeforeDelete != nil {
+		gcBeforeDelete(b.keys)
+	}
 	if err := c.lost(); err != nil {
 		return err
 	}
