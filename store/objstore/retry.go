@@ -78,6 +78,9 @@ func (b *Bucket) delay(n int) time.Duration {
 // retryable: server errors, throttling, timeouts, connections refused,
 // reset or closed. Not: 4xx answers (access, missing, preconditions).
 func retryable(err error) bool {
+	if isWritten(err) {
+		return false
+	}
 	var er minio.ErrorResponse
 	if errors.As(err, &er) && (er.StatusCode != 0 || er.Code != "") {
 		switch er.Code {
