@@ -82,10 +82,14 @@ func ttlOf(body *leaseBody, fallback time.Duration) time.Duration {
 	return min(max(time.Duration(body.TTLMs)*time.Millisecond, minLeaseTTL), maxLeaseTTL)
 }
 
-// readLease reads the lease at key: its body (nil when unreadable) and
-// its object info.
+// readLease reads the lease at key: its body (nil when unreadable:
+// not JSON, no token, larger than maxLeaseBody) and its object info.
 func (b *Bucket) readLease(ctx context.Context, key string) (*leaseBody, ObjectInfo, error) {
 	data, info, err := b.Get(ctx, key, maxLeaseBody, nil)
+	if errors.Is(err, ErrTooLarge) { // garbage: its age is all that counts
+		info, err = b.Head(ctx, key)
+		return nil, info, err
+	}
 	if err != nil {
 		return nil, ObjectInfo{}, err
 	}

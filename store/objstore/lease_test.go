@@ -137,6 +137,24 @@ func TestLeaseGarbage(t *testing.T) {
 	if !errors.Is(err, objstore.ErrHeld) {
 		t.Fatalf("acquire over a garbage lease: %v", err)
 	}
+	// Oversized, and with a TTL of years or a negative one: listed, held
+	// (a day at most, or the default TTL), never read whole.
+	bodies := map[string]string{
+		"huge":  `{"holder":{"host":"h"},"token":"t","ttl_ms":99999999999999,"data":"` + strings.Repeat("x", 70<<10) + `"}`,
+		"years": `{"holder":{"host":"y"},"token":"t","ttl_ms":99999999999999}`,
+		"neg":   `{"holder":{"host":"n"},"token":"t","ttl_ms":-5}`,
+	}
+	for k, body := range bodies {
+		if _, err := a.Put(ctx, k, objstore.Cond{}, []byte(body)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Acquire(ctx, k, objstore.Holder{}, 2*time.Second, 0); !errors.Is(err, objstore.ErrHeld) {
+			t.Fatalf("acquire over %s: %v", k, err)
+		}
+	}
+	if infos, err := a.Leases(ctx, ""); err != nil || len(infos) != 4 {
+		t.Fatalf("hostile leases: %+v %v", infos, err)
+	}
 	if _, err := a.Acquire(ctx, "x", objstore.Holder{}, time.Millisecond, 0); err == nil {
 		t.Fatal("a TTL of 1 ms accepted")
 	}
