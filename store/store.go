@@ -143,6 +143,9 @@ func Open(dir string) (*Store, error) {
 		if err := s.openRemote(context.Background(), rcfg); err != nil {
 			return nil, err
 		}
+		if err := s.refreshOnOpen(context.Background()); err != nil {
+			return nil, err
+		}
 		return s, nil
 	}
 	ci, err := os.Stat(filepath.Join(dir, chunkDir))
@@ -157,6 +160,9 @@ func (s *Store) Root() string { return s.root }
 
 // Close releases what the store holds.
 func (s *Store) Close() error {
+	if s.remote != nil {
+		s.remote.close()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.lockFD >= 0 {
