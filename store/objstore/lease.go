@@ -13,13 +13,17 @@ import (
 
 // A lease object's body (JSON): who holds it, the holder's random token
 // (to recognise its own writes, even one whose answer was lost), its TTL
-// (so that others know when it expires) and a renewal counter (every
-// write changes the body, hence the ETag).
+// (so that others know when it expires), a renewal counter (every
+// write changes the body, hence the ETag) and the writing process.
 type leaseBody struct {
 	Holder Holder `json:"holder"`
 	Token  string `json:"token"`
 	TTLMs  int64  `json:"ttl_ms"`
 	Seq    uint64 `json:"seq"`
+	// The writing process and its node (lease_local.go): a lease whose
+	// process has ended on this node is taken over without waiting.
+	Node string `json:"node,omitempty"`
+	PID  int    `json:"pid,omitempty"`
 }
 
 // Bounds of leases.
