@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -54,6 +55,10 @@ func (e *KeyError) Error() string {
 	return fmt.Sprintf("bucket key %q refused: %s", printable(e.Key, 300), e.Reason)
 }
 
+// mirrorNameRE is what an index or blob a refresh mirrors is called (as
+// PBS names archives).
+var mirrorNameRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9._+\-]*\.(fidx|didx|blob)$`)
+
 // parseSnapshotKey reads a key of the bucket's snapshot area as the
 // snapshot and the file name it stands for: exactly
 // [ns/NAME/…]TYPE/ID/TIME/FILE with valid names, and a FILE that a
@@ -85,10 +90,8 @@ func parseSnapshotKey(key string) (Snapshot, string, error) {
 		return bad(err.Error())
 	}
 	name := rest[3]
-	if name != ManifestName && name != ProtectedName {
-		if err := checkName(name); err != nil {
-			return bad(err.Error())
-		}
+	if name != ManifestName && name != ProtectedName && !mirrorNameRE.MatchString(name) {
+		return bad("not a snapshot file name (an index or blob: " + mirrorNameRE.String() + ")")
 	}
 	snap := Snapshot{Group: g, Time: t}
 	if snapshotFile(snap, name) != key {
