@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/cairnfs/cairn/store/objstore"
@@ -194,4 +195,43 @@ func setMirrorTime(path string, info objstore.ObjectInfo) {
 	if !info.LastModified.IsZero() {
 		os.Chtimes(path, time.Time{}, info.LastModified)
 	}
+}
+
+// CommitManifest finishes a snapshot written outside a Backup (a tape
+// restore): its manifest, written to the hidden file tmp of the snapshot
+// directory, is renamed into place, last. On a remote store the files it
+// lists are uploaded first and then the manifest (If-None-Match), so
+// that the bucket has the snapshot before the directory shows it
+// finished (a refresh would otherwise take it for one forgotten).
+func (s *Store) CommitManifest(ctx context.Context, snap Snapshot, tmp string) error {
+	dir := s.SnapshotPath(snap)
+	if !strings.HasPrefix(tmp, ".") || strings.ContainsAny(tmp, "/\x00") {
+		return fmt.Errorf("snapshot %s: temporary manifest %q: %w", snap, tmp, ErrBadName)
+	}
+	final := filepath.Join(dir, ManifestName)
+	if s.remote == nil {
+		return os.Rename(filepath.Join(dir, tmp), final)
+	}
+	blob, err := ReadFileBounded(filepath.Join(dir, tmp), maxManifestBlob)
+	if err != nil {
+		return fmt.Errorf("snapshot %s: %w", snap, err)
+	}
+	m, err := decodeManifest(filepath.Join(dir, tmp), blob, snap)
+	if err != nil {
+		return err
+	}
+	if err := s.uploadFiles(ctx, snap, m.Files); err != nil {
+		s.dropUploads(snap, m.Files)
+		return fmt.Errorf("snapshot %s: %w (unfinished: no manifest written)", snap, err)
+	}
+	key := snapshotFile(snap, ManifestName)
+	info, err := s.remote.bucket.Put(ctx, key, objstore.Cond{IfAbsent: true}, blob)
+	if err != nil {
+		return fmt.Errorf("snapshot %s: upload manifest %s: %w", snap, key, err)
+	}
+	if err := os.Rename(filepath.Join(dir, tmp), final); err != nil {
+		return fmt.Errorf("snapshot %s: %w", snap, err)
+	}
+	setMirrorTime(final, info)
+	return nil
 }
