@@ -77,7 +77,7 @@
 // of a group runs at a time across hosts; a second waits the store's lock
 // wait, then fails with a LockedError naming the holder's host, command,
 // PID and start. A backup whose lease is lost fails in Finish, before its
-// manifest; its uploads are cancelled as soon as the loss is seen. A dead
+// manifest; the uploads of its Finish stop as soon as the loss is seen. A dead
 // host's leases expire after their TTL.
 //
 // Rule 3, forget (remote_forget.go). A backup names its base snapshot

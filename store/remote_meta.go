@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -109,7 +110,7 @@ func (s *Store) dropUploads(snap Snapshot, files []FileInfo) {
 // a snapshot the bucket does not have.
 func (s *Store) putManifest(ctx context.Context, snap Snapshot, blob []byte, cond objstore.Cond) error {
 	key := snapshotFile(snap, ManifestName)
-	info, err := s.remote.bucket.Put(ctx, key, cond, blob)
+	info, err := s.remote.putOnce(ctx, key, cond, blob)
 	if errors.Is(err, objstore.ErrPrecondition) && cond.IfAbsent {
 		return fmt.Errorf("snapshot %s: manifest %s: %w in the bucket", snap, key, ErrExists)
 	}
@@ -122,6 +123,22 @@ func (s *Store) putManifest(ctx context.Context, snap Snapshot, blob []byte, con
 	}
 	setMirrorTime(path, info)
 	return nil
+}
+
+// putOnce is a conditional Put that tells its own write from another's:
+// a retried attempt whose first one reached the server but not its
+// answer fails its condition on its own object, which is then found
+// holding data.
+func (r *remote) putOnce(ctx context.Context, key string, cond objstore.Cond, data []byte) (objstore.ObjectInfo, error) {
+	info, err := r.bucket.Put(ctx, key, cond, data)
+	if !errors.Is(err, objstore.ErrPrecondition) {
+		return info, err
+	}
+	got, ginfo, gerr := r.bucket.Get(ctx, key, int64(len(data)), nil)
+	if gerr == nil && bytes.Equal(got, data) {
+		return ginfo, nil
+	}
+	return info, err
 }
 
 // manifestUpdateTries bounds the retries of an update that another host's
@@ -225,7 +242,7 @@ func (s *Store) CommitManifest(ctx context.Context, snap Snapshot, tmp string) e
 		return fmt.Errorf("snapshot %s: %w (unfinished: no manifest written)", snap, err)
 	}
 	key := snapshotFile(snap, ManifestName)
-	info, err := s.remote.bucket.Put(ctx, key, objstore.Cond{IfAbsent: true}, blob)
+	info, err := s.remote.putOnce(ctx, key, objstore.Cond{IfAbsent: true}, blob)
 	if err != nil {
 		return fmt.Errorf("snapshot %s: upload manifest %s: %w", snap, key, err)
 	}
