@@ -51,10 +51,10 @@ func (s *Server) Credentials() objstore.Credentials {
 	return objstore.Credentials{AccessKey: s.AccessKey, SecretKey: s.SecretKey}
 }
 
-// NewBucket creates a bucket with a fresh random name and returns it.
-func (s *Server) NewBucket(t testing.TB) string {
+// Client is a minio-go client of the server with its root keys (for
+// what tests do behind objstore's back).
+func (s *Server) Client(t testing.TB) *minio.Client {
 	t.Helper()
-	name := "t-" + strings.ToLower(randomHex(8))
 	client, err := minio.New(strings.TrimPrefix(s.Endpoint, "http://"), &minio.Options{
 		Creds:  credentials.NewStaticV4(s.AccessKey, s.SecretKey, ""),
 		Region: "us-east-1",
@@ -62,12 +62,29 @@ func (s *Server) NewBucket(t testing.TB) string {
 	if err != nil {
 		t.Fatalf("miniotest: client: %v", err)
 	}
+	return client
+}
+
+// NewBucket creates a bucket with a fresh random name and returns it.
+func (s *Server) NewBucket(t testing.TB) string {
+	t.Helper()
+	name := "t-" + strings.ToLower(randomHex(8))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := client.MakeBucket(ctx, name, minio.MakeBucketOptions{Region: "us-east-1"}); err != nil {
+	if err := s.Client(t).MakeBucket(ctx, name, minio.MakeBucketOptions{Region: "us-east-1"}); err != nil {
 		t.Fatalf("miniotest: making bucket %s: %v", name, err)
 	}
 	return name
+}
+
+// RemoveBucket removes a bucket and everything in it.
+func (s *Server) RemoveBucket(t testing.TB, name string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := s.Client(t).RemoveBucketWithOptions(ctx, name, minio.RemoveBucketOptions{ForceDelete: true}); err != nil {
+		t.Fatalf("miniotest: removing bucket %s: %v", name, err)
+	}
 }
 
 // OpenBucket makes a fresh bucket and opens it with opt.

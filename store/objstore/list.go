@@ -2,7 +2,6 @@ package objstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -36,13 +35,13 @@ func (b *Bucket) List(ctx context.Context, prefix, startAfter string) iter.Seq2[
 			}
 			if ctx.Err() != nil || !retryable(err) || attempt > b.opt.Retries {
 				if ctx.Err() != nil {
-					err = errors.Join(ctx.Err(), err)
+					err = joinErr(ctx.Err(), err)
 				}
 				yield(ObjectInfo{}, b.wrap("list", prefix, err, attempt))
 				return
 			}
 			if werr := b.backoff(ctx, "list", prefix, attempt, err); werr != nil {
-				yield(ObjectInfo{}, b.wrap("list", prefix, errors.Join(werr, err), attempt))
+				yield(ObjectInfo{}, b.wrap("list", prefix, joinErr(werr, err), attempt))
 				return
 			}
 		}
@@ -65,7 +64,7 @@ func (b *Bucket) listOnce(ctx context.Context, prefix string, after *string,
 	for oi := range b.client.ListObjectsIter(actx, b.cfg.Bucket, opts) {
 		if oi.Err != nil {
 			if timedOut.Load() {
-				return progressed, false, errors.Join(errAttemptTimeout, oi.Err)
+				return progressed, false, joinErr(errAttemptTimeout, oi.Err)
 			}
 			return progressed, false, oi.Err
 		}
@@ -80,8 +79,11 @@ func (b *Bucket) listOnce(ctx context.Context, prefix string, after *string,
 		*after, progressed = key, true
 		timer.Reset(b.opt.Timeout)
 	}
-	if timedOut.Load() || ctx.Err() != nil {
-		return progressed, false, errors.Join(errAttemptTimeout, ctx.Err())
+	if ctx.Err() != nil {
+		return progressed, false, ctx.Err()
+	}
+	if timedOut.Load() {
+		return progressed, false, errAttemptTimeout
 	}
 	return progressed, false, nil
 }

@@ -58,7 +58,7 @@ func readBounded(r io.Reader, size, limit int64, buf []byte) ([]byte, error) {
 	}
 	if size < 0 { // no Content-Length: read at most limit+1 bytes
 		out := bytes.NewBuffer(buf[:0])
-		if _, err := out.ReadFrom(io.LimitReader(r, limit+1)); err != nil {
+		if _, err := out.ReadFrom(io.LimitReader(r, plusOne(limit))); err != nil {
 			return nil, err
 		}
 		if int64(out.Len()) > limit {
@@ -102,19 +102,7 @@ func (b *Bucket) Put(ctx context.Context, key string, cond Cond, parts ...[]byte
 	for _, p := range parts {
 		size += int64(len(p))
 	}
-	opts := minio.PutObjectOptions{
-		DisableMultipart: true,
-		// Payloads are not hashed for the signature (UNSIGNED-PAYLOAD):
-		// hashing every byte costs more than the upload on loopback, and
-		// what cairn stores is verified by its own digests when read.
-		DisableContentSha256: true,
-	}
-	if cond.IfAbsent {
-		opts.SetMatchETagExcept("*")
-	}
-	if cond.IfMatch != "" {
-		opts.SetMatchETag(cond.IfMatch)
-	}
+	opts := putOptions(cond)
 	var ui minio.UploadInfo
 	err := b.do(ctx, "put", key, func(ctx context.Context) error {
 		readers := make([]io.Reader, len(parts))

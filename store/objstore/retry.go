@@ -3,6 +3,7 @@ package objstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
@@ -26,13 +27,13 @@ func (b *Bucket) do(ctx context.Context, op, key string, f func(context.Context)
 			return nil
 		}
 		if ctx.Err() != nil {
-			return b.wrap(op, key, errors.Join(ctx.Err(), err), attempt)
+			return b.wrap(op, key, joinErr(ctx.Err(), err), attempt)
 		}
 		if !retryable(err) || attempt > b.opt.Retries {
 			return b.wrap(op, key, err, attempt)
 		}
 		if werr := b.backoff(ctx, op, key, attempt, err); werr != nil {
-			return b.wrap(op, key, errors.Join(werr, err), attempt)
+			return b.wrap(op, key, joinErr(werr, err), attempt)
 		}
 	}
 }
@@ -43,7 +44,7 @@ func (b *Bucket) attempt(ctx context.Context, f func(context.Context) error) err
 	defer cancel()
 	err := f(actx)
 	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(actx), errAttemptTimeout) {
-		return errors.Join(errAttemptTimeout, err)
+		return joinErr(errAttemptTimeout, err)
 	}
 	return err
 }
@@ -78,6 +79,9 @@ func (b *Bucket) delay(n int) time.Duration {
 // retryable: server errors, throttling, timeouts, connections refused,
 // reset or closed. Not: 4xx answers (access, missing, preconditions).
 func retryable(err error) bool {
+	if isWritten(err) {
+		return false
+	}
 	var er minio.ErrorResponse
 	if errors.As(err, &er) && (er.StatusCode != 0 || er.Code != "") {
 		switch er.Code {
@@ -100,4 +104,19 @@ func retryable(err error) bool {
 		return true // dial, read and write errors of the connection
 	}
 	return false
+}
+
+// joinErr is outer with err as its detail (both matched by errors.Is),
+// or err when it already is outer.
+func joinErr(outer, err error) error {
+	switch {
+	case outer == nil:
+		return err
+	case err == nil || errors.Is(err, outer):
+		if err == nil {
+			return outer
+		}
+		return err
+	}
+	return fmt.Errorf("%w: %w", outer, err)
 }
