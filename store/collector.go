@@ -59,6 +59,9 @@ type GCStart struct {
 	Phase1       time.Time
 	OldestWriter time.Time // zero when no writer runs
 	Cutoff       time.Time
+	// IndexFiles counts the index files Begin marked itself (those of a
+	// remote store's unfinished snapshots that the mirror does not hold).
+	IndexFiles int64
 	// Note says what Begin checked, for the log ("access time check
 	// passed").
 	Note string

@@ -24,7 +24,10 @@ import (
 //     hosts, besides the local LockJob("gc") of each store directory);
 //     S is the lease's server creation time. It then lists the writer
 //     leases (writerLeasesPrefix) and takes the oldest start W of those
-//     not expired, then refreshes the snapshot mirror from the bucket.
+//     not expired, then refreshes the snapshot mirror from the bucket
+//     (Store.Refresh; a refused key that may be an index stops the GC)
+//     and marks the index objects the mirror does not hold as they are
+//     in the bucket (remote_gc_indexes.go: unfinished snapshots).
 //     cutoff = min(S, W) − atime-cutoff, and no later than W −
 //     GCWriterMargin (PBS's margin, for an object store whose nodes'
 //     clocks differ a little).
@@ -174,10 +177,18 @@ func (c *remoteCollector) Begin(ctx context.Context, atimeCutoff time.Duration) 
 	if err := c.makeSet(); err != nil {
 		return GCStart{}, err
 	}
+	extra, err := c.markBucketIndexes(ctx)
+	if err != nil {
+		return GCStart{}, err
+	}
+	if extra > 0 {
+		note += fmt.Sprintf(" (and %d index(es) of unfinished snapshots read from the bucket)", extra)
+	}
 	st.Cutoff = gcCutoff(st.Phase1, atimeCutoff, st.OldestWriter)
 	if w := st.OldestWriter; !w.IsZero() && w.Add(-atimeCutoff).Before(st.Cutoff) {
 		st.Cutoff = w.Add(-atimeCutoff)
 	}
+	st.IndexFiles = int64(extra)
 	st.Note = fmt.Sprintf("GC lease of bucket %s taken%s", c.s.remote.cfg.Bucket, note)
 	c.start = st
 	return st, nil

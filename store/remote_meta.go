@@ -1,11 +1,13 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/cairnfs/cairn/store/objstore"
@@ -108,7 +110,7 @@ func (s *Store) dropUploads(snap Snapshot, files []FileInfo) {
 // a snapshot the bucket does not have.
 func (s *Store) putManifest(ctx context.Context, snap Snapshot, blob []byte, cond objstore.Cond) error {
 	key := snapshotFile(snap, ManifestName)
-	info, err := s.remote.bucket.Put(ctx, key, cond, blob)
+	info, err := s.remote.putOnce(ctx, key, cond, blob)
 	if errors.Is(err, objstore.ErrPrecondition) && cond.IfAbsent {
 		return fmt.Errorf("snapshot %s: manifest %s: %w in the bucket", snap, key, ErrExists)
 	}
@@ -121,6 +123,22 @@ func (s *Store) putManifest(ctx context.Context, snap Snapshot, blob []byte, con
 	}
 	setMirrorTime(path, info)
 	return nil
+}
+
+// putOnce is a conditional Put that tells its own write from another's:
+// a retried attempt whose first one reached the server but not its
+// answer fails its condition on its own object, which is then found
+// holding data.
+func (r *remote) putOnce(ctx context.Context, key string, cond objstore.Cond, data []byte) (objstore.ObjectInfo, error) {
+	info, err := r.bucket.Put(ctx, key, cond, data)
+	if !errors.Is(err, objstore.ErrPrecondition) {
+		return info, err
+	}
+	got, ginfo, gerr := r.bucket.Get(ctx, key, int64(len(data)), nil)
+	if gerr == nil && bytes.Equal(got, data) {
+		return ginfo, nil
+	}
+	return info, err
 }
 
 // manifestUpdateTries bounds the retries of an update that another host's
@@ -194,4 +212,43 @@ func setMirrorTime(path string, info objstore.ObjectInfo) {
 	if !info.LastModified.IsZero() {
 		os.Chtimes(path, time.Time{}, info.LastModified)
 	}
+}
+
+// CommitManifest finishes a snapshot written outside a Backup (a tape
+// restore): its manifest, written to the hidden file tmp of the snapshot
+// directory, is renamed into place, last. On a remote store the files it
+// lists are uploaded first and then the manifest (If-None-Match), so
+// that the bucket has the snapshot before the directory shows it
+// finished (a refresh would otherwise take it for one forgotten).
+func (s *Store) CommitManifest(ctx context.Context, snap Snapshot, tmp string) error {
+	dir := s.SnapshotPath(snap)
+	if !strings.HasPrefix(tmp, ".") || strings.ContainsAny(tmp, "/\x00") {
+		return fmt.Errorf("snapshot %s: temporary manifest %q: %w", snap, tmp, ErrBadName)
+	}
+	final := filepath.Join(dir, ManifestName)
+	if s.remote == nil {
+		return os.Rename(filepath.Join(dir, tmp), final)
+	}
+	blob, err := ReadFileBounded(filepath.Join(dir, tmp), maxManifestBlob)
+	if err != nil {
+		return fmt.Errorf("snapshot %s: %w", snap, err)
+	}
+	m, err := decodeManifest(filepath.Join(dir, tmp), blob, snap)
+	if err != nil {
+		return err
+	}
+	if err := s.uploadFiles(ctx, snap, m.Files); err != nil {
+		s.dropUploads(snap, m.Files)
+		return fmt.Errorf("snapshot %s: %w (unfinished: no manifest written)", snap, err)
+	}
+	key := snapshotFile(snap, ManifestName)
+	info, err := s.remote.putOnce(ctx, key, objstore.Cond{IfAbsent: true}, blob)
+	if err != nil {
+		return fmt.Errorf("snapshot %s: upload manifest %s: %w", snap, key, err)
+	}
+	if err := os.Rename(filepath.Join(dir, tmp), final); err != nil {
+		return fmt.Errorf("snapshot %s: %w", snap, err)
+	}
+	setMirrorTime(final, info)
+	return nil
 }

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -266,5 +267,49 @@ func TestRemoteRefreshKeepsLocalWriter(t *testing.T) {
 	refresh(t, s)
 	if _, err := os.Stat(b.Dir()); err != nil {
 		t.Fatalf("the refresh removed a snapshot being written: %v", err)
+	}
+}
+
+// A snapshot written outside a Backup (as a tape restore writes one) is
+// published by CommitManifest: its files, then its manifest, reach the
+// bucket, and a refresh keeps it.
+func TestRemoteCommitManifest(t *testing.T) {
+	s := storetest.NewRemoteStore(t)
+	ctx := context.Background()
+	a := backupAt(t, s, vm1, 1)
+	m, err := s.ReadManifest(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := store.Snapshot{Group: vm1, Time: at(2)}
+	if err := os.Mkdir(s.SnapshotPath(b), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range m.Files {
+		data, err := os.ReadFile(filepath.Join(s.SnapshotPath(a), f.Filename))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(s.SnapshotPath(b), f.Filename), data, 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.BackupTime = b.Time.Unix()
+	js, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(s.SnapshotPath(b), ".manifest.tmp"), mustBlob(t, string(js)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CommitManifest(ctx, b, ".manifest.tmp"); err != nil {
+		t.Fatal(err)
+	}
+	if !inBucket(t, s, snapKey(b, store.ManifestName)) || !inBucket(t, s, snapKey(b, "disk.img.fidx")) {
+		t.Fatal("the committed snapshot is not in the bucket")
+	}
+	refresh(t, s)
+	if !finished(t, s, b) {
+		t.Fatal("the refresh removed the committed snapshot")
 	}
 }

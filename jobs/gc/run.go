@@ -124,6 +124,7 @@ func (r *gcRun) collect(ctx context.Context) error {
 		return fmt.Errorf("gc: %w; nothing was removed", err)
 	}
 	r.rep.Phase1Start, r.rep.Cutoff = st.Phase1, st.Cutoff
+	r.mc.indexFiles.Add(st.IndexFiles)
 	if !st.OldestWriter.IsZero() {
 		w := st.OldestWriter
 		r.rep.OldestWriter = &w
