@@ -313,3 +313,45 @@ func TestRemoteCommitManifest(t *testing.T) {
 		t.Fatal("the refresh removed the committed snapshot")
 	}
 }
+
+// The files a host published are taken as up to date by its next
+// refresh (their times are their objects'): nothing is downloaded again.
+// A file changed in the bucket is.
+func TestRemoteRefreshDownloadsOnlyChanges(t *testing.T) {
+	h1, h2 := twoHosts(t)
+	ctx := context.Background()
+	snap := backupAt(t, h1, vm1, 1)
+	ino := func(s *store.Store, name string) uint64 {
+		var st unix.Stat_t
+		if err := unix.Stat(filepath.Join(s.SnapshotPath(snap), name), &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Ino
+	}
+	names := []string{store.ManifestName, "disk.img.fidx", "notes.blob"}
+	before := map[string]uint64{}
+	for _, n := range names {
+		before[n] = ino(h1, n)
+	}
+	refresh(t, h1)
+	for _, n := range names {
+		if ino(h1, n) != before[n] {
+			t.Errorf("the refresh downloaded %s, which this host published", n)
+		}
+	}
+	// a manifest update elsewhere is downloaded; the rest is not
+	refresh(t, h2)
+	if err := h2.UpdateManifest(ctx, snap, func(m *store.Manifest) error {
+		m.SetVerifyState(store.VerifyState{State: "ok", UPID: "x"})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	refresh(t, h1)
+	if ino(h1, store.ManifestName) == before[store.ManifestName] {
+		t.Error("the refresh did not download the changed manifest")
+	}
+	if ino(h1, "disk.img.fidx") != before["disk.img.fidx"] {
+		t.Error("the refresh downloaded an unchanged index")
+	}
+}
