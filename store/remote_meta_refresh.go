@@ -73,7 +73,7 @@ func (s *Store) Refresh(ctx context.Context) error {
 	}
 	s.remote.meta.mu.Lock()
 	defer s.remote.meta.mu.Unlock()
-	r := &refresher{s: s, ctx: ctx, seen: map[string]bool{}, times: map[string]bool{}}
+	r := newRefresher(ctx, s)
 	tops, err := s.remote.bucket.ListDirs(ctx, "")
 	if err != nil {
 		return fmt.Errorf("refresh from bucket %s: %w", s.remote.cfg.Bucket, err)
@@ -103,6 +103,39 @@ func (s *Store) Refresh(ctx context.Context) error {
 		return err
 	}
 	return r.result()
+}
+
+// refreshGroup is Refresh for one group (a backup about to start, a
+// group's forget, holding the group's lock): its snapshots from other
+// hosts are there, and its time order is the bucket's. Refused keys are
+// logged.
+func (s *Store) refreshGroup(ctx context.Context, g Group) error {
+	if s.remote == nil {
+		return nil
+	}
+	s.remote.meta.mu.Lock()
+	defer s.remote.meta.mu.Unlock()
+	r := newRefresher(ctx, s)
+	r.group, r.g = groupKey(g), g
+	for obj, err := range s.remote.bucket.List(ctx, r.group, "") {
+		if err != nil {
+			return fmt.Errorf("group %s: refresh from bucket %s: %w", g, s.remote.cfg.Bucket, err)
+		}
+		if err := r.add(obj); err != nil {
+			return err
+		}
+	}
+	if err := r.flushGroup(); err != nil {
+		return err
+	}
+	if err := r.result(); err != nil {
+		slog.Warn("some of the bucket's objects are not mirrored", "group", g, "err", err)
+	}
+	return nil
+}
+
+func newRefresher(ctx context.Context, s *Store) *refresher {
+	return &refresher{s: s, ctx: ctx, seen: map[string]bool{}, times: map[string]bool{}}
 }
 
 // refresher is one refresh's state.
