@@ -237,7 +237,7 @@ func (r *refresher) flushSnapshot() error {
 		case ProtectedName:
 			protected = true
 		}
-		if err := r.mirror(dirfd, dir, name, objs[i]); err != nil {
+		if gone, err := r.mirror(dirfd, dir, name, objs[i]); err != nil || gone {
 			return err
 		}
 	}
@@ -245,7 +245,7 @@ func (r *refresher) flushSnapshot() error {
 		r.times[snap.TimeString()] = false
 		return nil
 	}
-	if err := r.mirror(dirfd, dir, ManifestName, objs[manifest]); err != nil {
+	if gone, err := r.mirror(dirfd, dir, ManifestName, objs[manifest]); err != nil || gone {
 		return err
 	}
 	r.times[snap.TimeString()] = true
@@ -259,23 +259,29 @@ func (r *refresher) flushSnapshot() error {
 
 // mirror downloads one object unless the local file is up to date. A
 // refusal (a local entry in the way, an object too large) is recorded;
-// other errors end the refresh.
-func (r *refresher) mirror(dirfd int, dir, name string, obj objstore.ObjectInfo) error {
+// other errors end the refresh. gone is an object deleted since the
+// listing (a forget under way): the rest of its snapshot is passed over,
+// which then counts as absent from the bucket (what the refresh removes
+// is confirmed by a request of its own first).
+func (r *refresher) mirror(dirfd int, dir, name string, obj objstore.ObjectInfo) (gone bool, err error) {
 	ok, err := mirrorUpToDate(dirfd, dir, name, obj)
 	if err != nil {
 		r.refuse(err)
-		return nil
+		return false, nil
 	}
 	if ok {
-		return nil
+		return false, nil
 	}
 	r.buf, err = r.s.remote.download(r.ctx, dirfd, dir, name, obj, r.buf)
 	var ke *KeyError
-	if errors.As(err, &ke) {
+	switch {
+	case errors.As(err, &ke):
 		r.refuse(err)
-		return nil
+		return false, nil
+	case errors.Is(err, objstore.ErrNotExist):
+		return true, nil
 	}
-	return err
+	return false, err
 }
 
 // flushGroup ends the current group: its local finished snapshots the

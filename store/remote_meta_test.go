@@ -377,3 +377,40 @@ func TestRemoteRefreshDownloadsOnlyChanges(t *testing.T) {
 		t.Error("the refresh downloaded an unchanged index")
 	}
 }
+
+// A refresh beside forgets (objects deleted between its listing and its
+// downloads) does not fail, and ends with the bucket's state.
+func TestRemoteRefreshBesideForget(t *testing.T) {
+	h1, h2 := twoHosts(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		var err error
+		for ctx.Err() == nil && err == nil {
+			err = h2.Refresh(ctx)
+		}
+		if ctx.Err() != nil {
+			err = nil
+		}
+		errc <- err
+	}()
+	var last store.Snapshot
+	for d := 1; d <= 12; d++ {
+		snap := backupAt(t, h1, vm1, d)
+		if d > 1 {
+			if err := h1.ForgetSnapshot(context.Background(), last); err != nil {
+				t.Fatal(err)
+			}
+		}
+		last = snap
+	}
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatalf("a refresh beside forgets: %v", err)
+	}
+	refresh(t, h2)
+	snaps, err := h2.Snapshots(vm1)
+	if err != nil || len(snaps) != 1 || !snaps[0].Time.Equal(last.Time) || !snaps[0].Finished {
+		t.Fatalf("host 2 has %+v (%v), want only %s", snaps, err, last)
+	}
+}
