@@ -38,6 +38,14 @@ func (b *Bucket) do(ctx context.Context, op, key string, f func(context.Context)
 	}
 }
 
+// withRetries is b with at most n retries per request (a shallow copy
+// sharing the client and the clock).
+func (b *Bucket) withRetries(n int) *Bucket {
+	c := *b
+	c.opt.Retries = min(n, b.opt.Retries)
+	return &c
+}
+
 // attempt runs f once under the attempt timeout.
 func (b *Bucket) attempt(ctx context.Context, f func(context.Context) error) error {
 	actx, cancel := context.WithTimeoutCause(ctx, b.opt.Timeout, errAttemptTimeout)
