@@ -96,5 +96,40 @@
 // protected snapshot (the bucket's marker, checked before and after the
 // manifest's deletion) is refused.
 //
+// # Remote stores: chunks
+//
+// A remote store's Backend is remoteChunks (remote_chunks.go): a chunk is
+// the object .chunks/XXXX/<digest>. A read goes through the in-memory
+// Cache, then a bounded on-disk cache of blobs in the store's directory
+// (remote_cache.go: .chunk-cache/XXXX/<digest>, RemoteConfig.CacheSize,
+// least recently used files trimmed by atime once the bytes added pass
+// the bound; a copy whose CRC fails is dropped), then a GET bounded by
+// the largest blob; verify's reads (DirectAlways) go to the bucket and
+// leave the cache alone. An object too large for a blob is
+// ErrCorruptChunk, a missing one ErrMissingChunk. Latency, not bandwidth,
+// is what a bucket costs, so the store says how much to keep in flight:
+// Readahead (chunks a sequential reader prefetches) and the Uploader's
+// request goroutines beside its hash/compress workers.
+//
+// Rule 2, reusing a chunk (remote_chunks_reuse.go, ReuseChunkContext). A
+// writer stores a chunk it holds unless the bucket has it. A chunk of its
+// base snapshot's indexes costs no request: rule 3 keeps the base while
+// the writer's lease names it, and a GC marks every index in the bucket.
+// Any other is found by a HEAD. One whose LastModified is at or after the
+// writer's Start is kept by every GC (whose cutoff is at most the oldest
+// live writer's Start, rule 4). An older one is touched (copied onto
+// itself: LastModified becomes now) and then the GC lease is read: a GC
+// that was already sweeping may have listed the chunk before the touch,
+// with its old time, and may still delete it, so the writer waits until
+// that sweep has ended (the lease released, expired or another GC's) and
+// HEADs the chunk again; a chunk found gone is uploaded from the data the
+// writer still holds (a worker waits; memory stays bounded). A GC that
+// starts after the touch has a cutoff at most the writer's Start, older
+// than the touch. A chunk the writer uploads is new by LastModified, but
+// a PUT that replaced an object (of another size) may have been listed
+// by a sweep as well: it is checked the same way. LastModified and the
+// lease times are the server's clock, at a second's resolution, compared
+// only with each other.
+//
 // Store knows nothing of FUSE or jobs.
 package store

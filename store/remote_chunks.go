@@ -48,7 +48,7 @@ const (
 	RemoteReadahead = 16
 	// remoteParallelism is the uploads (HEAD, PUT) a writer keeps in
 	// flight.
-	remoteParallelism = 24
+	remoteParallelism = 16
 )
 
 func (c *remoteChunks) parallelism() int { return remoteParallelism }
