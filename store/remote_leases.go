@@ -24,7 +24,7 @@ import (
 // (a backup fails before its manifest).
 
 // defaultLeaseTTL is how long a lease lives without a renewal.
-const defaultLeaseTTL = 5 * time.Minute
+const defaultLeaseTTL = objstore.DefaultLeaseTTL
 
 // leaseReleaseTimeout bounds the release of a lease when its holder ends.
 const leaseReleaseTimeout = 30 * time.Second
