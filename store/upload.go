@@ -274,13 +274,7 @@ func (u *Uploader) process(j *upJob, blob *[]byte) error {
 // the filter holds it. A chunk found gone is stored again from the data
 // at hand: false.
 func (u *Uploader) reuse(d chunk.Digest) (bool, error) {
-	if u.touched.Has(d) {
-		return true, nil
-	}
-	if _, ok := u.known[d]; !ok && !u.s.HasChunk(d) {
-		return false, nil
-	}
-	return u.s.RefreshChunk(&u.touched, d)
+	return u.s.ReuseChunk(u.known, &u.touched, d)
 }
 
 func (u *Uploader) collect() error {
