@@ -1,0 +1,9 @@
+package objstore
+
+// SetPutThresholds lowers PutReader's single-PUT maximum and part size
+// (tests of multipart uploads with small objects) until restore.
+func SetPutThresholds(single, part int64) (restore func()) {
+	s, p := singlePutMax, minPartSize
+	singlePutMax, minPartSize = single, part
+	return func() { singlePutMax, minPartSize = s, p }
+}

@@ -1,0 +1,96 @@
+package objstore_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cairnfs/cairn/internal/miniotest"
+	"github.com/cairnfs/cairn/store/objstore"
+)
+
+// faults is a transport in front of the real server that answers the
+// next failN requests with status (and an S3 error body of code), or
+// holds the next hangN until the request's context ends.
+type faults struct {
+	base         http.RoundTripper
+	failN, hangN atomic.Int32
+	status       int
+	code         string
+	seen         atomic.Int32
+}
+
+func (f *faults) RoundTrip(req *http.Request) (*http.Response, error) {
+	f.seen.Add(1)
+	if f.hangN.Add(-1) >= 0 {
+		<-req.Context().Done()
+		return nil, req.Context().Err()
+	}
+	if f.failN.Add(-1) >= 0 {
+		body := `<?xml version="1.0" encoding="UTF-8"?><Error><Code>` + f.code + `</Code><Message>injected</Message></Error>`
+		h := http.Header{"Content-Type": {"application/xml"}, "Date": {time.Now().UTC().Format(http.TimeFormat)}}
+		return &http.Response{StatusCode: f.status, Header: h, Body: io.NopCloser(strings.NewReader(body)),
+			ContentLength: int64(len(body)), Request: req}, nil
+	}
+	return f.base.RoundTrip(req)
+}
+
+// 503 SlowDown, 500, 429 and a hung request are retried; 403 is not.
+func TestRetryClasses(t *testing.T) {
+	srv := miniotest.Start(t)
+	f := &faults{base: http.DefaultTransport.(*http.Transport).Clone()}
+	b, _ := srv.OpenBucket(t, objstore.Options{Transport: f, Retries: 3, RetryBase: time.Millisecond, Timeout: 2 * time.Second})
+	ctx := context.Background()
+	for _, tc := range []struct {
+		status int
+		code   string
+		n      int32
+		ok     bool
+	}{
+		{503, "SlowDown", 3, true},
+		{500, "InternalError", 2, true},
+		{429, "TooManyRequests", 1, true},
+		{503, "SlowDown", 4, false}, // more than the retries
+		{403, "AccessDenied", 1, false},
+	} {
+		f.status, f.code = tc.status, tc.code
+		f.failN.Store(tc.n)
+		f.seen.Store(0)
+		_, err := b.Put(ctx, "k", objstore.Cond{}, []byte("x"))
+		if (err == nil) != tc.ok {
+			t.Errorf("%d %s x%d: %v", tc.status, tc.code, tc.n, err)
+		}
+		if want := min(tc.n+1, 4); tc.status != 403 && f.seen.Load() != want {
+			t.Errorf("%d %s x%d: %d requests, want %d", tc.status, tc.code, tc.n, f.seen.Load(), want)
+		}
+		f.failN.Store(0)
+	}
+	f.hangN.Store(1)
+	if _, err := b.Head(ctx, "k"); err != nil {
+		t.Fatalf("a hung attempt was not retried: %v", err)
+	}
+}
+
+// A lease whose renewals fail for half its TTL (the server is down) is
+// lost.
+func TestLeaseLostWhenServerDown(t *testing.T) {
+	srv := miniotest.StartOwn(t)
+	b, _ := srv.OpenBucket(t, objstore.Options{Retries: 2, RetryBase: 10 * time.Millisecond, Timeout: time.Second})
+	l, err := b.Acquire(context.Background(), "l", objstore.Holder{Host: "h"}, 2*time.Second, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Stop()
+	select {
+	case <-l.Lost():
+	case <-time.After(20 * time.Second):
+		t.Fatal("lease not lost with the server down")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	l.Release(ctx) //nolint:errcheck // the server is down: it fails
+}

@@ -1,0 +1,206 @@
+package objstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// A lease object's body (JSON): who holds it, the holder's random token
+// (to recognise its own writes, even one whose answer was lost), its TTL
+// (so that others know when it expires) and a renewal counter (every
+// write changes the body, hence the ETag).
+type leaseBody struct {
+	Holder Holder `json:"holder"`
+	Token  string `json:"token"`
+	TTLMs  int64  `json:"ttl_ms"`
+	Seq    uint64 `json:"seq"`
+}
+
+// Bounds of leases.
+const (
+	maxLeaseBody = 64 << 10       // a lease object read is at most this
+	maxLeaseData = 32 << 10       // Holder.Data at most this
+	maxLeaseTTL  = 24 * time.Hour // a body's TTL above this is taken as this
+	minLeaseTTL  = time.Second
+	// DefaultLeaseTTL is the TTL of a lease object that cannot be read
+	// (garbage): it expires this long after its last write.
+	DefaultLeaseTTL = 5 * time.Minute
+)
+
+// Lease is a held lock object.
+type Lease struct {
+	b     *Bucket
+	key   string
+	ttl   time.Duration
+	start time.Time
+
+	mu   sync.Mutex // serialises writes of the lease
+	etag string
+	body leaseBody
+
+	lost     chan struct{}
+	lostOnce sync.Once
+	stop     chan struct{}
+	done     chan struct{}
+	stopOnce sync.Once
+}
+
+// Start is the server time the lease was created.
+func (l *Lease) Start() time.Time { return l.start }
+
+// Key is the lease's key.
+func (l *Lease) Key() string { return l.key }
+
+// Lost is closed when renewals failed for half the TTL, or another
+// holder took the lease over: stop.
+func (l *Lease) Lost() <-chan struct{} { return l.lost }
+
+func (l *Lease) markLost(why error) {
+	l.lostOnce.Do(func() {
+		l.b.opt.Logger.Warn("s3 lease lost", "bucket", l.b.cfg.Bucket, "key", l.b.full(l.key), "err", why)
+		close(l.lost)
+	})
+}
+
+func newToken() string {
+	var t [16]byte
+	rand.Read(t[:])
+	return hex.EncodeToString(t[:])
+}
+
+// ttlOf is the TTL a lease's body declares (bounded), or fallback.
+func ttlOf(body *leaseBody, fallback time.Duration) time.Duration {
+	if body == nil || body.TTLMs <= 0 {
+		return fallback
+	}
+	return min(max(time.Duration(body.TTLMs)*time.Millisecond, minLeaseTTL), maxLeaseTTL)
+}
+
+// readLease reads the lease at key: its body (nil when unreadable) and
+// its object info.
+func (b *Bucket) readLease(ctx context.Context, key string) (*leaseBody, ObjectInfo, error) {
+	data, info, err := b.Get(ctx, key, maxLeaseBody, nil)
+	if err != nil {
+		return nil, ObjectInfo{}, err
+	}
+	var body leaseBody
+	if json.Unmarshal(data, &body) != nil || body.Token == "" {
+		return nil, info, nil
+	}
+	return &body, info, nil
+}
+
+// write puts the lease's body with Seq moved on, under cond; on a
+// precondition failure it checks whether the object is its own write
+// (an attempt whose answer was lost) and adopts it.
+func (l *Lease) write(ctx context.Context, cond Cond) error {
+	l.body.Seq++
+	data, err := json.Marshal(&l.body)
+	if err != nil {
+		return err
+	}
+	info, err := l.b.Put(ctx, l.key, cond, data)
+	if errors.Is(err, ErrPrecondition) {
+		cur, cinfo, rerr := l.b.readLease(ctx, l.key)
+		if rerr == nil && cur != nil && cur.Token == l.body.Token && cur.Seq == l.body.Seq {
+			l.etag = cinfo.ETag
+			return nil
+		}
+	}
+	if err != nil {
+		return err
+	}
+	l.etag = info.ETag
+	return nil
+}
+
+// Update replaces the holder's Data (renewing the lease).
+func (l *Lease) Update(ctx context.Context, data []byte) error {
+	if len(data) > maxLeaseData {
+		return fmt.Errorf("lease %s: data of %d bytes, more than %d", l.key, len(data), maxLeaseData)
+	}
+	select {
+	case <-l.lost:
+		return fmt.Errorf("lease %s: lost", l.key)
+	default:
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	old := l.body.Holder.Data
+	l.body.Holder.Data = data
+	if err := l.write(ctx, Cond{IfMatch: l.etag}); err != nil {
+		l.body.Holder.Data = old
+		if errors.Is(err, ErrPrecondition) {
+			l.markLost(err)
+		}
+		return err
+	}
+	return nil
+}
+
+// Release stops renewing and deletes the lease if it is still this
+// holder's (by its ETag; best effort: between the check and the delete
+// only an expired lease can be taken over).
+func (l *Lease) Release(ctx context.Context) error {
+	l.stopOnce.Do(func() { close(l.stop) })
+	<-l.done
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	info, err := l.b.Head(ctx, l.key)
+	if errors.Is(err, ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if info.ETag != l.etag {
+		return nil // taken over: not ours to delete
+	}
+	return l.b.Delete(ctx, l.key)
+}
+
+// renew rewrites the lease every ttl/5 until Release; renewals failing
+// for ttl/2, or another holder's write, lose it.
+func (l *Lease) renew() {
+	defer close(l.done)
+	tick := time.NewTicker(l.ttl / 5)
+	defer tick.Stop()
+	lastOK := time.Now()
+	for {
+		select {
+		case <-l.stop:
+			return
+		case <-tick.C:
+		}
+		ctx, cancel := context.WithDeadline(context.Background(), lastOK.Add(l.ttl/2))
+		go func() { // Release cuts a renewal short
+			select {
+			case <-l.stop:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		l.mu.Lock()
+		err := l.write(ctx, Cond{IfMatch: l.etag})
+		l.mu.Unlock()
+		cancel()
+		switch {
+		case err == nil:
+			lastOK = time.Now()
+		case errors.Is(err, ErrPrecondition):
+			l.markLost(err)
+			return
+		case time.Since(lastOK) >= l.ttl/2:
+			l.markLost(err)
+			return
+		default:
+			l.b.opt.Logger.Warn("s3 lease renewal failed", "bucket", l.b.cfg.Bucket, "key", l.b.full(l.key), "err", err)
+		}
+	}
+}

@@ -1,0 +1,143 @@
+package objstore_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairnfs/cairn/store/objstore"
+)
+
+// Two clients (two Buckets on one bucket): the second cannot take a lease
+// the first holds and renews; its error names the holder. After Release
+// the second gets it at once.
+func TestLeaseExclusive(t *testing.T) {
+	a, srv, cfg := open(t)
+	ctx := context.Background()
+	b := reopen(t, srv, cfg, objstore.Options{})
+	ha := objstore.Holder{Host: "hosta", PID: 1, Command: "backup", Data: []byte(`{"base":"x"}`)}
+	la, err := a.Acquire(ctx, "leases/g", ha, 2*time.Second, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if la.Start().IsZero() {
+		t.Fatal("no start")
+	}
+	// Longer than the TTL: a renewed lease is not taken over.
+	_, err = b.Acquire(ctx, "leases/g", objstore.Holder{Host: "hostb", Command: "gc"}, 2*time.Second, 3*time.Second)
+	var he *objstore.HeldError
+	if !errors.As(err, &he) || !errors.Is(err, objstore.ErrHeld) {
+		t.Fatalf("second acquire: %v", err)
+	}
+	if he.Holder.Host != "hosta" || he.Holder.Command != "backup" || !strings.Contains(err.Error(), "hosta") {
+		t.Fatalf("held error names %+v: %v", he.Holder, err)
+	}
+	if !he.Holder.Start.Equal(la.Start()) {
+		t.Fatalf("holder start %v, lease start %v", he.Holder.Start, la.Start())
+	}
+	select {
+	case <-la.Lost():
+		t.Fatal("lease lost while renewed")
+	default:
+	}
+	infos, err := b.Leases(ctx, "leases/")
+	if err != nil || len(infos) != 1 || infos[0].Expired || string(infos[0].Holder.Data) != `{"base":"x"}` || infos[0].Key != "leases/g" {
+		t.Fatalf("leases: %+v %v", infos, err)
+	}
+	if err := la.Update(ctx, []byte(`{"phase":"sweep"}`)); err != nil {
+		t.Fatal(err)
+	}
+	infos, err = b.Leases(ctx, "leases/")
+	if err != nil || len(infos) != 1 || string(infos[0].Holder.Data) != `{"phase":"sweep"}` {
+		t.Fatalf("leases after update: %+v %v", infos, err)
+	}
+	if err := la.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	lb, err := b.Acquire(ctx, "leases/g", objstore.Holder{Host: "hostb"}, 2*time.Second, 0)
+	if err != nil {
+		t.Fatalf("acquire after release: %v", err)
+	}
+	if err := lb.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if infos, err := b.Leases(ctx, "leases/"); err != nil || len(infos) != 0 {
+		t.Fatalf("leases after release: %+v %v", infos, err)
+	}
+}
+
+// A holder that stops renewing (its host died: here its lease object is
+// left as is) is taken over once its TTL passed by the server's clock;
+// a holder that did not renew in time sees Lost when taken over.
+func TestLeaseExpiryTakeover(t *testing.T) {
+	a, srv, cfg := open(t)
+	ctx := context.Background()
+	b := reopen(t, srv, cfg, objstore.Options{})
+	// A dead holder: a lease object written as Acquire does, never renewed.
+	dead := `{"holder":{"host":"dead","pid":7,"command":"backup","start":"2020-01-01T00:00:00Z"},"token":"t","ttl_ms":2000,"seq":1}`
+	if _, err := a.Put(ctx, "l", objstore.Cond{IfAbsent: true}, []byte(dead)); err != nil {
+		t.Fatal(err)
+	}
+	if infos, err := b.Leases(ctx, ""); err != nil || len(infos) != 1 || infos[0].Expired {
+		t.Fatalf("fresh dead lease: %+v %v", infos, err)
+	}
+	start := time.Now()
+	lb, err := b.Acquire(ctx, "l", objstore.Holder{Host: "b"}, 2*time.Second, 10*time.Second)
+	if err != nil {
+		t.Fatalf("takeover: %v", err)
+	}
+	if time.Since(start) < time.Second {
+		t.Fatalf("took over a live lease after %v", time.Since(start))
+	}
+	if infos, err := b.Leases(ctx, ""); err != nil || len(infos) != 1 || infos[0].Holder.Host != "b" || infos[0].Expired {
+		t.Fatalf("after takeover: %+v %v", infos, err)
+	}
+
+	// Lost: another holder overwrites the lease (as a takeover does);
+	// the next renewal (every TTL/5) finds a foreign ETag.
+	cur, err := a.Head(ctx, "l")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Put(ctx, "l", objstore.Cond{IfMatch: cur.ETag}, []byte(dead)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-lb.Lost():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Lost not closed after a takeover")
+	}
+	if err := lb.Update(ctx, nil); err == nil {
+		t.Fatal("update of a lost lease succeeded")
+	}
+	// Release of a lost lease does not delete the new holder's object.
+	if err := lb.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Head(ctx, "l"); err != nil {
+		t.Fatalf("release of a lost lease deleted the other's: %v", err)
+	}
+}
+
+// A garbage lease object expires after the default TTL and until then is
+// listed as held by nobody known.
+func TestLeaseGarbage(t *testing.T) {
+	a, _, _ := open(t)
+	ctx := context.Background()
+	if _, err := a.Put(ctx, "g", objstore.Cond{}, []byte("not json")); err != nil {
+		t.Fatal(err)
+	}
+	infos, err := a.Leases(ctx, "")
+	if err != nil || len(infos) != 1 || infos[0].Expired || infos[0].Holder.Host != "" {
+		t.Fatalf("garbage lease: %+v %v", infos, err)
+	}
+	_, err = a.Acquire(ctx, "g", objstore.Holder{}, 2*time.Second, 0)
+	if !errors.Is(err, objstore.ErrHeld) {
+		t.Fatalf("acquire over a garbage lease: %v", err)
+	}
+	if _, err := a.Acquire(ctx, "x", objstore.Holder{}, time.Millisecond, 0); err == nil {
+		t.Fatal("a TTL of 1 ms accepted")
+	}
+}

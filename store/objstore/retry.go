@@ -1,0 +1,122 @@
+package objstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"syscall"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+)
+
+// errAttemptTimeout is the cause of an attempt cut by Options.Timeout.
+var errAttemptTimeout = errors.New("request timed out")
+
+// do runs f, each attempt bounded by the Timeout, retrying what
+// retryable says with exponential backoff and jitter, at most Retries
+// times; ctx ends it all. The error is an *Error of op on key.
+func (b *Bucket) do(ctx context.Context, op, key string, f func(context.Context) error) error {
+	for attempt := 1; ; attempt++ {
+		err := b.attempt(ctx, f)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return b.wrap(op, key, joinErr(ctx.Err(), err), attempt)
+		}
+		if !retryable(err) || attempt > b.opt.Retries {
+			return b.wrap(op, key, err, attempt)
+		}
+		if werr := b.backoff(ctx, op, key, attempt, err); werr != nil {
+			return b.wrap(op, key, joinErr(werr, err), attempt)
+		}
+	}
+}
+
+// attempt runs f once under the attempt timeout.
+func (b *Bucket) attempt(ctx context.Context, f func(context.Context) error) error {
+	actx, cancel := context.WithTimeoutCause(ctx, b.opt.Timeout, errAttemptTimeout)
+	defer cancel()
+	err := f(actx)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(actx), errAttemptTimeout) {
+		return joinErr(errAttemptTimeout, err)
+	}
+	return err
+}
+
+// backoff logs a retry and waits its delay (or until ctx ends).
+func (b *Bucket) backoff(ctx context.Context, op, key string, attempt int, err error) error {
+	d := b.delay(attempt)
+	b.opt.Logger.Warn("s3 request failed, retrying",
+		"op", op, "bucket", b.cfg.Bucket, "key", b.full(key),
+		"attempt", attempt, "retries", b.opt.Retries, "delay", d, "err", causeText(err))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// delay is the backoff before retry n (1, 2, ...): RetryBase doubled
+// n-1 times, at most RetryMax, then a random half to all of it.
+func (b *Bucket) delay(n int) time.Duration {
+	d := b.opt.RetryBase
+	for i := 1; i < n && d < b.opt.RetryMax; i++ {
+		d *= 2
+	}
+	d = min(d, b.opt.RetryMax)
+	return d/2 + rand.N(d/2+1)
+}
+
+// retryable: server errors, throttling, timeouts, connections refused,
+// reset or closed. Not: 4xx answers (access, missing, preconditions).
+func retryable(err error) bool {
+	if isWritten(err) {
+		return false
+	}
+	var er minio.ErrorResponse
+	if errors.As(err, &er) && (er.StatusCode != 0 || er.Code != "") {
+		switch er.Code {
+		case "SlowDown", "RequestTimeout", "InternalError", "ServiceUnavailable",
+			"XMinioServerNotInitialized", "XMinioReadQuorum", "XMinioWriteQuorum":
+			return true
+		}
+		return er.StatusCode >= 500 || er.StatusCode == http.StatusTooManyRequests ||
+			er.StatusCode == http.StatusRequestTimeout
+	}
+	if errors.Is(err, errAttemptTimeout) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return true // dial, read and write errors of the connection
+	}
+	return false
+}
+
+// joinErr is outer with err as its detail (both matched by errors.Is),
+// or err when it already is outer.
+func joinErr(outer, err error) error {
+	switch {
+	case outer == nil:
+		return err
+	case err == nil || errors.Is(err, outer):
+		if err == nil {
+			return outer
+		}
+		return err
+	}
+	return fmt.Errorf("%w: %w", outer, err)
+}

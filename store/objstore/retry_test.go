@@ -1,0 +1,94 @@
+package objstore_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cairnfs/cairn/internal/miniotest"
+	"github.com/cairnfs/cairn/store/objstore"
+)
+
+// logBuffer collects a Bucket's log lines.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// The server stopped and started again within the retry window: the
+// request made meanwhile succeeds, after retries it logged (without a
+// secret). Stopped for good: the bounded retries end in a clear error.
+func TestRetryServerDown(t *testing.T) {
+	srv := miniotest.StartOwn(t)
+	var logs logBuffer
+	opt := objstore.Options{
+		Retries: 30, RetryBase: 50 * time.Millisecond, RetryMax: 500 * time.Millisecond,
+		Timeout: 5 * time.Second, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+	}
+	b, _ := srv.OpenBucket(t, opt)
+	ctx := context.Background()
+	if _, err := b.Put(ctx, "k", objstore.Cond{}, []byte("before")); err != nil {
+		t.Fatal(err)
+	}
+	srv.Stop()
+	restarted := make(chan error, 1)
+	go func() {
+		time.Sleep(time.Second)
+		restarted <- srv.Restart()
+	}()
+	if _, err := b.Put(ctx, "k", objstore.Cond{}, []byte("during"), []byte(" outage")); err != nil {
+		t.Fatalf("put across a restart: %v", err)
+	}
+	if err := <-restarted; err != nil {
+		t.Fatal(err)
+	}
+	if data, _, err := b.Get(ctx, "k", 100, nil); err != nil || string(data) != "during outage" {
+		t.Fatalf("after the restart: %q %v", data, err)
+	}
+	out := logs.String()
+	if !strings.Contains(out, "retrying") || strings.Contains(out, srv.SecretKey) {
+		t.Fatalf("retry log %q (want retries logged, no secret)", out)
+	}
+
+	// Down for good: a few quick retries, then an error that says what.
+	short, _ := srv.OpenBucket(t, objstore.Options{Retries: 3, RetryBase: 10 * time.Millisecond, Timeout: time.Second, Logger: opt.Logger})
+	patient, _ := srv.OpenBucket(t, objstore.Options{Retries: 1000, RetryBase: time.Second, Logger: opt.Logger})
+	srv.Stop()
+	start := time.Now()
+	_, _, err := short.Get(ctx, "k", 100, nil)
+	if err == nil {
+		t.Fatal("get with the server down succeeded")
+	}
+	msg := err.Error()
+	var e *objstore.Error
+	if !errors.As(err, &e) || e.Attempts != 4 || !strings.Contains(msg, "4 attempts") || !strings.Contains(msg, "refused") {
+		t.Fatalf("server down: %v", err)
+	}
+	if strings.Contains(msg, srv.SecretKey) {
+		t.Fatalf("message shows the secret: %s", msg)
+	}
+	t.Logf("down for good after %v: %s", time.Since(start), msg)
+	// The caller's context ends the retries at once.
+	cctx, cancel := context.WithCancel(ctx)
+	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
+	if _, err := patient.Head(cctx, "k"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("head with a cancelled context: %v", err)
+	}
+}
