@@ -78,8 +78,8 @@ func (o *Options) setDefaults() error {
 		o.CacheSize = store.DefaultCacheSize
 	}
 	switch {
-	case o.Readahead == 0: // the default shrinks to fit a small cache
-		o.Readahead = min(store.DefaultReadahead, MaxReadahead(o.CacheSize))
+	case o.Readahead == 0: // the store's default, shrunk to fit a small cache
+		o.Readahead = min(o.Store.Readahead(), MaxReadahead(o.CacheSize))
 	case o.Readahead < 0:
 		o.Readahead = 0
 	}

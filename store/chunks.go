@@ -109,3 +109,31 @@ func (s *Store) MarkBad(d chunk.Digest) (string, error) {
 	}
 	return "", fmt.Errorf("mark chunk %s bad: unreachable", d)
 }
+
+// Readahead is how many chunks a sequential reader of the store should
+// load ahead: DefaultReadahead, more where each read waits on a request
+// (RemoteReadahead).
+func (s *Store) Readahead() int {
+	if p, ok := s.backend.(probing); ok {
+		return p.readahead()
+	}
+	return DefaultReadahead
+}
+
+// ioParallelism is how many chunk requests a writer should keep in
+// flight beside its hash/compress workers: 0 where each costs a local
+// system call.
+func (s *Store) ioParallelism() int {
+	if p, ok := s.backend.(probing); ok {
+		return p.parallelism()
+	}
+	return 0
+}
+
+// insertChunk is InsertChunkParts under ctx.
+func (s *Store) insertChunk(ctx context.Context, d chunk.Digest, header, payload []byte) (bool, error) {
+	if p, ok := s.backend.(probing); ok {
+		return p.insertChunk(ctx, d, header, payload)
+	}
+	return s.backend.InsertChunkParts(d, header, payload)
+}

@@ -51,6 +51,13 @@ type RemoteConfig struct {
 type remote struct {
 	cfg    RemoteConfig
 	bucket *objstore.Bucket
+
+	ctx      context.Context // the store's requests that have no context of their own; Close cancels it
+	cancel   context.CancelFunc
+	cache    *diskCache   // remote_cache.go
+	writers  writerStarts // remote_chunks_reuse.go
+	sweeps   sweepState
+	attached bool // CreateRemote found the store in the bucket
 }
 
 // chunkKey is chunk d's key in the bucket.
@@ -94,7 +101,8 @@ func (s *Store) openRemote(ctx context.Context, cfg RemoteConfig) error {
 	if err != nil {
 		return fmt.Errorf("open store %s: bucket %s: %w", s.root, cfg.Bucket, err)
 	}
-	s.remote = &remote{cfg: cfg, bucket: b}
+	s.remote = newRemote(s.root, cfg, b)
+	s.backend = &remoteChunks{localDir: localDir{s.root}, r: s.remote}
 	return nil
 }
 

@@ -157,6 +157,9 @@ func (s *Store) Root() string { return s.root }
 
 // Close releases what the store holds.
 func (s *Store) Close() error {
+	if s.remote != nil {
+		s.remote.close()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.lockFD >= 0 {

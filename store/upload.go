@@ -120,8 +120,12 @@ type upJob struct {
 }
 
 // Uploader hashes, compresses and inserts chunks on a pool of workers and
-// hands their digests to a sink in submission order. Memory is bounded:
-// at most 2·workers+2 chunks are in flight.
+// hands their digests to a sink in submission order. Where the store's
+// chunks cost a request each (a remote store) the pool has more
+// goroutines than hash/compress workers, so that many requests are in
+// flight while at most workers goroutines use a CPU. Memory is bounded:
+// at most goroutines+workers+2 chunks are in flight (2·workers+2 on a
+// local store).
 type Uploader struct {
 	s       *Store
 	known   KnownSet
@@ -131,6 +135,7 @@ type Uploader struct {
 
 	work  chan *upJob
 	order chan *upJob
+	cpu   chan struct{} // held while hashing or compressing: workers slots
 	g     *errgroup.Group
 	ctx   context.Context
 	// free holds chunk buffers for reuse. Buffers live for the whole
@@ -139,8 +144,10 @@ type Uploader struct {
 	free chan []byte
 }
 
-// NewUploader starts an uploader with workers goroutines (NumCPU when
-// workers <= 0). sink is called from one goroutine, in order.
+// NewUploader starts an uploader with workers hash/compress workers
+// (NumCPU when workers <= 0), on more goroutines where the store wants
+// more chunk requests in flight. sink is called from one goroutine, in
+// order.
 func (s *Store) NewUploader(ctx context.Context, workers int, known KnownSet, stats *UploadStats,
 	sink func(d chunk.Digest, size int) error) *Uploader {
 	if workers <= 0 {
@@ -149,11 +156,12 @@ func (s *Store) NewUploader(ctx context.Context, workers int, known KnownSet, st
 	if stats == nil {
 		stats = new(UploadStats)
 	}
+	n := max(workers, s.ioParallelism())
 	g, ctx := errgroup.WithContext(ctx)
 	u := &Uploader{s: s, known: known, sink: sink, Stats: stats, g: g, ctx: ctx,
-		work: make(chan *upJob, workers), order: make(chan *upJob, 2*workers+2),
-		free: make(chan []byte, 3*workers+4)}
-	for i := 0; i < workers; i++ {
+		work: make(chan *upJob, n), order: make(chan *upJob, n+workers+2),
+		cpu: make(chan struct{}, workers), free: make(chan []byte, n+2*workers+4)}
+	for i := 0; i < n; i++ {
 		g.Go(u.worker)
 	}
 	g.Go(u.collect)
@@ -225,6 +233,7 @@ func (u *Uploader) process(j *upJob, blob *[]byte) error {
 	n := int64(len(j.buf))
 	st.Bytes.Add(n)
 	st.Chunks.Add(1)
+	u.cpu <- struct{}{}
 	if !j.zero && chunk.IsZero(j.buf) {
 		j.zero = true
 	}
@@ -234,6 +243,7 @@ func (u *Uploader) process(j *upJob, blob *[]byte) error {
 	} else {
 		j.d = chunk.Sum(j.buf)
 	}
+	<-u.cpu
 	reused, err := u.reuse(j.d)
 	if err != nil {
 		return err
@@ -246,12 +256,14 @@ func (u *Uploader) process(j *upJob, blob *[]byte) error {
 	if j.zero {
 		data = make([]byte, len(j.buf)) // the buffer of a hole holds garbage
 	}
+	u.cpu <- struct{}{}
 	hdr, payload, err := chunk.EncodeBlobParts(*blob, data, true)
+	<-u.cpu
 	*blob = hdr
 	if err != nil {
 		return err
 	}
-	existed, err := u.s.InsertChunkParts(j.d, hdr, payload)
+	existed, err := u.s.insertChunk(u.ctx, j.d, hdr, payload)
 	if err != nil {
 		return err
 	}
@@ -269,12 +281,13 @@ func (u *Uploader) process(j *upJob, blob *[]byte) error {
 // reuse tells whether chunk d is in the store already, touching it so
 // that it outlives any GC running beside this writer (the oldest-writer
 // rule, jobs/gc/doc.go). A known chunk (of the previous snapshot) costs
-// one utimensat, which also proves it is there; another one a stat and
-// the touch; one this Uploader touched or wrote already, nothing while
-// the filter holds it. A chunk found gone is stored again from the data
-// at hand: false.
+// one utimensat, which also proves it is there (nothing on a remote
+// store: RefreshKnownChunk); another one a stat and the touch (a HEAD,
+// and a touch when it is old, on a remote store); one this Uploader
+// touched or wrote already, nothing while the filter holds it. A chunk
+// found gone is stored again from the data at hand: false.
 func (u *Uploader) reuse(d chunk.Digest) (bool, error) {
-	return u.s.ReuseChunk(u.known, &u.touched, d)
+	return u.s.ReuseChunk(u.ctx, u.known, &u.touched, d)
 }
 
 func (u *Uploader) collect() error {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	cfs "github.com/cairnfs/cairn/fs"
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/pxar"
 	"github.com/spf13/cobra"
@@ -36,11 +37,14 @@ func (a *app) catCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if !cmd.Flags().Changed("readahead") {
+				readahead = min(s.Readahead(), cfs.MaxReadahead(cs))
+			}
 			return a.catArchive(s, snap, m, ar, cs, readahead)
 		},
 	}
 	cmd.Flags().StringVar(&cacheSize, "cache-size", "64M", "chunk cache size")
-	cmd.Flags().IntVar(&readahead, "readahead", 4, "chunks loaded ahead in parallel (at most as many 4 MiB chunks as fill half of --cache-size)")
+	cmd.Flags().IntVar(&readahead, "readahead", 4, "chunks loaded ahead in parallel (default: 4, 16 on a remote store; at most as many 4 MiB chunks as fill half of --cache-size)")
 	return cmd
 }
 

@@ -11,15 +11,26 @@ import (
 
 func (a *app) initCmd() *cobra.Command {
 	var group string
+	var o s3Opts
 	cmd := &cobra.Command{
-		Use:   "init [--group NAME]",
+		Use:   "init [--group NAME] [--s3 s3://BUCKET/PREFIX --endpoint URL ...]",
 		Short: "create a datastore (65,536 chunk directories and a lock file), readable by its owner only",
 		Long: `Init creates a datastore: the directory (mode 0700), .chunks with its
 65,536 prefix directories (0700) and the lock file .lock (0600), so that
 no other user can read the backups or take the store's locks. With
 --group NAME (as PBS's backup group) the directories are 0750 and
 set-group-ID, owned by that group; lock files stay 0600 (a group member
-who could open one could lock it and stall backups).`,
+who could open one could lock it and stall backups).
+
+With --s3 the store lives in an S3-compatible bucket (AWS S3, MinIO,
+Ceph RGW) under PREFIX, and DIR holds its configuration (remote.json,
+0600, no secret), a mirror of its snapshot files and a bounded chunk
+cache (--cache-size). The keys come from AWS_ACCESS_KEY_ID,
+AWS_SECRET_ACCESS_KEY (AWS_SESSION_TOKEN) or --credentials-file (a file
+only its owner can read), never from the command line. The bucket and
+the keys are checked first; nothing is written when they fail. A prefix
+that holds a cairn store already is attached to: another host's DIR for
+the same store.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var opt store.CreateOptions
@@ -29,6 +40,9 @@ who could open one could lock it and stall backups).`,
 					return err
 				}
 				opt.Group = &gid
+			}
+			if o.given(cmd) {
+				return a.initRemote(o, opt)
 			}
 			s, err := store.CreateWith(a.storeDir, opt)
 			if err != nil {
@@ -40,6 +54,7 @@ who could open one could lock it and stall backups).`,
 		},
 	}
 	cmd.Flags().StringVar(&group, "group", "", "let this group read the store: 0750 set-group-ID directories owned by it")
+	o.flags(cmd)
 	return cmd
 }
 

@@ -54,7 +54,7 @@ fusermount3 (package fuse3), and --allow-other needs user_allow_other in
 	f.StringVar(&o.group, "group", "", "mount only this group: [ns/NAME/…]TYPE/ID")
 	f.StringVar(&o.snapshot, "snapshot", "", "mount only this snapshot: [ns/NAME/…]TYPE/ID/TIME|latest")
 	f.StringVar(&o.cacheSize, "cache-size", "256M", "bytes of decoded chunks kept in memory")
-	f.IntVar(&o.readahead, "readahead", store.DefaultReadahead, "chunks loaded ahead of a sequential reader (0: none; at most as many 4 MiB chunks as fill half of --cache-size)")
+	f.IntVar(&o.readahead, "readahead", store.DefaultReadahead, "chunks loaded ahead of a sequential reader (default: 4, 16 on a remote store; 0: none; at most as many 4 MiB chunks as fill half of --cache-size)")
 	f.DurationVar(&o.refresh, "refresh", cfs.DefaultRefresh, "how often snapshot lists are read again at most")
 	f.BoolVar(&o.allowOther, "allow-other", false, "let other users read the mount (files of file archives as their modes and ACLs allow)")
 	f.BoolVar(&o.nonEmpty, "nonempty", false, "mount over a directory that is not empty (hiding what is there)")
@@ -90,7 +90,10 @@ func (a *app) mount(o mountOpts, dir string) error {
 		return err
 	}
 	readahead := o.readahead
-	if readahead == 0 {
+	switch {
+	case !o.readaheadSet:
+		readahead = 0 // the fs package's default: the store's (more on a remote store)
+	case readahead == 0:
 		readahead = -1 // the fs package's "none"
 	}
 	// Evicted chunks are garbage of 4 MiB each: without a limit the heap

@@ -11,13 +11,11 @@ import (
 	"github.com/cairnfs/cairn/store/pxar"
 )
 
-// Readahead of the two streams' IndexReaders: directory listings read
-// the metadata stream forward a little; file contents are read in long
-// runs.
-const (
-	metaReadahead    = 2
-	payloadReadahead = store.DefaultReadahead
-)
+// Readahead of the metadata stream's IndexReader: directory listings
+// read it forward a little. File contents are read in long runs: the
+// payload stream's reader loads ahead as far as the store wants
+// (Store.Readahead).
+const metaReadahead = 2
 
 // ErrNotFileArchive is returned when an archive is not a pxar archive.
 var ErrNotFileArchive = errors.New("not a file (pxar) archive")
@@ -91,7 +89,7 @@ func openArchive(ctx context.Context, s *store.Store, snap store.Snapshot, m *st
 	var payload io.ReaderAt
 	var psize int64
 	if o.payload != nil {
-		payload = store.NewIndexReader(ctx, o.payload, c, payloadReadahead)
+		payload = store.NewIndexReader(ctx, o.payload, c, s.Readahead())
 		psize = o.payload.Size()
 	}
 	var err error

@@ -223,11 +223,12 @@ func (b *builder) inject(enc *pxar.Encoder, chunks []ChunkRef, total, startPad, 
 }
 
 // present reports whether the store still holds every chunk, touching
-// each (store.RefreshChunk: a GC running beside this backup keeps them);
+// each (store.RefreshKnownChunk: they are the base snapshot's, and a GC
+// running beside this backup keeps them);
 // a missing one makes the run be read again, which heals it.
 func (b *builder) present(chunks []ChunkRef) (bool, error) {
 	for _, c := range chunks {
-		ok, err := b.s.RefreshChunk(&b.touched, c.Digest)
+		ok, err := b.s.RefreshKnownChunk(&b.touched, c.Digest)
 		if err != nil || !ok {
 			return false, err
 		}

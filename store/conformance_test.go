@@ -1,0 +1,20 @@
+package store_test
+
+import (
+	"testing"
+
+	"github.com/cairnfs/cairn/store/storetest"
+	"github.com/cairnfs/cairn/store/storetest/conformance"
+)
+
+// TestConformanceLocal runs the storage conformance suite on a local
+// store.
+func TestConformanceLocal(t *testing.T) {
+	conformance.RunBackendSuite(t, storetest.NewStore)
+}
+
+// TestConformanceRemote runs the same suite on a remote store, on a
+// fresh bucket of a real MinIO server per test.
+func TestConformanceRemote(t *testing.T) {
+	conformance.RunBackendSuite(t, storetest.NewRemoteStore)
+}

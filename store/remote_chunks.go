@@ -1,0 +1,198 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/store/objstore"
+)
+
+// remoteChunks is the Backend of a remote store: chunks are objects of
+// the bucket (.chunks/XXXX/<digest>), read through the on-disk chunk
+// cache; snapshot files are read from the local mirror of the bucket's
+// snapshot directories (remote_meta*.go keeps it).
+//
+// The Backend's methods that take no context run under the store's own,
+// which Close cancels; the Uploader calls the ctx variants (probing).
+type remoteChunks struct {
+	localDir // the mirror: ReadFile, OpenIndex
+	r        *remote
+}
+
+var (
+	_ Backend = (*remoteChunks)(nil)
+	_ probing = (*remoteChunks)(nil)
+)
+
+// probing is a Backend whose chunks cost a request each: TouchChunk
+// finds out by itself whether the chunk is there (no HasChunk first),
+// and the ctx variants let a writer's cancellation stop the requests.
+type probing interface {
+	insertChunk(ctx context.Context, d chunk.Digest, header, payload []byte) (bool, error)
+	touchChunk(ctx context.Context, d chunk.Digest) error
+	// parallelism is how many requests a writer should keep in flight.
+	parallelism() int
+	// readahead is how many chunks a sequential reader should prefetch.
+	readahead() int
+}
+
+// Request concurrency of a remote store: latency, not bandwidth, is what
+// a bucket's client waits on.
+const (
+	// RemoteReadahead is the chunks a sequential reader of a remote
+	// store prefetches (DefaultReadahead for a local one).
+	RemoteReadahead = 16
+	// remoteParallelism is the uploads (HEAD, PUT) a writer keeps in
+	// flight.
+	remoteParallelism = 24
+)
+
+func (c *remoteChunks) parallelism() int { return remoteParallelism }
+func (c *remoteChunks) readahead() int   { return RemoteReadahead }
+
+// ReadChunk implements Backend: the on-disk cache, else the bucket (then
+// the cache keeps a copy). DirectAlways (verify) reads the bucket and
+// leaves the cache alone.
+func (c *remoteChunks) ReadChunk(ctx context.Context, d chunk.Digest, opt ChunkOptions) (Blob, error) {
+	if err := ctx.Err(); err != nil {
+		return Blob{d: d, data: opt.Buf[:0], inBuf: true}, err
+	}
+	if opt.Direct != DirectAlways {
+		if b, ok := c.r.cache.read(d, opt); ok {
+			return b, nil
+		}
+	}
+	data, _, err := c.r.bucket.Get(ctx, chunkKey(d), chunk.MaxBlobSize, opt.Buf)
+	if err != nil {
+		return Blob{d: d, data: opt.Buf[:0], inBuf: true}, c.chunkError(d, err)
+	}
+	if opt.Direct != DirectAlways {
+		if _, err := chunk.CheckCRC(data); err == nil {
+			c.r.cache.add(d, data)
+		}
+	}
+	return Blob{d: d, data: data, inBuf: true}, nil
+}
+
+// chunkError maps a request's error on chunk d to the store's classes.
+func (c *remoteChunks) chunkError(d chunk.Digest, err error) error {
+	switch {
+	case errors.Is(err, objstore.ErrNotExist):
+		return fmt.Errorf("chunk %s: %w: %w", d, ErrMissingChunk, err)
+	case errors.Is(err, objstore.ErrTooLarge):
+		return fmt.Errorf("chunk %s: %w: object larger than a blob may be (%d bytes): %w", d, ErrCorruptChunk, chunk.MaxBlobSize, err)
+	}
+	return fmt.Errorf("chunk %s: bucket %s: %w", d, c.r.cfg.Bucket, err)
+}
+
+// InsertChunkParts implements Backend.
+func (c *remoteChunks) InsertChunkParts(d chunk.Digest, header, payload []byte) (bool, error) {
+	return c.insertChunk(c.r.ctx, d, header, payload)
+}
+
+// insertChunk stores chunk d unless the bucket has it with the same
+// size: then it is kept as a reused chunk is (keep), and existed is
+// true. A chunk that replaced another object (of another size) may have
+// been listed by a GC's sweep before: it is checked again once that
+// sweep ended (settle).
+func (c *remoteChunks) insertChunk(ctx context.Context, d chunk.Digest, header, payload []byte) (bool, error) {
+	key := chunkKey(d)
+	size := int64(len(header) + len(payload))
+	info, err := c.r.bucket.Head(ctx, key)
+	replaced := err == nil
+	switch {
+	case err == nil && info.Size == size:
+		kept, err := c.keep(ctx, d, info)
+		if kept || err != nil {
+			return kept, err
+		}
+	case err != nil && !errors.Is(err, objstore.ErrNotExist):
+		return false, fmt.Errorf("insert %w", c.chunkError(d, err))
+	}
+	for try := 0; ; try++ {
+		if _, err := c.r.bucket.Put(ctx, key, objstore.Cond{}, header, payload); err != nil {
+			return false, fmt.Errorf("insert %w", c.chunkError(d, err))
+		}
+		if !replaced {
+			return false, nil
+		}
+		there, err := c.settle(ctx, d)
+		if there || err != nil || try == 2 {
+			if !there && err == nil {
+				err = fmt.Errorf("insert chunk %s: removed by garbage collection three times", d)
+			}
+			return false, err
+		}
+	}
+}
+
+// HasChunk implements Backend (a HEAD).
+func (c *remoteChunks) HasChunk(d chunk.Digest) bool {
+	info, err := c.r.bucket.Head(c.r.ctx, chunkKey(d))
+	return err == nil && info.Size > 0
+}
+
+// TouchChunk implements Backend: the chunk is kept for this process's
+// writers (keep); a missing chunk is an error wrapping fs.ErrNotExist.
+func (c *remoteChunks) TouchChunk(d chunk.Digest) error { return c.touchChunk(c.r.ctx, d) }
+
+func (c *remoteChunks) touchChunk(ctx context.Context, d chunk.Digest) error {
+	info, err := c.r.bucket.Head(ctx, chunkKey(d))
+	if err == nil && info.Size == 0 {
+		err = objstore.ErrNotExist // an empty object is no chunk
+	}
+	if err == nil {
+		var kept bool
+		if kept, err = c.keep(ctx, d, info); err == nil && !kept {
+			err = objstore.ErrNotExist
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("touch %w", c.chunkError(d, err))
+	}
+	return nil
+}
+
+// WalkChunks implements Backend: a listing of .chunks/ in key order,
+// which is digest order. Keys that are not .chunks/XXXX/<digest> with
+// XXXX the digest's first four digits are skipped.
+func (c *remoteChunks) WalkChunks(ctx context.Context, fn func(chunk.Digest) error) error {
+	for info, err := range c.r.bucket.List(ctx, chunkDir+"/", "") {
+		if err != nil {
+			return fmt.Errorf("walk chunks: bucket %s: %w", c.r.cfg.Bucket, err)
+		}
+		d, ok := chunkOfKey(info.Key)
+		if !ok {
+			continue
+		}
+		if err := fn(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// chunkOfKey parses a chunk's key.
+func chunkOfKey(key string) (chunk.Digest, bool) {
+	dir, name := path.Split(key)
+	if len(name) != 2*chunk.DigestSize || dir != chunkDir+"/"+name[:4]+"/" || strings.ToLower(name) != name {
+		return chunk.Digest{}, false
+	}
+	d, err := chunk.ParseDigest(name)
+	return d, err == nil
+}
+
+func newRemote(root string, cfg RemoteConfig, b *objstore.Bucket) *remote {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &remote{cfg: cfg, bucket: b, ctx: ctx, cancel: cancel, cache: newDiskCache(root, cfg.CacheSize)}
+}
+
+// close cancels the store's own requests and waits for a cache trim.
+func (r *remote) close() {
+	r.cancel()
+	r.cache.close()
+}
