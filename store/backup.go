@@ -30,6 +30,7 @@ const (
 // previous snapshot's shared. Until Finish writes
 // the manifest the snapshot is unfinished and never shown as complete.
 type Backup struct {
+	ctx    context.Context // StartBackup's: a remote store's Finish uploads under it
 	s      *Store
 	snap   Snapshot
 	dir    string
@@ -52,11 +53,11 @@ func (s *Store) StartBackup(ctx context.Context, g Group, t time.Time) (*Backup,
 	if err := checkFuture(t); err != nil {
 		return nil, err
 	}
-	w, err := s.RegisterWriter() // before any chunk is looked at: GC's oldest-writer bound
+	w, err := s.registerWriter(ctx) // before any chunk is looked at: GC's oldest-writer bound
 	if err != nil {
 		return nil, err
 	}
-	b := &Backup{s: s, writer: w}
+	b := &Backup{ctx: ctx, s: s, writer: w}
 	plock, err := s.LockShared(ctx)
 	if err != nil {
 		b.unlock()
@@ -90,6 +91,10 @@ func (s *Store) StartBackup(ctx context.Context, g Group, t time.Time) (*Backup,
 	}
 	b.locks = append(b.locks, slock)
 	b.takePrevious(ctx, g)
+	if err := b.nameBase(ctx); err != nil {
+		b.unlock()
+		return nil, err
+	}
 	return b, nil
 }
 
@@ -201,6 +206,9 @@ func (b *Backup) Finish() error {
 	m, err := b.manifest()
 	if err != nil {
 		return err
+	}
+	if b.s.remote != nil {
+		return b.finishRemote(m)
 	}
 	return b.s.WriteManifest(b.snap, m)
 }

@@ -45,6 +45,11 @@ func (s *Store) ForgetSnapshot(ctx context.Context, snap Snapshot) error {
 	if !l.sameFile(dir) {
 		return fmt.Errorf("forget %s: %w: the directory changed while it was locked", snap, ErrLocked)
 	}
+	if s.remote != nil {
+		if err := s.forgetRemote(ctx, snap); err != nil {
+			return err
+		}
+	}
 	return removeViaTrash(dir, snap.TimeString())
 }
 
@@ -65,6 +70,9 @@ func (s *Store) CanForget(ctx context.Context, snap Snapshot) error {
 	defer l.Unlock()
 	if s.IsProtected(snap) {
 		return fmt.Errorf("forget %s: %w", snap, ErrProtected)
+	}
+	if s.remote != nil {
+		return s.canForgetRemote(ctx, snap)
 	}
 	return nil
 }
@@ -119,6 +127,11 @@ func (s *Store) ForgetGroup(ctx context.Context, g Group) (removed []Snapshot, e
 	}
 	if left, err := s.Snapshots(g); err != nil || len(left) > 0 {
 		return removed, fmt.Errorf("forget group %s: %d snapshots appeared meanwhile: %w", g, len(left), ErrLocked)
+	}
+	if s.remote != nil {
+		if err := s.forgetGroupRemote(ctx, g); err != nil {
+			return removed, err
+		}
 	}
 	return removed, removeViaTrash(s.GroupPath(g), g.ID)
 }

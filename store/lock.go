@@ -10,18 +10,24 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairnfs/cairn/store/objstore"
 	"golang.org/x/sys/unix"
 )
 
 // Lock is a held advisory lock (flock on a file of its own descriptor).
 type Lock struct {
-	f *os.File
+	f     *os.File
+	lease *objstore.Lease // a remote store's group lease (remote_leases.go)
 }
 
 // Unlock releases the lock; it is safe to call more than once.
 func (l *Lock) Unlock() error {
 	if l == nil || l.f == nil {
 		return nil
+	}
+	if l.lease != nil {
+		releaseLease(l.lease)
+		l.lease = nil
 	}
 	err := l.f.Close() // closing the descriptor drops the flock
 	l.f = nil
@@ -180,7 +186,9 @@ func (s *Store) LockExclusive(ctx context.Context) (*Lock, error) {
 }
 
 // LockGroup takes the per-group backup lock: one backup per group at a
-// time. It waits up to the store's lock wait.
+// time. It waits up to the store's lock wait. On a remote store it also
+// takes the group's lease in the bucket, for one backup of the group
+// across hosts.
 func (s *Store) LockGroup(ctx context.Context, g Group) (*Lock, error) {
 	dir := s.GroupPath(g)
 	path := filepath.Join(dir, ".backup.lck")
@@ -193,6 +201,12 @@ func (s *Store) LockGroup(ctx context.Context, g Group) (*Lock, error) {
 			return nil, fmt.Errorf("group %s: %w", g, err)
 		}
 		if l.sameFile(path) {
+			if s.remote != nil {
+				if l.lease, err = s.lockGroupLease(ctx, g); err != nil {
+					l.Unlock()
+					return nil, fmt.Errorf("group %s: %w", g, err)
+				}
+			}
 			return l, nil
 		}
 		l.Unlock() // the group was removed while we waited: take the new one's

@@ -15,6 +15,7 @@ import (
 
 // LockHolder is a process that holds a lock.
 type LockHolder struct {
+	Host    string // the holder's host, for a lease in a bucket ("" for a local lock)
 	PID     int
 	Command string    // its command line (shortened), "" when unknown
 	Started time.Time // zero when unknown
@@ -28,6 +29,9 @@ func (h LockHolder) String() string {
 			s += ", started " + h.Started.UTC().Format(time.RFC3339)
 		}
 		s += ")"
+	}
+	if h.Host != "" {
+		s += " on host " + h.Host
 	}
 	return s
 }

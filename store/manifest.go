@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/store/objstore"
 )
 
 // ManifestName is the manifest's file name in a snapshot directory.
@@ -171,17 +172,36 @@ func decodeManifest(path string, blob []byte, snap Snapshot) (*Manifest, error) 
 }
 
 // WriteManifest writes a snapshot's manifest atomically (temp + rename).
-// Writing it is what makes a snapshot finished.
+// Writing it is what makes a snapshot finished. On a remote store it is
+// put into the bucket first (remote_meta.go).
 func (s *Store) WriteManifest(snap Snapshot, m *Manifest) error {
+	return s.writeManifest(context.Background(), snap, m, objstore.Cond{})
+}
+
+// writeManifest is WriteManifest; cond is the bucket's condition on a
+// remote store.
+func (s *Store) writeManifest(ctx context.Context, snap Snapshot, m *Manifest, cond objstore.Cond) error {
+	blob, err := encodeManifest(snap, m)
+	if err != nil {
+		return err
+	}
+	if s.remote != nil {
+		return s.putManifest(ctx, snap, blob, cond)
+	}
+	return writeFileAtomic(filepath.Join(s.SnapshotPath(snap), ManifestName), blob)
+}
+
+// encodeManifest makes m's blob.
+func encodeManifest(snap Snapshot, m *Manifest) ([]byte, error) {
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
-		return fmt.Errorf("encode manifest of %s: %w", snap, err)
+		return nil, fmt.Errorf("encode manifest of %s: %w", snap, err)
 	}
 	blob, err := chunk.EncodeBlob(nil, data, true)
 	if err != nil {
-		return fmt.Errorf("encode manifest of %s: %w", snap, err)
+		return nil, fmt.Errorf("encode manifest of %s: %w", snap, err)
 	}
-	return writeFileAtomic(filepath.Join(s.SnapshotPath(snap), ManifestName), blob)
+	return blob, nil
 }
 
 // UpdateManifest runs fn on the manifest under the manifest lock and
@@ -192,6 +212,9 @@ func (s *Store) UpdateManifest(ctx context.Context, snap Snapshot, fn func(*Mani
 		return err
 	}
 	defer l.Unlock()
+	if s.remote != nil {
+		return s.updateManifestRemote(ctx, snap, fn)
+	}
 	m, err := s.ReadManifest(snap)
 	if err != nil {
 		return err

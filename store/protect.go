@@ -41,6 +41,11 @@ func (s *Store) SetProtected(ctx context.Context, snap Snapshot, on bool) error 
 		return fmt.Errorf("protect: %w", err)
 	}
 	defer l.Unlock()
+	if s.remote != nil {
+		if err := s.setProtectedRemote(ctx, snap, on); err != nil {
+			return err
+		}
+	}
 	dirfd := int(l.f.Fd())
 	if on {
 		fd, err := unix.Openat(dirfd, ProtectedName, unix.O_CREAT|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)

@@ -57,7 +57,9 @@ type remote struct {
 	cache    *diskCache   // remote_cache.go
 	writers  writerStarts // remote_chunks_reuse.go
 	sweeps   sweepState
-	attached bool // CreateRemote found the store in the bucket
+	attached bool     // CreateRemote found the store in the bucket
+	leases   leaseSet // remote_leases.go
+	meta     metaSync // remote_meta_refresh.go
 }
 
 // chunkKey is chunk d's key in the bucket.

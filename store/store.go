@@ -143,6 +143,9 @@ func Open(dir string) (*Store, error) {
 		if err := s.openRemote(context.Background(), rcfg); err != nil {
 			return nil, err
 		}
+		if err := s.refreshOnOpen(context.Background()); err != nil {
+			return nil, err
+		}
 		return s, nil
 	}
 	ci, err := os.Stat(filepath.Join(dir, chunkDir))

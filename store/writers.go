@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairnfs/cairn/store/objstore"
 	"golang.org/x/sys/unix"
 )
 
@@ -33,16 +35,28 @@ type Writer struct {
 	f     *os.File
 	path  string
 	start time.Time
+	r     *remote         // a remote store's: the writer's lease in the bucket
+	lease *objstore.Lease // (remote_leases.go)
 }
 
 // Start is when the writer registered: every chunk it touches or writes
-// afterwards has an atime no older than this.
-func (w *Writer) Start() time.Time { return w.start }
+// afterwards has an atime no older than this. On a remote store it is
+// the server time its lease in the bucket was created.
+func (w *Writer) Start() time.Time {
+	if w.lease != nil {
+		return w.lease.Start()
+	}
+	return w.start
+}
 
 // Done ends the registration; it is safe to call more than once.
 func (w *Writer) Done() {
 	if w == nil || w.f == nil {
 		return
+	}
+	if w.lease != nil {
+		w.r.releaseWriter(w.lease)
+		w.lease = nil
 	}
 	os.Remove(w.path)
 	w.f.Close()
@@ -50,8 +64,13 @@ func (w *Writer) Done() {
 }
 
 // RegisterWriter records a running writer until Done. A backup registers
-// before it looks at any chunk.
+// before it looks at any chunk. On a remote store the writer also holds a
+// lease in the bucket (remote_leases.go).
 func (s *Store) RegisterWriter() (*Writer, error) {
+	return s.registerWriter(context.Background())
+}
+
+func (s *Store) registerWriter(ctx context.Context) (*Writer, error) {
 	dir := filepath.Join(s.root, writersDir)
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, fmt.Errorf("register writer: %w", err)
@@ -77,6 +96,14 @@ func (s *Store) RegisterWriter() (*Writer, error) {
 		tmp.Close()
 		os.Remove(tmp.Name())
 		return nil, fmt.Errorf("register writer: %w", err)
+	}
+	if s.remote != nil {
+		l, err := s.remote.acquireWriter(ctx)
+		if err != nil {
+			w.Done()
+			return nil, err
+		}
+		w.r, w.lease = s.remote, l
 	}
 	return w, nil
 }

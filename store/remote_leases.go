@@ -1,0 +1,231 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/cairnfs/cairn/store/objstore"
+)
+
+// Leases in the bucket (rules 1 and 3 of the safety protocol, doc.go): a
+// remote store's writer holds .cairn/leases/writers/<random> for its
+// whole life, naming its base snapshot in the lease's data, and a backup
+// holds its group's lease .cairn/leases/groups/<group> beside the local
+// flock. A lease is renewed by objstore in the background; when its
+// renewals fail for half its TTL, Lost is closed and its holder stops
+// (a backup fails before its manifest).
+
+// defaultLeaseTTL is how long a lease lives without a renewal.
+const defaultLeaseTTL = 5 * time.Minute
+
+// leaseReleaseTimeout bounds the release of a lease when its holder ends.
+const leaseReleaseTimeout = 30 * time.Second
+
+// leaseSet is what a remote store keeps of its leases: the TTL of new
+// ones (tests shorten it).
+type leaseSet struct {
+	mu  sync.Mutex
+	ttl time.Duration // 0: defaultLeaseTTL
+}
+
+func (r *remote) leaseTTL() time.Duration {
+	r.leases.mu.Lock()
+	defer r.leases.mu.Unlock()
+	if r.leases.ttl > 0 {
+		return r.leases.ttl
+	}
+	return defaultLeaseTTL
+}
+
+// holder describes this process for a lease (data: the holder's payload).
+func holder(data []byte) objstore.Holder {
+	host, _ := os.Hostname()
+	me := describePID(os.Getpid())
+	return objstore.Holder{Host: host, PID: me.PID, Command: me.Command, Data: data}
+}
+
+// writerData is a writer lease's Holder.Data: the snapshot (as
+// Snapshot.String names it) whose indexes the writer takes as present.
+type writerData struct {
+	Base string `json:"base,omitempty"`
+}
+
+// acquireWriter takes a new writer lease (rule 1) and tells the chunk
+// backend its start (writerStarted: rule 2's bound).
+func (r *remote) acquireWriter(ctx context.Context) (*objstore.Lease, error) {
+	var rnd [16]byte
+	rand.Read(rnd[:])
+	key := writerLeasesPrefix + hex.EncodeToString(rnd[:])
+	l, err := r.bucket.Acquire(ctx, key, holder([]byte("{}")), r.leaseTTL(), 0)
+	if err != nil {
+		return nil, fmt.Errorf("register writer: lease %s: %w", key, err)
+	}
+	r.writerStarted(l.Start())
+	return l, nil
+}
+
+// releaseWriter ends a writer lease.
+func (r *remote) releaseWriter(l *objstore.Lease) {
+	r.writerEnded(l.Start())
+	releaseLease(l)
+}
+
+// liveWriters lists the writer leases in the bucket that have not
+// expired, by the server's clock.
+func (r *remote) liveWriters(ctx context.Context) ([]objstore.LeaseInfo, error) {
+	all, err := r.bucket.Leases(ctx, writerLeasesPrefix)
+	if err != nil {
+		return nil, fmt.Errorf("list writer leases: %w", err)
+	}
+	live := all[:0]
+	for _, l := range all {
+		if !l.Expired {
+			live = append(live, l)
+		}
+	}
+	return live, nil
+}
+
+// leaseBase reads the base snapshot a writer lease names ("" for none or
+// for data that is not a writer's).
+func leaseBase(l objstore.LeaseInfo) string {
+	var d writerData
+	if json.Unmarshal(l.Holder.Data, &d) != nil {
+		return ""
+	}
+	return d.Base
+}
+
+// releaseLease releases l, waiting at most leaseReleaseTimeout; a lease
+// that cannot be deleted expires after its TTL.
+func releaseLease(l *objstore.Lease) {
+	ctx, cancel := context.WithTimeout(context.Background(), leaseReleaseTimeout)
+	defer cancel()
+	l.Release(ctx)
+}
+
+// setBase names base (nil: none) in the writer's lease, then checks that
+// base's manifest is still in the bucket (rule 3): false means it is gone
+// (a forget deleted it) and the writer must not build on it.
+func (w *Writer) setBase(ctx context.Context, s *Store, base *Snapshot) (bool, error) {
+	if w.lease == nil {
+		return true, nil
+	}
+	var d writerData
+	if base != nil {
+		d.Base = base.String()
+	}
+	data, _ := json.Marshal(d) // a struct of strings always marshals
+	if err := w.lease.Update(ctx, data); err != nil {
+		return false, fmt.Errorf("writer lease: name base %q: %w", d.Base, err)
+	}
+	if base == nil {
+		return true, nil
+	}
+	_, err := s.remote.bucket.Head(ctx, snapshotFile(*base, ManifestName))
+	if errors.Is(err, objstore.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("base %s: %w", base, err)
+	}
+	return true, nil
+}
+
+// lockGroupLease takes g's lease in the bucket, waiting up to the store's
+// lock wait while another host's backup has it; then a *LockedError names
+// that holder.
+func (s *Store) lockGroupLease(ctx context.Context, g Group) (*objstore.Lease, error) {
+	key := groupLeasesPrefix + g.String()
+	start := time.Now()
+	l, err := s.remote.bucket.Acquire(ctx, key, holder(nil), s.remote.leaseTTL(), s.lockWait)
+	var held *objstore.HeldError
+	if errors.As(err, &held) {
+		h := held.Holder
+		return nil, &LockedError{Path: "bucket " + s.remote.cfg.Bucket + ": " + key,
+			Holders: []LockHolder{{Host: printable(h.Host, maxCommand), PID: h.PID,
+				Command: printable(h.Command, maxCommand), Started: h.Start}},
+			Waited: waited(start, s.lockWait)}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("group %s: lease %s: %w", g, key, err)
+	}
+	return l, nil
+}
+
+func waited(start time.Time, wait time.Duration) time.Duration {
+	if wait == 0 {
+		return 0
+	}
+	return time.Since(start)
+}
+
+// leaseLost returns an error naming the first of leases whose renewals
+// failed (nil when all are held).
+func leaseLost(leases ...*objstore.Lease) error {
+	for _, l := range leases {
+		if l == nil {
+			continue
+		}
+		select {
+		case <-l.Lost():
+			return fmt.Errorf("%w: its lease in the bucket was lost (renewals failed)", ErrLeaseLost)
+		default:
+		}
+	}
+	return nil
+}
+
+// ErrLeaseLost is a writer's or a group's lease found lost: the holder
+// stopped (a backup fails, writing no manifest).
+var ErrLeaseLost = errors.New("lease lost")
+
+// leaseContext derives a context from ctx that is cancelled (cause:
+// ErrLeaseLost) as soon as one of leases is lost; stop releases it.
+func leaseContext(ctx context.Context, leases ...*objstore.Lease) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	for _, l := range leases {
+		if l == nil {
+			continue
+		}
+		lost := l.Lost()
+		go func() {
+			select {
+			case <-lost:
+				cancel(leaseLost(l))
+			case <-ctx.Done():
+			}
+		}()
+	}
+	return ctx, func() { cancel(context.Canceled) }
+}
+
+// nameBase, on a remote store, names the backup's base in its writer's
+// lease and then drops the base if its manifest has left the bucket
+// meanwhile (rule 3: either a forget of the base sees this lease, or
+// this HEAD, made after the lease names the base, sees the forget).
+func (b *Backup) nameBase(ctx context.Context) error {
+	if b.s.remote == nil || b.prev == nil {
+		return nil
+	}
+	ok, err := b.writer.setBase(ctx, b.s, b.prev)
+	if err != nil {
+		return fmt.Errorf("snapshot %s: %w", b.snap, err)
+	}
+	if !ok {
+		slog.Info("base snapshot forgotten in the bucket: backing up without it", "snapshot", b.snap, "base", *b.prev)
+		b.prev = nil
+		if _, err := b.writer.setBase(ctx, b.s, nil); err != nil {
+			return fmt.Errorf("snapshot %s: %w", b.snap, err)
+		}
+	}
+	return nil
+}
