@@ -144,10 +144,15 @@ func (s *Syncer) Run(ctx context.Context) error {
 		s.rep.Seconds = time.Since(start).Seconds()
 		s.mu.Unlock()
 	}()
+	whole, err := s.refresh(ctx)
+	if err != nil {
+		return err
+	}
 	plan, complete, err := s.plan(ctx)
 	if err != nil {
 		return err
 	}
+	complete = complete && whole
 	if t, ok := s.obs.(interface{ SetTotals(items, bytes int64) }); ok {
 		n := 0
 		for _, gp := range plan {
@@ -172,6 +177,28 @@ func (s *Syncer) Run(ctx context.Context) error {
 		return nil
 	}
 	return s.removeVanished(ctx, plan)
+}
+
+// refresh brings both stores' snapshot lists up to date (a remote
+// store's mirror of its bucket; nothing for a local one). whole is false
+// when keys of the source were refused: its listing is not complete.
+func (s *Syncer) refresh(ctx context.Context) (whole bool, err error) {
+	whole = true
+	for _, st := range []struct {
+		name string
+		s    *store.Store
+	}{{"source", s.from}, {"target", s.to}} {
+		err := st.s.Refresh(ctx)
+		var partial *store.RefreshError
+		switch {
+		case errors.As(err, &partial):
+			s.obs.Errorf("%s: %v", st.name, err)
+			whole = whole && st.s != s.from
+		case err != nil:
+			return false, fmt.Errorf("%s: %w", st.name, err)
+		}
+	}
+	return whole, nil
 }
 
 type discard struct{}
