@@ -21,5 +21,11 @@
 // that cache (IndexReader), the seam between the store and everything
 // that reads archives.
 //
+// A snapshot copied from another store (jobs/storesync) is written as a
+// Backup too; sync.go has what such a copy adds: the source's index and
+// blob files byte for byte, checked against its manifest, and that
+// manifest kept (SetManifestBase); chunk reuse (ReuseChunk) is the
+// Uploader's.
+//
 // Store knows nothing of FUSE or jobs.
 package store

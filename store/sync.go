@@ -124,27 +124,9 @@ func (b *Backup) AddIndexCopy(x Index, fi FileInfo) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(b.dir, fi.Filename)
-	tmp, err := os.CreateTemp(b.dir, "."+fi.Filename+".tmp_")
+	err = writeAtomic(filepath.Join(b.dir, fi.Filename), func(f *os.File) error { return copyIndexBytes(f, m, fi) })
 	if err != nil {
-		return fmt.Errorf("copy index %s: %w", path, err)
-	}
-	err = copyIndexBytes(tmp, m, fi)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("copy index %s: %w", path, err)
+		return err
 	}
 	return b.AddFile(fi)
 }
