@@ -24,6 +24,9 @@ func TestSyncRemote(t *testing.T) {
 		t.Fatalf("local -> remote: %+v", rep)
 	}
 	other := storetest.AttachRemoteStore(t, cfg)
+	if _, err := New(r, other, Options{}, nil); !errors.Is(err, ErrSameStore) {
+		t.Fatalf("two directories of one bucket: %v", err)
+	}
 	for _, s := range snaps {
 		sameSnapshot(t, a, r, s)
 		sameSnapshot(t, a, other, s)

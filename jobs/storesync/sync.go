@@ -105,8 +105,14 @@ func New(from, to *store.Store, opt Options, obs Observer) (*Syncer, error) {
 		rep: Report{From: from.Root(), To: to.Root(), Snapshots: []SnapshotResult{}}}, nil
 }
 
-// sameStore tells whether two stores are one directory.
+// sameStore tells whether two stores are one: one directory, or two
+// directories of one bucket and prefix (two hosts of a remote store).
 func sameStore(a, b *store.Store) (bool, error) {
+	ra, remoteA := a.RemoteInfo()
+	rb, remoteB := b.RemoteInfo()
+	if remoteA && remoteB && ra.Endpoint == rb.Endpoint && ra.Bucket == rb.Bucket && ra.Prefix == rb.Prefix {
+		return true, nil
+	}
 	fa, err := os.Stat(a.Root())
 	if err != nil {
 		return false, fmt.Errorf("source store: %w", err)
