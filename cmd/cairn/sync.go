@@ -102,7 +102,7 @@ func (o syncOpts) params(args []string) (map[string]string, error) {
 }
 
 func (a *app) sync(o syncOpts, params map[string]string) error {
-	st, err := a.runJob(storesync.KindName, params, slog.LevelWarn, a.jobProgress("sync"))
+	st, err := a.runJob(storesync.KindName, params, slog.LevelWarn, a.jobProgressOf("sync", "snapshots"))
 	if err != nil {
 		return err
 	}
