@@ -56,6 +56,16 @@ func (s *Store) ReuseChunk(ctx context.Context, known KnownSet, f *TouchFilter, 
 	return true, nil
 }
 
+// InsertChunkContext is InsertChunk under ctx: a remote store's upload
+// ends when ctx does.
+func (s *Store) InsertChunkContext(ctx context.Context, d chunk.Digest, blob []byte) (existed bool, err error) {
+	return s.insertChunk(ctx, d, blob, nil)
+}
+
+// IOParallelism is how many chunk requests a reader or writer of the
+// store should keep in flight: 0 where each is a local system call.
+func (s *Store) IOParallelism() int { return s.ioParallelism() }
+
 // KnownChunks returns the digests of the index called name of the
 // backup's base snapshot (Previous), nil when it has none: the chunks the
 // backup may take as present (ReuseChunk).

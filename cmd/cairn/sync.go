@@ -62,7 +62,7 @@ means some snapshots failed.`,
 	f.StringVar(&o.to, "to", "", "the target store's directory (default: --store)")
 	f.StringVar(&o.ns, "ns", "", "namespace: without an argument, what to copy; with one, where it is")
 	f.BoolVar(&o.removeVanished, "remove-vanished", false, "remove the target's snapshots of the selected groups the source no longer has")
-	f.IntVar(&o.workers, "workers", 0, "chunks copied at once (0: the number of CPUs, at least 4)")
+	f.IntVar(&o.workers, "workers", 0, "chunks copied at once (0: the number of CPUs, at least 4; more for a store in a bucket)")
 	f.BoolVar(&o.json, "json", false, "print the report as JSON")
 	a.lockWaitFlag(cmd)
 	return cmd

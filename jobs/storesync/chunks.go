@@ -93,7 +93,7 @@ func (w *chunkWorker) copy(ctx context.Context, it chunkItem) error {
 			return fmt.Errorf("source: chunk %s: %w", it.d, err)
 		}
 		n = len(raw)
-		if _, err := w.s.to.InsertChunk(it.d, raw); err != nil {
+		if _, err := w.s.to.InsertChunkContext(ctx, it.d, raw); err != nil {
 			return fmt.Errorf("target: %w", err)
 		}
 		return nil

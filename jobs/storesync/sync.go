@@ -31,7 +31,8 @@ type Options struct {
 	// RemoveVanished removes the target's snapshots of the selected
 	// groups that the source no longer has (not with Snapshot).
 	RemoveVanished bool
-	// Workers copy chunks (0: the number of CPUs, at least 4).
+	// Workers copy chunks (0: the number of CPUs, at least 4, or as
+	// many as a remote store wants requests in flight).
 	Workers int
 }
 
@@ -96,7 +97,7 @@ func New(from, to *store.Store, opt Options, obs Observer) (*Syncer, error) {
 		return nil, err
 	}
 	if opt.Workers == 0 {
-		opt.Workers = max(runtime.NumCPU(), 4)
+		opt.Workers = min(max(runtime.NumCPU(), 4, from.IOParallelism(), to.IOParallelism()), MaxWorkers)
 	}
 	if obs == nil {
 		obs = discard{}
