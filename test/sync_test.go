@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/internal/miniotest"
@@ -193,4 +196,34 @@ func TestSyncCLIRemote(t *testing.T) {
 		}
 	}
 	mustCairn(t, "--store", local, "verify", "--ns", ns)
+}
+
+// TestSyncKilled kills syncs (SIGKILL) at several points: the target
+// verifies after each, and a last sync completes the copy, replacing
+// what the killed ones left unfinished.
+func TestSyncKilled(t *testing.T) {
+	st, ns, snaps, imgs := syncSource(t)
+	dst := filepath.Join(t.TempDir(), "copy")
+	mustCairn(t, "--store", dst, "init")
+	for _, after := range []time.Duration{0, 100 * time.Millisecond, 300 * time.Millisecond, 700 * time.Millisecond} {
+		cmd := exec.Command(binPath, "sync", "--from", st, "--to", dst, "--ns", ns)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(after) // a point in the copy, not a measurement
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+		mustCairn(t, "--store", dst, "verify", "--ns", ns)
+	}
+	var rep syncReport
+	decodeJSON(t, mustCairn(t, "sync", "--from", st, "--to", dst, "--ns", ns, "--json"), &rep)
+	if rep.Copied+rep.Skipped != 4 || rep.Failed != 0 {
+		t.Fatalf("sync after killed ones: %+v", rep)
+	}
+	for i, s := range snaps {
+		if r := mustCairn(t, "--store", dst, "cat", s, "disk.img"); !bytes.Equal([]byte(r.stdout), imgs[i]) {
+			t.Fatalf("%s reads back different", s)
+		}
+	}
+	mustCairn(t, "--store", dst, "verify", "--ns", ns)
 }
