@@ -31,6 +31,9 @@ func TestRemoteRefreshHostileKeys(t *testing.T) {
 		"vm/bad id/" + tm + "/x.blob",         // not a backup id
 		"vm/1/" + tm + "/..x/../y.blob",       // a dot-dot (as far as the server keeps it)
 		"vm/1/" + tm + "/x.blob\\..\\..\\esc", // odd characters
+		"vm/1/" + tm + "/x y.blob",            // a space
+		"vm/1/" + tm + "/x\x01.blob",          // a control character
+		"vm/1/" + tm + "/disk.img",            // neither an index nor a blob
 		"ns/a/ns/b/ns/c/ns/d/ns/e/ns/f/ns/g/ns/h/vm/1/" + tm + "/x.blob", // namespaces too deep
 	}
 	var put []string
@@ -52,7 +55,7 @@ func TestRemoteRefreshHostileKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	put = append(put, bigManifest)
-	if len(put) < 8 {
+	if len(put) < 11 {
 		t.Fatalf("only %d hostile keys could be put", len(put))
 	}
 	before := listTree(t, s.Root())
@@ -66,6 +69,7 @@ func TestRemoteRefreshHostileKeys(t *testing.T) {
 		if i := strings.IndexByte(k, '/'); k == "etc/passwd" && i > 0 {
 			want = k[:i+1] // refused as a whole prefix
 		}
+		want = strings.ReplaceAll(want, "\x01", "?") // shown printable
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the refresh's error does not name %q: %v", want, err)
 		}

@@ -133,7 +133,7 @@ func TestRemoteFinishCancelledMidway(t *testing.T) {
 			}
 		}
 		snap := b.Snapshot()
-		seen := make(chan int)
+		seen := make(chan int, 1)
 		go func() { // cancel once the bucket has some of the snapshot's files
 			defer cancel()
 			for {

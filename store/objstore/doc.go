@@ -4,10 +4,34 @@
 // backoff on server errors, throttling and timeouts. It knows nothing of
 // snapshots or chunks: package store lays its datastore out on it.
 //
-// Leases (lease.go) are lock objects with a heartbeat: created with
-// If-None-Match, renewed with If-Match, taken over when expired with
-// If-Match on the expired ETag, so that two hosts never both hold one.
-// A holder whose renewals fail for half the lease stops (Lease.Lost).
+// The client underneath is github.com/minio/minio-go/v7: maintained, a
+// small dependency tree, and it sends conditional writes (If-None-Match,
+// If-Match) that S3 and MinIO honour. Its own retries are turned off:
+// retry.go retries, bounded (Options.Retries), with exponential backoff
+// and jitter, on 5xx, 429/SlowDown, timeouts and refused, reset or closed
+// connections; each attempt is bounded by Options.Timeout, every wait
+// ends with the caller's context, and every retry is logged (slog).
+//
+// Every read is bounded by the caller's limit (ErrTooLarge before the
+// body is read when Content-Length is larger). Errors are *Error: they
+// name the operation, the bucket and the key and match the package's
+// classes (ErrNotExist, ErrAccessDenied, ErrNoBucket, ErrPrecondition,
+// ErrTooLarge); they never show credentials (requests are signed in
+// headers, which no error shows).
+//
+// Times compared across hosts are the server's: object LastModified, and
+// ServerTime, the Date of the last response plus the local monotonic time
+// since. HTTP dates have a one-second resolution.
+//
+// Leases (lease*.go) are lock objects with a heartbeat: created with
+// If-None-Match, renewed every TTL/5 with If-Match, taken over when
+// expired (LastModified + TTL + 1 s before the server's time) with
+// If-Match on the expired ETag, so that two hosts never both hold one:
+// of two conditional writes on one ETag the server accepts one. A holder
+// whose renewals fail for half the TTL, or who finds another's write,
+// stops (Lease.Lost) well before others may see the lease expire. The
+// body carries a random token so that a retried write whose first
+// attempt landed is recognised as the holder's own.
 //
 // Credentials come from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY /
 // AWS_SESSION_TOKEN or from a file only its owner can read; never from the

@@ -7,3 +7,6 @@ func SetPutThresholds(single, part int64) (restore func()) {
 	singlePutMax, minPartSize = single, part
 	return func() { singlePutMax, minPartSize = s, p }
 }
+
+// LocalNode is this machine's node as leases record it.
+var LocalNode = localNode

@@ -13,13 +13,17 @@ import (
 
 // A lease object's body (JSON): who holds it, the holder's random token
 // (to recognise its own writes, even one whose answer was lost), its TTL
-// (so that others know when it expires) and a renewal counter (every
-// write changes the body, hence the ETag).
+// (so that others know when it expires), a renewal counter (every
+// write changes the body, hence the ETag) and the writing process.
 type leaseBody struct {
 	Holder Holder `json:"holder"`
 	Token  string `json:"token"`
 	TTLMs  int64  `json:"ttl_ms"`
 	Seq    uint64 `json:"seq"`
+	// The writing process and its node (lease_local.go): a lease whose
+	// process has ended on this node is taken over without waiting.
+	Node string `json:"node,omitempty"`
+	PID  int    `json:"pid,omitempty"`
 }
 
 // Bounds of leases.
@@ -82,10 +86,14 @@ func ttlOf(body *leaseBody, fallback time.Duration) time.Duration {
 	return min(max(time.Duration(body.TTLMs)*time.Millisecond, minLeaseTTL), maxLeaseTTL)
 }
 
-// readLease reads the lease at key: its body (nil when unreadable) and
-// its object info.
+// readLease reads the lease at key: its body (nil when unreadable:
+// not JSON, no token, larger than maxLeaseBody) and its object info.
 func (b *Bucket) readLease(ctx context.Context, key string) (*leaseBody, ObjectInfo, error) {
 	data, info, err := b.Get(ctx, key, maxLeaseBody, nil)
+	if errors.Is(err, ErrTooLarge) { // garbage: its age is all that counts
+		info, err = b.Head(ctx, key)
+		return nil, info, err
+	}
 	if err != nil {
 		return nil, ObjectInfo{}, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 )
 
@@ -13,7 +14,9 @@ import (
 // The lease is created with If-None-Match: * ; an existing one is
 // expired when its LastModified plus the TTL its body declares is before
 // the server's time (ServerTime), and is then replaced with If-Match on
-// the ETag read, so that of two hosts taking it over one wins. The
+// the ETag read, so that of two hosts taking it over one wins. A lease
+// whose writing process has ended on this machine (same boot, same PID
+// namespace) is taken over the same way without waiting for its TTL. The
 // lease's Start (and h.Start in its body) is the server's LastModified
 // of that write. A goroutine renews it every ttl/5 until Release.
 func (b *Bucket) Acquire(ctx context.Context, key string, h Holder, ttl, wait time.Duration) (*Lease, error) {
@@ -25,7 +28,7 @@ func (b *Bucket) Acquire(ctx context.Context, key string, h Holder, ttl, wait ti
 	}
 	l := &Lease{
 		b: b, key: key, ttl: ttl,
-		body: leaseBody{Holder: h, Token: newToken(), TTLMs: ttl.Milliseconds()},
+		body: leaseBody{Holder: h, Token: newToken(), TTLMs: ttl.Milliseconds(), Node: localNode(), PID: os.Getpid()},
 		lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	l.body.Holder.Start = time.Time{}
@@ -45,11 +48,11 @@ func (b *Bucket) Acquire(ctx context.Context, key string, h Holder, ttl, wait ti
 		if err != nil {
 			return nil, err
 		}
-		if expired(info.LastModified, cur, b.ServerTime()) {
+		if dead := deadLocalHolder(cur); dead || expired(info.LastModified, cur, b.ServerTime()) {
 			err := l.write(ctx, Cond{IfMatch: info.ETag})
 			if err == nil {
-				b.opt.Logger.Info("s3 lease taken over (expired)", "bucket", b.cfg.Bucket, "key", b.full(key),
-					"last_renewed", info.LastModified)
+				b.opt.Logger.Info("s3 lease taken over", "bucket", b.cfg.Bucket, "key", b.full(key),
+					"last_renewed", info.LastModified, "holder_process_ended", dead)
 				return l.started(ctx)
 			}
 			if !errors.Is(err, ErrPrecondition) && !errors.Is(err, ErrNotExist) {
@@ -97,7 +100,8 @@ func (l *Lease) started(ctx context.Context) (*Lease, error) {
 
 // Leases lists the leases under prefix. A lease object that cannot be
 // read is listed with an empty Holder and expires DefaultLeaseTTL after
-// its last write.
+// its last write. One whose process has ended on this machine is listed
+// as Expired.
 func (b *Bucket) Leases(ctx context.Context, prefix string) ([]LeaseInfo, error) {
 	var out []LeaseInfo
 	for obj, err := range b.List(ctx, prefix, "") {
@@ -115,7 +119,7 @@ func (b *Bucket) Leases(ctx context.Context, prefix string) ([]LeaseInfo, error)
 		if cur != nil {
 			li.Holder = cur.Holder
 		}
-		li.Expired = expired(info.LastModified, cur, b.ServerTime())
+		li.Expired = deadLocalHolder(cur) || expired(info.LastModified, cur, b.ServerTime())
 		out = append(out, li)
 	}
 	return out, nil

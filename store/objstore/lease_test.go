@@ -3,6 +3,9 @@ package objstore_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -137,7 +140,69 @@ func TestLeaseGarbage(t *testing.T) {
 	if !errors.Is(err, objstore.ErrHeld) {
 		t.Fatalf("acquire over a garbage lease: %v", err)
 	}
+	// Oversized, and with a TTL of years or a negative one: listed, held
+	// (a day at most, or the default TTL), never read whole.
+	bodies := map[string]string{
+		"huge":  `{"holder":{"host":"h"},"token":"t","ttl_ms":99999999999999,"data":"` + strings.Repeat("x", 70<<10) + `"}`,
+		"years": `{"holder":{"host":"y"},"token":"t","ttl_ms":99999999999999}`,
+		"neg":   `{"holder":{"host":"n"},"token":"t","ttl_ms":-5}`,
+	}
+	for k, body := range bodies {
+		if _, err := a.Put(ctx, k, objstore.Cond{}, []byte(body)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := a.Acquire(ctx, k, objstore.Holder{}, 2*time.Second, 0); !errors.Is(err, objstore.ErrHeld) {
+			t.Fatalf("acquire over %s: %v", k, err)
+		}
+	}
+	if infos, err := a.Leases(ctx, ""); err != nil || len(infos) != 4 {
+		t.Fatalf("hostile leases: %+v %v", infos, err)
+	}
 	if _, err := a.Acquire(ctx, "x", objstore.Holder{}, time.Millisecond, 0); err == nil {
 		t.Fatal("a TTL of 1 ms accepted")
 	}
+}
+
+// A lease whose process ended on this machine (as after kill -9, or a
+// backup that gave up while the server was down) is taken over at once;
+// one of a live process, or of another machine, is not.
+func TestLeaseDeadLocalHolder(t *testing.T) {
+	a, _, _ := open(t)
+	ctx := context.Background()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := cmd.Process.Pid
+	body := func(node string, pid int) []byte {
+		return []byte(fmt.Sprintf(`{"holder":{"host":"h","command":"backup"},"token":"t","ttl_ms":300000,"node":%q,"pid":%d}`, node, pid))
+	}
+	for key, data := range map[string][]byte{
+		"live":  body(objstore.LocalNode(), os.Getppid()),
+		"other": body("another-boot/pid:[1]", dead),
+		"dead":  body(objstore.LocalNode(), dead),
+	} {
+		if _, err := a.Put(ctx, key, objstore.Cond{}, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	infos, err := a.Leases(ctx, "")
+	if err != nil || len(infos) != 3 {
+		t.Fatal(infos, err)
+	}
+	for _, li := range infos {
+		if li.Expired != (li.Key == "dead") {
+			t.Errorf("lease %s: expired %v", li.Key, li.Expired)
+		}
+	}
+	for _, key := range []string{"live", "other"} {
+		if _, err := a.Acquire(ctx, key, objstore.Holder{}, 2*time.Second, 0); !errors.Is(err, objstore.ErrHeld) {
+			t.Errorf("acquire over %s: %v", key, err)
+		}
+	}
+	l, err := a.Acquire(ctx, "dead", objstore.Holder{Host: "me"}, 2*time.Second, 0)
+	if err != nil {
+		t.Fatalf("acquire over a dead local holder: %v", err)
+	}
+	l.Release(ctx) //nolint:errcheck
 }

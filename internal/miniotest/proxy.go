@@ -1,0 +1,76 @@
+package miniotest
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cairnfs/cairn/store/objstore"
+)
+
+// Proxy is a reverse proxy on 127.0.0.1 in front of a server that waits
+// Delay before forwarding each request: a far-away object store for tests
+// and benchmarks of latency. The client's Host header is passed on as it
+// is (requests are signed over it).
+type Proxy struct {
+	delay    time.Duration
+	url      string
+	srv      *http.Server
+	requests atomic.Int64
+}
+
+// NewProxy starts a proxy to target (http://host:port) adding delay to
+// every request; it stops when the test ends.
+func NewProxy(t testing.TB, target string, delay time.Duration) *Proxy {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatalf("miniotest: proxy target %q: %v", target, err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("miniotest: proxy: %v", err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(u) // keeps the client's Host
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 256
+	rp.Transport = tr
+	p := &Proxy{delay: delay, url: "http://" + ln.Addr().String()}
+	p.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.requests.Add(1)
+		t := time.NewTimer(p.delay)
+		defer t.Stop()
+		select {
+		case <-r.Context().Done():
+			return
+		case <-t.C:
+		}
+		rp.ServeHTTP(w, r)
+	})}
+	go p.srv.Serve(ln) //nolint:errcheck // ends with Shutdown
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		p.srv.Shutdown(ctx) //nolint:errcheck // best effort at the test's end
+		tr.CloseIdleConnections()
+	})
+	return p
+}
+
+// Endpoint is the proxy's URL, to use as objstore.Config.Endpoint.
+func (p *Proxy) Endpoint() string { return p.url }
+
+// Requests is how many requests the proxy has received.
+func (p *Proxy) Requests() int64 { return p.requests.Load() }
+
+// ProxyConfig is the configuration of bucket on s reached through p.
+func (s *Server) ProxyConfig(p *Proxy, bucket string) (cfg objstore.Config) {
+	cfg = s.Config(bucket)
+	cfg.Endpoint = p.Endpoint()
+	return cfg
+}
