@@ -93,7 +93,7 @@ func Mount(ctx context.Context, dir string, opt Options) (*Server, error) {
 	}
 	m.server = server
 	f.prefill = startPrefiller(bg)
-	go f.refreshStore(bg, storeRefreshInterval)
+	go f.refreshStore(bg, opt.StoreRefresh)
 	go func() {
 		server.Serve()
 		m.endSubs()

@@ -13,6 +13,7 @@ import (
 // Defaults of Options.
 const (
 	DefaultRefresh      = 2 * time.Second
+	DefaultStoreRefresh = 30 * time.Second
 	DefaultTimeout      = time.Hour
 	DefaultReadAheadKB  = 4096
 	DefaultUnmountGrace = 10 * time.Second
@@ -54,6 +55,7 @@ type Options struct {
 	NonEmpty  bool // mount over a directory that is not empty (fusermount's nonempty)
 
 	Refresh      time.Duration // how stale a namespace/group list may be (default 2 s)
+	StoreRefresh time.Duration // how often the store refreshes what it keeps of snapshots from elsewhere (Store.Refresh: a remote store's mirror; default 30 s)
 	Timeout      time.Duration // kernel entry and attribute timeout (default 1 h); entries of the changing listings (namespaces, groups, snapshots, latest) last at most Refresh
 	ReadAheadKB  int           // the mount's read_ahead_kb in /sys/class/bdi (default 4096, <0: leave)
 	UnmountGrace time.Duration // how long Unmount waits for open files before aborting (default 10 s)
@@ -94,6 +96,9 @@ func (o *Options) setDefaults() error {
 	}
 	if o.Refresh <= 0 {
 		o.Refresh = DefaultRefresh
+	}
+	if o.StoreRefresh <= 0 {
+		o.StoreRefresh = DefaultStoreRefresh
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout

@@ -5,13 +5,11 @@ import (
 	"time"
 )
 
-// storeRefreshInterval is how often a mount has its store refresh what
-// it keeps of snapshots from elsewhere (store.Store.Refresh: a remote
-// store's mirror of its bucket; nothing for a local store).
-const storeRefreshInterval = 30 * time.Second
-
-// refreshStore refreshes the store every interval until ctx ends. A
-// failed refresh is logged; the mount serves what it has.
+// refreshStore has the store refresh what it keeps of snapshots from
+// elsewhere (store.Store.Refresh: a remote store's mirror of its bucket;
+// nothing for a local store) every interval (Options.StoreRefresh)
+// until ctx ends. A failed refresh is logged; the mount serves what it
+// has.
 func (f *mountFS) refreshStore(ctx context.Context, interval time.Duration) {
 	t := time.NewTicker(interval)
 	defer t.Stop()

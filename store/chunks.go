@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
@@ -79,8 +80,12 @@ type ChunkInfo struct {
 	Atime time.Time
 }
 
-// StatChunk stats chunk d.
+// StatChunk stats chunk d. In a remote store it is a HEAD of the
+// chunk's object: Size and, for Atime, its LastModified; no inode.
 func (s *Store) StatChunk(d chunk.Digest) (ChunkInfo, error) {
+	if s.remote != nil {
+		return s.remoteStatChunk(d)
+	}
 	var st unix.Stat_t
 	if err := unix.Stat(s.ChunkPath(d), &st); err != nil {
 		if errors.Is(err, unix.ENOENT) {
@@ -94,8 +99,12 @@ func (s *Store) StatChunk(d chunk.Digest) (ChunkInfo, error) {
 
 // MarkBad renames chunk d to <digest>.N.bad with the first free N in 0..9
 // (the tenth reuses 9) and returns the new path, so a later backup can
-// write a good copy again.
+// write a good copy again. In a remote store the object is copied to
+// the key <digest>.N.bad and then deleted (remoteMarkBad).
 func (s *Store) MarkBad(d chunk.Digest) (string, error) {
+	if s.remote != nil {
+		return s.remoteMarkBad(d)
+	}
 	path := s.ChunkPath(d)
 	for n := 0; n < 10; n++ {
 		bad := fmt.Sprintf("%s.%d.bad", path, n)
@@ -108,6 +117,44 @@ func (s *Store) MarkBad(d chunk.Digest) (string, error) {
 		return bad, nil
 	}
 	return "", fmt.Errorf("mark chunk %s bad: unreachable", d)
+}
+
+// ChunkDiskDir is the local directory the chunk files are in (the
+// store's .chunks), for callers that choose a read order by its disk;
+// ok is false when the chunks are on no local disk (a remote store).
+func (s *Store) ChunkDiskDir() (dir string, ok bool) {
+	if s.remote != nil {
+		return "", false
+	}
+	return filepath.Join(s.root, chunkDir), true
+}
+
+// ChunkSizeHint returns chunk d's stored (blob) size when the store can
+// tell it without asking a server: a stat of its file, whose inode the
+// read that follows finds cached. ok is false otherwise (a remote
+// store; a chunk that cannot be stat'ed).
+func (s *Store) ChunkSizeHint(d chunk.Digest) (size int64, ok bool) {
+	if s.remote != nil {
+		return 0, false
+	}
+	ci, err := s.StatChunk(d)
+	return ci.Size, err == nil
+}
+
+// PrefetchChunk asks for chunk d to be read ahead: the kernel reads its
+// file into the page cache (FADV_WILLNEED). In a remote store it does
+// nothing: the chunk reads prefetch there.
+func (s *Store) PrefetchChunk(d chunk.Digest) {
+	if s.remote != nil {
+		return
+	}
+	// a FIFO planted as a chunk must not block the open
+	f, _, err := OpenRegular(s.ChunkPath(d))
+	if err != nil {
+		return // the read reports it
+	}
+	unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_WILLNEED)
+	f.Close()
 }
 
 // Readahead is how many chunks a sequential reader of the store should

@@ -24,8 +24,116 @@
 // A snapshot copied from another store (jobs/storesync) is written as a
 // Backup too; sync.go has what such a copy adds: the source's index and
 // blob files byte for byte, checked against its manifest, and that
-// manifest kept (SetManifestBase); chunk reuse (ReuseChunk) is the
+// manifest kept (SetManifestBase); chunk reuse (ReuseChunkContext) is the
 // Uploader's.
+//
+// # Remote stores: snapshot metadata in the bucket
+//
+// A remote store (remote.go) keeps its snapshot files in the bucket under
+// the keys a local store's paths have (ns/NAME/…/TYPE/ID/TIME/FILE) and
+// mirrors them in its local directory, where everything that reads
+// snapshots finds them as on a local store. Many hosts share one bucket;
+// the bucket, not any host's directory, is the truth, and these rules
+// keep it consistent (numbers as in the safety protocol; rules 2 and 4,
+// chunk reuse and GC, are with the remote chunk backend and GC):
+//
+// Rule 5, publishing (remote_meta.go). A backup writes its files into
+// the local directory; Backup.Finish uploads every file its manifest
+// lists (a few at a time), then the manifest with If-None-Match, last,
+// and only then writes the local manifest. Whatever fails first (an
+// upload, the context, a lost lease) leaves no manifest in the bucket or
+// the directory: the snapshot is unfinished everywhere, its uploads are
+// deleted again. A manifest update (UpdateManifest: verify state, notes)
+// reads the bucket's manifest, changes it and puts it back If-Match its
+// ETag, retrying when another host got ahead: no update is lost, and a
+// manifest a forget deleted is never brought back. The protection marker
+// is an object too (put, then the manifest checked still there; deleted
+// before the local marker). CommitManifest publishes a snapshot written
+// outside a Backup (tape restore) the same way.
+//
+// Rule 5, the mirror (remote_meta_refresh.go). Open, and Refresh (which a
+// mount runs periodically), list the bucket's top-level prefixes, pass
+// over .chunks/ and .cairn/, and list the others whole, streaming: key
+// order keeps a snapshot's keys, and a group's, together, so a refresh
+// holds one snapshot's objects and one group's snapshot times at a time.
+// A file is downloaded when new or changed (size and LastModified, which
+// the local copy keeps as its mtime), to a temporary name and renamed,
+// the manifest last; unfinished snapshots are mirrored too (GC marks
+// their indexes). Keys are hostile input (remote_meta_files.go): only a
+// key that is exactly a snapshot file's path with valid names (an index
+// or blob named as PBS names archives, the manifest, the marker) is
+// mirrored, only up to the size its kind may have; the others are
+// refused, each named in a *RefreshError, while the rest is mirrored.
+// Directories are opened one component at a time without following
+// symlinks, so nothing is written outside the store's directory. A local
+// finished snapshot whose manifest left the bucket (forgotten by another
+// host) is removed, after a HEAD confirms it, unless it is locked here (a
+// backup writing it, a reader); a local unfinished one the bucket lacks
+// is left (a backup starting, or one that died here).
+//
+// Rule 1, leases (remote_leases.go). A lease is an object renewed by its
+// holder every TTL/5 (5 minutes by default) with If-Match, taken over
+// only once expired by the server's clock (If-Match on the expired ETag);
+// a holder whose renewals fail for TTL/2 loses it and stops, and its
+// lease expires for everyone else by the time it could act on it again.
+// RegisterWriter takes a writer lease (.cairn/leases/writers/<random>)
+// for the writer's whole life; its server creation time is the writer's
+// Start. LockGroup takes the group's lease
+// (.cairn/leases/groups/<group>) beside the local flock, so one backup
+// of a group runs at a time across hosts; a second waits the store's lock
+// wait, then fails with a LockedError naming the holder's host, command,
+// PID and start. A backup whose lease is lost fails in Finish, before its
+// manifest; the uploads of its Finish stop as soon as the loss is seen. A dead
+// host's leases expire after their TTL.
+//
+// Rule 3, forget (remote_forget.go). A backup names its base snapshot
+// (the previous one, whose chunks it takes as present without asking the
+// bucket) in its writer lease's data, and after that HEADs the base's
+// manifest, dropping the base if it is gone. A forget deletes the
+// manifest object first, then lists the live writer leases: when one
+// names the snapshot, the manifest is put back and the forget refused
+// (ErrSnapshotInUse, naming the writer); otherwise the snapshot's other
+// objects are deleted, then the local directory. Either the forget's
+// listing comes after the writer's lease update, and sees it, or the
+// writer's HEAD comes after the manifest's deletion, and sees it gone:
+// no writer builds on a snapshot whose indexes are being deleted. A
+// protected snapshot (the bucket's marker, checked before and after the
+// manifest's deletion) is refused.
+//
+// # Remote stores: chunks
+//
+// A remote store's Backend is remoteChunks (remote_chunks.go): a chunk is
+// the object .chunks/XXXX/<digest>. A read goes through the in-memory
+// Cache, then a bounded on-disk cache of blobs in the store's directory
+// (remote_cache.go: .chunk-cache/XXXX/<digest>, RemoteConfig.CacheSize,
+// least recently used files trimmed by atime once the bytes added pass
+// the bound; a copy whose CRC fails is dropped), then a GET bounded by
+// the largest blob; verify's reads (DirectAlways) go to the bucket and
+// leave the cache alone. An object too large for a blob is
+// ErrCorruptChunk, a missing one ErrMissingChunk. Latency, not bandwidth,
+// is what a bucket costs, so the store says how much to keep in flight:
+// Readahead (chunks a sequential reader prefetches) and the Uploader's
+// request goroutines beside its hash/compress workers.
+//
+// Rule 2, reusing a chunk (remote_chunks_reuse.go, ReuseChunkContext). A
+// writer stores a chunk it holds unless the bucket has it. A chunk of its
+// base snapshot's indexes costs no request: rule 3 keeps the base while
+// the writer's lease names it, and a GC marks every index in the bucket.
+// Any other is found by a HEAD. One whose LastModified is at or after the
+// writer's Start is kept by every GC (whose cutoff is at most the oldest
+// live writer's Start, rule 4). An older one is touched (copied onto
+// itself: LastModified becomes now) and then the GC lease is read: a GC
+// that was already sweeping may have listed the chunk before the touch,
+// with its old time, and may still delete it, so the writer waits until
+// that sweep has ended (the lease released, expired or another GC's) and
+// HEADs the chunk again; a chunk found gone is uploaded from the data the
+// writer still holds (a worker waits; memory stays bounded). A GC that
+// starts after the touch has a cutoff at most the writer's Start, older
+// than the touch. A chunk the writer uploads is new by LastModified, but
+// a PUT that replaced an object (of another size) may have been listed
+// by a sweep as well: it is checked the same way. LastModified and the
+// lease times are the server's clock, at a second's resolution, compared
+// only with each other.
 //
 // Store knows nothing of FUSE or jobs.
 package store

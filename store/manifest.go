@@ -186,7 +186,7 @@ func (s *Store) writeManifest(ctx context.Context, snap Snapshot, m *Manifest, c
 		return err
 	}
 	if s.remote != nil {
-		return s.putManifest(ctx, snap, blob, cond)
+		return s.putManifest(ctx, snap, blob, cond, nil)
 	}
 	return writeFileAtomic(filepath.Join(s.SnapshotPath(snap), ManifestName), blob)
 }

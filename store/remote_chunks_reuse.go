@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -174,10 +173,7 @@ func (r *remote) sweeping(ctx context.Context) (start time.Time, ok bool, err er
 		if l.Key != gcLeaseKey || l.Expired {
 			continue
 		}
-		var data struct {
-			Phase string `json:"phase"`
-		}
-		if json.Unmarshal(l.Holder.Data, &data) == nil && data.Phase == "sweep" {
+		if ParseGCPhase(l.Holder.Data) == GCPhaseSweep {
 			return l.Holder.Start, true, nil
 		}
 	}

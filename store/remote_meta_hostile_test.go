@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairnfs/cairn/internal/miniotest"
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/objstore"
 	"github.com/cairnfs/cairn/store/storetest"
@@ -120,4 +121,34 @@ func listTree(t *testing.T, root string) map[string]bool {
 		return nil
 	})
 	return out
+}
+
+// Two hosts on a store under a key prefix see each other's snapshots
+// and nothing of the bucket outside the prefix (another store's keys).
+func TestRemoteRefreshUnderPrefix(t *testing.T) {
+	srv := miniotest.Start(t)
+	cfg := store.RemoteConfig{Config: srv.Config(srv.NewBucket(t))}
+	cfg.Prefix = "team/store"
+	cfg.CredentialsFile = storetest.CredentialsFile(t, srv)
+	h1 := storetest.AttachRemoteStore(t, cfg)
+	h2 := storetest.AttachRemoteStore(t, cfg)
+	snap := backupAt(t, h1, vm1, 1)
+	// a snapshot file of another store, at the bucket's top
+	other := cfg
+	other.Prefix = ""
+	ob, err := objstore.Open(context.Background(), other.Config, srv.Credentials(), objstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign := store.Snapshot{Group: vm1, Time: at(5)}
+	if _, err := ob.Put(context.Background(), snapKey(foreign, "x.blob"), objstore.Cond{}, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	refresh(t, h2)
+	if !finished(t, h2, snap) {
+		t.Fatal("host 2 does not see host 1's snapshot under the prefix")
+	}
+	if _, err := os.Stat(h2.SnapshotPath(foreign)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("host 2 mirrored a key outside its prefix: %v", err)
+	}
 }

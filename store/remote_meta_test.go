@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -266,5 +267,91 @@ func TestRemoteRefreshKeepsLocalWriter(t *testing.T) {
 	refresh(t, s)
 	if _, err := os.Stat(b.Dir()); err != nil {
 		t.Fatalf("the refresh removed a snapshot being written: %v", err)
+	}
+}
+
+// A snapshot written outside a Backup (as a tape restore writes one) is
+// published by CommitManifest: its files, then its manifest, reach the
+// bucket, and a refresh keeps it.
+func TestRemoteCommitManifest(t *testing.T) {
+	s := storetest.NewRemoteStore(t)
+	ctx := context.Background()
+	a := backupAt(t, s, vm1, 1)
+	m, err := s.ReadManifest(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := store.Snapshot{Group: vm1, Time: at(2)}
+	if err := os.Mkdir(s.SnapshotPath(b), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range m.Files {
+		data, err := os.ReadFile(filepath.Join(s.SnapshotPath(a), f.Filename))
+		if err == nil {
+			err = os.WriteFile(filepath.Join(s.SnapshotPath(b), f.Filename), data, 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	m.BackupTime = b.Time.Unix()
+	js, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(s.SnapshotPath(b), ".manifest.tmp"), mustBlob(t, string(js)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CommitManifest(ctx, b, ".manifest.tmp"); err != nil {
+		t.Fatal(err)
+	}
+	if !inBucket(t, s, snapKey(b, store.ManifestName)) || !inBucket(t, s, snapKey(b, "disk.img.fidx")) {
+		t.Fatal("the committed snapshot is not in the bucket")
+	}
+	refresh(t, s)
+	if !finished(t, s, b) {
+		t.Fatal("the refresh removed the committed snapshot")
+	}
+}
+
+// The files a host published are taken as up to date by its next
+// refresh (their times are their objects'): nothing is downloaded again.
+// A file changed in the bucket is.
+func TestRemoteRefreshDownloadsOnlyChanges(t *testing.T) {
+	h1, h2 := twoHosts(t)
+	ctx := context.Background()
+	snap := backupAt(t, h1, vm1, 1)
+	ino := func(s *store.Store, name string) uint64 {
+		var st unix.Stat_t
+		if err := unix.Stat(filepath.Join(s.SnapshotPath(snap), name), &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Ino
+	}
+	names := []string{store.ManifestName, "disk.img.fidx", "notes.blob"}
+	before := map[string]uint64{}
+	for _, n := range names {
+		before[n] = ino(h1, n)
+	}
+	refresh(t, h1)
+	for _, n := range names {
+		if ino(h1, n) != before[n] {
+			t.Errorf("the refresh downloaded %s, which this host published", n)
+		}
+	}
+	// a manifest update elsewhere is downloaded; the rest is not
+	refresh(t, h2)
+	if err := h2.UpdateManifest(ctx, snap, func(m *store.Manifest) error {
+		m.SetVerifyState(store.VerifyState{State: "ok", UPID: "x"})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	refresh(t, h1)
+	if ino(h1, store.ManifestName) == before[store.ManifestName] {
+		t.Error("the refresh did not download the changed manifest")
+	}
+	if ino(h1, "disk.img.fidx") != before["disk.img.fidx"] {
+		t.Error("the refresh downloaded an unchanged index")
 	}
 }

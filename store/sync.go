@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -25,36 +24,6 @@ import (
 // ErrSyncMismatch is a source snapshot file that does not match its
 // manifest: it is refused, never copied.
 var ErrSyncMismatch = errors.New("file does not match its manifest")
-
-// ReuseChunk tells whether chunk d is in the store already for a writer
-// that references it, making it outlive any GC running beside the writer
-// (see Uploader.reuse, which it is): known holds the chunks of the
-// writer's base snapshot, f the chunks it touched or wrote already.
-// false, with no error, means the writer must store the chunk.
-func (s *Store) ReuseChunk(ctx context.Context, known KnownSet, f *TouchFilter, d chunk.Digest) (bool, error) {
-	if f.Has(d) {
-		return true, nil
-	}
-	if _, ok := known[d]; ok {
-		return s.RefreshKnownChunk(f, d)
-	}
-	p, probes := s.backend.(probing)
-	if !probes {
-		if !s.HasChunk(d) {
-			return false, nil
-		}
-		return s.RefreshChunk(f, d)
-	}
-	err := p.touchChunk(ctx, d)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	f.Add(d)
-	return true, nil
-}
 
 // InsertChunkContext is InsertChunk under ctx: a remote store's upload
 // ends when ctx does.

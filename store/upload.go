@@ -278,16 +278,45 @@ func (u *Uploader) process(j *upJob, blob *[]byte) error {
 	return nil
 }
 
-// reuse tells whether chunk d is in the store already, touching it so
-// that it outlives any GC running beside this writer (the oldest-writer
-// rule, jobs/gc/doc.go). A known chunk (of the previous snapshot) costs
-// one utimensat, which also proves it is there (nothing on a remote
-// store: RefreshKnownChunk); another one a stat and the touch (a HEAD,
-// and a touch when it is old, on a remote store); one this Uploader
-// touched or wrote already, nothing while the filter holds it. A chunk
-// found gone is stored again from the data at hand: false.
+// reuse tells whether chunk d is in the store already (ReuseChunkContext).
 func (u *Uploader) reuse(d chunk.Digest) (bool, error) {
-	return u.s.ReuseChunk(u.ctx, u.known, &u.touched, d)
+	return u.s.ReuseChunkContext(u.ctx, u.known, &u.touched, d)
+}
+
+// ReuseChunkContext tells whether chunk d is in the store already for a
+// writer that references it without storing it, touching it so that it
+// outlives any GC running beside the writer (the oldest-writer rule,
+// jobs/gc/doc.go; on a remote store rule 2 of doc.go). known holds the
+// chunks of the writer's base snapshot, f the chunks it touched or wrote
+// already (and gets d). A known chunk costs one utimensat, which also
+// proves it is there (nothing on a remote store: RefreshKnownChunk);
+// another one a stat and the touch (a HEAD, and a touch when it is older
+// than the writer, on a remote store); one f holds, nothing. false, with
+// no error, means the writer must store the chunk (from the data it
+// holds). ctx bounds the requests of a remote store.
+func (s *Store) ReuseChunkContext(ctx context.Context, known KnownSet, f *TouchFilter, d chunk.Digest) (bool, error) {
+	if f.Has(d) {
+		return true, nil
+	}
+	if _, ok := known[d]; ok {
+		return s.RefreshKnownChunk(f, d)
+	}
+	p, probes := s.backend.(probing)
+	if !probes {
+		if !s.HasChunk(d) {
+			return false, nil
+		}
+		return s.RefreshChunk(f, d)
+	}
+	err := p.touchChunk(ctx, d)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	f.Add(d)
+	return true, nil
 }
 
 func (u *Uploader) collect() error {

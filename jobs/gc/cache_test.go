@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/cairnfs/cairn/chunk"
 )
@@ -71,28 +70,4 @@ func TestTouchedCacheConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-}
-
-func TestCutoff(t *testing.T) {
-	fs := time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC)
-	local := fs.Add(-2 * time.Second) // the file system's clock is 2 s ahead
-	for _, tc := range []struct {
-		name      string
-		atime     time.Duration
-		writer    time.Time
-		hasWriter bool
-		want      time.Time
-	}{
-		{"default, no writer", DefaultAtimeCutoff, time.Time{}, false, fs.Add(-DefaultAtimeCutoff)},
-		{"zero, no writer: phase 1's start itself", 0, time.Time{}, false, fs},
-		{"zero, a writer: its start less the margin, in the fs clock", 0, local.Add(-time.Minute), true, fs.Add(-time.Minute - WriterMargin)},
-		{"default, an old writer", DefaultAtimeCutoff, local.Add(-48 * time.Hour), true, fs.Add(-48*time.Hour - WriterMargin)},
-		{"default, a writer just inside: margin still applies", DefaultAtimeCutoff, local.Add(-DefaultAtimeCutoff + time.Minute), true, fs.Add(-DefaultAtimeCutoff + time.Minute - WriterMargin)},
-		{"default, a recent writer", DefaultAtimeCutoff, local.Add(-time.Hour), true, fs.Add(-DefaultAtimeCutoff)},
-	} {
-		got := cutoff(clocks{local: local, fs: fs, writer: tc.writer, hasWriter: tc.hasWriter}, tc.atime)
-		if !got.Equal(tc.want) {
-			t.Errorf("%s: cutoff %v, want %v", tc.name, got, tc.want)
-		}
-	}
 }

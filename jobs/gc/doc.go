@@ -4,6 +4,16 @@
 // does, in two phases, and saves its Report in the store (.gc-status,
 // ReadStatus).
 //
+// The package owns the orchestration: the job lock, the phases, the
+// walk over every index of every snapshot on a pool of workers with the
+// touched-digest cache, progress, the report and its status file. What
+// depends on where the chunks live is the store's ChunkCollector (one
+// per run): how the cutoff's clocks are read (Begin), how a referenced
+// chunk is marked (MarkChunk), and the sweep. A local store's collector
+// is described below (atime marks, prefix-directory sweep); a remote
+// store's (chunks in an S3 bucket) is described, with its full safety
+// argument, in package store's remote_gc.go, and summed up at the end.
+//
 //   - Before phase 1: one GC per store (LockJob("gc"); the job manager
 //     takes it for the gc kind); leftovers of killed forgets are removed
 //     (Store.CleanTrash); the atime self-test (Store.CheckAtime: a test
@@ -23,8 +33,8 @@
 //     and named in the log (the first 100), and its .bad copies and any
 //     copy a killed sweep set aside are touched instead, as PBS touches
 //     .bad copies.
-//   - Phase 2 (sweep.go): the 65,536 prefix directories are listed on a
-//     bounded pool; a chunk or .bad file whose atime is older than the
+//   - Phase 2 (store's gc_local_sweep.go): the 65,536 prefix
+//     directories are listed on a bounded pool; a chunk or .bad file whose atime is older than the
 //     cutoff is removed, a temporary file of a writer (<digest>.tmp_*)
 //     last changed before the cutoff is removed, and files a killed sweep
 //     set aside are removed or put back. Kept files newer than the cutoff
@@ -102,6 +112,33 @@
 // are unlinks of single files, so the store stays a valid datastore;
 // the report is written by rename at the end, so a killed GC leaves the
 // previous one.
+//
+// # A remote store
+//
+// Chunks in a bucket have no atime: a chunk object's age is its
+// LastModified (the server's time of its upload, or of a Touch, a copy
+// onto itself). Begin takes the bucket's GC lease (one GC per bucket,
+// whatever host runs it; a second is refused with ErrLocked); its server
+// creation time S is phase 1's start; the oldest live writer lease's
+// start W bounds the cutoff: cutoff = min(S, W) − atime-cutoff, and no
+// later than W − WriterMargin. The mirror of the snapshots is refreshed
+// from the bucket and the index objects it does not hold (snapshots with
+// no manifest) are read from the bucket. Phase 1 marks each referenced
+// digest into a sorted set on the local disk (an external sort: memory
+// bounded whatever the number of chunks); the lease then says "sweep",
+// and phase 2 lists the bucket's chunks in key (= digest) order beside
+// the set, deleting in batches the unmarked ones older than the cutoff;
+// marked digests with no object are the missing chunks. Nothing in use
+// is deleted because every time compared is the server's and: a chunk
+// of a snapshot whose manifest was in the bucket at the refresh is
+// marked; any other snapshot's writer held a writer lease live at the
+// listing or started later, so what it uploaded or touched is newer than
+// the cutoff, what it took from its base is marked (a base cannot be
+// forgotten under a live writer), and a chunk it touched after the sweep
+// listed it is one it waits for: it reads the lease after its touch,
+// finds "sweep", waits until this GC's lease is gone and uploads the
+// chunk again if it was deleted. Deletes are sent only while the lease
+// is held, each batch within a quarter of its TTL.
 //
 // Memory is bounded: the cache holds DefaultCacheEntries digests (32
 // MiB), index files are mapped and read in ranges, and the sweep holds

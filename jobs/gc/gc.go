@@ -58,8 +58,8 @@ type Options struct {
 	// UPID names the job in the saved status ("" outside a job).
 	UPID string
 
-	lockHeld   bool                      // the job manager holds LockJob("gc") already
-	checkAtime func() (time.Time, error) // tests: replaces Store.CheckAtime
+	lockHeld  bool                 // the job manager holds LockJob("gc") already
+	collector store.ChunkCollector // tests: replaces Store.ChunkCollector
 }
 
 // Run collects a store's garbage: phase 1 marks (touches) every chunk

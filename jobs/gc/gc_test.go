@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,9 +93,7 @@ func TestRunAtimeCheckFails(t *testing.T) {
 	a := backup(t, s, vm, 0, storetest.RandBytes("a", 2*testChunk))
 	s.ForgetSnapshot(context.Background(), a)
 	ageChunks(t, s, 72*time.Hour, false)
-	rep, err := Run(context.Background(), s, Options{checkAtime: func() (time.Time, error) {
-		return time.Time{}, ErrAtimeUnsupported
-	}})
+	rep, err := Run(context.Background(), s, Options{collector: failingBegin{s.ChunkCollector()}})
 	if !errors.Is(err, ErrAtimeUnsupported) || rep.State != StateFailed || rep.RemovedChunks != 0 {
 		t.Fatalf("err %v, report %+v", err, rep)
 	}
@@ -346,4 +345,12 @@ func TestStatusIsPBSs(t *testing.T) {
 	if err != nil || !ok || back.UPID != "UPID:pbs:1" || back.DiskChunks != 9 || back.DedupFactor != 4 {
 		t.Errorf("PBS's status: %+v %v %v", back, ok, err)
 	}
+}
+
+// failingBegin is a store's collector whose Begin fails as on a file
+// system that ignores atime updates.
+type failingBegin struct{ store.ChunkCollector }
+
+func (failingBegin) Begin(context.Context, time.Duration) (store.GCStart, error) {
+	return store.GCStart{}, fmt.Errorf("atime check: %w", ErrAtimeUnsupported)
 }

@@ -215,7 +215,7 @@ func (r *gcRun) markRange(ctx context.Context, cache *touchedCache, it markItem)
 		if cache.has(d) {
 			continue
 		}
-		err := r.s.MarkChunk(d)
+		err := r.col.MarkChunk(ctx, d)
 		switch {
 		case err == nil:
 			touched++
@@ -239,7 +239,7 @@ func (r *gcRun) markRange(ctx context.Context, cache *touchedCache, it markItem)
 // left aside.
 func (r *gcRun) missingChunk(d chunk.Digest, index string) error {
 	r.mc.missing.Add(1)
-	kept, err := r.s.TouchMissing(d)
+	kept, err := r.col.MarkMissing(d)
 	if err != nil {
 		return fmt.Errorf("mark chunk %s of %s: %w", d, index, err)
 	}

@@ -143,7 +143,13 @@ func (r *race) round(t *testing.T, i int) {
 }
 
 func (r *race) backupImage(ctx context.Context, g store.Group, at time.Time, data []byte) error {
-	path := filepath.Join(r.img, g.ID)
+	return backupImageIn(ctx, r.s, r.img, g, at, data)
+}
+
+// backupImageIn backs data up as g's image at at into s, through a file
+// in dir.
+func backupImageIn(ctx context.Context, s *store.Store, dir string, g store.Group, at time.Time, data []byte) error {
+	path := filepath.Join(dir, g.ID)
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		return err
 	}
@@ -152,7 +158,7 @@ func (r *race) backupImage(ctx context.Context, g store.Group, at time.Time, dat
 		return err
 	}
 	defer f.Close()
-	b, err := r.s.StartBackup(ctx, g, at)
+	b, err := s.StartBackup(ctx, g, at)
 	if err != nil {
 		return err
 	}

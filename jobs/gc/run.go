@@ -30,6 +30,7 @@ const MaxWorkers = 64
 // gcRun is one GC's state.
 type gcRun struct {
 	s    *store.Store
+	col  store.ChunkCollector
 	opt  Options
 	mc   markCounts
 	open openSet
@@ -108,24 +109,37 @@ func (r *gcRun) collect(ctx context.Context) error {
 	} else if r.rep.TrashRemoved = n; n > 0 {
 		r.logf("removed %d snapshot director(y/ies) killed forgets left", n)
 	}
-	c, err := r.clocks()
-	if err != nil {
-		return err
+	col := r.opt.collector
+	if col == nil {
+		col = r.s.ChunkCollector()
 	}
-	cut := cutoff(c, r.opt.AtimeCutoff)
-	r.rep.Phase1Start, r.rep.Cutoff = c.fs, cut
-	if c.hasWriter {
-		w := c.writer
+	r.col = col
+	defer func() {
+		if err := col.Close(); err != nil {
+			r.logf("warning: ending the collection: %v", err)
+		}
+	}()
+	st, err := col.Begin(ctx, r.opt.AtimeCutoff)
+	if err != nil {
+		return fmt.Errorf("gc: %w; nothing was removed", err)
+	}
+	r.rep.Phase1Start, r.rep.Cutoff = st.Phase1, st.Cutoff
+	r.mc.indexFiles.Add(st.IndexFiles)
+	if !st.OldestWriter.IsZero() {
+		w := st.OldestWriter
 		r.rep.OldestWriter = &w
 		r.logf("oldest running writer started %s", w.UTC().Format(time.RFC3339))
 	}
-	r.logf("access time check passed; phase 1 starts %s; chunks not used since %s are removed (atime cutoff %s)",
-		c.fs.UTC().Format(time.RFC3339), cut.UTC().Format(time.RFC3339), r.opt.AtimeCutoff)
+	r.logf("%s; phase 1 starts %s; chunks not used since %s are removed (atime cutoff %s)",
+		st.Note, st.Phase1.UTC().Format(time.RFC3339), st.Cutoff.UTC().Format(time.RFC3339), r.opt.AtimeCutoff)
 
 	r.setPhase("mark")
 	t := time.Now()
 	err = r.mark(ctx)
 	r.rep.Phase1Seconds = time.Since(t).Seconds()
+	if err == nil {
+		err = col.EndMark(ctx)
+	}
 	r.markReport()
 	if err != nil {
 		if ctx.Err() == nil && !errors.Is(err, ErrBadIndex) {
@@ -141,33 +155,12 @@ func (r *gcRun) collect(ctx context.Context) error {
 		r.opt.Observer.SetTotals(r.rep.IndexFileCount+store.PrefixDirs, 0)
 	}
 	t = time.Now()
-	err = r.sweep(ctx, cut, c.fs)
+	err = r.sweep(ctx)
 	r.rep.Phase2Seconds = time.Since(t).Seconds()
 	if err != nil {
 		return fmt.Errorf("gc phase 2: %w", err)
 	}
 	return nil
-}
-
-// clocks runs the atime check, which gives phase 1's start, and reads
-// the oldest running writer.
-func (r *gcRun) clocks() (clocks, error) {
-	check := r.s.CheckAtime
-	if r.opt.checkAtime != nil {
-		check = r.opt.checkAtime
-	}
-	var c clocks
-	c.local = time.Now()
-	fsNow, err := check()
-	if err != nil {
-		return c, fmt.Errorf("gc: %w; nothing was removed", err)
-	}
-	c.fs = fsNow
-	c.writer, c.hasWriter, err = r.s.OldestWriter()
-	if err != nil {
-		return c, fmt.Errorf("gc: running writers: %w; nothing was removed", err)
-	}
-	return c, nil
 }
 
 func (r *gcRun) markReport() {

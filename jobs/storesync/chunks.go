@@ -73,7 +73,7 @@ func (w *chunkWorker) copy(ctx context.Context, it chunkItem) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	reused, err := w.s.to.ReuseChunk(ctx, w.known, w.filter, it.d)
+	reused, err := w.s.to.ReuseChunkContext(ctx, w.known, w.filter, it.d)
 	if err != nil {
 		return fmt.Errorf("target: chunk %s: %w", it.d, err)
 	}

@@ -177,7 +177,7 @@ func OpenTapeDrive(ctx context.Context, dir string) (*drive.Drive, error) {
 // chunkOrder resolves chunk-order=auto from the store's disk, as verify
 // does: inode order on rotational disks, index order otherwise.
 func chunkOrder(order, sysfs string, s *store.Store) (string, string) {
-	return jobs.ChunkOrder(order, sysfs, s.Root())
+	return jobs.ChunkOrder(order, sysfs, s)
 }
 
 // selectForTape lists the finished snapshots to export, named as on

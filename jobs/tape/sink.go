@@ -129,7 +129,7 @@ func (k *StoreSink) NewSnapshot(ctx context.Context, name string) (SnapshotWrite
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", name, err)
 	}
-	return &snapshotDir{dir: dir, name: name}, nil
+	return &snapshotDir{dir: dir, name: name, s: k.s, snap: snap}, nil
 }
 
 // snapshotDir writes a snapshot's files; the manifest goes to a hidden
@@ -137,6 +137,8 @@ func (k *StoreSink) NewSnapshot(ctx context.Context, name string) (SnapshotWrite
 type snapshotDir struct {
 	dir, name   string
 	hasManifest bool
+	s           *store.Store
+	snap        store.Snapshot
 }
 
 const manifestTmp = ".index.json.blob.restore"
@@ -164,7 +166,7 @@ func (s *snapshotDir) Commit() error {
 	if err := unix.Syncfs(fd); err != nil {
 		return fmt.Errorf("snapshot %s: syncfs: %w", s.name, err)
 	}
-	if err := os.Rename(filepath.Join(s.dir, manifestTmp), filepath.Join(s.dir, store.ManifestName)); err != nil {
+	if err := s.s.CommitManifest(context.Background(), s.snap, manifestTmp); err != nil {
 		return fmt.Errorf("snapshot %s: %w", s.name, err)
 	}
 	return unix.Fsync(fd)

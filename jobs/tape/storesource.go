@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"sort"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store"
 )
@@ -143,16 +141,9 @@ func (s *StoreSource) LoadChunk(ctx context.Context, d chunk.Digest) ([]byte, er
 	return b.Bytes(), err
 }
 
-// PrefetchChunk asks the kernel to read the chunk's file ahead.
-func (s *StoreSource) PrefetchChunk(d chunk.Digest) {
-	// a FIFO planted as a chunk must not block the open
-	f, _, err := store.OpenRegular(s.S.ChunkPath(d))
-	if err != nil {
-		return // the read reports it
-	}
-	unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_WILLNEED)
-	f.Close()
-}
+// PrefetchChunk asks the store to read the chunk ahead
+// (Store.PrefetchChunk).
+func (s *StoreSource) PrefetchChunk(d chunk.Digest) { s.S.PrefetchChunk(d) }
 
 // LoadChunkInto reads a chunk's DataBlob into buf.
 func (s *StoreSource) LoadChunkInto(ctx context.Context, d chunk.Digest, buf []byte) ([]byte, error) {
@@ -160,15 +151,10 @@ func (s *StoreSource) LoadChunkInto(ctx context.Context, d chunk.Digest, buf []b
 	return b.Bytes(), err
 }
 
-// ChunkSize returns the size of a chunk's file (one stat; the read that
-// follows finds the inode cached).
-func (s *StoreSource) ChunkSize(d chunk.Digest) (int64, bool) {
-	ci, err := s.S.StatChunk(d)
-	if err != nil {
-		return 0, false
-	}
-	return ci.Size, true
-}
+// ChunkSize returns the size of a chunk's blob when the store can tell
+// it cheaply (Store.ChunkSizeHint: a stat whose inode the read that
+// follows finds cached; a remote store tells none).
+func (s *StoreSource) ChunkSize(d chunk.Digest) (int64, bool) { return s.S.ChunkSizeHint(d) }
 
 // OrderChunks sorts by inode when InodeOrder is set; chunks that cannot
 // be stat'ed go last (their read reports the error).

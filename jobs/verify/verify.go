@@ -202,7 +202,7 @@ func (v *verifier) skip(snap store.Snapshot) (string, bool) {
 
 // chooseOrder resolves chunk-order=auto from the store's disk.
 func (v *verifier) chooseOrder(j *jobs.Job) string {
-	order, why := jobs.ChunkOrder(v.opt.ChunkOrder, v.sysfs, v.s.Root())
+	order, why := jobs.ChunkOrder(v.opt.ChunkOrder, v.sysfs, v.s)
 	if v.opt.ChunkOrder == jobs.OrderAuto {
 		j.Logf("chunk-order=auto: %s", why)
 	}

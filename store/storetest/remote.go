@@ -23,12 +23,15 @@ func NewRemoteStore(t testing.TB) *store.Store {
 }
 
 // NewRemoteStoreOn is NewRemoteStore on server srv, with cfg's
-// CacheSize (its bucket and endpoint are filled in); it also returns the
-// configuration, for a second store directory on the same bucket
-// (AttachRemoteStore).
+// CacheSize and, when it names one, its bucket (else a fresh bucket of
+// srv: bucket, endpoint, region and path style are filled in); it also
+// returns the configuration, for a second store directory on the same
+// bucket (AttachRemoteStore).
 func NewRemoteStoreOn(t testing.TB, srv *miniotest.Server, cfg store.RemoteConfig) (*store.Store, store.RemoteConfig) {
 	t.Helper()
-	cfg.Config = srv.Config(srv.NewBucket(t))
+	if cfg.Bucket == "" {
+		cfg.Config = srv.Config(srv.NewBucket(t))
+	}
 	cfg.CredentialsFile = CredentialsFile(t, srv)
 	return AttachRemoteStore(t, cfg), cfg
 }

@@ -1,0 +1,74 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/store/objstore"
+)
+
+// What verify and tape ask of a chunk beyond reading it, in a remote
+// store: its size (a HEAD) and, for a corrupt one, moving it aside.
+
+// remoteChunkTimeout bounds one of these requests (with its retries).
+const remoteChunkTimeout = 5 * time.Minute
+
+// remoteStatChunk is StatChunk of a remote store: a HEAD of the chunk's
+// object.
+func (s *Store) remoteStatChunk(d chunk.Digest) (ChunkInfo, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), remoteChunkTimeout)
+	defer cancel()
+	oi, err := s.remote.bucket.Head(ctx, chunkKey(d))
+	if errors.Is(err, objstore.ErrNotExist) {
+		return ChunkInfo{}, fmt.Errorf("chunk %s: %w: %w", d, ErrMissingChunk, err)
+	}
+	if err != nil {
+		return ChunkInfo{}, fmt.Errorf("stat chunk %s: %w", d, err)
+	}
+	return ChunkInfo{Size: oi.Size, Atime: oi.LastModified}, nil
+}
+
+// remoteMarkBad is MarkBad of a remote store: the chunk's object is
+// copied to <key>.N.bad (N the first free of 0..8, created only if
+// absent; else 9, replaced), then deleted, so that a later backup
+// uploads a good copy (it finds none by HEAD), as a local store's
+// rename does. (PBS 4 moves a corrupt chunk of an S3 datastore to a .bad
+// object too, by a copy and a delete as far as we know; not checked
+// against its source here.) It returns the .bad object's address.
+func (s *Store) remoteMarkBad(d chunk.Digest) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), remoteChunkTimeout)
+	defer cancel()
+	key := chunkKey(d)
+	blob, _, err := s.remote.bucket.Get(ctx, key, chunk.MaxBlobSize, nil)
+	if err != nil {
+		return "", fmt.Errorf("mark chunk %s bad: %w", d, err)
+	}
+	for n := 0; n < 10; n++ {
+		bad := fmt.Sprintf("%s.%d.bad", key, n)
+		cond := objstore.Cond{IfAbsent: n < 9}
+		_, err := s.remote.bucket.Put(ctx, bad, cond, blob)
+		if errors.Is(err, objstore.ErrPrecondition) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("mark chunk %s bad: %w", d, err)
+		}
+		if err := s.remote.bucket.Delete(ctx, key); err != nil {
+			return "", fmt.Errorf("mark chunk %s bad: copied to %s, but: %w", d, bad, err)
+		}
+		return s.remoteAddr(bad), nil
+	}
+	return "", fmt.Errorf("mark chunk %s bad: unreachable", d)
+}
+
+// remoteAddr names a key of the bucket for messages: s3://bucket/prefix/key.
+func (s *Store) remoteAddr(key string) string {
+	cfg := s.remote.cfg
+	if cfg.Prefix != "" {
+		return "s3://" + cfg.Bucket + "/" + cfg.Prefix + "/" + key
+	}
+	return "s3://" + cfg.Bucket + "/" + key
+}

@@ -1,0 +1,255 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/internal/miniotest"
+	"github.com/cairnfs/cairn/store/objstore"
+)
+
+// newRemoteTest creates a remote store on a fresh bucket (with cfg's
+// cache size) and returns it with a bucket handle of the test's own, to
+// act behind the store's back.
+func newRemoteTest(t *testing.T, cacheSize int64) (*Store, *objstore.Bucket, RemoteConfig) {
+	t.Helper()
+	srv := miniotest.Start(t)
+	cfg := RemoteConfig{Config: srv.Config(srv.NewBucket(t)), CacheSize: cacheSize}
+	cfg.CredentialsFile = writeCreds(t, srv.Credentials())
+	s, err := CreateRemote(context.Background(), filepath.Join(t.TempDir(), "store"), cfg, CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	b, err := objstore.Open(context.Background(), cfg.Config, srv.Credentials(), objstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, b, cfg
+}
+
+func writeCreds(t testing.TB, c objstore.Credentials) string {
+	name := filepath.Join(t.TempDir(), "creds")
+	data := fmt.Sprintf("AWS_ACCESS_KEY_ID=%s\nAWS_SECRET_ACCESS_KEY=%s\n", c.AccessKey, c.SecretKey)
+	if err := os.WriteFile(name, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+func testBlob(t testing.TB, seed, size int) (chunk.Digest, []byte) {
+	data := make([]byte, size)
+	for i := range data {
+		data[i] = byte(i*7 + seed*13 + i/251)
+	}
+	blob, err := chunk.EncodeBlob(nil, data, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return chunk.Sum(data), blob
+}
+
+// TestRemoteChunkCache: a chunk read once is read from the disk cache
+// afterwards (even when the bucket lost it), a damaged cached copy is
+// dropped and read again from the bucket, verify's reads bypass the
+// cache, and a trim keeps the cache within its bound.
+func TestRemoteChunkCache(t *testing.T) {
+	ctx := context.Background()
+	s, b, _ := newRemoteTest(t, 1<<20)
+	d, blob := testBlob(t, 1, 100<<10)
+	if _, err := s.InsertChunk(d, blob); err != nil {
+		t.Fatal(err)
+	}
+	cached := s.remote.cache.path(d)
+	if _, err := os.Stat(cached); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("an upload filled the read cache: %v", err)
+	}
+	if _, err := s.ReadChunk(ctx, d, ChunkOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(cached); err != nil {
+		t.Fatalf("a read left no copy in the disk cache: %v", err)
+	}
+	if err := b.Delete(ctx, chunkKey(d)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.ReadChunk(ctx, d, ChunkOptions{}); err != nil || string(got.Bytes()) != string(blob) {
+		t.Fatalf("read from the disk cache: %v", err)
+	}
+	if _, err := s.ReadChunk(ctx, d, ChunkOptions{Direct: DirectAlways}); !errors.Is(err, ErrMissingChunk) {
+		t.Fatalf("verify's read of a chunk gone from the bucket: %v, want ErrMissingChunk", err)
+	}
+	// a damaged copy: dropped, read from the bucket
+	if _, err := s.InsertChunk(d, blob); err != nil {
+		t.Fatal(err)
+	}
+	damaged := []byte(string(blob))
+	damaged[len(damaged)-1] ^= 1
+	if err := os.WriteFile(cached, damaged, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.ReadChunk(ctx, d, ChunkOptions{}); err != nil || string(got.Bytes()) != string(blob) {
+		t.Fatalf("read past a damaged cached copy: %v", err)
+	}
+	// trim: 20 chunks of 100 KiB through a 1 MiB cache
+	for i := range 20 {
+		d, blob := testBlob(t, 100+i, 100<<10)
+		if _, err := s.InsertChunk(d, blob); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.ReadChunk(ctx, d, ChunkOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.remote.cache.close() // wait for a trim in flight
+	if err := s.remote.cache.trim(); err != nil {
+		t.Fatal(err)
+	}
+	_, total, err := s.remote.cache.scan()
+	if err != nil || total > 1<<20 || total == 0 {
+		t.Fatalf("cache holds %d bytes after a trim, bound %d (%v)", total, 1<<20, err)
+	}
+}
+
+// TestRemoteHostileChunks: an object too large for a blob is a corrupt
+// chunk (refused before it is read), and keys under .chunks/ that are
+// not chunk keys are passed over by WalkChunks.
+func TestRemoteHostileChunks(t *testing.T) {
+	ctx := context.Background()
+	s, b, _ := newRemoteTest(t, 0)
+	d, blob := testBlob(t, 2, 1000)
+	if _, err := s.InsertChunk(d, blob); err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{".chunks/0000/notadigest", ".chunks/" + d.String(),
+		".chunks/ffff/" + d.String(), ".chunks/" + d.String()[:4] + "/" + strings.ToUpper(d.String()),
+		".chunks/" + d.String()[:4] + "/" + d.String() + ".0.bad"} {
+		if _, err := b.Put(ctx, key, objstore.Cond{}, []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []chunk.Digest
+	if err := s.WalkChunks(ctx, func(d chunk.Digest) error { got = append(got, d); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0] != d {
+		t.Fatalf("WalkChunks: %v, want only %s", got, d)
+	}
+	if testing.Short() {
+		t.Skip("the 128 MiB object: not with -short")
+	}
+	big := chunk.Sum([]byte("big"))
+	if _, err := b.Put(ctx, chunkKey(big), objstore.Cond{}, make([]byte, chunk.MaxBlobSize+1)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ReadChunk(ctx, big, ChunkOptions{}); !errors.Is(err, ErrCorruptChunk) {
+		t.Fatalf("object larger than a blob: %v, want ErrCorruptChunk", err)
+	}
+}
+
+// TestRemoteReuseTouches: a writer that reuses a chunk older than its
+// start touches it (its LastModified moves), and one newer than its
+// start costs a HEAD only.
+func TestRemoteReuseTouches(t *testing.T) {
+	ctx := context.Background()
+	s, b, _ := newRemoteTest(t, 0)
+	rc := s.backend.(*remoteChunks)
+	d, blob := testBlob(t, 3, 5000)
+	if _, err := s.InsertChunk(d, blob); err != nil {
+		t.Fatal(err)
+	}
+	before, err := b.Head(ctx, chunkKey(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // LastModified has a second's resolution
+	start := b.ServerTime()
+	s.remote.writerStarted(start)
+	if err := rc.touchChunk(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	after, err := b.Head(ctx, chunkKey(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !after.LastModified.After(before.LastModified) {
+		t.Fatalf("reuse of a chunk older than the writer: LastModified %v, was %v", after.LastModified, before.LastModified)
+	}
+	// a writer that started when the chunk was last modified (a second's
+	// resolution: at most then) finds it new enough
+	s.remote.writerEnded(start)
+	s.remote.writerStarted(after.LastModified)
+	defer s.remote.writerEnded(after.LastModified)
+	time.Sleep(1100 * time.Millisecond)
+	if err := rc.touchChunk(ctx, d); err != nil {
+		t.Fatal(err)
+	}
+	again, err := b.Head(ctx, chunkKey(d))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.LastModified.Equal(after.LastModified) {
+		t.Fatalf("reuse of a chunk newer than the writer touched it: %v, was %v", again.LastModified, after.LastModified)
+	}
+}
+
+// TestRemoteReuseWaitsForSweep: a writer that touches a chunk while a GC
+// sweeps waits for the sweep to end and finds the chunk gone when the
+// sweep removed it: the uploader then stores it again.
+func TestRemoteReuseWaitsForSweep(t *testing.T) {
+	ctx := context.Background()
+	s, b, _ := newRemoteTest(t, 0)
+	defer func(p time.Duration) { sweepPoll = p }(sweepPoll)
+	sweepPoll = 50 * time.Millisecond
+	d, blob := testBlob(t, 4, 5000)
+	if _, err := s.InsertChunk(d, blob); err != nil {
+		t.Fatal(err)
+	}
+	gc, err := b.Acquire(ctx, gcLeaseKey, objstore.Holder{Host: "h", Command: "gc", Data: []byte(`{"phase":"sweep"}`)}, time.Minute, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan struct{})
+	go func() {
+		defer close(released)
+		time.Sleep(500 * time.Millisecond)
+		b.Delete(ctx, chunkKey(d)) // the sweep removes the chunk it listed before the touch
+		gc.Release(ctx)
+	}()
+	t0 := time.Now()
+	var f TouchFilter
+	ok, err := s.RefreshChunk(&f, d)
+	<-released
+	if err != nil || ok {
+		t.Fatalf("RefreshChunk during a sweep that removed the chunk: %v, %v; want false", ok, err)
+	}
+	if waited := time.Since(t0); waited < 400*time.Millisecond {
+		t.Fatalf("RefreshChunk returned after %v, before the sweep ended", waited)
+	}
+	// the uploader stores it again
+	u := s.NewUploader(ctx, 1, nil, nil, func(chunk.Digest, int) error { return nil })
+	data := make([]byte, 5000)
+	for i := range data {
+		data[i] = byte(i*7 + 4*13 + i/251)
+	}
+	if err := u.Submit(data, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := u.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := u.Stats.NewChunks.Load(); n != 1 {
+		t.Fatalf("uploader stored %d chunks, want the one the sweep removed", n)
+	}
+	if !s.HasChunk(d) {
+		t.Fatal("chunk not back in the bucket")
+	}
+}
