@@ -68,8 +68,10 @@
 // symlinks, so nothing is written outside the store's directory. A local
 // finished snapshot whose manifest left the bucket (forgotten by another
 // host) is removed, after a HEAD confirms it, unless it is locked here (a
-// backup writing it, a reader); a local unfinished one the bucket lacks
-// is left (a backup starting, or one that died here).
+// backup writing it, a reader); so is an unfinished one the refresh made
+// (it holds a hidden marker) once the bucket has nothing of it. Other
+// local unfinished ones are left (a backup starting, or one that died
+// here).
 //
 // Rule 1, leases (remote_leases.go). A lease is an object renewed by its
 // holder every TTL/5 (5 minutes by default) with If-Match, taken over

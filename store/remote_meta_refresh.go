@@ -27,8 +27,9 @@ import (
 // manifest last. A local snapshot that has a manifest while the bucket
 // has none (forgotten by another host) is removed, unless it is locked
 // here (a backup writing it, a reader). Unfinished snapshots are
-// mirrored too (GC marks their indexes); a local unfinished one the
-// bucket lacks is left (a backup starting, or one that died here).
+// mirrored too (GC marks their indexes) and removed with the bucket's;
+// a local unfinished one the refresh did not make is left (a backup
+// starting, or one that died here).
 
 // metaSync serializes a store's refreshes.
 type metaSync struct {
@@ -112,7 +113,7 @@ type refresher struct {
 
 	group string          // the current group's key prefix
 	g     Group           // and the group
-	times map[string]bool // its snapshots with a manifest in the bucket
+	times map[string]bool // its snapshots in the bucket: true with a manifest
 	seen  map[string]bool // the key prefixes of the groups seen
 
 	snapKey string // the current snapshot's key prefix
@@ -209,6 +210,7 @@ func (r *refresher) flushSnapshot() error {
 		}
 	}
 	if manifest < 0 {
+		r.times[snap.TimeString()] = false
 		return nil
 	}
 	if err := r.mirror(dirfd, dir, ManifestName, objs[manifest]); err != nil {
@@ -282,8 +284,10 @@ func (r *refresher) removeUnseenGroups() error {
 }
 
 // removeVanished removes g's local snapshots that have a manifest while
-// times (the bucket's finished ones) lacks them, each after a HEAD that
-// confirms its manifest is gone (it may have come since the listing).
+// times (the bucket's snapshots: true when finished) has none, each after
+// a HEAD that confirms it is gone (it may have come since the listing),
+// and the unfinished ones the refresh made (mirrorMarker) that the
+// bucket has nothing of.
 func (r *refresher) removeVanished(g Group, times map[string]bool) error {
 	if r.s.CheckGroupDirs(g) != nil {
 		return nil // a symlink on the way (refused when mirrored), or gone
@@ -295,29 +299,39 @@ func (r *refresher) removeVanished(g Group, times map[string]bool) error {
 	slices.Sort(names)
 	for _, n := range names {
 		t, err := ParseTime(n)
-		if err != nil || times[n] {
+		finished, inBucket := times[n]
+		if err != nil || finished {
 			continue
 		}
 		snap := Snapshot{Group: g, Time: t}
-		if _, err := os.Lstat(filepath.Join(r.s.SnapshotPath(snap), ManifestName)); err != nil {
-			continue // unfinished here: a backup starting, or one that died
+		dir := r.s.SnapshotPath(snap)
+		_, err = os.Lstat(filepath.Join(dir, ManifestName))
+		unfinished := err != nil
+		if unfinished {
+			// a backup starting or one that died here stays; what the
+			// mirror made goes with the bucket's
+			if _, err := os.Lstat(filepath.Join(dir, mirrorMarker)); err != nil || inBucket {
+				continue
+			}
 		}
-		if err := r.s.removeForgotten(r.ctx, snap); err != nil {
+		if err := r.s.removeForgotten(r.ctx, snap, unfinished); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// removeForgotten removes the local copy of a snapshot whose manifest has
-// left the bucket, unless it is locked here or the manifest is back.
-func (s *Store) removeForgotten(ctx context.Context, snap Snapshot) error {
-	_, err := s.remote.bucket.Head(ctx, snapshotFile(snap, ManifestName))
-	if err == nil {
-		return nil
-	}
-	if !errors.Is(err, objstore.ErrNotExist) {
+// removeForgotten removes the local copy of a snapshot that has left the
+// bucket (its manifest; for an unfinished one, all of it), unless it is
+// locked here or the bucket has it again (it may have come since the
+// listing).
+func (s *Store) removeForgotten(ctx context.Context, snap Snapshot, unfinished bool) error {
+	gone, err := s.remote.snapshotGone(ctx, snap, unfinished)
+	if err != nil {
 		return fmt.Errorf("refresh: snapshot %s: %w", snap, err)
+	}
+	if !gone {
+		return nil
 	}
 	l, err := s.lockSnapshot(ctx, snap, true, 0)
 	if err != nil {
@@ -345,4 +359,23 @@ func (s *Store) refreshOnOpen(ctx context.Context) error {
 		return fmt.Errorf("open store %s: %w", s.root, err)
 	}
 	return nil
+}
+
+// snapshotGone reports whether the bucket has no manifest of snap and,
+// when all is true, no object of it at all.
+func (r *remote) snapshotGone(ctx context.Context, snap Snapshot, all bool) (bool, error) {
+	_, err := r.bucket.Head(ctx, snapshotFile(snap, ManifestName))
+	if err == nil {
+		return false, nil
+	}
+	if !errors.Is(err, objstore.ErrNotExist) {
+		return false, err
+	}
+	if !all {
+		return true, nil
+	}
+	for _, err := range r.bucket.List(ctx, snapshotFile(snap, ""), "") {
+		return false, err // an object (or an error): not gone
+	}
+	return true, nil
 }

@@ -254,9 +254,10 @@ func TestRemoteSecondHostMirror(t *testing.T) {
 	}
 }
 
-// A local snapshot being written here is not removed by a refresh,
-// although the bucket has no manifest of it.
-func TestRemoteRefreshKeepsLocalWriter(t *testing.T) {
+// Unfinished snapshots: one the bucket has (another host's backup under
+// way) is mirrored, and removed once the bucket has nothing of it; one
+// being written here, or left by a backup that died here, is kept.
+func TestRemoteRefreshUnfinished(t *testing.T) {
 	s := storetest.NewRemoteStore(t)
 	ctx := context.Background()
 	b, err := s.StartBackup(ctx, vm1, at(1))
@@ -264,9 +265,30 @@ func TestRemoteRefreshKeepsLocalWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Abort()
+	dead := store.Snapshot{Group: store.Group{Type: store.TypeVM, ID: "2"}, Time: at(1)}
+	if err := os.MkdirAll(s.SnapshotPath(dead), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := store.Snapshot{Group: store.Group{Type: store.TypeCT, ID: "3"}, Time: at(2)}
+	key := snapKey(elsewhere, "root.pxar.didx")
+	if _, err := store.BucketOf(s).Put(ctx, key, objstore.Cond{}, []byte("partial")); err != nil {
+		t.Fatal(err)
+	}
 	refresh(t, s)
-	if _, err := os.Stat(b.Dir()); err != nil {
-		t.Fatalf("the refresh removed a snapshot being written: %v", err)
+	if _, err := os.Stat(filepath.Join(s.SnapshotPath(elsewhere), "root.pxar.didx")); err != nil {
+		t.Fatalf("the bucket's unfinished snapshot is not mirrored: %v", err)
+	}
+	if err := store.BucketOf(s).Delete(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	refresh(t, s)
+	if _, err := os.Stat(s.SnapshotPath(elsewhere)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the mirror keeps an unfinished snapshot the bucket dropped: %v", err)
+	}
+	for _, dir := range []string{b.Dir(), s.SnapshotPath(dead)} {
+		if _, err := os.Stat(dir); err != nil {
+			t.Fatalf("the refresh removed a local unfinished snapshot: %v", err)
+		}
 	}
 }
 
