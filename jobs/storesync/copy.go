@@ -79,13 +79,10 @@ func (s *Syncer) syncSnapshot(ctx context.Context, snap store.Snapshot, have map
 		res.Outcome = Exists
 		return res
 	case found:
-		// the leftover of a copy or backup cut short; one running holds
-		// its lock and is not removed
-		if err := s.to.ForgetSnapshot(ctx, snap); err != nil && !errors.Is(err, store.ErrNotFound) {
+		if err := s.removeLeftover(ctx, snap); err != nil {
 			res.Outcome, res.Error = Failed, fmt.Sprintf("an unfinished snapshot is in the way in the target: %v", err)
 			return res
 		}
-		s.obs.Logf("%s: removed the unfinished snapshot the target had", snap)
 	case !snap.Time.After(newest):
 		res.Outcome = Older
 		return res
@@ -102,6 +99,30 @@ func (s *Syncer) syncSnapshot(ctx context.Context, snap store.Snapshot, have map
 		res.Outcome, res.Error = Failed, err.Error()
 	}
 	return res
+}
+
+// removeLeftover removes the target's unfinished snapshot at snap's
+// time: the leftover of a copy or a backup cut short. It holds the
+// group's backup lock meanwhile, so no backup of the group (on any host
+// of a remote store) is running, and the snapshot's own lock keeps one
+// this process writes.
+func (s *Syncer) removeLeftover(ctx context.Context, snap store.Snapshot) error {
+	gl, err := s.to.LockGroup(ctx, snap.Group)
+	if err != nil {
+		return err
+	}
+	defer gl.Unlock()
+	if _, err := s.to.ReadManifest(snap); err == nil {
+		return nil // finished meanwhile: StartBackup says it exists
+	}
+	err = s.to.ForgetSnapshot(ctx, snap)
+	if err == nil {
+		s.obs.Logf("%s: removed the unfinished snapshot the target had", snap)
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	return err
 }
 
 // copySnapshot rebuilds snap in the target as a backup at its time:
