@@ -36,7 +36,7 @@ func (e *Error) Error() string {
 		sb.WriteString(e.Endpoint)
 	}
 	sb.WriteString(": ")
-	sb.WriteString(e.Err.Error())
+	sb.WriteString(causeText(e.Err))
 	if e.Cause != nil && e.Cause != e.Err {
 		sb.WriteString(" (")
 		sb.WriteString(causeText(e.Cause))

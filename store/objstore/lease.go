@@ -205,6 +205,11 @@ func (l *Lease) renew() {
 		err := l.write(ctx, Cond{IfMatch: l.etag})
 		l.mu.Unlock()
 		cancel()
+		select {
+		case <-l.stop: // released meanwhile: whatever the write did
+			return
+		default:
+		}
 		switch {
 		case err == nil:
 			lastOK = time.Now()

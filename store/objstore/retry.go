@@ -94,11 +94,12 @@ func retryable(err error) bool {
 	if errors.As(err, &er) && (er.StatusCode != 0 || er.Code != "") {
 		switch er.Code {
 		case "SlowDown", "RequestTimeout", "InternalError", "ServiceUnavailable",
-			"XMinioServerNotInitialized", "XMinioReadQuorum", "XMinioWriteQuorum":
+			"XMinioServerNotInitialized", "XMinioReadQuorum", "XMinioWriteQuorum",
+			"ClientDisconnected": // MinIO's answer to requests in flight as it shuts down
 			return true
 		}
 		return er.StatusCode >= 500 || er.StatusCode == http.StatusTooManyRequests ||
-			er.StatusCode == http.StatusRequestTimeout
+			er.StatusCode == http.StatusRequestTimeout || er.StatusCode == 499
 	}
 	if errors.Is(err, errAttemptTimeout) || errors.Is(err, context.DeadlineExceeded) {
 		return true
