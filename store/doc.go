@@ -21,6 +21,12 @@
 // that cache (IndexReader), the seam between the store and everything
 // that reads archives.
 //
+// A snapshot copied from another store (jobs/storesync) is written as a
+// Backup too; sync.go has what such a copy adds: the source's index and
+// blob files byte for byte, checked against its manifest, and that
+// manifest kept (SetManifestBase); chunk reuse (ReuseChunkContext) is the
+// Uploader's.
+//
 // # Remote stores: snapshot metadata in the bucket
 //
 // A remote store (remote.go) keeps its snapshot files in the bucket under

@@ -119,8 +119,7 @@ type gcLeaseData struct {
 }
 
 // ParseGCPhase reads a GC lease's data (Holder.Data): GCPhaseMark,
-// GCPhaseSweep, or "" when it says neither (a writer then takes the GC
-// for sweeping: waiting is safe, not waiting might not be).
+// GCPhaseSweep, or "" when it says neither (no GC of cairn's wrote it).
 func ParseGCPhase(data []byte) string {
 	var d gcLeaseData
 	if json.Unmarshal(data, &d) != nil {
