@@ -28,11 +28,6 @@ func s3Keys(t *testing.T, srv *miniotest.Server, bucket, p string) []string {
 	return keys
 }
 
-// s3Env is the environment giving cairn srv's keys.
-func s3Env(srv *miniotest.Server) []string {
-	return []string{"AWS_ACCESS_KEY_ID=" + srv.AccessKey, "AWS_SECRET_ACCESS_KEY=" + srv.SecretKey, "AWS_SESSION_TOKEN="}
-}
-
 // initS3 creates a store in DIR on a fresh bucket of srv (keys from a
 // 0600 credentials file) and returns DIR and the bucket.
 func initS3(t *testing.T, srv *miniotest.Server, endpoint string) (dir, bucket string) {
@@ -42,65 +37,6 @@ func initS3(t *testing.T, srv *miniotest.Server, endpoint string) (dir, bucket s
 	mustCairn(t, "--store", dir, "init", "--s3", "s3://"+bucket+"/cairn", "--endpoint", endpoint,
 		"--path-style", "--credentials-file", storetest.CredentialsFile(t, srv), "--cache-size", "64M")
 	return dir, bucket
-}
-
-// `cairn init --s3` with wrong keys, unknown keys, no keys, a credentials
-// file others can read, or a missing bucket: a clear error naming what
-// is wrong, never a secret, and nothing written (no store directory, no
-// object in the bucket).
-func TestS3InitErrors(t *testing.T) {
-	srv := miniotest.Start(t)
-	bucket := srv.NewBucket(t)
-	loose := filepath.Join(t.TempDir(), "creds")
-	if err := os.WriteFile(loose, []byte("AWS_ACCESS_KEY_ID="+srv.AccessKey+"\nAWS_SECRET_ACCESS_KEY="+srv.SecretKey+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	const wrong = "wrong-secret-value-123"
-	for _, tc := range []struct {
-		name   string
-		env    []string
-		url    string
-		extra  []string
-		want   []string
-		secret string
-	}{
-		{"wrong secret", []string{"AWS_ACCESS_KEY_ID=" + srv.AccessKey, "AWS_SECRET_ACCESS_KEY=" + wrong},
-			"s3://" + bucket + "/p", nil, []string{"access denied", bucket}, wrong},
-		{"unknown key", []string{"AWS_ACCESS_KEY_ID=nobody", "AWS_SECRET_ACCESS_KEY=" + wrong},
-			"s3://" + bucket + "/p", nil, []string{"access denied", bucket}, wrong},
-		{"no keys", []string{"AWS_ACCESS_KEY_ID=", "AWS_SECRET_ACCESS_KEY="},
-			"s3://" + bucket + "/p", nil, []string{"AWS_ACCESS_KEY_ID"}, srv.SecretKey},
-		{"loose credentials file", nil, "s3://" + bucket + "/p", []string{"--credentials-file", loose},
-			[]string{loose, "0644"}, srv.SecretKey},
-		{"missing bucket", s3Env(srv), "s3://no-such-bucket-e2e/p", nil,
-			[]string{"no such bucket", "no-such-bucket-e2e"}, srv.SecretKey},
-	} {
-		dir := filepath.Join(t.TempDir(), "store")
-		args := append([]string{"--store", dir, "init", "--s3", tc.url, "--endpoint", srv.Endpoint, "--path-style"}, tc.extra...)
-		r := cairn(t, tc.env, args...)
-		if r.code == 0 {
-			t.Errorf("%s: init succeeded", tc.name)
-			continue
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(r.stderr, w) {
-				t.Errorf("%s: stderr %q does not say %q", tc.name, r.stderr, w)
-			}
-		}
-		if strings.Contains(r.stdout+r.stderr, tc.secret) || strings.Contains(r.stdout+r.stderr, srv.SecretKey) {
-			t.Errorf("%s: output shows a secret: %s", tc.name, r.stderr)
-		}
-		if _, err := os.Stat(dir); !os.IsNotExist(err) {
-			entries, _ := os.ReadDir(dir)
-			if len(entries) > 0 {
-				t.Errorf("%s: wrote %d entries in the store directory", tc.name, len(entries))
-			}
-		}
-		t.Logf("%s: %s", tc.name, strings.TrimSpace(r.stderr))
-	}
-	if keys := s3Keys(t, srv, bucket, ""); len(keys) != 0 {
-		t.Fatalf("failed inits wrote into the bucket: %v", keys)
-	}
 }
 
 // waitChunks waits until the bucket holds at least n chunk objects.
@@ -200,7 +136,10 @@ func TestS3ServerStoppedMidBackup(t *testing.T) {
 	if r.code == 0 {
 		t.Fatal("backup with the server down succeeded")
 	}
-	if !strings.Contains(lastLine(r.stderr), bucket) || !strings.Contains(lastLine(r.stderr), "connection refused") ||
+	// The cause: the proxy's 503 (with "connection refused" in its body,
+	// which a HEAD's answer has not).
+	if msg := lastLine(r.stderr); !strings.Contains(msg, bucket) || !strings.Contains(msg, "attempts") ||
+		!strings.Contains(msg, "connection refused") && !strings.Contains(msg, "503 Service Unavailable") ||
 		strings.Contains(r.stderr, srv.SecretKey) {
 		t.Fatalf("error of the failed backup (want the bucket, the cause, no secret): %s", r.stderr)
 	}

@@ -70,7 +70,7 @@ func itoa(n int) string {
 func causeText(err error) string {
 	var er minio.ErrorResponse
 	if errors.As(err, &er) && er.Code != "" {
-		if er.Message != "" {
+		if er.Message != "" && er.Message != er.Code {
 			return er.Code + ": " + er.Message
 		}
 		return er.Code
