@@ -21,6 +21,12 @@ import (
 func remoteStore(t *testing.T) (*store.Store, store.RemoteConfig, *objstore.Bucket) {
 	t.Helper()
 	s, cfg := storetest.NewRemoteStoreOn(t, miniotest.Start(t), store.RemoteConfig{})
+	return s, cfg, openBucket(t, cfg)
+}
+
+// openBucket opens the bucket of cfg with a handle of the test's own.
+func openBucket(t testing.TB, cfg store.RemoteConfig) *objstore.Bucket {
+	t.Helper()
 	cred, err := objstore.LoadCredentials(cfg.CredentialsFile)
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +35,7 @@ func remoteStore(t *testing.T) (*store.Store, store.RemoteConfig, *objstore.Buck
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s, cfg, b
+	return b
 }
 
 // chunkObjects lists the bucket's chunk objects.
