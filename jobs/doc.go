@@ -12,8 +12,8 @@
 // errors through its *Job. Each kind lives in a package of its own below
 // this one and registers with a Manager; cmd/cairn registers them all in
 // one place. jobs/verify holds verify, jobs/tape the tape-export and
-// tape-restore kinds with their engine; new kinds (gc, prune) go to
-// jobs/gc, jobs/prune. Package jobs imports none of them.
+// tape-restore kinds with their engine; new kinds (gc, prune, sync) go to
+// jobs/gc, jobs/prune, jobs/storesync. Package jobs imports none of them.
 //
 // Beside the framework it holds what several kinds share: the chunk read
 // orders (OrderAuto, OrderInode, OrderIndex) and the sysfs reading that

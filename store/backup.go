@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -39,6 +38,7 @@ type Backup struct {
 	writer *Writer // registered for GC's oldest-writer rule
 	prev   *Snapshot
 	files  []FileInfo
+	base   *Manifest // SetManifestBase's: a copied snapshot's manifest
 	Sync   SyncLevel
 }
 
@@ -70,6 +70,10 @@ func (s *Store) StartBackup(ctx context.Context, g Group, t time.Time) (*Backup,
 		return nil, err
 	}
 	b.locks = append(b.locks, glock)
+	if err := s.refreshGroup(ctx, g); err != nil { // a remote store: the bucket's snapshots of g
+		b.unlock()
+		return nil, err
+	}
 	snap, err := s.backupTime(ctx, g, t)
 	if err != nil {
 		b.unlock()
@@ -203,10 +207,9 @@ func (b *Backup) Finish() error {
 			return fmt.Errorf("snapshot %s: %w", b.snap, err)
 		}
 	}
-	m := &Manifest{BackupType: b.snap.Type, BackupID: b.snap.ID, BackupTime: b.snap.Time.Unix(),
-		Files: b.files, Unprotected: map[string]json.RawMessage{}}
-	if m.Files == nil {
-		m.Files = []FileInfo{}
+	m, err := b.manifest()
+	if err != nil {
+		return err
 	}
 	if b.s.remote != nil {
 		return b.finishRemote(m)

@@ -21,6 +21,12 @@
 // that cache (IndexReader), the seam between the store and everything
 // that reads archives.
 //
+// A snapshot copied from another store (jobs/storesync) is written as a
+// Backup too; sync.go has what such a copy adds: the source's index and
+// blob files byte for byte, checked against its manifest, and that
+// manifest kept (SetManifestBase); chunk reuse (ReuseChunkContext) is the
+// Uploader's.
+//
 // # Remote stores: snapshot metadata in the bucket
 //
 // A remote store (remote.go) keeps its snapshot files in the bucket under
@@ -62,8 +68,10 @@
 // symlinks, so nothing is written outside the store's directory. A local
 // finished snapshot whose manifest left the bucket (forgotten by another
 // host) is removed, after a HEAD confirms it, unless it is locked here (a
-// backup writing it, a reader); a local unfinished one the bucket lacks
-// is left (a backup starting, or one that died here).
+// backup writing it, a reader); so is an unfinished one the refresh made
+// (it holds a hidden marker) once the bucket has nothing of it. Other
+// local unfinished ones are left (a backup starting, or one that died
+// here).
 //
 // Rule 1, leases (remote_leases.go). A lease is an object renewed by its
 // holder every TTL/5 (5 minutes by default) with If-Match, taken over
@@ -93,6 +101,41 @@
 // no writer builds on a snapshot whose indexes are being deleted. A
 // protected snapshot (the bucket's marker, checked before and after the
 // manifest's deletion) is refused.
+//
+// # Remote stores: chunks
+//
+// A remote store's Backend is remoteChunks (remote_chunks.go): a chunk is
+// the object .chunks/XXXX/<digest>. A read goes through the in-memory
+// Cache, then a bounded on-disk cache of blobs in the store's directory
+// (remote_cache.go: .chunk-cache/XXXX/<digest>, RemoteConfig.CacheSize,
+// least recently used files trimmed by atime once the bytes added pass
+// the bound; a copy whose CRC fails is dropped), then a GET bounded by
+// the largest blob; verify's reads (DirectAlways) go to the bucket and
+// leave the cache alone. An object too large for a blob is
+// ErrCorruptChunk, a missing one ErrMissingChunk. Latency, not bandwidth,
+// is what a bucket costs, so the store says how much to keep in flight:
+// Readahead (chunks a sequential reader prefetches) and the Uploader's
+// request goroutines beside its hash/compress workers.
+//
+// Rule 2, reusing a chunk (remote_chunks_reuse.go, ReuseChunkContext). A
+// writer stores a chunk it holds unless the bucket has it. A chunk of its
+// base snapshot's indexes costs no request: rule 3 keeps the base while
+// the writer's lease names it, and a GC marks every index in the bucket.
+// Any other is found by a HEAD. One whose LastModified is at or after the
+// writer's Start is kept by every GC (whose cutoff is at most the oldest
+// live writer's Start, rule 4). An older one is touched (copied onto
+// itself: LastModified becomes now) and then the GC lease is read: a GC
+// that was already sweeping may have listed the chunk before the touch,
+// with its old time, and may still delete it, so the writer waits until
+// that sweep has ended (the lease released, expired or another GC's) and
+// HEADs the chunk again; a chunk found gone is uploaded from the data the
+// writer still holds (a worker waits; memory stays bounded). A GC that
+// starts after the touch has a cutoff at most the writer's Start, older
+// than the touch. A chunk the writer uploads is new by LastModified, but
+// a PUT that replaced an object (of another size) may have been listed
+// by a sweep as well: it is checked the same way. LastModified and the
+// lease times are the server's clock, at a second's resolution, compared
+// only with each other.
 //
 // Store knows nothing of FUSE or jobs.
 package store

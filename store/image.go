@@ -58,7 +58,7 @@ func (b *Backup) AddImage(ctx context.Context, name string, src *os.File, opt Im
 		return err
 	}
 	known := b.knownChunks(idxName)
-	if err := b.s.ensureZeroChunk(cs); err != nil {
+	if err := b.s.ensureZeroChunk(ctx, cs); err != nil {
 		w.Abort()
 		return err
 	}
@@ -204,11 +204,14 @@ func (h *holeFinder) isHole(off, n int64) bool {
 }
 
 // ensureZeroChunk stores the all-zero chunk of size cs once, as PBS
-// registers one per image, so zero blocks never need a lookup.
-func (s *Store) ensureZeroChunk(cs int) error {
+// registers one per image, so zero blocks never need a lookup. One that
+// is there is kept for the writer as a reused chunk is (it need not be
+// in the base snapshot, and the image's known set takes it as present).
+func (s *Store) ensureZeroChunk(ctx context.Context, cs int) error {
 	d := chunk.ZeroDigest(cs)
-	if s.HasChunk(d) {
-		return nil
+	ok, err := s.ReuseChunkContext(ctx, nil, nil, d)
+	if ok || err != nil {
+		return err
 	}
 	blob, err := chunk.EncodeBlob(nil, make([]byte, cs), true)
 	if err != nil {

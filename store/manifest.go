@@ -186,7 +186,7 @@ func (s *Store) writeManifest(ctx context.Context, snap Snapshot, m *Manifest, c
 		return err
 	}
 	if s.remote != nil {
-		return s.putManifest(ctx, snap, blob, cond)
+		return s.putManifest(ctx, snap, blob, cond, nil)
 	}
 	return writeFileAtomic(filepath.Join(s.SnapshotPath(snap), ManifestName), blob)
 }
@@ -228,11 +228,21 @@ func (s *Store) UpdateManifest(ctx context.Context, snap Snapshot, fn func(*Mani
 // writeFileAtomic writes data to a temporary file beside path, syncs it
 // and renames it into place.
 func writeFileAtomic(path string, data []byte) error {
+	return writeAtomic(path, func(f *os.File) error {
+		_, err := f.Write(data)
+		return err
+	})
+}
+
+// writeAtomic creates a temporary file beside path, has fill write it,
+// syncs it and renames it into place (mode 0644); on any error the
+// temporary file is removed and the error names path.
+func writeAtomic(path string, fill func(*os.File) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp_")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	_, err = tmp.Write(data)
+	err = fill(tmp)
 	if err == nil {
 		err = tmp.Sync()
 	}

@@ -86,8 +86,8 @@ func (c *diskCache) read(d chunk.Digest, opt ChunkOptions) (Blob, bool) {
 	return b, true
 }
 
-// add stores blob as chunk d (a blob whose CRC the caller checked). A
-// failure only costs a later read from the bucket: it is logged.
+// add stores blob as chunk d. A failure only costs a later read from
+// the bucket: it is logged.
 func (c *diskCache) add(d chunk.Digest, blob []byte) {
 	path := c.path(d)
 	tmp, err := os.CreateTemp(filepath.Dir(path), d.String()+".tmp_")

@@ -61,12 +61,24 @@ func TestRemoteWriterDropsVanishedBase(t *testing.T) {
 	ctx := context.Background()
 	a := backupAt(t, h1, vm1, 1)
 	refresh(t, h2)
-	if err := store.BucketOf(h1).Delete(ctx, snapKey(a, store.ManifestName)); err != nil {
-		t.Fatal(err)
-	}
-	w, err := h2.StartBackup(ctx, vm1, at(2)) // h2's mirror still has a finished
+	// the forget's deletion comes after the backup's refresh of the group
+	// (which took a as its base) and before it names a in its lease
+	deleted := false
+	store.SetNameBaseHook(func(b *store.Backup) {
+		if base, ok := b.Previous(); ok && base.Time.Equal(a.Time) {
+			deleted = true
+			if err := store.BucketOf(h1).Delete(ctx, snapKey(a, store.ManifestName)); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	defer store.SetNameBaseHook(nil)
+	w, err := h2.StartBackup(ctx, vm1, at(2))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !deleted {
+		t.Fatal("the backup did not take the base it had when it named it")
 	}
 	defer w.Abort()
 	if base, ok := w.Previous(); ok {

@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cairnfs/cairn/store/objstore"
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sys/unix"
 )
 
 // Publishing a remote store's snapshots (rule 5 of the safety protocol,
@@ -32,7 +35,17 @@ func (b *Backup) finishRemote(m *Manifest) error {
 	if err := leaseLost(b.leases()...); err != nil {
 		return fmt.Errorf("snapshot %s: %w", b.snap, err)
 	}
-	err := b.s.uploadFiles(ctx, b.snap, m.Files)
+	// the group's lease keeps other hosts' backups of the group out, and
+	// StartBackup saw the bucket's snapshots of it: this is insurance
+	// against overwriting a finished snapshot's files all the same
+	key := snapshotFile(b.snap, ManifestName)
+	if _, err := b.s.remote.bucket.Head(ctx, key); !errors.Is(err, objstore.ErrNotExist) {
+		if err == nil {
+			err = fmt.Errorf("manifest %s: %w in the bucket", key, ErrExists)
+		}
+		return fmt.Errorf("snapshot %s: %w (unfinished: no manifest written)", b.snap, err)
+	}
+	tags, err := b.s.uploadFiles(ctx, b.snap, m.Files)
 	if err == nil {
 		// checked again right before the manifest: a lease lost since
 		err = leaseLost(b.leases()...)
@@ -41,7 +54,11 @@ func (b *Backup) finishRemote(m *Manifest) error {
 		b.s.dropUploads(b.snap, m.Files)
 		return fmt.Errorf("snapshot %s: %w (unfinished: no manifest written)", b.snap, ctxCause(ctx, err))
 	}
-	return b.s.writeManifest(ctx, b.snap, m, objstore.Cond{IfAbsent: true})
+	blob, err := encodeManifest(b.snap, m)
+	if err != nil {
+		return err
+	}
+	return b.s.putManifest(ctx, b.snap, blob, objstore.Cond{IfAbsent: true}, tags)
 }
 
 // leases are the backup's leases in the bucket: its writer's and its
@@ -64,29 +81,37 @@ func ctxCause(ctx context.Context, err error) error {
 	return err
 }
 
-// uploadFiles puts the snapshot's files into the bucket, a few at a time.
-func (s *Store) uploadFiles(ctx context.Context, snap Snapshot, files []FileInfo) error {
+// uploadFiles puts the snapshot's files into the bucket, a few at a
+// time, and returns their ETags by name.
+func (s *Store) uploadFiles(ctx context.Context, snap Snapshot, files []FileInfo) (map[string]string, error) {
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(uploadWorkers)
+	var mu sync.Mutex
+	tags := make(map[string]string, len(files)+1)
 	for _, f := range files {
-		g.Go(func() error { return s.putSnapshotFile(ctx, snap, f.Filename) })
+		g.Go(func() error {
+			tag, err := s.putSnapshotFile(ctx, snap, f.Filename)
+			mu.Lock()
+			tags[f.Filename] = tag
+			mu.Unlock()
+			return err
+		})
 	}
-	return g.Wait()
+	return tags, g.Wait()
 }
 
 // putSnapshotFile uploads one file of the snapshot directory.
-func (s *Store) putSnapshotFile(ctx context.Context, snap Snapshot, name string) error {
+func (s *Store) putSnapshotFile(ctx context.Context, snap Snapshot, name string) (etag string, err error) {
 	if err := checkName(name); err != nil {
-		return err
+		return "", err
 	}
 	path := filepath.Join(s.SnapshotPath(snap), name)
 	key := snapshotFile(snap, name)
 	info, err := putLocalFile(ctx, s.remote.bucket, key, path, fileLimit(name))
 	if err != nil {
-		return fmt.Errorf("upload %s: %w", key, err)
+		return "", fmt.Errorf("upload %s: %w", key, err)
 	}
-	setMirrorTime(path, info)
-	return nil
+	return info.ETag, nil
 }
 
 // dropUploads deletes what a failed Finish uploaded: the snapshot has no
@@ -107,8 +132,10 @@ func (s *Store) dropUploads(snap Snapshot, files []FileInfo) {
 
 // putManifest puts a manifest blob under cond and then writes it into the
 // snapshot directory: the bucket first, so that no local manifest names
-// a snapshot the bucket does not have.
-func (s *Store) putManifest(ctx context.Context, snap Snapshot, blob []byte, cond objstore.Cond) error {
+// a snapshot the bucket does not have. Then the local files this host
+// put (tags: ETags by name, the manifest's added) get their objects'
+// times, so that the next refresh takes them as they are.
+func (s *Store) putManifest(ctx context.Context, snap Snapshot, blob []byte, cond objstore.Cond, tags map[string]string) error {
 	key := snapshotFile(snap, ManifestName)
 	info, err := s.remote.putOnce(ctx, key, cond, blob)
 	if errors.Is(err, objstore.ErrPrecondition) && cond.IfAbsent {
@@ -121,7 +148,11 @@ func (s *Store) putManifest(ctx context.Context, snap Snapshot, blob []byte, con
 	if err := writeFileAtomic(path, blob); err != nil {
 		return err
 	}
-	setMirrorTime(path, info)
+	if tags == nil {
+		tags = map[string]string{}
+	}
+	tags[ManifestName] = info.ETag
+	s.stampMirror(ctx, snap, tags)
 	return nil
 }
 
@@ -170,7 +201,7 @@ func (s *Store) updateManifestRemote(ctx context.Context, snap Snapshot, fn func
 		if err != nil {
 			return err
 		}
-		err = s.putManifest(ctx, snap, nb, objstore.Cond{IfMatch: info.ETag})
+		err = s.putManifest(ctx, snap, nb, objstore.Cond{IfMatch: info.ETag}, nil)
 		if !errors.Is(err, objstore.ErrPrecondition) {
 			return err
 		}
@@ -205,12 +236,23 @@ func (s *Store) setProtectedRemote(ctx context.Context, snap Snapshot, on bool) 
 	return nil
 }
 
-// setMirrorTime gives a mirrored file the LastModified of its object, by
-// which the next refresh knows it unchanged (a zero time leaves it: the
-// refresh downloads the file again).
-func setMirrorTime(path string, info objstore.ObjectInfo) {
-	if !info.LastModified.IsZero() {
-		os.Chtimes(path, time.Time{}, info.LastModified)
+// stampMirror gives the snapshot's local files this host put the
+// LastModified their objects are listed with (one listing), by which the
+// next refresh knows them unchanged. tags holds the ETags of what was put
+// (by name): an object another host replaced since is left to the next
+// refresh. Failing changes nothing but a download more.
+func (s *Store) stampMirror(ctx context.Context, snap Snapshot, tags map[string]string) {
+	dir := s.SnapshotPath(snap)
+	for obj, err := range s.remote.bucket.List(ctx, snapshotFile(snap, ""), "") {
+		if err != nil {
+			return
+		}
+		name := path.Base(obj.Key)
+		if tag, ok := tags[name]; !ok || tag == "" || tag != obj.ETag || obj.LastModified.IsZero() {
+			continue
+		}
+		ts := []unix.Timespec{unix.NsecToTimespec(time.Now().UnixNano()), unix.NsecToTimespec(obj.LastModified.UnixNano())}
+		unix.UtimesNanoAt(unix.AT_FDCWD, filepath.Join(dir, name), ts, unix.AT_SYMLINK_NOFOLLOW)
 	}
 }
 
@@ -237,7 +279,8 @@ func (s *Store) CommitManifest(ctx context.Context, snap Snapshot, tmp string) e
 	if err != nil {
 		return err
 	}
-	if err := s.uploadFiles(ctx, snap, m.Files); err != nil {
+	tags, err := s.uploadFiles(ctx, snap, m.Files)
+	if err != nil {
 		s.dropUploads(snap, m.Files)
 		return fmt.Errorf("snapshot %s: %w (unfinished: no manifest written)", snap, err)
 	}
@@ -249,6 +292,7 @@ func (s *Store) CommitManifest(ctx context.Context, snap Snapshot, tmp string) e
 	if err := os.Rename(filepath.Join(dir, tmp), final); err != nil {
 		return fmt.Errorf("snapshot %s: %w", snap, err)
 	}
-	setMirrorTime(final, info)
+	tags[ManifestName] = info.ETag
+	s.stampMirror(ctx, snap, tags)
 	return nil
 }

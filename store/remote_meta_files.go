@@ -100,9 +100,15 @@ func parseSnapshotKey(key string) (Snapshot, string, error) {
 	return snap, name, nil
 }
 
+// mirrorMarker is the hidden file a refresh puts into a snapshot
+// directory it makes: a directory with it is the mirror's, not a local
+// backup's, and the refresh may remove it when unfinished and gone from
+// the bucket.
+const mirrorMarker = ".mirrored"
+
 // openSnapshotDirAt opens (making what is missing) the snapshot's
 // directory under root, one component at a time and never through a
-// symlink.
+// symlink. A snapshot directory it makes gets the mirrorMarker.
 func (s *Store) openSnapshotDirAt(snap Snapshot) (int, error) {
 	fd, err := unix.Open(s.root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -110,11 +116,14 @@ func (s *Store) openSnapshotDirAt(snap Snapshot) (int, error) {
 	}
 	rel := strings.TrimSuffix(snapshotFile(snap, ""), "/")
 	path := s.root
+	made := false
 	for _, c := range strings.Split(rel, "/") {
 		path = filepath.Join(path, c)
 		next, err := openDirAt(fd, c)
 		if errors.Is(err, unix.ENOENT) {
-			if err = unix.Mkdirat(fd, c, 0o755); err == nil || errors.Is(err, unix.EEXIST) {
+			err = unix.Mkdirat(fd, c, 0o755)
+			made = err == nil
+			if err == nil || errors.Is(err, unix.EEXIST) {
 				next, err = openDirAt(fd, c)
 			}
 		}
@@ -126,6 +135,11 @@ func (s *Store) openSnapshotDirAt(snap Snapshot) (int, error) {
 			return -1, fmt.Errorf("%s: %w", path, err)
 		}
 		fd = next
+	}
+	if made {
+		if m, err := unix.Openat(fd, mirrorMarker, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644); err == nil {
+			unix.Close(m)
+		}
 	}
 	return fd, nil
 }

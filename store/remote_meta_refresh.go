@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 
@@ -27,8 +25,9 @@ import (
 // manifest last. A local snapshot that has a manifest while the bucket
 // has none (forgotten by another host) is removed, unless it is locked
 // here (a backup writing it, a reader). Unfinished snapshots are
-// mirrored too (GC marks their indexes); a local unfinished one the
-// bucket lacks is left (a backup starting, or one that died here).
+// mirrored too (GC marks their indexes) and removed with the bucket's;
+// a local unfinished one the refresh did not make is left (a backup
+// starting, or one that died here).
 
 // metaSync serializes a store's refreshes.
 type metaSync struct {
@@ -65,14 +64,15 @@ func (e *RefreshError) Unwrap() []error { return e.Refused }
 // Refresh brings a remote store's local snapshot directories up to date
 // with the bucket (see above); on a local store it does nothing. A
 // *RefreshError lists what it refused to mirror; another error means the
-// bucket could not be listed, and then nothing local was removed.
+// bucket could not be listed whole (then only the snapshots of groups
+// listed whole before may have been removed).
 func (s *Store) Refresh(ctx context.Context) error {
 	if s.remote == nil {
 		return nil
 	}
 	s.remote.meta.mu.Lock()
 	defer s.remote.meta.mu.Unlock()
-	r := &refresher{s: s, ctx: ctx, seen: map[string]bool{}, times: map[string]bool{}}
+	r := newRefresher(ctx, s)
 	tops, err := s.remote.bucket.ListDirs(ctx, "")
 	if err != nil {
 		return fmt.Errorf("refresh from bucket %s: %w", s.remote.cfg.Bucket, err)
@@ -104,6 +104,39 @@ func (s *Store) Refresh(ctx context.Context) error {
 	return r.result()
 }
 
+// refreshGroup is Refresh for one group (a backup about to start, a
+// group's forget, holding the group's lock): its snapshots from other
+// hosts are there, and its time order is the bucket's. Refused keys are
+// logged.
+func (s *Store) refreshGroup(ctx context.Context, g Group) error {
+	if s.remote == nil {
+		return nil
+	}
+	s.remote.meta.mu.Lock()
+	defer s.remote.meta.mu.Unlock()
+	r := newRefresher(ctx, s)
+	r.group, r.g = groupKey(g), g
+	for obj, err := range s.remote.bucket.List(ctx, r.group, "") {
+		if err != nil {
+			return fmt.Errorf("group %s: refresh from bucket %s: %w", g, s.remote.cfg.Bucket, err)
+		}
+		if err := r.add(obj); err != nil {
+			return err
+		}
+	}
+	if err := r.flushGroup(); err != nil {
+		return err
+	}
+	if err := r.result(); err != nil {
+		slog.Warn("some of the bucket's objects are not mirrored", "group", g, "err", err)
+	}
+	return nil
+}
+
+func newRefresher(ctx context.Context, s *Store) *refresher {
+	return &refresher{s: s, ctx: ctx, seen: map[string]bool{}, times: map[string]bool{}}
+}
+
 // refresher is one refresh's state.
 type refresher struct {
 	s   *Store
@@ -112,7 +145,7 @@ type refresher struct {
 
 	group string          // the current group's key prefix
 	g     Group           // and the group
-	times map[string]bool // its snapshots with a manifest in the bucket
+	times map[string]bool // its snapshots in the bucket: true with a manifest
 	seen  map[string]bool // the key prefixes of the groups seen
 
 	snapKey string // the current snapshot's key prefix
@@ -204,14 +237,15 @@ func (r *refresher) flushSnapshot() error {
 		case ProtectedName:
 			protected = true
 		}
-		if err := r.mirror(dirfd, dir, name, objs[i]); err != nil {
+		if gone, err := r.mirror(dirfd, dir, name, objs[i]); err != nil || gone {
 			return err
 		}
 	}
 	if manifest < 0 {
+		r.times[snap.TimeString()] = false
 		return nil
 	}
-	if err := r.mirror(dirfd, dir, ManifestName, objs[manifest]); err != nil {
+	if gone, err := r.mirror(dirfd, dir, ManifestName, objs[manifest]); err != nil || gone {
 		return err
 	}
 	r.times[snap.TimeString()] = true
@@ -225,23 +259,29 @@ func (r *refresher) flushSnapshot() error {
 
 // mirror downloads one object unless the local file is up to date. A
 // refusal (a local entry in the way, an object too large) is recorded;
-// other errors end the refresh.
-func (r *refresher) mirror(dirfd int, dir, name string, obj objstore.ObjectInfo) error {
+// other errors end the refresh. gone is an object deleted since the
+// listing (a forget under way): the rest of its snapshot is passed over,
+// which then counts as absent from the bucket (what the refresh removes
+// is confirmed by a request of its own first).
+func (r *refresher) mirror(dirfd int, dir, name string, obj objstore.ObjectInfo) (gone bool, err error) {
 	ok, err := mirrorUpToDate(dirfd, dir, name, obj)
 	if err != nil {
 		r.refuse(err)
-		return nil
+		return false, nil
 	}
 	if ok {
-		return nil
+		return false, nil
 	}
 	r.buf, err = r.s.remote.download(r.ctx, dirfd, dir, name, obj, r.buf)
 	var ke *KeyError
-	if errors.As(err, &ke) {
+	switch {
+	case errors.As(err, &ke):
 		r.refuse(err)
-		return nil
+		return false, nil
+	case errors.Is(err, objstore.ErrNotExist):
+		return true, nil
 	}
-	return err
+	return false, err
 }
 
 // flushGroup ends the current group: its local finished snapshots the
@@ -256,79 +296,6 @@ func (r *refresher) flushGroup() error {
 	g, times := r.g, r.times
 	r.group, r.times = "", map[string]bool{}
 	return r.removeVanished(g, times)
-}
-
-// removeUnseenGroups removes the local finished snapshots of the groups
-// the bucket has no object of.
-func (r *refresher) removeUnseenGroups() error {
-	nss, err := r.s.Namespaces("")
-	if err != nil {
-		return err
-	}
-	for _, ns := range nss {
-		groups, err := r.s.Groups(ns)
-		if err != nil {
-			return err
-		}
-		for _, g := range groups {
-			if !r.seen[groupKey(g)] {
-				if err := r.removeVanished(g, nil); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// removeVanished removes g's local snapshots that have a manifest while
-// times (the bucket's finished ones) lacks them, each after a HEAD that
-// confirms its manifest is gone (it may have come since the listing).
-func (r *refresher) removeVanished(g Group, times map[string]bool) error {
-	if r.s.CheckGroupDirs(g) != nil {
-		return nil // a symlink on the way (refused when mirrored), or gone
-	}
-	names, err := readNames(r.s.GroupPath(g))
-	if err != nil {
-		return nil
-	}
-	slices.Sort(names)
-	for _, n := range names {
-		t, err := ParseTime(n)
-		if err != nil || times[n] {
-			continue
-		}
-		snap := Snapshot{Group: g, Time: t}
-		if _, err := os.Lstat(filepath.Join(r.s.SnapshotPath(snap), ManifestName)); err != nil {
-			continue // unfinished here: a backup starting, or one that died
-		}
-		if err := r.s.removeForgotten(r.ctx, snap); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// removeForgotten removes the local copy of a snapshot whose manifest has
-// left the bucket, unless it is locked here or the manifest is back.
-func (s *Store) removeForgotten(ctx context.Context, snap Snapshot) error {
-	_, err := s.remote.bucket.Head(ctx, snapshotFile(snap, ManifestName))
-	if err == nil {
-		return nil
-	}
-	if !errors.Is(err, objstore.ErrNotExist) {
-		return fmt.Errorf("refresh: snapshot %s: %w", snap, err)
-	}
-	l, err := s.lockSnapshot(ctx, snap, true, 0)
-	if err != nil {
-		return nil // in use here: the next refresh removes it
-	}
-	defer l.Unlock()
-	dir := s.SnapshotPath(snap)
-	if !l.sameFile(dir) {
-		return nil
-	}
-	return removeViaTrash(dir, snap.TimeString())
 }
 
 // refreshOnOpen refreshes a remote store as Open opens it. Refused keys

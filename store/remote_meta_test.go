@@ -254,9 +254,10 @@ func TestRemoteSecondHostMirror(t *testing.T) {
 	}
 }
 
-// A local snapshot being written here is not removed by a refresh,
-// although the bucket has no manifest of it.
-func TestRemoteRefreshKeepsLocalWriter(t *testing.T) {
+// Unfinished snapshots: one the bucket has (another host's backup under
+// way) is mirrored, and removed once the bucket has nothing of it; one
+// being written here, or left by a backup that died here, is kept.
+func TestRemoteRefreshUnfinished(t *testing.T) {
 	s := storetest.NewRemoteStore(t)
 	ctx := context.Background()
 	b, err := s.StartBackup(ctx, vm1, at(1))
@@ -264,9 +265,30 @@ func TestRemoteRefreshKeepsLocalWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Abort()
+	dead := store.Snapshot{Group: store.Group{Type: store.TypeVM, ID: "2"}, Time: at(1)}
+	if err := os.MkdirAll(s.SnapshotPath(dead), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	elsewhere := store.Snapshot{Group: store.Group{Type: store.TypeCT, ID: "3"}, Time: at(2)}
+	key := snapKey(elsewhere, "root.pxar.didx")
+	if _, err := store.BucketOf(s).Put(ctx, key, objstore.Cond{}, []byte("partial")); err != nil {
+		t.Fatal(err)
+	}
 	refresh(t, s)
-	if _, err := os.Stat(b.Dir()); err != nil {
-		t.Fatalf("the refresh removed a snapshot being written: %v", err)
+	if _, err := os.Stat(filepath.Join(s.SnapshotPath(elsewhere), "root.pxar.didx")); err != nil {
+		t.Fatalf("the bucket's unfinished snapshot is not mirrored: %v", err)
+	}
+	if err := store.BucketOf(s).Delete(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	refresh(t, s)
+	if _, err := os.Stat(s.SnapshotPath(elsewhere)); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the mirror keeps an unfinished snapshot the bucket dropped: %v", err)
+	}
+	for _, dir := range []string{b.Dir(), s.SnapshotPath(dead)} {
+		if _, err := os.Stat(dir); err != nil {
+			t.Fatalf("the refresh removed a local unfinished snapshot: %v", err)
+		}
 	}
 }
 
@@ -311,5 +333,84 @@ func TestRemoteCommitManifest(t *testing.T) {
 	refresh(t, s)
 	if !finished(t, s, b) {
 		t.Fatal("the refresh removed the committed snapshot")
+	}
+}
+
+// The files a host published are taken as up to date by its next
+// refresh (their times are their objects'): nothing is downloaded again.
+// A file changed in the bucket is.
+func TestRemoteRefreshDownloadsOnlyChanges(t *testing.T) {
+	h1, h2 := twoHosts(t)
+	ctx := context.Background()
+	snap := backupAt(t, h1, vm1, 1)
+	ino := func(s *store.Store, name string) uint64 {
+		var st unix.Stat_t
+		if err := unix.Stat(filepath.Join(s.SnapshotPath(snap), name), &st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Ino
+	}
+	names := []string{store.ManifestName, "disk.img.fidx", "notes.blob"}
+	before := map[string]uint64{}
+	for _, n := range names {
+		before[n] = ino(h1, n)
+	}
+	refresh(t, h1)
+	for _, n := range names {
+		if ino(h1, n) != before[n] {
+			t.Errorf("the refresh downloaded %s, which this host published", n)
+		}
+	}
+	// a manifest update elsewhere is downloaded; the rest is not
+	refresh(t, h2)
+	if err := h2.UpdateManifest(ctx, snap, func(m *store.Manifest) error {
+		m.SetVerifyState(store.VerifyState{State: "ok", UPID: "x"})
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	refresh(t, h1)
+	if ino(h1, store.ManifestName) == before[store.ManifestName] {
+		t.Error("the refresh did not download the changed manifest")
+	}
+	if ino(h1, "disk.img.fidx") != before["disk.img.fidx"] {
+		t.Error("the refresh downloaded an unchanged index")
+	}
+}
+
+// A refresh beside forgets (objects deleted between its listing and its
+// downloads) does not fail, and ends with the bucket's state.
+func TestRemoteRefreshBesideForget(t *testing.T) {
+	h1, h2 := twoHosts(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		var err error
+		for ctx.Err() == nil && err == nil {
+			err = h2.Refresh(ctx)
+		}
+		if ctx.Err() != nil {
+			err = nil
+		}
+		errc <- err
+	}()
+	var last store.Snapshot
+	for d := 1; d <= 12; d++ {
+		snap := backupAt(t, h1, vm1, d)
+		if d > 1 {
+			if err := h1.ForgetSnapshot(context.Background(), last); err != nil {
+				t.Fatal(err)
+			}
+		}
+		last = snap
+	}
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatalf("a refresh beside forgets: %v", err)
+	}
+	refresh(t, h2)
+	snaps, err := h2.Snapshots(vm1)
+	if err != nil || len(snaps) != 1 || !snaps[0].Time.Equal(last.Time) || !snaps[0].Finished {
+		t.Fatalf("host 2 has %+v (%v), want only %s", snaps, err, last)
 	}
 }

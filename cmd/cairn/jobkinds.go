@@ -6,6 +6,7 @@ import (
 	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/jobs/gc"
 	"github.com/cairnfs/cairn/jobs/prune"
+	"github.com/cairnfs/cairn/jobs/storesync"
 	"github.com/cairnfs/cairn/jobs/tape"
 	"github.com/cairnfs/cairn/jobs/verify"
 	"github.com/cairnfs/cairn/store"
@@ -15,7 +16,7 @@ import (
 // registered, for the mount's .jobs tree and for foreground commands.
 func jobKinds() []jobs.Kind {
 	return []jobs.Kind{verify.VerifyKind{}, tape.TapeExportKind{}, tape.TapeRestoreKind{},
-		prune.Kind{}, gc.GCKind{}}
+		prune.Kind{}, gc.GCKind{}, storesync.Kind{}}
 }
 
 // jobManager returns a job manager for s with every job kind, logging

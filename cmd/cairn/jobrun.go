@@ -43,10 +43,15 @@ func (a *app) runJob(kind string, params map[string]string, level slog.Level, wa
 	return j.Status(), nil
 }
 
-// jobProgress shows a running job's progress under label (the tape
-// jobs' display).
+// jobProgress shows a running job's progress under label, its items
+// counted as chunks (the tape jobs' display).
 func (a *app) jobProgress(label string) func(*jobs.Job) func() {
-	return func(j *jobs.Job) func() { return startJobProgress(a.stderr, label, j).Stop }
+	return a.jobProgressOf(label, "chunks")
+}
+
+// jobProgressOf is jobProgress for a job whose items are of another kind.
+func (a *app) jobProgressOf(label, items string) func(*jobs.Job) func() {
+	return func(j *jobs.Job) func() { return startJobProgress(a.stderr, label, items, j).Stop }
 }
 
 // jobExit turns a finished job into the exit code: 3 when some snapshots

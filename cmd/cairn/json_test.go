@@ -12,6 +12,7 @@ import (
 	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/jobs/gc"
 	"github.com/cairnfs/cairn/jobs/prune"
+	"github.com/cairnfs/cairn/jobs/storesync"
 	"github.com/cairnfs/cairn/jobs/tape"
 	"github.com/cairnfs/cairn/jobs/verify"
 )
@@ -26,6 +27,7 @@ var jsonOutputs = []struct {
 	{"verify", verify.VerifyReport{}},
 	{"prune", prune.Report{}},
 	{"gc", gc.Report{}},
+	{"sync", storesync.Report{}},
 	{"tape export", tape.TapeExportReport{}},
 	{"tape restore", tape.TapeRestoreReport{}},
 	{"Mount statistics", fs.Stats{}},

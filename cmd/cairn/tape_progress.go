@@ -20,7 +20,7 @@ type jobProgress struct {
 	done sync.WaitGroup
 }
 
-func startJobProgress(w io.Writer, label string, j *jobs.Job) *jobProgress {
+func startJobProgress(w io.Writer, label, items string, j *jobs.Job) *jobProgress {
 	p := &jobProgress{stop: make(chan struct{})}
 	tty := isTerminal(w)
 	every := plainEvery
@@ -42,7 +42,7 @@ func startJobProgress(w io.Writer, label string, j *jobs.Job) *jobProgress {
 				return
 			case <-t.C:
 			}
-			line := jobProgressLine(label, j.Progress(), time.Since(start))
+			line := jobProgressLine(label, items, j.Progress(), time.Since(start))
 			if tty {
 				fmt.Fprint(w, "\r\x1b[K"+line)
 			} else {
@@ -59,16 +59,16 @@ func (p *jobProgress) Stop() {
 	p.done.Wait()
 }
 
-func jobProgressLine(label string, p jobs.Progress, el time.Duration) string {
+func jobProgressLine(label, items string, p jobs.Progress, el time.Duration) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s", label, humanize.IBytes(uint64(p.BytesDone)))
 	if p.BytesTotal > 0 {
 		fmt.Fprintf(&b, " of %s (%.1f%%)", humanize.IBytes(uint64(p.BytesTotal)), 100*float64(p.BytesDone)/float64(p.BytesTotal))
 	}
 	if p.ItemsTotal > 0 {
-		fmt.Fprintf(&b, ", %d of %d chunks", p.ItemsDone, p.ItemsTotal)
+		fmt.Fprintf(&b, ", %d of %d %s", p.ItemsDone, p.ItemsTotal, items)
 	} else {
-		fmt.Fprintf(&b, ", %d chunks", p.ItemsDone)
+		fmt.Fprintf(&b, ", %d %s", p.ItemsDone, items)
 	}
 	fmt.Fprintf(&b, ", %.1f MB/s", p.BytesPerSec/1e6)
 	eta := p.ETASeconds

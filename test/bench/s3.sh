@@ -31,18 +31,20 @@ for i in $(seq 100); do curl -sf http://127.0.0.1:19000/minio/health/ready && br
 curl -sf --aws-sigv4 "aws:amz:us-east-1:s3" --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" -X PUT http://127.0.0.1:19000/bench
 
 mount_read() { # mount_read LABEL STORE FILE
-  "$CAIRN" --store "$2" mount --cache-size 1G mnt 2>/dev/null &
+  "$CAIRN" --store "$2" mount --cache-size 1G mnt 2>>mount.log &
+  local pid=$!
   wait_mounted mnt 30
   drop_caches
-  timed "$1" "$bytes" dd if="mnt/$3" of=/dev/null bs=1M
-  "$CAIRN" umount mnt; sleep 1
+  timed "$1" "$bytes" dd if="mnt/$3" of=/dev/null bs=1M status=none
+  "$CAIRN" umount mnt; wait "$pid"
 }
 mount_tar() { # mount_tar LABEL STORE DIR
-  "$CAIRN" --store "$2" mount 2>/dev/null &
+  "$CAIRN" --store "$2" mount mnt 2>>mount.log &
+  local pid=$!
   wait_mounted mnt 30
   drop_caches
   timed "$1" "$tbytes" sh -c "cd 'mnt/$3' && tar cf - . | wc -c"
-  "$CAIRN" umount mnt; sleep 1
+  "$CAIRN" umount mnt; wait "$pid"
 }
 
 for kind in local minio minio+$DELAY; do
@@ -57,7 +59,7 @@ for kind in local minio minio+$DELAY; do
   for run in first second; do
     timed "$kind: backup ($run)" "$bytes" "$CAIRN" --store "$st" backup --id img --no-sync x.img:rand.img
   done
-  "$CAIRN" --store "$st" backup --id tree --no-sync go.pxar:"$src" >/dev/null
+  "$CAIRN" --store "$st" backup --id tree --no-sync go.pxar:"$src" >/dev/null 2>&1
   rm -rf "$st/.chunk-cache"; drop_caches
   timed "$kind: cat (cold)" "$bytes" "$CAIRN" --store "$st" cat host/img x.img
   rm -rf "$st/.chunk-cache"

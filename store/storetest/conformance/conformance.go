@@ -116,8 +116,7 @@ func testMissing(t *testing.T, s *store.Store) {
 // corrupt chunks.
 func testCorrupt(t *testing.T, s *store.Store) {
 	ctx := context.Background()
-	other, otherBlob := blobOf(t, []byte("other data"))
-	_ = other
+	_, otherBlob := blobOf(t, []byte("other data"))
 	bad := map[string][]byte{
 		"not a blob":    []byte("this is not a DataBlob at all"),
 		"bad crc":       flipLast(otherBlob),
