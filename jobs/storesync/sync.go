@@ -108,7 +108,7 @@ func New(from, to *store.Store, opt Options, obs Observer) (*Syncer, error) {
 	}
 	return &Syncer{from: from, to: to, opt: opt, obs: obs,
 		lookFirst: to.IOParallelism() == 0 || from.IOParallelism() > 0,
-		rep: Report{From: from.Root(), To: to.Root(), Snapshots: []SnapshotResult{}}}, nil
+		rep:       Report{From: from.Root(), To: to.Root(), Snapshots: []SnapshotResult{}}}, nil
 }
 
 // sameStore tells whether two stores are one: one directory, or two
