@@ -220,7 +220,13 @@ func (c *remoteCollector) oldestWriter(ctx context.Context) (time.Time, error) {
 // as the local GC stops on an index it cannot read. Other refused keys
 // (hostile names no reader reads) are passed over and named in note.
 func (c *remoteCollector) refresh(ctx context.Context) (note string, err error) {
-	err = c.s.Refresh(ctx)
+	for try := 0; ; try++ {
+		// an object gone between the listing and its download is a
+		// snapshot forgotten meanwhile: listing again settles it
+		if err = c.s.Refresh(ctx); try == 2 || !errors.Is(err, objstore.ErrNotExist) {
+			break
+		}
+	}
 	var re *RefreshError
 	if !errors.As(err, &re) {
 		if err != nil {

@@ -7,10 +7,12 @@ import (
 	"log/slog"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
 	"github.com/cairnfs/cairn/store/objstore"
+	"golang.org/x/sync/errgroup"
 	"golang.org/x/sys/unix"
 )
 
@@ -18,11 +20,12 @@ import (
 // protocol, doc.go). The bucket's top-level "directories" are listed;
 // .chunks/ and .cairn/ are passed over and every other one (ns/, ct/,
 // host/, vm/) is listed whole, in key order, which keeps a snapshot's
-// keys, and a group's, together: the refresh holds one snapshot's
-// objects and one group's snapshot times at a time, and the names of
-// the groups seen. A snapshot's files are downloaded when new or changed
-// (size and LastModified, which the local file keeps as its mtime), its
-// manifest last. A local snapshot that has a manifest while the bucket
+// keys, and a group's, together: the refresh holds the objects of the
+// snapshots being downloaded (at most refreshWorkers at once, each by a
+// worker of its own) and one group's snapshot times at a time, and the
+// names of the groups seen. A snapshot's files are downloaded when new
+// or changed (size and LastModified, which the local file keeps as its
+// mtime), its manifest last. A local snapshot that has a manifest while the bucket
 // has none (forgotten by another host) is removed, unless it is locked
 // here (a backup writing it, a reader). Unfinished snapshots are
 // mirrored too (GC marks their indexes) and removed with the bucket's;
@@ -73,9 +76,15 @@ func (s *Store) Refresh(ctx context.Context) error {
 	s.remote.meta.mu.Lock()
 	defer s.remote.meta.mu.Unlock()
 	r := newRefresher(ctx, s)
-	tops, err := s.remote.bucket.ListDirs(ctx, "")
+	return r.finish(r.all())
+}
+
+// all lists and mirrors every snapshot prefix of the bucket.
+func (r *refresher) all() error {
+	bucket := r.s.remote.bucket
+	tops, err := bucket.ListDirs(r.ctx, "")
 	if err != nil {
-		return fmt.Errorf("refresh from bucket %s: %w", s.remote.cfg.Bucket, err)
+		return fmt.Errorf("refresh from bucket %s: %w", r.s.remote.cfg.Bucket, err)
 	}
 	for _, top := range tops {
 		switch top {
@@ -86,22 +95,27 @@ func (s *Store) Refresh(ctx context.Context) error {
 			r.refuse(&KeyError{Key: top, Reason: "not a namespace or backup type directory"})
 			continue
 		}
-		for obj, err := range s.remote.bucket.List(ctx, top, "") {
-			if err != nil {
-				return fmt.Errorf("refresh from bucket %s: list %s: %w", s.remote.cfg.Bucket, top, err)
-			}
-			if err := r.add(obj); err != nil {
-				return err
-			}
+		if err := r.list(top); err != nil {
+			return err
 		}
 	}
 	if err := r.flushGroup(); err != nil {
 		return err
 	}
-	if err := r.removeUnseenGroups(); err != nil {
-		return err
+	return r.removeUnseenGroups()
+}
+
+// list takes every object under prefix.
+func (r *refresher) list(prefix string) error {
+	for obj, err := range r.s.remote.bucket.List(r.ctx, prefix, "") {
+		if err != nil {
+			return fmt.Errorf("refresh from bucket %s: list %s: %w", r.s.remote.cfg.Bucket, prefix, err)
+		}
+		if err := r.add(obj); err != nil {
+			return err
+		}
 	}
-	return r.result()
+	return nil
 }
 
 // refreshGroup is Refresh for one group (a backup about to start, a
@@ -116,32 +130,49 @@ func (s *Store) refreshGroup(ctx context.Context, g Group) error {
 	defer s.remote.meta.mu.Unlock()
 	r := newRefresher(ctx, s)
 	r.group, r.g = groupKey(g), g
-	for obj, err := range s.remote.bucket.List(ctx, r.group, "") {
-		if err != nil {
-			return fmt.Errorf("group %s: refresh from bucket %s: %w", g, s.remote.cfg.Bucket, err)
-		}
-		if err := r.add(obj); err != nil {
-			return err
-		}
+	err := r.list(r.group)
+	if err == nil {
+		err = r.flushGroup()
 	}
-	if err := r.flushGroup(); err != nil {
-		return err
-	}
-	if err := r.result(); err != nil {
+	err = r.finish(err)
+	var re *RefreshError
+	if errors.As(err, &re) {
 		slog.Warn("some of the bucket's objects are not mirrored", "group", g, "err", err)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("group %s: %w", g, err)
 	}
 	return nil
 }
 
+// refreshWorkers bounds the snapshots a refresh downloads at once.
+const refreshWorkers = 8
+
 func newRefresher(ctx context.Context, s *Store) *refresher {
-	return &refresher{s: s, ctx: ctx, seen: map[string]bool{}, times: map[string]bool{}}
+	eg, ctx := errgroup.WithContext(ctx)
+	eg.SetLimit(refreshWorkers)
+	return &refresher{s: s, ctx: ctx, eg: eg, seen: map[string]bool{}, times: map[string]bool{}}
 }
 
-// refresher is one refresh's state.
+// finish waits for the downloads and returns the refresh's error: err,
+// a download's, or the refused keys.
+func (r *refresher) finish(err error) error {
+	if werr := r.eg.Wait(); err == nil {
+		err = werr
+	}
+	if err != nil {
+		return err
+	}
+	return r.result()
+}
+
+// refresher is one refresh's state. The listing goes on in the calling
+// goroutine; each snapshot's downloads run in a bounded pool (eg).
 type refresher struct {
 	s   *Store
-	ctx context.Context
-	buf []byte // download buffer, reused
+	ctx context.Context // ends when a download fails
+	eg  *errgroup.Group
 
 	group string          // the current group's key prefix
 	g     Group           // and the group
@@ -153,11 +184,14 @@ type refresher struct {
 	objs    []objstore.ObjectInfo // its objects
 	names   []string
 
+	mu      sync.Mutex // refused, more
 	refused []error
 	more    int
 }
 
 func (r *refresher) refuse(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if len(r.refused) < maxRefused {
 		r.refused = append(r.refused, err)
 	} else {
@@ -210,17 +244,26 @@ func (r *refresher) add(obj objstore.ObjectInfo) error {
 // groupKey is a group's key prefix in the bucket.
 func groupKey(g Group) string { return path.Join(g.NS.rel(), g.Type, g.ID) + "/" }
 
-// flushSnapshot mirrors the current snapshot's objects: the manifest
-// last, and the protection marker removed when the bucket has none.
+// flushSnapshot hands the current snapshot's objects to a download
+// worker (mirrorSnapshot), noting it in the group's times.
 func (r *refresher) flushSnapshot() error {
 	if r.snapKey == "" {
 		return nil
 	}
 	objs, names, snap := r.objs, r.names, r.snap
-	r.objs, r.names, r.snapKey = r.objs[:0], r.names[:0], ""
+	r.objs, r.names, r.snapKey = nil, nil, ""
 	if err := r.ctx.Err(); err != nil {
 		return err
 	}
+	r.times[snap.TimeString()] = slices.Contains(names, ManifestName)
+	r.eg.Go(func() error { return r.mirrorSnapshot(snap, objs, names) })
+	return nil
+}
+
+// mirrorSnapshot downloads what changed of one snapshot, the manifest
+// last, and removes the local protection marker when the bucket has
+// none.
+func (r *refresher) mirrorSnapshot(snap Snapshot, objs []objstore.ObjectInfo, names []string) error {
 	dir := r.s.SnapshotPath(snap)
 	dirfd, err := r.s.openSnapshotDirAt(snap)
 	if err != nil {
@@ -229,6 +272,7 @@ func (r *refresher) flushSnapshot() error {
 	}
 	defer unix.Close(dirfd)
 	manifest, protected := -1, false
+	var buf []byte
 	for i, name := range names {
 		switch name {
 		case ManifestName:
@@ -237,18 +281,16 @@ func (r *refresher) flushSnapshot() error {
 		case ProtectedName:
 			protected = true
 		}
-		if gone, err := r.mirror(dirfd, dir, name, objs[i]); err != nil || gone {
+		if gone, err := r.mirror(dirfd, dir, name, objs[i], &buf); err != nil || gone {
 			return err
 		}
 	}
 	if manifest < 0 {
-		r.times[snap.TimeString()] = false
 		return nil
 	}
-	if gone, err := r.mirror(dirfd, dir, ManifestName, objs[manifest]); err != nil || gone {
+	if gone, err := r.mirror(dirfd, dir, ManifestName, objs[manifest], &buf); err != nil || gone {
 		return err
 	}
-	r.times[snap.TimeString()] = true
 	if !protected {
 		if err := unix.Unlinkat(dirfd, ProtectedName, 0); err != nil && !errors.Is(err, unix.ENOENT) {
 			r.refuse(fmt.Errorf("%s: %w", filepath.Join(dir, ProtectedName), err))
@@ -260,10 +302,9 @@ func (r *refresher) flushSnapshot() error {
 // mirror downloads one object unless the local file is up to date. A
 // refusal (a local entry in the way, an object too large) is recorded;
 // other errors end the refresh. gone is an object deleted since the
-// listing (a forget under way): the rest of its snapshot is passed over,
-// which then counts as absent from the bucket (what the refresh removes
-// is confirmed by a request of its own first).
-func (r *refresher) mirror(dirfd int, dir, name string, obj objstore.ObjectInfo) (gone bool, err error) {
+// listing (a forget under way): the rest of its snapshot is passed over
+// until the next refresh.
+func (r *refresher) mirror(dirfd int, dir, name string, obj objstore.ObjectInfo, buf *[]byte) (gone bool, err error) {
 	ok, err := mirrorUpToDate(dirfd, dir, name, obj)
 	if err != nil {
 		r.refuse(err)
@@ -272,7 +313,7 @@ func (r *refresher) mirror(dirfd int, dir, name string, obj objstore.ObjectInfo)
 	if ok {
 		return false, nil
 	}
-	r.buf, err = r.s.remote.download(r.ctx, dirfd, dir, name, obj, r.buf)
+	*buf, err = r.s.remote.download(r.ctx, dirfd, dir, name, obj, *buf)
 	var ke *KeyError
 	switch {
 	case errors.As(err, &ke):
