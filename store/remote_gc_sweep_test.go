@@ -48,9 +48,9 @@ func TestSweepJoin(t *testing.T) {
 		modified time.Time
 		del      bool
 	}{
-		{0, false, old, false},   // marked
-		{1, false, old, true},    // garbage
-		{2, true, old, false},    // the only copy of a marked chunk
+		{0, false, old, false}, // marked
+		{1, false, old, true},  // garbage
+		{2, true, old, false},  // the only copy of a marked chunk
 		{3, false, pending, false},
 		{3, true, old, true}, // a .bad copy of an unmarked chunk
 		{5, false, old, false},
