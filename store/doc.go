@@ -71,7 +71,8 @@
 // backup writing it, a reader); so is an unfinished one the refresh made
 // (it holds a hidden marker) once the bucket has nothing of it. Other
 // local unfinished ones are left (a backup starting, or one that died
-// here).
+// here). A group the bucket has nothing of loses its local directory
+// once it is empty and not new.
 //
 // Rule 1, leases (remote_leases.go). A lease is an object renewed by its
 // holder every TTL/5 (5 minutes by default) with If-Match, taken over

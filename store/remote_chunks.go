@@ -33,6 +33,9 @@ var (
 // and the ctx variants let a writer's cancellation stop the requests.
 type probing interface {
 	insertChunk(ctx context.Context, d chunk.Digest, header, payload []byte) (bool, error)
+	// putMissing stores chunk d that the caller's look found missing
+	// just now (ReuseChunkContext): no second look.
+	putMissing(ctx context.Context, d chunk.Digest, header, payload []byte) error
 	touchChunk(ctx context.Context, d chunk.Digest) error
 	// parallelism is how many requests a writer should keep in flight.
 	parallelism() int
@@ -129,6 +132,16 @@ func (c *remoteChunks) insertChunk(ctx context.Context, d chunk.Digest, header, 
 			return false, err
 		}
 	}
+}
+
+// putMissing implements probing: a PUT. The object was not there at
+// the caller's HEAD, so no sweep listed it (one that did found it new,
+// by another writer): the upload is safe by its LastModified.
+func (c *remoteChunks) putMissing(ctx context.Context, d chunk.Digest, header, payload []byte) error {
+	if _, err := c.r.bucket.Put(ctx, chunkKey(d), objstore.Cond{}, header, payload); err != nil {
+		return fmt.Errorf("insert %w", c.chunkError(d, err))
+	}
+	return nil
 }
 
 // HasChunk implements Backend (a HEAD).

@@ -313,3 +313,39 @@ func TestRemoteKnownChunksCostNothing(t *testing.T) {
 	}
 	t.Logf("second backup of %d known chunks: %d requests", chunks, n)
 }
+
+// TestRemoteChunkCacheSymlink: a chunk cache directory replaced by a
+// symbolic link is never written through; reads go to the bucket.
+func TestRemoteChunkCacheSymlink(t *testing.T) {
+	ctx := context.Background()
+	_, _, cfg := newRemoteTest(t, 0)
+	dir := filepath.Join(t.TempDir(), "store")
+	s, err := CreateRemote(ctx, dir, cfg, CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	outside := t.TempDir()
+	if err := os.Remove(filepath.Join(dir, chunkCacheDir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, chunkCacheDir)); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	d, blob := testBlob(t, 6, 2000)
+	if _, err := s.InsertChunk(d, blob); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := s.ReadChunk(ctx, d, ChunkOptions{}); err != nil || string(b.Bytes()) != string(blob) {
+		t.Fatalf("read: %v", err)
+	}
+	s.remote.cache.close()
+	if names, _ := os.ReadDir(outside); len(names) != 0 {
+		t.Fatalf("written through the symbolic link: %v", names)
+	}
+}

@@ -156,3 +156,30 @@ func TestRemoteLeaseLostFailsBackup(t *testing.T) {
 		t.Fatal("a backup that lost its lease published its manifest")
 	}
 }
+
+// A manifest update on a host whose mirror still has a snapshot another
+// host forgot fails with ErrNotFound and does not bring the manifest
+// back into the bucket (its If-Match finds nothing); so does a
+// protection.
+func TestRemoteUpdateAfterForgetElsewhere(t *testing.T) {
+	h1, h2 := twoHosts(t)
+	ctx := context.Background()
+	a := backupAt(t, h1, vm1, 1)
+	refresh(t, h2)
+	if err := h1.ForgetSnapshot(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	err := h2.UpdateManifest(ctx, a, func(m *store.Manifest) error {
+		m.SetVerifyState(store.VerifyState{State: "ok", UPID: "late"})
+		return nil
+	})
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("update of a snapshot forgotten elsewhere: %v", err)
+	}
+	if err := h2.SetProtected(ctx, a, true); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("protection of a snapshot forgotten elsewhere: %v", err)
+	}
+	if inBucket(t, h1, snapKey(a, store.ManifestName)) || inBucket(t, h1, snapKey(a, store.ProtectedName)) {
+		t.Fatal("the forgotten snapshot's manifest or marker came back into the bucket")
+	}
+}

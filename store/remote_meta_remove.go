@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/cairnfs/cairn/store/objstore"
 )
@@ -17,7 +18,8 @@ import (
 // one locked here.
 
 // removeUnseenGroups removes the local finished snapshots of the groups
-// the bucket has no object of.
+// the bucket has no object of, and then such a group's directory when no
+// snapshot is left in it.
 func (r *refresher) removeUnseenGroups() error {
 	nss, err := r.s.Namespaces("")
 	if err != nil {
@@ -33,6 +35,7 @@ func (r *refresher) removeUnseenGroups() error {
 				if err := r.removeVanished(g, nil); err != nil {
 					return err
 				}
+				r.s.removeEmptyGroup(r.ctx, g)
 			}
 		}
 	}
@@ -118,4 +121,28 @@ func (r *remote) snapshotGone(ctx context.Context, snap Snapshot, all bool) (boo
 		return false, err // an object (or an error): not gone
 	}
 	return true, nil
+}
+
+// newGroupAge is how old an empty group directory must be before a
+// refresh removes it: one younger may be a backup's that is starting
+// (made, its lock not yet taken).
+const newGroupAge = time.Minute
+
+// removeEmptyGroup removes g's local directory when it holds no snapshot
+// directory, is not new, and its local lock is free (not waited for: a
+// backup of the group starting here keeps it).
+func (s *Store) removeEmptyGroup(ctx context.Context, g Group) {
+	dir := s.GroupPath(g)
+	if s.CheckGroupDirs(g) != nil || !oldFile(dir, newGroupAge) {
+		return
+	}
+	l, err := s.flock(ctx, filepath.Join(dir, ".backup.lck"), true, 0)
+	if err != nil {
+		return
+	}
+	defer l.Unlock()
+	if snaps, err := s.Snapshots(g); err != nil || len(snaps) > 0 {
+		return
+	}
+	removeViaTrash(dir, g.ID)
 }

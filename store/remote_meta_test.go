@@ -252,6 +252,19 @@ func TestRemoteSecondHostMirror(t *testing.T) {
 	if snaps, _ := h1.Snapshots(vm1); len(snaps) != 0 {
 		t.Fatalf("host 1 keeps %d snapshots of the forgotten group", len(snaps))
 	}
+	// the group's directory goes once it is no longer new (a backup of
+	// the group starting here would have just made it)
+	if groups, _ := h1.Groups(""); len(groups) != 1 {
+		t.Fatalf("host 1 lost the group's directory while new: %v", groups)
+	}
+	old := time.Now().Add(-2 * time.Minute)
+	if err := os.Chtimes(h1.GroupPath(vm1), old, old); err != nil {
+		t.Fatal(err)
+	}
+	refresh(t, h1)
+	if groups, err := h1.Groups(""); err != nil || len(groups) != 0 {
+		t.Fatalf("host 1 keeps groups %v (%v) after the group was forgotten", groups, err)
+	}
 }
 
 // Unfinished snapshots: one the bucket has (another host's backup under

@@ -68,18 +68,24 @@ type chunkWorker struct {
 }
 
 // copy makes chunk it present in the target: reused (touched) when it is
-// there, else read from the source, checked and inserted.
+// there, else read from the source, checked and inserted. Where a lookup
+// in the target costs a request and a read of the source none (local to
+// a bucket), a chunk of no base snapshot is read and inserted at once:
+// the insert's own lookup finds it when the target has it (and keeps it
+// as a reuse would), one request less for every chunk copied.
 func (w *chunkWorker) copy(ctx context.Context, it chunkItem) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	reused, err := w.s.to.ReuseChunkContext(ctx, w.known, w.filter, it.d)
-	if err != nil {
-		return fmt.Errorf("target: chunk %s: %w", it.d, err)
-	}
-	if reused {
-		w.s.chunksReused.Add(1)
-		return nil
+	if _, known := w.known[it.d]; known || w.s.lookFirst || w.filter.Has(it.d) {
+		reused, err := w.s.to.ReuseChunkContext(ctx, w.known, w.filter, it.d)
+		if err != nil {
+			return fmt.Errorf("target: chunk %s: %w", it.d, err)
+		}
+		if reused {
+			w.s.chunksReused.Add(1)
+			return nil
+		}
 	}
 	blob, err := w.s.from.ReadChunk(ctx, it.d, store.ChunkOptions{Buf: w.buf})
 	if err != nil {
@@ -88,12 +94,14 @@ func (w *chunkWorker) copy(ctx context.Context, it chunkItem) error {
 	defer blob.Release()
 	w.buf = blob.Bytes()
 	var n int
+	var existed bool
 	err = blob.Do(func(raw []byte) error {
 		if err := w.check(raw, it); err != nil {
 			return fmt.Errorf("source: chunk %s: %w", it.d, err)
 		}
 		n = len(raw)
-		if _, err := w.s.to.InsertChunkContext(ctx, it.d, raw); err != nil {
+		existed, err = w.s.to.InsertChunkContext(ctx, it.d, raw)
+		if err != nil {
 			return fmt.Errorf("target: %w", err)
 		}
 		return nil
@@ -102,6 +110,10 @@ func (w *chunkWorker) copy(ctx context.Context, it chunkItem) error {
 		return err
 	}
 	w.filter.Add(it.d)
+	if existed {
+		w.s.chunksReused.Add(1)
+		return nil
+	}
 	w.s.chunksCopied.Add(1)
 	w.s.bytesCopied.Add(int64(n))
 	w.s.obs.AddDone(0, int64(n))

@@ -41,8 +41,16 @@ func TestSyncRemote(t *testing.T) {
 	}
 	snaps = append(snaps, next)
 
+	// a group of its own with data the bucket has: found by the insert's
+	// lookup, nothing uploaded
+	twin := store.Group{Type: store.TypeVM, ID: "101"}
+	storetest.BackupImage(t, a, twin, t0, storetest.Image{Data: imageAt(vm1.String(), 0), ChunkSize: chunkSize})
+	if rep := mustRun(t, a, r, Options{Group: &twin}); rep.SnapshotsCopied != 1 || rep.ChunksCopied != 0 || rep.ChunksReused != 16 {
+		t.Fatalf("twin: %+v", rep)
+	}
+
 	c := storetest.NewStore(t)
-	if rep := mustRun(t, other, c, Options{}); rep.SnapshotsCopied != 5 {
+	if rep := mustRun(t, other, c, Options{}); rep.SnapshotsCopied != 6 {
 		t.Fatalf("remote -> local: %+v", rep)
 	}
 	for _, s := range snaps {

@@ -75,6 +75,10 @@ type Syncer struct {
 	opt      Options
 	obs      Observer
 
+	// lookFirst: a chunk is looked up in the target before it is read
+	// from the source (see chunkWorker.copy).
+	lookFirst bool
+
 	chunksCopied, chunksReused, bytesCopied, dataBytes atomic.Int64
 
 	// beforeFinish, when set (by tests), runs before a copy's manifest
@@ -103,7 +107,8 @@ func New(from, to *store.Store, opt Options, obs Observer) (*Syncer, error) {
 		obs = discard{}
 	}
 	return &Syncer{from: from, to: to, opt: opt, obs: obs,
-		rep: Report{From: from.Root(), To: to.Root(), Snapshots: []SnapshotResult{}}}, nil
+		lookFirst: to.IOParallelism() == 0 || from.IOParallelism() > 0,
+		rep:       Report{From: from.Root(), To: to.Root(), Snapshots: []SnapshotResult{}}}, nil
 }
 
 // sameStore tells whether two stores are one: one directory, or two
