@@ -109,7 +109,7 @@ const (
 )
 
 // gcLeaseTTL is the GC lease's time to live; it is renewed every TTL/5.
-const gcLeaseTTL = 5 * time.Minute
+const gcLeaseTTL = objstore.DefaultLeaseTTL
 
 // gcSortDirPrefix names the marked set's directory in the store's root.
 const gcSortDirPrefix = ".gc-marks-"

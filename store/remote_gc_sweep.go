@@ -108,7 +108,9 @@ type sweepJoin struct {
 	has      bool
 	lastGood chunk.Digest // the last chunk (not .bad) listed
 	seenGood bool
-	prefix   int // prefix directories passed, for progress
+	prefix   int          // prefix directories passed, for progress
+	prev     chunk.Digest // the last digest listed
+	listed   bool
 }
 
 func (j *sweepJoin) nextMarked() error {
@@ -118,8 +120,13 @@ func (j *sweepJoin) nextMarked() error {
 }
 
 // advance passes the marked digests below d: those with no chunk
-// listed are missing.
+// listed are missing. A listing out of key order stops the sweep: the
+// join would take a marked chunk listed late for garbage.
 func (j *sweepJoin) advance(d chunk.Digest) error {
+	if j.listed && cmpDigest(d, j.prev) < 0 {
+		return fmt.Errorf("the bucket listed chunk %s after %s: not in key order; nothing more is deleted", d, j.prev)
+	}
+	j.prev, j.listed = d, true
 	j.progress(int(d[0])<<8 | int(d[1]))
 	for j.has && cmpDigest(j.m, d) < 0 {
 		if !j.seenGood || j.lastGood != j.m {

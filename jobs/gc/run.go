@@ -100,7 +100,8 @@ func (r *gcRun) run(ctx context.Context) (Report, error) {
 	return r.rep, err
 }
 
-// collect runs the atime check and both phases.
+// collect begins the store's collection (the atime check of a local
+// store, the GC lease of a remote one) and runs both phases.
 func (r *gcRun) collect(ctx context.Context) error {
 	if n, err := r.s.CleanTrash(ctx); err != nil {
 		r.logf("warning: removing what killed forgets left: %v", err)
@@ -135,14 +136,14 @@ func (r *gcRun) collect(ctx context.Context) error {
 	t := time.Now()
 	err = r.mark(ctx)
 	r.rep.Phase1Seconds = time.Since(t).Seconds()
+	if err != nil && ctx.Err() == nil && !errors.Is(err, ErrBadIndex) {
+		err = fmt.Errorf("%w: %w", ErrBadIndex, err)
+	}
 	if err == nil {
 		err = col.EndMark(ctx)
 	}
 	r.markReport()
 	if err != nil {
-		if ctx.Err() == nil && !errors.Is(err, ErrBadIndex) {
-			err = fmt.Errorf("%w: %w", ErrBadIndex, err)
-		}
 		return fmt.Errorf("gc phase 1: %w", err)
 	}
 	r.logf("phase 1 done: %d index files, %d chunk references, %d chunks touched, %d missing, in %s",
