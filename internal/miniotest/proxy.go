@@ -2,6 +2,8 @@ package miniotest
 
 import (
 	"context"
+	"fmt"
+	"html"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -18,7 +20,7 @@ import (
 // and benchmarks of latency. The client's Host header is passed on as it
 // is (requests are signed over it).
 type Proxy struct {
-	delay    time.Duration
+	delay    atomic.Int64 // time.Duration
 	url      string
 	srv      *http.Server
 	requests atomic.Int64
@@ -40,10 +42,19 @@ func NewProxy(t testing.TB, target string, delay time.Duration) *Proxy {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 256
 	rp.Transport = tr
-	p := &Proxy{delay: delay, url: "http://" + ln.Addr().String()}
+	// A server behind it that is down answers as a load balancer would:
+	// 503 with an S3 error body saying why.
+	rp.ErrorHandler = func(w http.ResponseWriter, _ *http.Request, err error) {
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>ServiceUnavailable</Code><Message>miniotest proxy: %s</Message></Error>`,
+			html.EscapeString(err.Error()))
+	}
+	p := &Proxy{url: "http://" + ln.Addr().String()}
+	p.delay.Store(int64(delay))
 	p.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.requests.Add(1)
-		t := time.NewTimer(p.delay)
+		t := time.NewTimer(time.Duration(p.delay.Load()))
 		defer t.Stop()
 		select {
 		case <-r.Context().Done():
@@ -64,6 +75,9 @@ func NewProxy(t testing.TB, target string, delay time.Duration) *Proxy {
 
 // Endpoint is the proxy's URL, to use as objstore.Config.Endpoint.
 func (p *Proxy) Endpoint() string { return p.url }
+
+// SetDelay changes the delay of the requests to come.
+func (p *Proxy) SetDelay(d time.Duration) { p.delay.Store(int64(d)) }
 
 // Requests is how many requests the proxy has received.
 func (p *Proxy) Requests() int64 { return p.requests.Load() }

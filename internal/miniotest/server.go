@@ -24,8 +24,9 @@ type Server struct {
 
 	bin     string
 	addr    string
+	dir     string // holds dataDir and logPath
+	rmDir   bool   // the wrapper removes dir when it ends (shared server)
 	dataDir string
-	rmData  bool // the wrapper removes dataDir when it ends (shared server)
 	logPath string
 
 	mu     sync.Mutex
@@ -85,6 +86,9 @@ func Start(t testing.TB) *Server {
 			return
 		}
 		shared, sharedErr = launch(bin, dir, true)
+		if sharedErr != nil {
+			os.RemoveAll(dir)
+		}
 	})
 	if sharedErr != nil {
 		t.Fatalf("miniotest: %v", sharedErr)
@@ -112,8 +116,9 @@ func randomHex(n int) string {
 }
 
 // launch starts a server on a free port, trying a few ports (another
-// process may take the one found free before MinIO binds it).
-func launch(bin, dataDir string, rmData bool) (*Server, error) {
+// process may take the one found free before MinIO binds it). Its data
+// and log are in dir (removed by the wrapper when it ends if rmDir).
+func launch(bin, dir string, rmDir bool) (*Server, error) {
 	var err error
 	for range 3 {
 		var addr string
@@ -125,8 +130,8 @@ func launch(bin, dataDir string, rmData bool) (*Server, error) {
 			Endpoint:  "http://" + addr,
 			AccessKey: "cairn" + randomHex(6),
 			SecretKey: randomHex(16),
-			bin:       bin, addr: addr, dataDir: dataDir, rmData: rmData,
-			logPath: filepath.Join(os.TempDir(), "cairn-minio-"+randomHex(4)+".log"),
+			bin:       bin, addr: addr, dir: dir, rmDir: rmDir,
+			dataDir: filepath.Join(dir, "data"), logPath: filepath.Join(dir, "minio.log"),
 		}
 		if err = s.start(); err == nil {
 			return s, nil
@@ -176,8 +181,8 @@ func (s *Server) start() error {
 		"MINIO_BROWSER=off",
 		"MINIO_UPDATE=off",
 	)
-	if s.rmData {
-		cmd.Env = append(cmd.Env, "CAIRN_MINIO_RMDIR="+s.dataDir)
+	if s.rmDir {
+		cmd.Env = append(cmd.Env, "CAIRN_MINIO_RMDIR="+s.dir)
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = r, logf, logf
 	if err := cmd.Start(); err != nil {

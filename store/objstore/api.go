@@ -6,6 +6,7 @@ package objstore
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"time"
 )
@@ -92,6 +93,14 @@ type HeldError struct {
 }
 
 func (e *HeldError) Error() string {
-	return "lease " + e.Key + " held by " + e.Holder.Command + " on " + e.Holder.Host
+	h := e.Holder
+	if h.Host == "" && h.Command == "" && h.PID == 0 {
+		return "lease " + e.Key + " held (its object names no holder; it expires by its age)"
+	}
+	msg := fmt.Sprintf("lease %s held by %q, PID %d on host %q", e.Key, h.Command, h.PID, h.Host)
+	if !h.Start.IsZero() {
+		msg += " since " + h.Start.UTC().Format(time.RFC3339)
+	}
+	return msg
 }
 func (e *HeldError) Unwrap() error { return ErrHeld }

@@ -84,6 +84,13 @@ func TestLoadCredentialsHostile(t *testing.T) {
 		write("space", "AWS_ACCESS_KEY_ID=a b\nAWS_SECRET_ACCESS_KEY="+secret, 0o600): "line 1",
 		write("binary", "\x00\xff"+secret, 0o600):                                     "line 1",
 	}
+	if os.Getuid() == 0 { // a file of another user (only root can make one)
+		foreign := write("foreign", good, 0o600)
+		if err := os.Chown(foreign, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		cases[foreign] = "owned by uid 65534"
+	}
 	for f, want := range cases {
 		_, err := objstore.LoadCredentials(f)
 		if err == nil {

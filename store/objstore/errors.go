@@ -36,7 +36,7 @@ func (e *Error) Error() string {
 		sb.WriteString(e.Endpoint)
 	}
 	sb.WriteString(": ")
-	sb.WriteString(e.Err.Error())
+	sb.WriteString(causeText(e.Err))
 	if e.Cause != nil && e.Cause != e.Err {
 		sb.WriteString(" (")
 		sb.WriteString(causeText(e.Cause))
@@ -70,7 +70,7 @@ func itoa(n int) string {
 func causeText(err error) string {
 	var er minio.ErrorResponse
 	if errors.As(err, &er) && er.Code != "" {
-		if er.Message != "" {
+		if er.Message != "" && er.Message != er.Code {
 			return er.Code + ": " + er.Message
 		}
 		return er.Code

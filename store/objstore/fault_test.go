@@ -54,6 +54,7 @@ func TestRetryClasses(t *testing.T) {
 		{503, "SlowDown", 3, true},
 		{500, "InternalError", 2, true},
 		{429, "TooManyRequests", 1, true},
+		{499, "ClientDisconnected", 1, true},
 		{503, "SlowDown", 4, false}, // more than the retries
 		{403, "AccessDenied", 1, false},
 	} {

@@ -32,6 +32,8 @@ const (
 	maxLeaseData = 32 << 10       // Holder.Data at most this
 	maxLeaseTTL  = 24 * time.Hour // a body's TTL above this is taken as this
 	minLeaseTTL  = time.Second
+	// releaseRetries bounds the retries of Release's requests.
+	releaseRetries = 2
 	// DefaultLeaseTTL is the TTL of a lease object that cannot be read
 	// (garbage): it expires this long after its last write.
 	DefaultLeaseTTL = 5 * time.Minute
@@ -160,7 +162,12 @@ func (l *Lease) Release(ctx context.Context) error {
 	<-l.done
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	info, err := l.b.Head(ctx, l.key)
+	// Few retries: a lease not deleted expires by itself (and one of a
+	// process that has ended on this machine is taken over at once), so
+	// a holder failing because the server is down does not wait for it
+	// the whole retry budget again.
+	b := l.b.withRetries(releaseRetries)
+	info, err := b.Head(ctx, l.key)
 	if errors.Is(err, ErrNotExist) {
 		return nil
 	}
@@ -170,7 +177,7 @@ func (l *Lease) Release(ctx context.Context) error {
 	if info.ETag != l.etag {
 		return nil // taken over: not ours to delete
 	}
-	return l.b.Delete(ctx, l.key)
+	return b.Delete(ctx, l.key)
 }
 
 // renew rewrites the lease every ttl/5 until Release; renewals failing
@@ -198,6 +205,11 @@ func (l *Lease) renew() {
 		err := l.write(ctx, Cond{IfMatch: l.etag})
 		l.mu.Unlock()
 		cancel()
+		select {
+		case <-l.stop: // released meanwhile: whatever the write did
+			return
+		default:
+		}
 		switch {
 		case err == nil:
 			lastOK = time.Now()

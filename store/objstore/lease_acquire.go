@@ -70,7 +70,7 @@ func (b *Bucket) Acquire(ctx context.Context, key string, h Holder, ttl, wait ti
 		poll := min(max(ttl/10, 100*time.Millisecond), 2*time.Second, time.Until(deadline))
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, fmt.Errorf("lease %s: waiting for its holder: %w", key, ctx.Err())
 		case <-time.After(poll):
 		}
 	}

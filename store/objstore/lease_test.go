@@ -34,7 +34,8 @@ func TestLeaseExclusive(t *testing.T) {
 	if !errors.As(err, &he) || !errors.Is(err, objstore.ErrHeld) {
 		t.Fatalf("second acquire: %v", err)
 	}
-	if he.Holder.Host != "hosta" || he.Holder.Command != "backup" || !strings.Contains(err.Error(), "hosta") {
+	if he.Holder.Host != "hosta" || he.Holder.Command != "backup" || !strings.Contains(err.Error(), `"hosta"`) ||
+		!strings.Contains(err.Error(), "PID 1 ") || !strings.Contains(err.Error(), la.Start().UTC().Format(time.RFC3339)) {
 		t.Fatalf("held error names %+v: %v", he.Holder, err)
 	}
 	if !he.Holder.Start.Equal(la.Start()) {

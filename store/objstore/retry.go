@@ -38,6 +38,14 @@ func (b *Bucket) do(ctx context.Context, op, key string, f func(context.Context)
 	}
 }
 
+// withRetries is b with at most n retries per request (a shallow copy
+// sharing the client and the clock).
+func (b *Bucket) withRetries(n int) *Bucket {
+	c := *b
+	c.opt.Retries = min(n, b.opt.Retries)
+	return &c
+}
+
 // attempt runs f once under the attempt timeout.
 func (b *Bucket) attempt(ctx context.Context, f func(context.Context) error) error {
 	actx, cancel := context.WithTimeoutCause(ctx, b.opt.Timeout, errAttemptTimeout)
@@ -86,11 +94,12 @@ func retryable(err error) bool {
 	if errors.As(err, &er) && (er.StatusCode != 0 || er.Code != "") {
 		switch er.Code {
 		case "SlowDown", "RequestTimeout", "InternalError", "ServiceUnavailable",
-			"XMinioServerNotInitialized", "XMinioReadQuorum", "XMinioWriteQuorum":
+			"XMinioServerNotInitialized", "XMinioReadQuorum", "XMinioWriteQuorum",
+			"ClientDisconnected": // MinIO's answer to requests in flight as it shuts down
 			return true
 		}
 		return er.StatusCode >= 500 || er.StatusCode == http.StatusTooManyRequests ||
-			er.StatusCode == http.StatusRequestTimeout
+			er.StatusCode == http.StatusRequestTimeout || er.StatusCode == 499
 	}
 	if errors.Is(err, errAttemptTimeout) || errors.Is(err, context.DeadlineExceeded) {
 		return true

@@ -1,0 +1,185 @@
+package test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+
+	"github.com/cairnfs/cairn/internal/miniotest"
+	"github.com/cairnfs/cairn/store/storetest"
+)
+
+// s3Keys returns every key of bucket (prefix p), via a client of the
+// server's own (behind cairn's back).
+func s3Keys(t *testing.T, srv *miniotest.Server, bucket, p string) []string {
+	t.Helper()
+	var keys []string
+	for o := range srv.Client(t).ListObjectsIter(context.Background(), bucket, minio.ListObjectsOptions{Prefix: p, Recursive: true}) {
+		if o.Err != nil {
+			t.Fatalf("listing %s: %v", bucket, o.Err)
+		}
+		keys = append(keys, o.Key)
+	}
+	return keys
+}
+
+// initS3 creates a store in DIR on a fresh bucket of srv (keys from a
+// 0600 credentials file) and returns DIR and the bucket.
+func initS3(t *testing.T, srv *miniotest.Server, endpoint string) (dir, bucket string) {
+	t.Helper()
+	bucket = srv.NewBucket(t)
+	dir = filepath.Join(t.TempDir(), "store")
+	mustCairn(t, "--store", dir, "init", "--s3", "s3://"+bucket+"/cairn", "--endpoint", endpoint,
+		"--path-style", "--credentials-file", storetest.CredentialsFile(t, srv), "--cache-size", "64M")
+	return dir, bucket
+}
+
+// waitChunks waits until the bucket holds at least n chunk objects.
+func waitChunks(t *testing.T, srv *miniotest.Server, bucket string, n int, done <-chan struct{}) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		select {
+		case <-done:
+			t.Fatal("the backup ended before the server could be stopped in its middle")
+		default:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		count := 0
+		for o := range srv.Client(t).ListObjectsIter(ctx, bucket, minio.ListObjectsOptions{Prefix: "cairn/.chunks/", Recursive: true, MaxKeys: n}) {
+			if o.Err == nil {
+				count++
+			}
+			if count >= n {
+				break
+			}
+		}
+		cancel()
+		if count >= n {
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("fewer than %d chunks in the bucket after 2 minutes", n)
+}
+
+// chunkCount is how many chunk objects the bucket holds.
+func chunkCount(t *testing.T, srv *miniotest.Server, bucket string) int {
+	return len(s3Keys(t, srv, bucket, "cairn/.chunks/"))
+}
+
+// startBackup starts `cairn backup` of image as vm/ID (64 KiB chunks:
+// many requests) and returns its result channel.
+func startBackup(t *testing.T, dir, id, image string) (<-chan result, <-chan struct{}) {
+	t.Helper()
+	out := make(chan result, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		out <- cairn(t, nil, "--store", dir, "backup", "--type", "vm", "--id", id, "--chunk-size", "64K",
+			"--no-sync", "disk.img:"+image)
+	}()
+	return out, done
+}
+
+// The server stopped in the middle of a backup: back within the retry
+// window, the backup succeeds; gone for good, the backup fails after its
+// bounded retries with a clear error, leaves no complete-looking
+// snapshot, and once the server is back the next backup of the same
+// group succeeds and everything verifies. Then a chunk deleted behind
+// cairn's back is found by verify.
+func TestS3ServerStoppedMidBackup(t *testing.T) {
+	srv := miniotest.StartOwn(t)
+	// Through a proxy adding 20 ms to each request during the backups cut
+	// short: they last long enough to be cut in their middle (and a server
+	// down behind the proxy answers 503, as behind a load balancer).
+	proxy := miniotest.NewProxy(t, srv.Endpoint, 20*time.Millisecond)
+	dir, bucket := initS3(t, srv, proxy.Endpoint())
+	image := func(seed uint64) string {
+		p := filepath.Join(t.TempDir(), "disk.raw")
+		if err := os.WriteFile(p, randBytes(32<<20, seed), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+
+	// Back within the retry window.
+	res, done := startBackup(t, dir, "a", image(1501))
+	waitChunks(t, srv, bucket, 16, done)
+	srv.Stop()
+	time.Sleep(1500 * time.Millisecond)
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	r := <-res
+	if r.code != 0 {
+		t.Fatalf("backup across a short outage: exit %d: %s", r.code, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "retrying") {
+		t.Errorf("no retry logged across the outage: %s", r.stderr)
+	}
+
+	// Gone for good.
+	before := chunkCount(t, srv, bucket)
+	imgB := image(1502)
+	res, done = startBackup(t, dir, "b", imgB)
+	waitChunks(t, srv, bucket, before+16, done)
+	srv.Stop()
+	start := time.Now()
+	r = <-res
+	t.Logf("backup with the server down failed after %v: %s", time.Since(start), lastLine(r.stderr))
+	if r.code == 0 {
+		t.Fatal("backup with the server down succeeded")
+	}
+	// The cause: the proxy's 503 (with "connection refused" in its body,
+	// which a HEAD's answer has not).
+	if msg := lastLine(r.stderr); !strings.Contains(msg, bucket) || !strings.Contains(msg, "attempts") ||
+		!strings.Contains(msg, "connection refused") && !strings.Contains(msg, "503 Service Unavailable") ||
+		strings.Contains(r.stderr, srv.SecretKey) {
+		t.Fatalf("error of the failed backup (want the bucket, the cause, no secret): %s", r.stderr)
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	proxy.SetDelay(0)
+	for _, k := range s3Keys(t, srv, bucket, "cairn/vm/b/") {
+		if strings.HasSuffix(k, "index.json.blob") {
+			t.Fatalf("the failed backup left a manifest: %s", k)
+		}
+	}
+	if out := mustCairn(t, "--store", dir, "snapshots").stdout; strings.Contains(out, "vm/b/") {
+		t.Fatalf("the failed backup is listed: %s", out)
+	}
+	mustCairn(t, "--store", dir, "backup", "--type", "vm", "--id", "b", "--chunk-size", "64K", "--no-sync", "disk.img:"+imgB)
+	if out := mustCairn(t, "--store", dir, "snapshots").stdout; strings.Count(out, "vm/b/") != 1 || strings.Count(out, "vm/a/") != 1 {
+		t.Fatalf("snapshots after the next backup: %s", out)
+	}
+	mustCairn(t, "--store", dir, "verify")
+
+	// A chunk deleted behind cairn's back (and from its local cache).
+	chunks := s3Keys(t, srv, bucket, "cairn/.chunks/")
+	victim := chunks[len(chunks)/2]
+	if err := srv.Client(t).RemoveObject(context.Background(), bucket, victim, minio.RemoveObjectOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, ".chunk-cache")); err != nil {
+		t.Fatal(err)
+	}
+	r = cairn(t, nil, "--store", dir, "verify")
+	if r.code == 0 {
+		t.Fatalf("verify passed with chunk %s deleted: %s", victim, r.stdout)
+	}
+	if digest := filepath.Base(victim); !strings.Contains(r.stdout+r.stderr, digest) {
+		t.Fatalf("verify does not name the missing chunk %s: %s %s", digest, r.stdout, r.stderr)
+	}
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
