@@ -17,7 +17,11 @@
 // invalidated at once), `latest` moves back, a removed group or
 // namespace empties; files opened before keep reading, from their open
 // index, until garbage collection removes the chunks. Inode numbers are a hash of the
-// entry's path in the store, so they are stable across remounts.
+// entry's path in the store, so they are stable across remounts. Every
+// Options.StoreRefresh the mount has the store refresh what it keeps of
+// snapshots written elsewhere (store.Store.Refresh: a remote store's
+// mirror of its bucket, where other hosts back up); the listings then
+// show it as above.
 //
 // Reads of an archive go through one shared store.Cache and a
 // store.IndexReader per open file (per node in no-open mode), without a

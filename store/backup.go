@@ -70,6 +70,10 @@ func (s *Store) StartBackup(ctx context.Context, g Group, t time.Time) (*Backup,
 		return nil, err
 	}
 	b.locks = append(b.locks, glock)
+	if err := s.refreshGroup(ctx, g); err != nil { // a remote store: the bucket's snapshots of g
+		b.unlock()
+		return nil, err
+	}
 	snap, err := s.backupTime(ctx, g, t)
 	if err != nil {
 		b.unlock()

@@ -177,6 +177,15 @@ func (s *Store) ioParallelism() int {
 	return 0
 }
 
+// insertMissingChunk stores chunk d, which ReuseChunkContext found
+// missing just now: a remote store uploads it without looking again.
+func (s *Store) insertMissingChunk(ctx context.Context, d chunk.Digest, header, payload []byte) (bool, error) {
+	if p, ok := s.backend.(probing); ok {
+		return false, p.putMissing(ctx, d, header, payload)
+	}
+	return s.backend.InsertChunkParts(d, header, payload)
+}
+
 // insertChunk is InsertChunkParts under ctx.
 func (s *Store) insertChunk(ctx context.Context, d chunk.Digest, header, payload []byte) (bool, error) {
 	if p, ok := s.backend.(probing); ok {

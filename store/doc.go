@@ -71,7 +71,8 @@
 // backup writing it, a reader); so is an unfinished one the refresh made
 // (it holds a hidden marker) once the bucket has nothing of it. Other
 // local unfinished ones are left (a backup starting, or one that died
-// here).
+// here). A group the bucket has nothing of loses its local directory
+// once it is empty and not new.
 //
 // Rule 1, leases (remote_leases.go). A lease is an object renewed by its
 // holder every TTL/5 (5 minutes by default) with If-Match, taken over
@@ -136,6 +137,24 @@
 // by a sweep as well: it is checked the same way. LastModified and the
 // lease times are the server's clock, at a second's resolution, compared
 // only with each other.
+//
+// # Garbage collection's side
+//
+// jobs/gc runs a collection; what depends on where the chunks live is a
+// ChunkCollector (collector.go): the cutoff's clocks (Begin), the mark of
+// a referenced chunk, the sweep. The local one (gc_local.go,
+// gc_local_sweep.go, with sweep*.go's primitives) touches atimes and
+// sweeps the prefix directories, closing the race with writers of other
+// processes by renaming a candidate aside before its last check. The
+// remote one (remote_gc.go, rule 4) holds the bucket's GC lease, marks
+// into a sorted set on the local disk (remote_gc_sort.go: external sort,
+// memory bounded), reads the index objects the mirror lacks
+// (remote_gc_indexes.go), tells writers it sweeps through the lease's
+// data, and merge-joins the bucket's chunk listing with the set,
+// deleting by LastModified (remote_gc_sweep.go); remote_gc.go has the
+// whole argument why a chunk in use is never deleted. What verify and
+// tape ask of a chunk beyond a read (StatChunk, MarkBad, ChunkDiskDir,
+// ChunkSizeHint, PrefetchChunk) works on both (remote_chunkinfo.go).
 //
 // Store knows nothing of FUSE or jobs.
 package store

@@ -24,3 +24,7 @@ func WriterLeaseLost(b *Backup) <-chan struct{} { return b.writer.lease.Lost() }
 
 // WriterLeaseKey is the key of the backup's writer lease.
 func WriterLeaseKey(b *Backup) string { return b.writer.lease.Key() }
+
+// SetNameBaseHook sets a function run as a backup is about to name its
+// base in its lease (nil: none).
+func SetNameBaseHook(f func(*Backup)) { testHookNameBase = f }

@@ -110,6 +110,9 @@ func (s *Store) ForgetGroup(ctx context.Context, g Group) (removed []Snapshot, e
 		return nil, fmt.Errorf("forget: %w", err)
 	}
 	defer gl.Unlock()
+	if err := s.refreshGroup(ctx, g); err != nil { // a remote store: the bucket's snapshots of g
+		return nil, fmt.Errorf("forget: %w", err)
+	}
 	snaps, err := s.Snapshots(g)
 	if err != nil {
 		return nil, err

@@ -44,6 +44,7 @@ const staleTemp = time.Hour
 type diskCache struct {
 	dir   string
 	limit int64
+	off   bool // the directory is not one (a symbolic link): no cache
 
 	size     atomic.Int64 // bytes at the last trim plus bytes added since
 	scanned  atomic.Bool  // a trim has measured the cache
@@ -55,7 +56,13 @@ func newDiskCache(root string, limit int64) *diskCache {
 	if limit <= 0 {
 		limit = DefaultChunkCacheSize
 	}
-	return &diskCache{dir: filepath.Join(root, chunkCacheDir), limit: limit}
+	c := &diskCache{dir: filepath.Join(root, chunkCacheDir), limit: limit}
+	if fi, err := os.Lstat(c.dir); err == nil && !fi.IsDir() {
+		// never written through: it could lead out of the store
+		slog.Warn("chunk cache: not a directory, chunks are not cached", "path", c.dir, "type", fi.Mode().Type().String())
+		c.off = true
+	}
+	return c
 }
 
 func (c *diskCache) path(d chunk.Digest) string {
@@ -66,6 +73,9 @@ func (c *diskCache) path(d chunk.Digest) string {
 // read returns chunk d from the cache when a good copy is there: a file
 // whose blob fails its CRC is removed and counts as a miss.
 func (c *diskCache) read(d chunk.Digest, opt ChunkOptions) (Blob, bool) {
+	if c.off {
+		return Blob{d: d, data: opt.Buf[:0], inBuf: true}, false
+	}
 	path := c.path(d)
 	opt.Direct = DirectNever
 	b, err := localDir{}.readChunkAt(d, path, opt)
@@ -86,9 +96,12 @@ func (c *diskCache) read(d chunk.Digest, opt ChunkOptions) (Blob, bool) {
 	return b, true
 }
 
-// add stores blob as chunk d (a blob whose CRC the caller checked). A
-// failure only costs a later read from the bucket: it is logged.
+// add stores blob as chunk d. A failure only costs a later read from
+// the bucket: it is logged.
 func (c *diskCache) add(d chunk.Digest, blob []byte) {
+	if c.off {
+		return
+	}
 	path := c.path(d)
 	tmp, err := os.CreateTemp(filepath.Dir(path), d.String()+".tmp_")
 	if errors.Is(err, fs.ErrNotExist) {

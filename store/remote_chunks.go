@@ -33,6 +33,9 @@ var (
 // and the ctx variants let a writer's cancellation stop the requests.
 type probing interface {
 	insertChunk(ctx context.Context, d chunk.Digest, header, payload []byte) (bool, error)
+	// putMissing stores chunk d that the caller's look found missing
+	// just now (ReuseChunkContext): no second look.
+	putMissing(ctx context.Context, d chunk.Digest, header, payload []byte) error
 	touchChunk(ctx context.Context, d chunk.Digest) error
 	// parallelism is how many requests a writer should keep in flight.
 	parallelism() int
@@ -48,7 +51,7 @@ const (
 	RemoteReadahead = 16
 	// remoteParallelism is the uploads (HEAD, PUT) a writer keeps in
 	// flight.
-	remoteParallelism = 24
+	remoteParallelism = 16
 )
 
 func (c *remoteChunks) parallelism() int { return remoteParallelism }
@@ -71,9 +74,10 @@ func (c *remoteChunks) ReadChunk(ctx context.Context, d chunk.Digest, opt ChunkO
 		return Blob{d: d, data: opt.Buf[:0], inBuf: true}, c.chunkError(d, err)
 	}
 	if opt.Direct != DirectAlways {
-		if _, err := chunk.CheckCRC(data); err == nil {
-			c.r.cache.add(d, data)
-		}
+		// unchecked: a copy damaged on the way is found (its CRC) and
+		// dropped by the cache's next read of it, and one damaged in the
+		// bucket is what the bucket holds
+		c.r.cache.add(d, data)
 	}
 	return Blob{d: d, data: data, inBuf: true}, nil
 }
@@ -128,6 +132,16 @@ func (c *remoteChunks) insertChunk(ctx context.Context, d chunk.Digest, header, 
 			return false, err
 		}
 	}
+}
+
+// putMissing implements probing: a PUT. The object was not there at
+// the caller's HEAD, so no sweep listed it (one that did found it new,
+// by another writer): the upload is safe by its LastModified.
+func (c *remoteChunks) putMissing(ctx context.Context, d chunk.Digest, header, payload []byte) error {
+	if _, err := c.r.bucket.Put(ctx, chunkKey(d), objstore.Cond{}, header, payload); err != nil {
+		return fmt.Errorf("insert %w", c.chunkError(d, err))
+	}
+	return nil
 }
 
 // HasChunk implements Backend (a HEAD).

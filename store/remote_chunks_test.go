@@ -253,3 +253,99 @@ func TestRemoteReuseWaitsForSweep(t *testing.T) {
 		t.Fatal("chunk not back in the bucket")
 	}
 }
+
+// TestRemoteKnownChunksCostNothing: a second backup of the same image
+// takes its base snapshot's chunks as present without a request per
+// chunk (rule 2a), and uploads nothing.
+func TestRemoteKnownChunksCostNothing(t *testing.T) {
+	ctx := context.Background()
+	srv := miniotest.Start(t)
+	p := miniotest.NewProxy(t, srv.Endpoint, 0)
+	cfg := RemoteConfig{Config: srv.ProxyConfig(p, srv.NewBucket(t))}
+	cfg.CredentialsFile = writeCreds(t, srv.Credentials())
+	s, err := CreateRemote(ctx, filepath.Join(t.TempDir(), "store"), cfg, CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const chunks = 128
+	data := make([]byte, chunks<<16)
+	for i := range data {
+		data[i] = byte(i*31 + i/65536*17 + i/977)
+	}
+	img := filepath.Join(t.TempDir(), "img")
+	if err := os.WriteFile(img, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	backup := func(at time.Time) UploadTotals {
+		f, err := os.Open(img)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		b, err := s.StartBackup(ctx, Group{Type: "vm", ID: "known"}, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Sync = SyncNone
+		var st UploadStats
+		if err := b.AddImage(ctx, "disk.img", f, ImageOptions{ChunkSize: 1 << 16, Stats: &st}); err != nil {
+			b.Abort()
+			t.Fatal(err)
+		}
+		if err := b.Finish(); err != nil {
+			t.Fatal(err)
+		}
+		return st.Snapshot()
+	}
+	at := time.Date(2025, 5, 1, 0, 0, 0, 0, time.UTC)
+	if st := backup(at); st.NewChunks != chunks {
+		t.Fatalf("first backup stored %d chunks, want %d", st.NewChunks, chunks)
+	}
+	before := p.Requests()
+	st := backup(at.Add(time.Hour))
+	n := p.Requests() - before
+	if st.NewChunks != 0 || st.KnownBytes != int64(len(data)) {
+		t.Fatalf("second backup: %+v", st)
+	}
+	if n >= chunks/2 {
+		t.Fatalf("second backup of %d known chunks made %d requests", chunks, n)
+	}
+	t.Logf("second backup of %d known chunks: %d requests", chunks, n)
+}
+
+// TestRemoteChunkCacheSymlink: a chunk cache directory replaced by a
+// symbolic link is never written through; reads go to the bucket.
+func TestRemoteChunkCacheSymlink(t *testing.T) {
+	ctx := context.Background()
+	_, _, cfg := newRemoteTest(t, 0)
+	dir := filepath.Join(t.TempDir(), "store")
+	s, err := CreateRemote(ctx, dir, cfg, CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	outside := t.TempDir()
+	if err := os.Remove(filepath.Join(dir, chunkCacheDir)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, chunkCacheDir)); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	d, blob := testBlob(t, 6, 2000)
+	if _, err := s.InsertChunk(d, blob); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := s.ReadChunk(ctx, d, ChunkOptions{}); err != nil || string(b.Bytes()) != string(blob) {
+		t.Fatalf("read: %v", err)
+	}
+	s.remote.cache.close()
+	if names, _ := os.ReadDir(outside); len(names) != 0 {
+		t.Fatalf("written through the symbolic link: %v", names)
+	}
+}

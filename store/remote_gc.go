@@ -119,8 +119,7 @@ type gcLeaseData struct {
 }
 
 // ParseGCPhase reads a GC lease's data (Holder.Data): GCPhaseMark,
-// GCPhaseSweep, or "" when it says neither (a writer then takes the GC
-// for sweeping: waiting is safe, not waiting might not be).
+// GCPhaseSweep, or "" when it says neither (no GC of cairn's wrote it).
 func ParseGCPhase(data []byte) string {
 	var d gcLeaseData
 	if json.Unmarshal(data, &d) != nil {
@@ -221,7 +220,13 @@ func (c *remoteCollector) oldestWriter(ctx context.Context) (time.Time, error) {
 // as the local GC stops on an index it cannot read. Other refused keys
 // (hostile names no reader reads) are passed over and named in note.
 func (c *remoteCollector) refresh(ctx context.Context) (note string, err error) {
-	err = c.s.Refresh(ctx)
+	for try := 0; ; try++ {
+		// an object gone between the listing and its download is a
+		// snapshot forgotten meanwhile: listing again settles it
+		if err = c.s.Refresh(ctx); try == 2 || !errors.Is(err, objstore.ErrNotExist) {
+			break
+		}
+	}
 	var re *RefreshError
 	if !errors.As(err, &re) {
 		if err != nil {

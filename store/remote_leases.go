@@ -24,7 +24,7 @@ import (
 // (a backup fails before its manifest).
 
 // defaultLeaseTTL is how long a lease lives without a renewal.
-const defaultLeaseTTL = 5 * time.Minute
+const defaultLeaseTTL = objstore.DefaultLeaseTTL
 
 // leaseReleaseTimeout bounds the release of a lease when its holder ends.
 const leaseReleaseTimeout = 30 * time.Second
@@ -208,6 +208,10 @@ func leaseContext(ctx context.Context, leases ...*objstore.Lease) (context.Conte
 	return ctx, func() { cancel(context.Canceled) }
 }
 
+// testHookNameBase, set by tests, runs as a backup is about to name its
+// base: between the group's refresh and the lease's update.
+var testHookNameBase func(*Backup)
+
 // nameBase, on a remote store, names the backup's base in its writer's
 // lease and then drops the base if its manifest has left the bucket
 // meanwhile (rule 3: either a forget of the base sees this lease, or
@@ -215,6 +219,9 @@ func leaseContext(ctx context.Context, leases ...*objstore.Lease) (context.Conte
 func (b *Backup) nameBase(ctx context.Context) error {
 	if b.s.remote == nil || b.prev == nil {
 		return nil
+	}
+	if testHookNameBase != nil {
+		testHookNameBase(b)
 	}
 	ok, err := b.writer.setBase(ctx, b.s, b.prev)
 	if err != nil {

@@ -61,12 +61,24 @@ func TestRemoteWriterDropsVanishedBase(t *testing.T) {
 	ctx := context.Background()
 	a := backupAt(t, h1, vm1, 1)
 	refresh(t, h2)
-	if err := store.BucketOf(h1).Delete(ctx, snapKey(a, store.ManifestName)); err != nil {
-		t.Fatal(err)
-	}
-	w, err := h2.StartBackup(ctx, vm1, at(2)) // h2's mirror still has a finished
+	// the forget's deletion comes after the backup's refresh of the group
+	// (which took a as its base) and before it names a in its lease
+	deleted := false
+	store.SetNameBaseHook(func(b *store.Backup) {
+		if base, ok := b.Previous(); ok && base.Time.Equal(a.Time) {
+			deleted = true
+			if err := store.BucketOf(h1).Delete(ctx, snapKey(a, store.ManifestName)); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	defer store.SetNameBaseHook(nil)
+	w, err := h2.StartBackup(ctx, vm1, at(2))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !deleted {
+		t.Fatal("the backup did not take the base it had when it named it")
 	}
 	defer w.Abort()
 	if base, ok := w.Previous(); ok {
@@ -142,5 +154,32 @@ func TestRemoteLeaseLostFailsBackup(t *testing.T) {
 	snap := b.Snapshot()
 	if inBucket(t, s, snapKey(snap, store.ManifestName)) || finished(t, s, snap) {
 		t.Fatal("a backup that lost its lease published its manifest")
+	}
+}
+
+// A manifest update on a host whose mirror still has a snapshot another
+// host forgot fails with ErrNotFound and does not bring the manifest
+// back into the bucket (its If-Match finds nothing); so does a
+// protection.
+func TestRemoteUpdateAfterForgetElsewhere(t *testing.T) {
+	h1, h2 := twoHosts(t)
+	ctx := context.Background()
+	a := backupAt(t, h1, vm1, 1)
+	refresh(t, h2)
+	if err := h1.ForgetSnapshot(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	err := h2.UpdateManifest(ctx, a, func(m *store.Manifest) error {
+		m.SetVerifyState(store.VerifyState{State: "ok", UPID: "late"})
+		return nil
+	})
+	if !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("update of a snapshot forgotten elsewhere: %v", err)
+	}
+	if err := h2.SetProtected(ctx, a, true); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("protection of a snapshot forgotten elsewhere: %v", err)
+	}
+	if inBucket(t, h1, snapKey(a, store.ManifestName)) || inBucket(t, h1, snapKey(a, store.ProtectedName)) {
+		t.Fatal("the forgotten snapshot's manifest or marker came back into the bucket")
 	}
 }

@@ -35,6 +35,16 @@ func (b *Backup) finishRemote(m *Manifest) error {
 	if err := leaseLost(b.leases()...); err != nil {
 		return fmt.Errorf("snapshot %s: %w", b.snap, err)
 	}
+	// the group's lease keeps other hosts' backups of the group out, and
+	// StartBackup saw the bucket's snapshots of it: this is insurance
+	// against overwriting a finished snapshot's files all the same
+	key := snapshotFile(b.snap, ManifestName)
+	if _, err := b.s.remote.bucket.Head(ctx, key); !errors.Is(err, objstore.ErrNotExist) {
+		if err == nil {
+			err = fmt.Errorf("manifest %s: %w in the bucket", key, ErrExists)
+		}
+		return fmt.Errorf("snapshot %s: %w (unfinished: no manifest written)", b.snap, err)
+	}
 	tags, err := b.s.uploadFiles(ctx, b.snap, m.Files)
 	if err == nil {
 		// checked again right before the manifest: a lease lost since

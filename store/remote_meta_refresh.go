@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -13,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/cairnfs/cairn/store/objstore"
+	"golang.org/x/sync/errgroup"
 	"golang.org/x/sys/unix"
 )
 
@@ -20,11 +20,12 @@ import (
 // protocol, doc.go). The bucket's top-level "directories" are listed;
 // .chunks/ and .cairn/ are passed over and every other one (ns/, ct/,
 // host/, vm/) is listed whole, in key order, which keeps a snapshot's
-// keys, and a group's, together: the refresh holds one snapshot's
-// objects and one group's snapshot times at a time, and the names of
-// the groups seen. A snapshot's files are downloaded when new or changed
-// (size and LastModified, which the local file keeps as its mtime), its
-// manifest last. A local snapshot that has a manifest while the bucket
+// keys, and a group's, together: the refresh holds the objects of the
+// snapshots being downloaded (at most refreshWorkers at once, each by a
+// worker of its own) and one group's snapshot times at a time, and the
+// names of the groups seen. A snapshot's files are downloaded when new
+// or changed (size and LastModified, which the local file keeps as its
+// mtime), its manifest last. A local snapshot that has a manifest while the bucket
 // has none (forgotten by another host) is removed, unless it is locked
 // here (a backup writing it, a reader). Unfinished snapshots are
 // mirrored too (GC marks their indexes) and removed with the bucket's;
@@ -66,17 +67,24 @@ func (e *RefreshError) Unwrap() []error { return e.Refused }
 // Refresh brings a remote store's local snapshot directories up to date
 // with the bucket (see above); on a local store it does nothing. A
 // *RefreshError lists what it refused to mirror; another error means the
-// bucket could not be listed, and then nothing local was removed.
+// bucket could not be listed whole (then only the snapshots of groups
+// listed whole before may have been removed).
 func (s *Store) Refresh(ctx context.Context) error {
 	if s.remote == nil {
 		return nil
 	}
 	s.remote.meta.mu.Lock()
 	defer s.remote.meta.mu.Unlock()
-	r := &refresher{s: s, ctx: ctx, seen: map[string]bool{}, times: map[string]bool{}}
-	tops, err := s.remote.bucket.ListDirs(ctx, "")
+	r := newRefresher(ctx, s)
+	return r.finish(r.all())
+}
+
+// all lists and mirrors every snapshot prefix of the bucket.
+func (r *refresher) all() error {
+	bucket := r.s.remote.bucket
+	tops, err := bucket.ListDirs(r.ctx, "")
 	if err != nil {
-		return fmt.Errorf("refresh from bucket %s: %w", s.remote.cfg.Bucket, err)
+		return fmt.Errorf("refresh from bucket %s: %w", r.s.remote.cfg.Bucket, err)
 	}
 	for _, top := range tops {
 		switch top {
@@ -87,29 +95,84 @@ func (s *Store) Refresh(ctx context.Context) error {
 			r.refuse(&KeyError{Key: top, Reason: "not a namespace or backup type directory"})
 			continue
 		}
-		for obj, err := range s.remote.bucket.List(ctx, top, "") {
-			if err != nil {
-				return fmt.Errorf("refresh from bucket %s: list %s: %w", s.remote.cfg.Bucket, top, err)
-			}
-			if err := r.add(obj); err != nil {
-				return err
-			}
+		if err := r.list(top); err != nil {
+			return err
 		}
 	}
 	if err := r.flushGroup(); err != nil {
 		return err
 	}
-	if err := r.removeUnseenGroups(); err != nil {
+	return r.removeUnseenGroups()
+}
+
+// list takes every object under prefix.
+func (r *refresher) list(prefix string) error {
+	for obj, err := range r.s.remote.bucket.List(r.ctx, prefix, "") {
+		if err != nil {
+			return fmt.Errorf("refresh from bucket %s: list %s: %w", r.s.remote.cfg.Bucket, prefix, err)
+		}
+		if err := r.add(obj); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// refreshGroup is Refresh for one group (a backup about to start, a
+// group's forget, holding the group's lock): its snapshots from other
+// hosts are there, and its time order is the bucket's. Refused keys are
+// logged.
+func (s *Store) refreshGroup(ctx context.Context, g Group) error {
+	if s.remote == nil {
+		return nil
+	}
+	s.remote.meta.mu.Lock()
+	defer s.remote.meta.mu.Unlock()
+	r := newRefresher(ctx, s)
+	r.group, r.g = groupKey(g), g
+	err := r.list(r.group)
+	if err == nil {
+		err = r.flushGroup()
+	}
+	err = r.finish(err)
+	var re *RefreshError
+	if errors.As(err, &re) {
+		slog.Warn("some of the bucket's objects are not mirrored", "group", g, "err", err)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("group %s: %w", g, err)
+	}
+	return nil
+}
+
+// refreshWorkers bounds the snapshots a refresh downloads at once.
+const refreshWorkers = 8
+
+func newRefresher(ctx context.Context, s *Store) *refresher {
+	eg, ctx := errgroup.WithContext(ctx)
+	eg.SetLimit(refreshWorkers)
+	return &refresher{s: s, ctx: ctx, eg: eg, seen: map[string]bool{}, times: map[string]bool{}}
+}
+
+// finish waits for the downloads and returns the refresh's error: err,
+// a download's, or the refused keys.
+func (r *refresher) finish(err error) error {
+	if werr := r.eg.Wait(); err == nil {
+		err = werr
+	}
+	if err != nil {
 		return err
 	}
 	return r.result()
 }
 
-// refresher is one refresh's state.
+// refresher is one refresh's state. The listing goes on in the calling
+// goroutine; each snapshot's downloads run in a bounded pool (eg).
 type refresher struct {
 	s   *Store
-	ctx context.Context
-	buf []byte // download buffer, reused
+	ctx context.Context // ends when a download fails
+	eg  *errgroup.Group
 
 	group string          // the current group's key prefix
 	g     Group           // and the group
@@ -121,11 +184,14 @@ type refresher struct {
 	objs    []objstore.ObjectInfo // its objects
 	names   []string
 
+	mu      sync.Mutex // refused, more
 	refused []error
 	more    int
 }
 
 func (r *refresher) refuse(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if len(r.refused) < maxRefused {
 		r.refused = append(r.refused, err)
 	} else {
@@ -178,17 +244,26 @@ func (r *refresher) add(obj objstore.ObjectInfo) error {
 // groupKey is a group's key prefix in the bucket.
 func groupKey(g Group) string { return path.Join(g.NS.rel(), g.Type, g.ID) + "/" }
 
-// flushSnapshot mirrors the current snapshot's objects: the manifest
-// last, and the protection marker removed when the bucket has none.
+// flushSnapshot hands the current snapshot's objects to a download
+// worker (mirrorSnapshot), noting it in the group's times.
 func (r *refresher) flushSnapshot() error {
 	if r.snapKey == "" {
 		return nil
 	}
 	objs, names, snap := r.objs, r.names, r.snap
-	r.objs, r.names, r.snapKey = r.objs[:0], r.names[:0], ""
+	r.objs, r.names, r.snapKey = nil, nil, ""
 	if err := r.ctx.Err(); err != nil {
 		return err
 	}
+	r.times[snap.TimeString()] = slices.Contains(names, ManifestName)
+	r.eg.Go(func() error { return r.mirrorSnapshot(snap, objs, names) })
+	return nil
+}
+
+// mirrorSnapshot downloads what changed of one snapshot, the manifest
+// last, and removes the local protection marker when the bucket has
+// none.
+func (r *refresher) mirrorSnapshot(snap Snapshot, objs []objstore.ObjectInfo, names []string) error {
 	dir := r.s.SnapshotPath(snap)
 	dirfd, err := r.s.openSnapshotDirAt(snap)
 	if err != nil {
@@ -197,6 +272,7 @@ func (r *refresher) flushSnapshot() error {
 	}
 	defer unix.Close(dirfd)
 	manifest, protected := -1, false
+	var buf []byte
 	for i, name := range names {
 		switch name {
 		case ManifestName:
@@ -205,18 +281,16 @@ func (r *refresher) flushSnapshot() error {
 		case ProtectedName:
 			protected = true
 		}
-		if err := r.mirror(dirfd, dir, name, objs[i]); err != nil {
+		if gone, err := r.mirror(dirfd, dir, name, objs[i], &buf); err != nil || gone {
 			return err
 		}
 	}
 	if manifest < 0 {
-		r.times[snap.TimeString()] = false
 		return nil
 	}
-	if err := r.mirror(dirfd, dir, ManifestName, objs[manifest]); err != nil {
+	if gone, err := r.mirror(dirfd, dir, ManifestName, objs[manifest], &buf); err != nil || gone {
 		return err
 	}
-	r.times[snap.TimeString()] = true
 	if !protected {
 		if err := unix.Unlinkat(dirfd, ProtectedName, 0); err != nil && !errors.Is(err, unix.ENOENT) {
 			r.refuse(fmt.Errorf("%s: %w", filepath.Join(dir, ProtectedName), err))
@@ -227,23 +301,28 @@ func (r *refresher) flushSnapshot() error {
 
 // mirror downloads one object unless the local file is up to date. A
 // refusal (a local entry in the way, an object too large) is recorded;
-// other errors end the refresh.
-func (r *refresher) mirror(dirfd int, dir, name string, obj objstore.ObjectInfo) error {
+// other errors end the refresh. gone is an object deleted since the
+// listing (a forget under way): the rest of its snapshot is passed over
+// until the next refresh.
+func (r *refresher) mirror(dirfd int, dir, name string, obj objstore.ObjectInfo, buf *[]byte) (gone bool, err error) {
 	ok, err := mirrorUpToDate(dirfd, dir, name, obj)
 	if err != nil {
 		r.refuse(err)
-		return nil
+		return false, nil
 	}
 	if ok {
-		return nil
+		return false, nil
 	}
-	r.buf, err = r.s.remote.download(r.ctx, dirfd, dir, name, obj, r.buf)
+	*buf, err = r.s.remote.download(r.ctx, dirfd, dir, name, obj, *buf)
 	var ke *KeyError
-	if errors.As(err, &ke) {
+	switch {
+	case errors.As(err, &ke):
 		r.refuse(err)
-		return nil
+		return false, nil
+	case errors.Is(err, objstore.ErrNotExist):
+		return true, nil
 	}
-	return err
+	return false, err
 }
 
 // flushGroup ends the current group: its local finished snapshots the
@@ -260,91 +339,6 @@ func (r *refresher) flushGroup() error {
 	return r.removeVanished(g, times)
 }
 
-// removeUnseenGroups removes the local finished snapshots of the groups
-// the bucket has no object of.
-func (r *refresher) removeUnseenGroups() error {
-	nss, err := r.s.Namespaces("")
-	if err != nil {
-		return err
-	}
-	for _, ns := range nss {
-		groups, err := r.s.Groups(ns)
-		if err != nil {
-			return err
-		}
-		for _, g := range groups {
-			if !r.seen[groupKey(g)] {
-				if err := r.removeVanished(g, nil); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// removeVanished removes g's local snapshots that have a manifest while
-// times (the bucket's snapshots: true when finished) has none, each after
-// a HEAD that confirms it is gone (it may have come since the listing),
-// and the unfinished ones the refresh made (mirrorMarker) that the
-// bucket has nothing of.
-func (r *refresher) removeVanished(g Group, times map[string]bool) error {
-	if r.s.CheckGroupDirs(g) != nil {
-		return nil // a symlink on the way (refused when mirrored), or gone
-	}
-	names, err := readNames(r.s.GroupPath(g))
-	if err != nil {
-		return nil
-	}
-	slices.Sort(names)
-	for _, n := range names {
-		t, err := ParseTime(n)
-		finished, inBucket := times[n]
-		if err != nil || finished {
-			continue
-		}
-		snap := Snapshot{Group: g, Time: t}
-		dir := r.s.SnapshotPath(snap)
-		_, err = os.Lstat(filepath.Join(dir, ManifestName))
-		unfinished := err != nil
-		if unfinished {
-			// a backup starting or one that died here stays; what the
-			// mirror made goes with the bucket's
-			if _, err := os.Lstat(filepath.Join(dir, mirrorMarker)); err != nil || inBucket {
-				continue
-			}
-		}
-		if err := r.s.removeForgotten(r.ctx, snap, unfinished); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// removeForgotten removes the local copy of a snapshot that has left the
-// bucket (its manifest; for an unfinished one, all of it), unless it is
-// locked here or the bucket has it again (it may have come since the
-// listing).
-func (s *Store) removeForgotten(ctx context.Context, snap Snapshot, unfinished bool) error {
-	gone, err := s.remote.snapshotGone(ctx, snap, unfinished)
-	if err != nil {
-		return fmt.Errorf("refresh: snapshot %s: %w", snap, err)
-	}
-	if !gone {
-		return nil
-	}
-	l, err := s.lockSnapshot(ctx, snap, true, 0)
-	if err != nil {
-		return nil // in use here: the next refresh removes it
-	}
-	defer l.Unlock()
-	dir := s.SnapshotPath(snap)
-	if !l.sameFile(dir) {
-		return nil
-	}
-	return removeViaTrash(dir, snap.TimeString())
-}
-
 // refreshOnOpen refreshes a remote store as Open opens it. Refused keys
 // do not keep the store from opening (they are logged); a bucket that
 // cannot be listed does.
@@ -359,23 +353,4 @@ func (s *Store) refreshOnOpen(ctx context.Context) error {
 		return fmt.Errorf("open store %s: %w", s.root, err)
 	}
 	return nil
-}
-
-// snapshotGone reports whether the bucket has no manifest of snap and,
-// when all is true, no object of it at all.
-func (r *remote) snapshotGone(ctx context.Context, snap Snapshot, all bool) (bool, error) {
-	_, err := r.bucket.Head(ctx, snapshotFile(snap, ManifestName))
-	if err == nil {
-		return false, nil
-	}
-	if !errors.Is(err, objstore.ErrNotExist) {
-		return false, err
-	}
-	if !all {
-		return true, nil
-	}
-	for _, err := range r.bucket.List(ctx, snapshotFile(snap, ""), "") {
-		return false, err // an object (or an error): not gone
-	}
-	return true, nil
 }

@@ -252,6 +252,19 @@ func TestRemoteSecondHostMirror(t *testing.T) {
 	if snaps, _ := h1.Snapshots(vm1); len(snaps) != 0 {
 		t.Fatalf("host 1 keeps %d snapshots of the forgotten group", len(snaps))
 	}
+	// the group's directory goes once it is no longer new (a backup of
+	// the group starting here would have just made it)
+	if groups, _ := h1.Groups(""); len(groups) != 1 {
+		t.Fatalf("host 1 lost the group's directory while new: %v", groups)
+	}
+	old := time.Now().Add(-2 * time.Minute)
+	if err := os.Chtimes(h1.GroupPath(vm1), old, old); err != nil {
+		t.Fatal(err)
+	}
+	refresh(t, h1)
+	if groups, err := h1.Groups(""); err != nil || len(groups) != 0 {
+		t.Fatalf("host 1 keeps groups %v (%v) after the group was forgotten", groups, err)
+	}
 }
 
 // Unfinished snapshots: one the bucket has (another host's backup under
@@ -375,5 +388,42 @@ func TestRemoteRefreshDownloadsOnlyChanges(t *testing.T) {
 	}
 	if ino(h1, "disk.img.fidx") != before["disk.img.fidx"] {
 		t.Error("the refresh downloaded an unchanged index")
+	}
+}
+
+// A refresh beside forgets (objects deleted between its listing and its
+// downloads) does not fail, and ends with the bucket's state.
+func TestRemoteRefreshBesideForget(t *testing.T) {
+	h1, h2 := twoHosts(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		var err error
+		for ctx.Err() == nil && err == nil {
+			err = h2.Refresh(ctx)
+		}
+		if ctx.Err() != nil {
+			err = nil
+		}
+		errc <- err
+	}()
+	var last store.Snapshot
+	for d := 1; d <= 12; d++ {
+		snap := backupAt(t, h1, vm1, d)
+		if d > 1 {
+			if err := h1.ForgetSnapshot(context.Background(), last); err != nil {
+				t.Fatal(err)
+			}
+		}
+		last = snap
+	}
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatalf("a refresh beside forgets: %v", err)
+	}
+	refresh(t, h2)
+	snaps, err := h2.Snapshots(vm1)
+	if err != nil || len(snaps) != 1 || !snaps[0].Time.Equal(last.Time) || !snaps[0].Finished {
+		t.Fatalf("host 2 has %+v (%v), want only %s", snaps, err, last)
 	}
 }

@@ -263,7 +263,7 @@ func (u *Uploader) process(j *upJob, blob *[]byte) error {
 	if err != nil {
 		return err
 	}
-	existed, err := u.s.insertChunk(u.ctx, j.d, hdr, payload)
+	existed, err := u.s.insertMissingChunk(u.ctx, j.d, hdr, payload)
 	if err != nil {
 		return err
 	}

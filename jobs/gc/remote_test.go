@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +23,12 @@ import (
 func remoteStore(t *testing.T) (*store.Store, store.RemoteConfig, *objstore.Bucket) {
 	t.Helper()
 	s, cfg := storetest.NewRemoteStoreOn(t, miniotest.Start(t), store.RemoteConfig{})
+	return s, cfg, openBucket(t, cfg)
+}
+
+// openBucket opens the bucket of cfg with a handle of the test's own.
+func openBucket(t testing.TB, cfg store.RemoteConfig) *objstore.Bucket {
+	t.Helper()
 	cred, err := objstore.LoadCredentials(cfg.CredentialsFile)
 	if err != nil {
 		t.Fatal(err)
@@ -29,7 +37,7 @@ func remoteStore(t *testing.T) (*store.Store, store.RemoteConfig, *objstore.Buck
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s, cfg, b
+	return b
 }
 
 // chunkObjects lists the bucket's chunk objects.
@@ -168,5 +176,64 @@ func TestRemoteGCRefusedWhileHeld(t *testing.T) {
 	rep, err := Run(ctx, s, Options{})
 	if !errors.Is(err, store.ErrLocked) || !errors.Is(err, objstore.ErrHeld) || rep.State != StateFailed || rep.RemovedChunks != 0 {
 		t.Fatalf("err %v, report %+v", err, rep)
+	}
+}
+
+// What else a bucket's chunk area may hold: a .bad copy of a referenced
+// chunk that is missing stays (the only copy there is), one of a chunk
+// nothing references goes like any garbage; keys that are no chunk's
+// (a foreign file, a writer's temporary name, a chunk under the wrong
+// prefix) are never deleted and fail nothing; the marked set a killed
+// GC left in the store directory is removed.
+func TestRemoteGCBadCopiesAndForeignKeys(t *testing.T) {
+	ctx := context.Background()
+	s, _, b := remoteStore(t)
+	keep := backup(t, s, vm, 0, storetest.RandBytes("keep", 3*testChunk))
+	gone := backup(t, s, vm, 1, storetest.RandBytes("gone", 2*testChunk))
+	var kd, gd chunk.Digest
+	for d := range digests(t, s, keep) {
+		kd = d
+	}
+	for d := range digests(t, s, gone) {
+		gd = d
+	}
+	for _, d := range []chunk.Digest{kd, gd} {
+		if _, err := s.MarkBad(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.ForgetSnapshot(ctx, gone); err != nil {
+		t.Fatal(err)
+	}
+	h := kd.String()
+	foreign := []string{".chunks/README", ".chunks/zzzz/x", ".chunks/" + h[:4] + "/" + h + ".tmp_1",
+		".chunks/0000/" + h, ".chunks/" + h[:4] + "/" + h + "/x"}
+	for _, k := range foreign {
+		if _, err := b.Put(ctx, k, objstore.Cond{}, []byte("not a chunk")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	leftover := filepath.Join(s.Root(), ".gc-marks-killed")
+	if err := os.Mkdir(leftover, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	secondTick()
+	rep := run(t, s, 0)
+	if rep.MissingChunks != 1 || rep.StillBad != 1 || rep.RemovedBad != 1 {
+		t.Errorf("report %+v", rep)
+	}
+	if _, err := b.Head(ctx, chunkKey(kd)+".0.bad"); err != nil {
+		t.Errorf("the .bad copy of a referenced missing chunk: %v", err)
+	}
+	if _, err := b.Head(ctx, chunkKey(gd)+".0.bad"); !errors.Is(err, objstore.ErrNotExist) {
+		t.Errorf("the .bad copy of an unreferenced chunk: %v, want it deleted", err)
+	}
+	for _, k := range foreign {
+		if _, err := b.Head(ctx, k); err != nil {
+			t.Errorf("foreign key %s: %v", k, err)
+		}
+	}
+	if _, err := os.Lstat(leftover); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a killed GC's marked set: %v, want it removed", err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"sync"
 	"time"
 
 	"github.com/cairnfs/cairn/store"
@@ -37,7 +36,6 @@ type gcRun struct {
 	// inflight holds maxMarkEntries: an open index takes its entries
 	inflight *semaphore.Weighted
 
-	mu  sync.Mutex // guards rep while the sweep's workers add to it
 	rep Report
 }
 

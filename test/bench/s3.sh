@@ -39,7 +39,7 @@ mount_read() { # mount_read LABEL STORE FILE
   "$CAIRN" umount mnt; wait "$pid"
 }
 mount_tar() { # mount_tar LABEL STORE DIR
-  "$CAIRN" --store "$2" mount 2>>mount.log &
+  "$CAIRN" --store "$2" mount mnt 2>>mount.log &
   local pid=$!
   wait_mounted mnt 30
   drop_caches

@@ -1,0 +1,148 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/cairnfs/cairn/store/objstore"
+)
+
+// What a refresh of a remote store's mirror removes (remote_meta_refresh.go):
+// the local snapshots that have left the bucket, each confirmed gone by a
+// request of its own (it may have come back since the listing), and never
+// one locked here.
+
+// removeUnseenGroups removes the local finished snapshots of the groups
+// the bucket has no object of, and then such a group's directory when no
+// snapshot is left in it.
+func (r *refresher) removeUnseenGroups() error {
+	nss, err := r.s.Namespaces("")
+	if err != nil {
+		return err
+	}
+	for _, ns := range nss {
+		groups, err := r.s.Groups(ns)
+		if err != nil {
+			return err
+		}
+		for _, g := range groups {
+			if !r.seen[groupKey(g)] {
+				if err := r.removeVanished(g, nil); err != nil {
+					return err
+				}
+				r.s.removeEmptyGroup(r.ctx, g)
+			}
+		}
+	}
+	return nil
+}
+
+// removeVanished removes g's local snapshots that have a manifest while
+// times (the bucket's snapshots: true when finished) has none, each after
+// a HEAD that confirms it is gone (it may have come since the listing),
+// and the unfinished ones the refresh made (mirrorMarker) that the
+// bucket has nothing of.
+func (r *refresher) removeVanished(g Group, times map[string]bool) error {
+	if r.s.CheckGroupDirs(g) != nil {
+		return nil // a symlink on the way (refused when mirrored), or gone
+	}
+	names, err := readNames(r.s.GroupPath(g))
+	if err != nil {
+		return nil
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		t, err := ParseTime(n)
+		finished, inBucket := times[n]
+		if err != nil || finished {
+			continue
+		}
+		snap := Snapshot{Group: g, Time: t}
+		dir := r.s.SnapshotPath(snap)
+		_, err = os.Lstat(filepath.Join(dir, ManifestName))
+		unfinished := err != nil
+		if unfinished {
+			// a backup starting or one that died here stays; what the
+			// mirror made goes with the bucket's
+			if _, err := os.Lstat(filepath.Join(dir, mirrorMarker)); err != nil || inBucket {
+				continue
+			}
+		}
+		if err := r.s.removeForgotten(r.ctx, snap, unfinished); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// removeForgotten removes the local copy of a snapshot that has left the
+// bucket (its manifest; for an unfinished one, all of it), unless it is
+// locked here or the bucket has it again (it may have come since the
+// listing).
+func (s *Store) removeForgotten(ctx context.Context, snap Snapshot, unfinished bool) error {
+	gone, err := s.remote.snapshotGone(ctx, snap, unfinished)
+	if err != nil {
+		return fmt.Errorf("refresh: snapshot %s: %w", snap, err)
+	}
+	if !gone {
+		return nil
+	}
+	l, err := s.lockSnapshot(ctx, snap, true, 0)
+	if err != nil {
+		return nil // in use here: the next refresh removes it
+	}
+	defer l.Unlock()
+	dir := s.SnapshotPath(snap)
+	if !l.sameFile(dir) {
+		return nil
+	}
+	return removeViaTrash(dir, snap.TimeString())
+}
+
+// snapshotGone reports whether the bucket has no manifest of snap and,
+// when all is true, no object of it at all.
+func (r *remote) snapshotGone(ctx context.Context, snap Snapshot, all bool) (bool, error) {
+	_, err := r.bucket.Head(ctx, snapshotFile(snap, ManifestName))
+	if err == nil {
+		return false, nil
+	}
+	if !errors.Is(err, objstore.ErrNotExist) {
+		return false, err
+	}
+	if !all {
+		return true, nil
+	}
+	for _, err := range r.bucket.List(ctx, snapshotFile(snap, ""), "") {
+		return false, err // an object (or an error): not gone
+	}
+	return true, nil
+}
+
+// newGroupAge is how old an empty group directory must be before a
+// refresh removes it: one younger may be a backup's that is starting
+// (made, its lock not yet taken).
+const newGroupAge = time.Minute
+
+// removeEmptyGroup removes g's local directory when it holds no snapshot
+// directory, is not new, and its local lock is free (not waited for: a
+// backup of the group starting here keeps it).
+func (s *Store) removeEmptyGroup(ctx context.Context, g Group) {
+	dir := s.GroupPath(g)
+	if s.CheckGroupDirs(g) != nil || !oldFile(dir, newGroupAge) {
+		return
+	}
+	l, err := s.flock(ctx, filepath.Join(dir, ".backup.lck"), true, 0)
+	if err != nil {
+		return
+	}
+	defer l.Unlock()
+	if snaps, err := s.Snapshots(g); err != nil || len(snaps) > 0 {
+		return
+	}
+	removeViaTrash(dir, g.ID)
+}

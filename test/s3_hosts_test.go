@@ -1,0 +1,55 @@
+package test
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairnfs/cairn/internal/miniotest"
+	"github.com/cairnfs/cairn/store/storetest"
+)
+
+// Two hosts (two store directories made by `cairn init --s3` on one
+// bucket prefix) with the real binary: a backup on one shows on the
+// other, which can read it; a protection set on one keeps the other's
+// forget out; a forget on one removes the snapshot from the bucket and
+// from the other's listing.
+func TestS3TwoHosts(t *testing.T) {
+	srv := miniotest.Start(t)
+	a, bucket := initS3(t, srv, srv.Endpoint)
+	b := filepath.Join(t.TempDir(), "store")
+	mustCairn(t, "--store", b, "init", "--s3", "s3://"+bucket+"/cairn", "--endpoint", srv.Endpoint,
+		"--path-style", "--credentials-file", storetest.CredentialsFile(t, srv))
+	img, data := sparseImage(t, 3<<20, 41)
+	r := mustCairn(t, "--store", a, "backup", "--type", "vm", "--id", "7", "--chunk-size", "1M", "--json", "disk.img:"+img)
+	var sum struct {
+		Snapshot string `json:"snapshot"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || !strings.HasPrefix(sum.Snapshot, "vm/7/") {
+		t.Fatalf("backup summary %q: %v", r.stdout, err)
+	}
+	snap := sum.Snapshot
+	list := mustCairn(t, "--store", b, "snapshots").stdout
+	if !strings.Contains(list, "vm/7/") {
+		t.Fatalf("host b does not list host a's snapshot:\n%s", list)
+	}
+	if got := mustCairn(t, "--store", b, "cat", "vm/7", "disk.img").stdout; got != string(data) {
+		t.Fatal("host b reads other data than host a backed up")
+	}
+	mustCairn(t, "--store", a, "protect", snap)
+	if r := cairn(t, nil, "--store", b, "forget", snap); r.code == 0 || !strings.Contains(r.stderr, "protected") {
+		t.Fatalf("forget of a snapshot another host protected: exit %d, %s", r.code, r.stderr)
+	}
+	mustCairn(t, "--store", a, "unprotect", snap)
+	mustCairn(t, "--store", b, "forget", snap)
+	if list := mustCairn(t, "--store", a, "snapshots").stdout; strings.Contains(list, "vm/7/") {
+		t.Fatalf("host a still lists the snapshot host b forgot:\n%s", list)
+	}
+	for _, k := range s3Keys(t, srv, bucket, "cairn/vm/") {
+		if strings.HasPrefix(k, "cairn/vm/7/2") {
+			t.Errorf("the bucket keeps %s of the forgotten snapshot", k)
+		}
+	}
+	mustCairn(t, "--store", a, "verify")
+}
