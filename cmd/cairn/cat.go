@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/cairnfs/cairn/chunk"
 	cfs "github.com/cairnfs/cairn/fs"
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/pxar"
@@ -38,12 +39,15 @@ func (a *app) catCmd() *cobra.Command {
 				return err
 			}
 			if !cmd.Flags().Changed("readahead") {
+				if !cmd.Flags().Changed("cache-size") { // room for the store's readahead
+					cs = max(cs, 2*int64(s.Readahead())*chunk.DefaultChunkSize)
+				}
 				readahead = min(s.Readahead(), cfs.MaxReadahead(cs))
 			}
 			return a.catArchive(s, snap, m, ar, cs, readahead)
 		},
 	}
-	cmd.Flags().StringVar(&cacheSize, "cache-size", "64M", "chunk cache size")
+	cmd.Flags().StringVar(&cacheSize, "cache-size", "64M", "chunk cache size (at least 128M on a remote store unless given)")
 	cmd.Flags().IntVar(&readahead, "readahead", 4, "chunks loaded ahead in parallel (default: 4, 16 on a remote store; at most as many 4 MiB chunks as fill half of --cache-size)")
 	return cmd
 }
