@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -140,5 +141,25 @@ func sameSnapshot(t *testing.T, from, to *store.Store, snap store.Snapshot) {
 	}
 	if want := imageAt(snap.Group.String(), int(snap.Time.Sub(t0)/time.Hour)); !bytes.Equal(got, want) {
 		t.Fatalf("%s: the target's image reads back different", snap)
+	}
+}
+
+// cancelBeforeManifest syncs from a to b and cancels the sync as the
+// copy of at is about to get its manifest.
+func cancelBeforeManifest(t *testing.T, a, b *store.Store, at store.Snapshot) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sy, err := New(a, b, Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sy.beforeFinish = func(s store.Snapshot) {
+		if s == at {
+			cancel()
+		}
+	}
+	if err := sy.Run(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled sync: %v", err)
 	}
 }

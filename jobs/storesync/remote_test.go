@@ -1,7 +1,6 @@
 package storesync
 
 import (
-	"context"
 	"errors"
 	"testing"
 
@@ -64,20 +63,7 @@ func TestSyncRemoteCancelled(t *testing.T) {
 	a := storetest.NewStore(t)
 	r, cfg := storetest.NewRemoteStoreOn(t, miniotest.Start(t), store.RemoteConfig{})
 	snaps := backups(t, a, vm1, 2)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	sy, err := New(a, r, Options{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sy.beforeFinish = func(s store.Snapshot) {
-		if s == snaps[1] {
-			cancel()
-		}
-	}
-	if err := sy.Run(ctx); !errors.Is(err, context.Canceled) {
-		t.Fatalf("cancelled: %v", err)
-	}
+	cancelBeforeManifest(t, a, r, snaps[1])
 	other := storetest.AttachRemoteStore(t, cfg)
 	for _, s := range []*store.Store{r, other} {
 		if got := finished(t, s, vm1); len(got) != 1 || got[0] != snaps[0] {

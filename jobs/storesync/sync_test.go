@@ -140,20 +140,7 @@ func TestSyncReplacesLeftover(t *testing.T) {
 func TestSyncCancelled(t *testing.T) {
 	a, b := storetest.NewStore(t), storetest.NewStore(t)
 	snaps := backups(t, a, vm1, 3)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	sy, err := New(a, b, Options{}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sy.beforeFinish = func(s store.Snapshot) {
-		if s == snaps[1] {
-			cancel()
-		}
-	}
-	if err := sy.Run(ctx); !errors.Is(err, context.Canceled) {
-		t.Fatalf("cancelled sync: %v", err)
-	}
+	cancelBeforeManifest(t, a, b, snaps[1])
 	got := finished(t, b, vm1) // fails on an unfinished snapshot left
 	if len(got) != 1 || got[0] != snaps[0] {
 		t.Fatalf("target has %v", got)
