@@ -16,6 +16,7 @@ import (
 // whole from another directory attached to the bucket; a second gc from
 // that directory finds nothing more to remove.
 func TestGCS3(t *testing.T) {
+	t.Parallel() // no mount, its own stores and bucket: beside the other S3 and sync tests
 	srv := miniotest.Start(t)
 	env := []string{"AWS_ACCESS_KEY_ID=" + srv.AccessKey, "AWS_SECRET_ACCESS_KEY=" + srv.SecretKey}
 	url := "s3://" + srv.NewBucket(t) + "/gc"

@@ -17,6 +17,7 @@ import (
 // missing flags are refused with a clear error that never shows the
 // secret, and nothing is created.
 func TestInitS3(t *testing.T) {
+	t.Parallel() // no mount, its own stores and bucket: beside the other S3 and sync tests
 	srv := miniotest.Start(t)
 	bucket := srv.NewBucket(t)
 	url := "s3://" + bucket + "/stores/one"

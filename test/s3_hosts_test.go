@@ -16,6 +16,7 @@ import (
 // forget out; a forget on one removes the snapshot from the bucket and
 // from the other's listing.
 func TestS3TwoHosts(t *testing.T) {
+	t.Parallel() // no mount, its own stores and bucket: beside the other S3 and sync tests
 	srv := miniotest.Start(t)
 	a, bucket := initS3(t, srv, srv.Endpoint)
 	b := filepath.Join(t.TempDir(), "store")

@@ -94,6 +94,7 @@ func startBackup(t *testing.T, dir, id, image string) (<-chan result, <-chan str
 // group succeeds and everything verifies. Then a chunk deleted behind
 // cairn's back is found by verify.
 func TestS3ServerStoppedMidBackup(t *testing.T) {
+	t.Parallel() // no mount, its own stores and bucket: beside the other S3 and sync tests
 	srv := miniotest.StartOwn(t)
 	// Through a proxy adding 20 ms to each request during the backups cut
 	// short: they last long enough to be cut in their middle (and a server

@@ -57,6 +57,7 @@ func syncSource(t *testing.T) (st, ns string, snaps []string, imgs [][]byte) {
 // it back, verifies it, finds nothing to do the second time, and fails
 // cleanly on a corrupt source chunk.
 func TestSyncCLI(t *testing.T) {
+	t.Parallel() // no mount, its own stores and bucket: beside the other S3 and sync tests
 	st, ns, snaps, imgs := syncSource(t)
 	dst := filepath.Join(t.TempDir(), "copy")
 	mustCairn(t, "--store", dst, "init")
@@ -152,6 +153,7 @@ func TestSyncFromMount(t *testing.T) {
 // directory attached to the bucket (another host) reads the copies.
 // The keys reach cairn in AWS_* variables only.
 func TestSyncCLIRemote(t *testing.T) {
+	t.Parallel() // no mount, its own stores and bucket: beside the other S3 and sync tests
 	srv := miniotest.Start(t)
 	bucket := srv.NewBucket(t)
 	env := []string{"AWS_ACCESS_KEY_ID=" + srv.AccessKey, "AWS_SECRET_ACCESS_KEY=" + srv.SecretKey}
@@ -202,6 +204,7 @@ func TestSyncCLIRemote(t *testing.T) {
 // verifies after each, and a last sync completes the copy, replacing
 // what the killed ones left unfinished.
 func TestSyncKilled(t *testing.T) {
+	t.Parallel() // no mount, its own stores and bucket: beside the other S3 and sync tests
 	st, ns, snaps, imgs := syncSource(t)
 	dst := filepath.Join(t.TempDir(), "copy")
 	mustCairn(t, "--store", dst, "init")
