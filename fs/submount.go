@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 
 	gofs "github.com/hanwen/go-fuse/v2/fs"
@@ -27,7 +28,7 @@ import (
 // subMount is an extra root entry's own mount.
 type subMount struct {
 	dir    string
-	dev    uint64
+	dev    atomic.Uint64 // set once mounted; read by endSubs, which may run meanwhile
 	server *fuse.Server
 	done   chan struct{}
 }
@@ -71,14 +72,14 @@ func (m *Server) mountSub(opt Options, x RootEntry) error {
 	if err := syscall.Stat(dir, &st); err != nil {
 		return fmt.Errorf("mount %s: %w", dir, err)
 	}
-	sm.dev = st.Dev
+	sm.dev.Store(st.Dev)
 	return nil
 }
 
 // unmountSubs unmounts the extra entries' mounts, before the store's.
 func (m *Server) unmountSubs() error {
 	for _, sm := range m.liveSubs() {
-		if err := unmountServed(sm.dir, sm.dev, m.direct, m.grace, sm.done, m.fsys.log); err != nil {
+		if err := unmountServed(sm.dir, sm.dev.Load(), m.direct, m.grace, sm.done, m.fsys.log); err != nil {
 			return err
 		}
 	}
@@ -89,8 +90,8 @@ func (m *Server) unmountSubs() error {
 // (unmounted from outside, e.g. umount -l, which detaches them too).
 func (m *Server) endSubs() {
 	for _, sm := range m.liveSubs() {
-		if err := unmountDir(sm.dir, true, m.direct); err != nil && sm.dev != 0 {
-			abortConn(sm.dev)
+		if err := unmountDir(sm.dir, true, m.direct); err != nil && sm.dev.Load() != 0 {
+			abortConn(sm.dev.Load())
 		}
 		<-sm.done
 	}

@@ -45,6 +45,23 @@ func BenchmarkPutGet(b *testing.B) {
 				}
 			})
 		})
+		// objects of a Go-tree archive's average chunk (~290 KiB), 16 in
+		// flight as a remote Uploader has them: the floor of a sync into
+		// a bucket, where each chunk is its own object
+		b.Run(route.name+"/put256KiB", func(b *testing.B) {
+			small := data[:256<<10]
+			b.SetBytes(int64(len(small)))
+			b.SetParallelism(8)
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					k := fmt.Sprintf("%s/small/%d", route.name, seq.Add(1))
+					if _, err := bk.Put(ctx, k, objstore.Cond{}, small); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
 		b.Run(route.name+"/get4MiB", func(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.SetParallelism(4)
