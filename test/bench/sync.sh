@@ -75,7 +75,7 @@ echo "ratio local -> local: cairn is $(ratio "$c" "$rl")x restic copy"
 row "cairn sync again (nothing to copy)" "$(secs "$CAIRN" sync --from a --to b)"
 
 MINIO=${CAIRN_MINIO:-/var/tmp/minio-bin/minio}
-if [ -x "$MINIO" ] && "$CAIRN" init --help 2>&1 | grep -q -- --s3; then
+if [ -x "$MINIO" ] && "$CAIRN" init --help 2>&1 | grep -- --s3 >/dev/null; then
   port=$(( 20000 + RANDOM % 20000 ))
   S3=http://127.0.0.1:$port
   export MINIO_ROOT_USER=benchadmin MINIO_ROOT_PASSWORD=benchsecret123
