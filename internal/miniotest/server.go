@@ -14,6 +14,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 )
 
 // Server is a running MinIO server.
@@ -194,7 +197,11 @@ func (s *Server) start() error {
 	s.cmd, s.stdin = cmd, w
 	exited := make(chan struct{})
 	go func() { cmd.Wait(); close(exited) }()
-	if err := waitReady(s.Endpoint, exited); err != nil {
+	err = waitReady(s.Endpoint, exited)
+	if err == nil {
+		err = waitIAM(s.Endpoint, exited)
+	}
+	if err != nil {
 		w.Close()
 		<-exited
 		s.cmd, s.stdin = nil, nil
@@ -229,6 +236,36 @@ func waitReady(endpoint string, exited <-chan struct{}) error {
 		}
 	}
 	return nil
+}
+
+// waitIAM waits until MinIO's IAM subsystem answers: the health endpoints
+// say ready before it does, and until then every signed request fails with
+// XMinioIAMNotInitialized (a test of a wrong key saw that, not AccessDenied).
+// The probe signs with a key that does not exist, so any answer but that
+// one means IAM is up.
+func waitIAM(endpoint string, exited <-chan struct{}) error {
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	client, err := minio.New(strings.TrimPrefix(endpoint, "http://"), &minio.Options{
+		Creds:  credentials.NewStaticV4("miniotest-probe", "miniotest-probe-secret", ""),
+		Region: "us-east-1",
+	})
+	if err != nil {
+		return err
+	}
+	for {
+		_, err := client.ListBuckets(ctx)
+		if minio.ToErrorResponse(err).Code != "XMinioIAMNotInitialized" && ctx.Err() == nil {
+			return nil
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("exited before its IAM was ready")
+		case <-ctx.Done():
+			return fmt.Errorf("IAM not ready after %v", startTimeout)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 func tail(path string) string {
