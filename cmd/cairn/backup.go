@@ -166,7 +166,7 @@ func (a *app) backup(o backupOpts, args []string) error {
 	start := time.Now()
 	imgStats, pxarStats := new(store.UploadStats), new(store.UploadStats)
 	var pxarDone atomic.Int64
-	prog := startProgress(a.stderr, "backup "+b.Snapshot().String(), total, func() (int64, string) {
+	prog := a.startProgress("backup "+b.Snapshot().String(), total, func() (int64, string) {
 		return imgStats.Bytes.Load() + pxarDone.Load(), ""
 	})
 	var sums []pxarSummary

@@ -19,10 +19,7 @@ func (a *app) runJob(kind string, params map[string]string, level slog.Level, wa
 		return jobs.Status{}, err
 	}
 	defer s.Close()
-	if a.verbosity > 0 {
-		level = min(level, slog.LevelInfo)
-	}
-	m, err := a.jobManager(s, slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level})))
+	m, err := a.jobManager(s, a.newLogger(level))
 	if err != nil {
 		return jobs.Status{}, err
 	}

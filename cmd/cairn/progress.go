@@ -32,6 +32,23 @@ type progress struct {
 
 const plainEvery = 10 * time.Second
 
+// startProgress is how every command shows progress on stderr: label,
+// bytes done of total (<= 0: unknown), and a note from get. -q shows
+// nothing. Stop it before printing a summary.
+func (a *app) startProgress(label string, total int64, get func() (int64, string)) display {
+	if a.quiet {
+		return noProgress{}
+	}
+	return startProgress(a.stderr, label, total, get)
+}
+
+// display is a progress display; Stop ends it.
+type display interface{ Stop() }
+
+type noProgress struct{}
+
+func (noProgress) Stop() {}
+
 // startProgress polls get (bytes done, and an extra note) until Stop.
 // total <= 0 means unknown.
 func startProgress(w io.Writer, label string, total int64, get func() (int64, string)) *progress {

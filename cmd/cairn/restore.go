@@ -110,7 +110,7 @@ func (a *app) restore(o restoreOpts, ref, archive, target string) error {
 	}
 	stats := new(restore.Stats)
 	start := time.Now()
-	prog := startProgress(a.stderr, "restore "+ar.Name, x.Size(), func() (int64, string) {
+	prog := a.startProgress("restore "+ar.Name, x.Size(), func() (int64, string) {
 		return stats.Bytes.Load(), "zeroes " + humanize.IBytes(uint64(stats.ZeroBytes.Load()))
 	})
 	rep, err := restore.Image(a.ctx, x, s, t, restore.Options{Threads: o.threads, IgnoreErrors: o.ignoreErrors,

@@ -53,7 +53,7 @@ func (a *app) restoreTree(o restoreOpts, s *store.Store, snap store.Snapshot, m 
 	}
 	stats := new(restore.Stats)
 	began := time.Now()
-	prog := startProgress(a.stderr, "restore "+ar.Name, 0, func() (int64, string) {
+	prog := a.startProgress("restore "+ar.Name, 0, func() (int64, string) {
 		return stats.Bytes.Load(), "zeroes " + humanize.IBytes(uint64(stats.ZeroBytes.Load()))
 	})
 	rep, err := restore.Tree(a.ctx, acc, start, path, target, restore.TreeOptions{Threads: o.threads, Overwrite: o.force, Stats: stats})

@@ -39,7 +39,28 @@ type app struct {
 	storeDir  string
 	logger    *slog.Logger
 	verbosity int
+	quiet     bool          // -q: errors only, no progress, no summary
+	logFormat string        // --log-format: text or json
 	lockWait  time.Duration // --lock-wait of the commands that take locks
+}
+
+// newLogger returns a logger writing to stderr in the --log-format, at
+// level (lowered to Info by -v, to Debug by -vv; raised to Error by -q).
+// Every logger of a command is made here.
+func (a *app) newLogger(level slog.Level) *slog.Logger {
+	switch {
+	case a.quiet:
+		level = max(level, slog.LevelError)
+	case a.verbosity >= 2:
+		level = slog.LevelDebug
+	case a.verbosity == 1:
+		level = min(level, slog.LevelInfo)
+	}
+	opt := &slog.HandlerOptions{Level: level}
+	if a.logFormat == "json" {
+		return slog.New(slog.NewJSONHandler(a.stderr, opt))
+	}
+	return slog.New(slog.NewTextHandler(a.stderr, opt))
 }
 
 func (a *app) openStore() (*store.Store, error) {
@@ -105,16 +126,18 @@ func (a *app) rootCmd() *cobra.Command {
 		Short:         "cairn: a deduplicating backup store you can mount",
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
-			level := slog.LevelInfo
-			if a.verbosity > 0 {
-				level = slog.LevelDebug
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if a.logFormat != "text" && a.logFormat != "json" {
+				return usageErr("--log-format %q: want text or json", a.logFormat)
 			}
-			a.logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+			a.logger = a.newLogger(slog.LevelInfo)
+			return nil
 		},
 	}
 	root.PersistentFlags().StringVar(&a.storeDir, "store", defaultStore(), "datastore directory (env CAIRN_STORE)")
-	root.PersistentFlags().CountVarP(&a.verbosity, "verbose", "v", "more log output")
+	root.PersistentFlags().CountVarP(&a.verbosity, "verbose", "v", "more log output (-v: progress notes, -vv: debug)")
+	root.PersistentFlags().BoolVarP(&a.quiet, "quiet", "q", false, "print errors only: no progress, no summary")
+	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "text", "log lines as text or json (log/slog)")
 	// Every command, in one place; each is built in a file of its own.
 	root.AddCommand(a.initCmd(), a.backupCmd(), a.snapshotsCmd(), a.catCmd(), a.lsCmd(),
 		a.mountCmd(), a.umountCmd(), a.restoreCmd(), a.verifyCmd(), a.tapeCmd(), a.benchCmd(),

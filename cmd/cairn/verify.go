@@ -108,13 +108,13 @@ func (a *app) verify(o verifyOpts, params map[string]string) error {
 
 // verifyProgress waits until the job knows its totals, then shows a
 // progress display; nil when the job ended first.
-func (a *app) verifyProgress(j *jobs.Job) *progress {
+func (a *app) verifyProgress(j *jobs.Job) display {
 	t := time.NewTicker(50 * time.Millisecond)
 	defer t.Stop()
 	for {
 		p := j.Progress()
 		if p.BytesTotal > 0 {
-			return startProgress(a.stderr, "verify", p.BytesTotal, func() (int64, string) {
+			return a.startProgress("verify", p.BytesTotal, func() (int64, string) {
 				p := j.Progress()
 				return p.BytesDone, fmt.Sprintf("%d of %d chunks", p.ItemsDone, p.ItemsTotal)
 			})
