@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -61,7 +62,7 @@ func (d *jobsDir) OnAdd(ctx context.Context) {
 				return nil, nil
 			}
 			return []byte(strings.Join(j.Log(), "\n")), nil
-		}}, gofs.StableAttr{Mode: syscall.S_IFREG}), false)
+		}, log: true}, gofs.StableAttr{Mode: syscall.S_IFREG}), false)
 	}
 }
 
@@ -89,17 +90,41 @@ func (k *jobKindDir) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.
 	return 0
 }
 
-// jobText is a read-only file whose content is made at each open and
-// served with direct I/O, so a reader always sees the current state.
+// jobText is a read-only file whose content is made when it is asked
+// for: its size in every stat is the length of the current content, and
+// its attributes expire at once, so `tail -f`, `less` and readers that
+// trust the size see what is there now. It is served with direct I/O.
 type jobText struct {
 	gofs.Inode
 	readOnly
 	d    *jobsDir
 	text func() ([]byte, error)
+	log  bool // the text only grows at its end (a job's log, until its ring of lines wraps)
+}
+
+var _ gofs.NodeOpener = (*jobText)(nil)
+
+// content is the current text, ending with a newline unless empty.
+func (t *jobText) content() ([]byte, error) {
+	b, err := t.text()
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		b = append(b, '\n')
+	}
+	return b, nil
 }
 
 func (t *jobText) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	b, err := t.content()
+	if err != nil {
+		return syscall.EIO
+	}
 	t.d.fill(&out.Attr, syscall.S_IFREG|0o444)
+	out.Size = uint64(len(b))
+	out.Blocks = (out.Size + 511) / 512
+	out.SetTimeout(time.Nanosecond) // 0 would mean the mount's default
 	return 0
 }
 
@@ -107,14 +132,69 @@ func (t *jobText) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 	if e := openFlagsOK(flags); e != 0 {
 		return nil, 0, e
 	}
-	b, err := t.text()
+	b, err := t.content()
 	if err != nil {
 		return nil, 0, syscall.EIO
 	}
-	if len(b) > 0 && b[len(b)-1] != '\n' {
-		b = append(b, '\n')
+	return &textHandle{t: t, data: b}, fuse.FOPEN_DIRECT_IO, 0
+}
+
+// textHandle serves one open of a jobText: a read from the start takes
+// the current content, so each read(2) of a whole file is one consistent
+// document (a status); in a log, which only grows at its end, a read at
+// or past the end of what the handle holds takes it too, so a reader
+// waiting at the end (tail -f) gets the lines added since.
+type textHandle struct {
+	t    *jobText
+	mu   sync.Mutex
+	data []byte
+}
+
+var _ gofs.FileReader = (*textHandle)(nil)
+
+func (h *textHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if off == 0 || h.t.log && off >= int64(len(h.data)) {
+		b, err := h.t.content()
+		if err != nil {
+			return nil, syscall.EIO
+		}
+		h.data = b
 	}
-	return &bytesHandle{data: b}, fuse.FOPEN_DIRECT_IO, 0
+	if off >= int64(len(h.data)) {
+		return fuse.ReadResultData(nil), 0
+	}
+	end := min(off+int64(len(dest)), int64(len(h.data)))
+	return fuse.ReadResultData(h.data[off:end]), 0
+}
+
+// lookupChild answers LOOKUP in the fixed directories of .jobs with the
+// child's own attributes and their timeout (go-fuse's default lookup
+// would give a status file's size the mount's hour-long attribute
+// timeout).
+func lookupChild(ctx context.Context, parent *gofs.Inode, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	ch := parent.GetChild(name)
+	if ch == nil {
+		return nil, syscall.ENOENT
+	}
+	if g, ok := ch.Operations().(gofs.NodeGetattrer); ok {
+		var ao fuse.AttrOut
+		if e := g.Getattr(ctx, nil, &ao); e != 0 {
+			return nil, e
+		}
+		out.Attr = ao.Attr
+		out.AttrValid, out.AttrValidNsec = ao.AttrValid, ao.AttrValidNsec
+	}
+	return ch, 0
+}
+
+func (d *jobsDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	return lookupChild(ctx, &d.Inode, name, out)
+}
+
+func (k *jobKindDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	return lookupChild(ctx, &k.Inode, name, out)
 }
 
 // jobControl is .jobs/<kind>/control: each line written is a command.

@@ -25,13 +25,16 @@ type mountOpts struct {
 	imageMode           string
 	stats               bool
 	debug               bool
+	daemon              bool
+	logFile             string
+	ready               func() error // the --daemon child's signal that the mount is ready
 }
 
 func (a *app) mountCmd() *cobra.Command {
 	var o mountOpts
 	cmd := &cobra.Command{
 		Use:   "mount [--ns NS | --group TYPE/ID | --snapshot SNAPSHOT] MOUNTPOINT",
-		Short: "mount the store's snapshots as a read-only filesystem (in the foreground)",
+		Short: "mount the store's snapshots as a read-only filesystem (in the foreground, or --daemon)",
 		Long: `Mount shows every finished snapshot of the store, read-only:
 
   MOUNTPOINT/[ns/NAME/…]TYPE/ID/TIME/ARCHIVE
@@ -40,12 +43,24 @@ func (a *app) mountCmd() *cobra.Command {
 
 Images are regular files, blobs their decoded content. New snapshots
 appear without a remount. It stays in the foreground and unmounts on
-Ctrl-C, SIGTERM or 'cairn umount MOUNTPOINT'. As non-root it needs
+Ctrl-C, SIGTERM or 'cairn umount MOUNTPOINT'. With --daemon it returns
+once the mount is ready (exit 0) and goes on in the background, in its
+own session, logging to --log-file, until SIGTERM or 'cairn umount';
+when the mount fails it exits with the error instead. df MOUNTPOINT shows
+the size and free space of the file system that holds the store. As non-root it needs
 fusermount3 (package fuse3), and --allow-other needs user_allow_other in
 /etc/fuse.conf.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.readaheadSet = cmd.Flags().Changed("readahead")
+			switch {
+			case daemonChild():
+				o.ready = daemonReady
+			case o.logFile != "" && !o.daemon:
+				return usageErr("--log-file is for --daemon (in the foreground the log goes to stderr)")
+			case o.daemon:
+				return a.daemonize(o.logFile)
+			}
 			return a.mount(o, args[0])
 		},
 	}
@@ -61,6 +76,8 @@ fusermount3 (package fuse3), and --allow-other needs user_allow_other in
 	f.StringVar(&o.imageMode, "image-mode", "0400", "permission bits (octal, read bits only) of images and blobs, owned by the mounting user")
 	f.BoolVar(&o.stats, "stats", false, "print the read counters (JSON) when unmounted")
 	f.BoolVar(&o.debug, "debug", false, "log every FUSE request")
+	f.BoolVar(&o.daemon, "daemon", false, "run in the background once the mount is ready (exit 0), or exit with the mount's error")
+	f.StringVar(&o.logFile, "log-file", "", "with --daemon: append the log (and --stats) to this file (default: discarded)")
 	return cmd
 }
 
@@ -112,6 +129,13 @@ func (a *app) mount(o mountOpts, dir string) error {
 		return err
 	}
 	a.logger.Info("mounted", "dir", srv.Dir(), "store", s.Root(), "cache", o.cacheSize)
+	if o.ready != nil {
+		if err := o.ready(); err != nil {
+			srv.Unmount()
+			return err
+		}
+		a.logger.Info("serving in the background", "dir", srv.Dir(), "store", s.Root(), "pid", os.Getpid())
+	}
 	select {
 	case <-a.ctx.Done():
 		a.logger.Info("unmounting", "dir", srv.Dir())

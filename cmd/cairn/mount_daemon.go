@@ -1,0 +1,154 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// `cairn mount --daemon` in the manner of proxmox-backup-client mount: Go
+// cannot fork, so the command runs itself again with daemonEnv set, in a
+// new session with stdin on /dev/null. The child mounts in the foreground
+// code path; once the mount is ready it moves its stdout and stderr onto
+// the log file (fd daemonLogFD) and writes one byte into the pipe it
+// inherited (fd daemonReadyFD). The parent, which reads the child's
+// stderr until then, exits 0 on that byte, or with the child's exit code
+// and error when the child ends without it.
+const (
+	daemonEnv     = "CAIRN_MOUNT_DAEMON_CHILD"
+	daemonReadyFD = 3
+	daemonLogFD   = 4
+)
+
+// daemonChild tells whether this process is the child of --daemon (and
+// forgets the marker, so nothing the child starts inherits it).
+func daemonChild() bool {
+	if os.Getenv(daemonEnv) != "1" {
+		return false
+	}
+	os.Unsetenv(daemonEnv)
+	return true
+}
+
+// daemonReady ends the child's start: logs and output go to the log file
+// from now on, the parent learns the mount is ready, and the working
+// directory is left so the daemon keeps no other file system busy.
+func daemonReady() error {
+	log := os.NewFile(daemonLogFD, "log")
+	ready := os.NewFile(daemonReadyFD, "ready")
+	defer log.Close()
+	defer ready.Close()
+	for _, fd := range []int{1, 2} {
+		if err := unix.Dup3(daemonLogFD, fd, 0); err != nil {
+			return fmt.Errorf("daemon: log file onto fd %d: %w", fd, err)
+		}
+	}
+	if err := os.Chdir("/"); err != nil {
+		return fmt.Errorf("daemon: %w", err)
+	}
+	if _, err := ready.Write([]byte{1}); err != nil {
+		return fmt.Errorf("daemon: tell the parent the mount is ready: %w", err)
+	}
+	return nil
+}
+
+// daemonize starts the mount in the background and waits until it is
+// ready or has failed. logFile receives the daemon's log ("": discarded).
+func (a *app) daemonize(logFile string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("--daemon: cannot find this program to run it again: %w", err)
+	}
+	log, err := openDaemonLog(logFile)
+	if err != nil {
+		return err
+	}
+	defer log.Close()
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("--daemon: %w", err)
+	}
+	defer readyR.Close()
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		readyW.Close()
+		return fmt.Errorf("--daemon: %w", err)
+	}
+	defer errR.Close()
+	cmd := exec.Command(exe, os.Args[1:]...)
+	cmd.Env = append(os.Environ(), daemonEnv+"=1")
+	cmd.Stderr = errW                        // stdin and stdout: /dev/null
+	cmd.ExtraFiles = []*os.File{readyW, log} // fds 3 and 4
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	err = cmd.Start()
+	readyW.Close()
+	errW.Close()
+	if err != nil {
+		return fmt.Errorf("--daemon: start %s: %w", exe, err)
+	}
+	// The child's stderr up to readiness: its log lines and, when it
+	// fails, its error. It ends (EOF) when the child moves its stderr to
+	// the log file, just before it says it is ready, or when it exits.
+	out := make(chan []byte, 1)
+	go func() {
+		b, _ := io.ReadAll(io.LimitReader(errR, 1<<20))
+		out <- b
+	}()
+	var b [1]byte
+	n, _ := readyR.Read(b[:]) // EOF without a byte: the child ended first
+	said := <-out
+	if n == 1 {
+		a.stderr.Write(said)
+		a.logger.Info("mount running in the background", "pid", cmd.Process.Pid, "log", logName(logFile))
+		return nil
+	}
+	return daemonFailure(cmd.Wait(), string(said), a)
+}
+
+// daemonFailure is the parent's error when the child ended before the
+// mount was ready: the child's own error (its last "cairn: " line, which
+// run printed) with the child's exit code; its other output is passed on.
+func daemonFailure(waitErr error, said string, a *app) error {
+	code := exitError
+	var ee *exec.ExitError
+	if errors.As(waitErr, &ee) && ee.ExitCode() > 0 {
+		code = ee.ExitCode()
+	}
+	said = strings.TrimRight(said, "\n")
+	msg := ""
+	if i := strings.LastIndex(said, "cairn: "); i >= 0 && (i == 0 || said[i-1] == '\n') {
+		msg = strings.TrimPrefix(said[i:], "cairn: ")
+		said = said[:i]
+	}
+	a.stderr.Write([]byte(said))
+	if msg == "" {
+		msg = fmt.Sprintf("the background mount ended before it was ready (%v)", waitErr)
+	}
+	return &codeError{code, errors.New(msg)}
+}
+
+// openDaemonLog opens --log-file for appending (created 0600: the log
+// names the store's snapshots and paths), or /dev/null without one.
+func openDaemonLog(name string) (*os.File, error) {
+	if name == "" {
+		name = os.DevNull
+	}
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("--log-file: %w", err)
+	}
+	return f, nil
+}
+
+func logName(name string) string {
+	if name == "" {
+		return "discarded (give --log-file)"
+	}
+	return name
+}
