@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strings"
 	"syscall"
 
@@ -33,6 +34,11 @@ func daemonChild() bool {
 		return false
 	}
 	os.Unsetenv(daemonEnv)
+	// Should the parent die before the mount is ready, a write to the
+	// stderr it was reading fails instead of killing this process by
+	// SIGPIPE with the mount made: then telling it the mount is ready
+	// fails and the mount is taken down.
+	signal.Ignore(syscall.SIGPIPE)
 	return true
 }
 
@@ -100,10 +106,28 @@ func (a *app) daemonize(logFile string) error {
 		b, _ := io.ReadAll(io.LimitReader(errR, 1<<20))
 		out <- b
 	}()
-	var b [1]byte
-	n, _ := readyR.Read(b[:]) // EOF without a byte: the child ended first
+	ready := make(chan bool, 1)
+	go func() {
+		var b [1]byte
+		n, _ := readyR.Read(b[:]) // EOF without a byte: the child ended first
+		ready <- n == 1
+	}()
+	var ok bool
+	select {
+	case ok = <-ready:
+	case <-a.ctx.Done():
+		// Interrupted while waiting: the child, in its own session, did
+		// not get the signal. Stop it; closing the pipe makes its
+		// readiness fail should it mount meanwhile, so it unmounts.
+		cmd.Process.Signal(syscall.SIGTERM)
+		readyR.Close()
+		<-ready
+		<-out
+		cmd.Wait()
+		return fmt.Errorf("--daemon: interrupted before the mount was ready: %w", a.ctx.Err())
+	}
 	said := <-out
-	if n == 1 {
+	if ok {
 		a.stderr.Write(said)
 		a.logger.Info("mount running in the background", "pid", cmd.Process.Pid, "log", logName(logFile))
 		return nil
