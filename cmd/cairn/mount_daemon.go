@@ -67,10 +67,6 @@ func daemonReady() error {
 // daemonize starts the mount in the background and waits until it is
 // ready or has failed. logFile receives the daemon's log ("": discarded).
 func (a *app) daemonize(logFile string) error {
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("--daemon: cannot find this program to run it again: %w", err)
-	}
 	log, err := openDaemonLog(logFile)
 	if err != nil {
 		return err
@@ -87,16 +83,11 @@ func (a *app) daemonize(logFile string) error {
 		return fmt.Errorf("--daemon: %w", err)
 	}
 	defer errR.Close()
-	cmd := exec.Command(exe, os.Args[1:]...)
-	cmd.Env = append(os.Environ(), daemonEnv+"=1")
-	cmd.Stderr = errW                        // stdin and stdout: /dev/null
-	cmd.ExtraFiles = []*os.File{readyW, log} // fds 3 and 4
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	err = cmd.Start()
+	cmd, err := startDaemon(readyW, errW, log)
 	readyW.Close()
 	errW.Close()
 	if err != nil {
-		return fmt.Errorf("--daemon: start %s: %w", exe, err)
+		return err
 	}
 	// The child's stderr up to readiness: its log lines and, when it
 	// fails, its error. It ends (EOF) when the child moves its stderr to
@@ -104,6 +95,7 @@ func (a *app) daemonize(logFile string) error {
 	out := make(chan []byte, 1)
 	go func() {
 		b, _ := io.ReadAll(io.LimitReader(errR, 1<<20))
+		io.Copy(io.Discard, errR) // more is dropped, never left to block the child
 		out <- b
 	}()
 	ready := make(chan bool, 1)
@@ -127,12 +119,31 @@ func (a *app) daemonize(logFile string) error {
 		return fmt.Errorf("--daemon: interrupted before the mount was ready: %w", a.ctx.Err())
 	}
 	said := <-out
-	if ok {
-		a.stderr.Write(said)
-		a.logger.Info("mount running in the background", "pid", cmd.Process.Pid, "log", logName(logFile))
-		return nil
+	if !ok {
+		return daemonFailure(cmd.Wait(), string(said), a)
 	}
-	return daemonFailure(cmd.Wait(), string(said), a)
+	a.stderr.Write(said)
+	a.logger.Info("mount running in the background", "pid", cmd.Process.Pid, "log", logName(logFile))
+	return nil
+}
+
+// startDaemon runs this program again with the same arguments as the
+// --daemon child: in a new session, stdin and stdout on /dev/null,
+// stderr on errW, ready and log as fds 3 and 4.
+func startDaemon(ready, errW, log *os.File) (*exec.Cmd, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("--daemon: cannot find this program to run it again: %w", err)
+	}
+	cmd := exec.Command(exe, os.Args[1:]...)
+	cmd.Env = append(os.Environ(), daemonEnv+"=1")
+	cmd.Stderr = errW
+	cmd.ExtraFiles = []*os.File{ready, log} // daemonReadyFD, daemonLogFD
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("--daemon: start %s: %w", exe, err)
+	}
+	return cmd, nil
 }
 
 // daemonFailure is the parent's error when the child ended before the
