@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"sync/atomic"
 
 	"github.com/cairnfs/cairn/chunk"
@@ -127,7 +128,7 @@ func flagString(cmd *cobra.Command, name string) string {
 
 // countWriter counts the bytes written through it.
 type countWriter struct {
-	w interface{ Write([]byte) (int, error) }
+	w io.Writer
 	n *atomic.Int64
 }
 
