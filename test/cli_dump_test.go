@@ -125,7 +125,7 @@ func dumpLstate(t *testing.T, path string) dumpFileState {
 		if err != nil {
 			t.Fatalf("getxattr %s %s: %v", path, name, err)
 		}
-		s.xattrs[name] = string(v[:m])
+		s.xattrs[name] = fmt.Sprintf("%q", v[:m]) // readable in messages
 	}
 	return s
 }
