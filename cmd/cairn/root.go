@@ -142,6 +142,7 @@ func (a *app) rootCmd() *cobra.Command {
 	root.AddCommand(a.initCmd(), a.backupCmd(), a.snapshotsCmd(), a.catCmd(), a.lsCmd(),
 		a.mountCmd(), a.umountCmd(), a.restoreCmd(), a.verifyCmd(), a.tapeCmd(), a.benchCmd(),
 		a.forgetCmd(), a.protectCmd(), a.unprotectCmd(), a.pruneCmd(), a.gcCmd(), a.syncCmd())
+	root.AddCommand(a.diffCmd(), a.dumpCmd()) // issue 14, helper DUMP
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr("%v", err) })
 	return root
 }

@@ -194,3 +194,62 @@ func (a *ACL) DefaultXattr() ([]byte, error) {
 	base(aclTagOther, d.Other)
 	return w.b, w.err
 }
+
+// AccessText returns the access ACL of a file of the given mode in the
+// text form of acl_to_text(3) with numeric ids and commas between the
+// entries ("user::rw-,user:1000:r--,group::r--,mask::r--,other::r--"),
+// as GNU tar and star record it; "" if the ACL is just the mode.
+func (a *ACL) AccessText(mode uint64) (string, error) {
+	b, err := a.AccessXattr(mode)
+	if err != nil || b == nil {
+		return "", err
+	}
+	return aclText(b)
+}
+
+// DefaultText returns the default ACL in the form of AccessText; "" if
+// the directory has none.
+func (a *ACL) DefaultText() (string, error) {
+	b, err := a.DefaultXattr()
+	if err != nil || b == nil {
+		return "", err
+	}
+	return aclText(b)
+}
+
+func aclText(b []byte) (string, error) {
+	ents, err := parseACLXattr(b)
+	if err != nil {
+		return "", err
+	}
+	out := make([]byte, 0, 16*len(ents))
+	for i, e := range ents {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		switch e.tag {
+		case aclTagUserObj:
+			out = append(out, "user::"...)
+		case aclTagUser:
+			out = fmt.Appendf(out, "user:%d:", e.id)
+		case aclTagGroupObj:
+			out = append(out, "group::"...)
+		case aclTagGroup:
+			out = fmt.Appendf(out, "group:%d:", e.id)
+		case aclTagMask:
+			out = append(out, "mask::"...)
+		case aclTagOther:
+			out = append(out, "other::"...)
+		default:
+			return "", fmt.Errorf("%w: POSIX ACL tag %#x unknown", ErrInvalid, e.tag)
+		}
+		for bit, c := range []byte("rwx") {
+			if e.perm&(4>>bit) != 0 {
+				out = append(out, c)
+			} else {
+				out = append(out, '-')
+			}
+		}
+	}
+	return string(out), nil
+}

@@ -60,3 +60,31 @@ func TestACLXattr(t *testing.T) {
 		}
 	}
 }
+
+// TestACLText: the text form GNU tar records (acl_to_text with numeric
+// ids, comma separated), for an access ACL with a mask and for a default
+// ACL; an ACL that is just the mode has none.
+func TestACLText(t *testing.T) {
+	const u = 0xffffffff
+	var a pxar.ACL
+	if err := a.SetAccessFromXattr(aclBytes([3]uint32{1, 6, u}, [3]uint32{2, 7, 7}, [3]uint32{4, 4, u},
+		[3]uint32{8, 1, 50}, [3]uint32{0x10, 7, u}, [3]uint32{0x20, 0, u})); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := a.AccessText(pxar.ModeIFREG | 0o670); err != nil || got != "user::rw-,user:7:rwx,group::r--,group:50:--x,mask::rwx,other::---" {
+		t.Errorf("AccessText = %q, %v", got, err)
+	}
+	if err := a.SetDefaultFromXattr(aclBytes([3]uint32{1, 7, u}, [3]uint32{4, 5, u}, [3]uint32{0x20, 4, u})); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := a.DefaultText(); err != nil || got != "user::rwx,group::r-x,other::r--" {
+		t.Errorf("DefaultText = %q, %v", got, err)
+	}
+	var plain pxar.ACL
+	if got, err := plain.AccessText(0o644); got != "" || err != nil {
+		t.Errorf("empty ACL: %q, %v", got, err)
+	}
+	if got, err := plain.DefaultText(); got != "" || err != nil {
+		t.Errorf("empty default ACL: %q, %v", got, err)
+	}
+}

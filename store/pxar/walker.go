@@ -1,0 +1,90 @@
+package pxar
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// MaxWalkDepth bounds how deep a Walker descends: a deeper directory is
+// an error (ErrTooDeep), as the tree restore refuses one.
+const MaxWalkDepth = 4096
+
+// ErrTooDeep is returned by Walker.Next for directories nested deeper
+// than MaxWalkDepth below the walk's start.
+var ErrTooDeep = errors.New("directories nested too deep")
+
+// Walker visits a directory tree of an archive depth first, each
+// directory before its entries, the entries of a directory in stored
+// order: for archives written by Encoder (and by PBS) that is byte-wise
+// name order, so paths come sorted component by component, and two walks
+// can be merged in step. It holds one SortedDirReader (the directory's
+// goodbye table, 24 bytes per entry) per open directory level, so memory
+// grows with depth and directory size, never with the number of entries
+// of the tree.
+type Walker struct {
+	a     *Accessor
+	start *Entry
+	stack []walkLevel
+	next  *Entry // a directory returned by Next, entered by the next call
+	path  string // its path
+	begun bool
+}
+
+type walkLevel struct {
+	path string // "" for the start
+	r    *SortedDirReader
+}
+
+// Walk starts a walk of start (a directory or any other entry, which is
+// then the walk's only entry).
+func (a *Accessor) Walk(start *Entry) *Walker { return &Walker{a: a, start: start} }
+
+// Next returns the next entry and its path relative to the walk's start:
+// "" for the start itself, then "name", "dir/name"… It returns io.EOF
+// after the last entry. Errors name the directory being read.
+func (w *Walker) Next(ctx context.Context) (string, *Entry, error) {
+	if !w.begun {
+		w.begun = true
+		if w.start.Kind == KindDir {
+			w.next, w.path = w.start, ""
+		}
+		return "", w.start, nil
+	}
+	if w.next != nil {
+		dir, path := w.next, w.path
+		w.next = nil
+		if len(w.stack) >= MaxWalkDepth {
+			return "", nil, fmt.Errorf("%s: %w (more than %d levels)", dir.Path(), ErrTooDeep, MaxWalkDepth)
+		}
+		r, err := w.a.ReadDirSorted(ctx, dir)
+		if err != nil {
+			return "", nil, err
+		}
+		w.stack = append(w.stack, walkLevel{path: path, r: r})
+	}
+	for len(w.stack) > 0 {
+		top := &w.stack[len(w.stack)-1]
+		e, err := top.r.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			w.stack = w.stack[:len(w.stack)-1]
+			continue
+		}
+		if err != nil {
+			return "", nil, err
+		}
+		path := e.Name
+		if top.path != "" {
+			path = top.path + "/" + e.Name
+		}
+		if e.Kind == KindDir {
+			w.next, w.path = e, path
+		}
+		return path, e, nil
+	}
+	return "", nil, io.EOF
+}
+
+// SkipDir leaves out the entries of the directory Next returned last.
+func (w *Walker) SkipDir() { w.next = nil }
