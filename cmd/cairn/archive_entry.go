@@ -214,6 +214,7 @@ func (l *jsonListing) finish() error {
 	_, err = fmt.Fprintf(l.w, "\n],\"errors\":%s}\n", b)
 	return err
 }
+
 // modeString renders a mode as ls does: type, then rwx for owner, group
 // and others with setuid, setgid and sticky bits.
 func modeString(mode uint64) string {

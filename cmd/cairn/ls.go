@@ -13,8 +13,8 @@ import (
 )
 
 type lsOptions struct {
-	cacheSize                       string
-	ns                              string
+	cacheSize                      string
+	ns                             string
 	dirItself, recursive, long, js bool
 }
 
