@@ -213,6 +213,14 @@ func TestCLIBrowseLs(t *testing.T) {
 	if !strings.Contains(numeric, " 65534 ") {
 		t.Errorf("ls without -l shows no numeric owner:\n%s", numeric)
 	}
+	comp := mustCairn(t, "--store", st, "__complete", "ls", "--ns", "cli/browse", "host/browse-ls", "root.pxar", "dir/s").stdout
+	if !strings.HasPrefix(comp, "dir/sub/\n:") {
+		t.Errorf("completion of dir/s: %q", comp)
+	}
+	comp = mustCairn(t, "--store", st, "__complete", "find", "ns/cli/ns/browse/host/browse-ls", "root.pxar", "").stdout
+	if !strings.Contains(comp, "a.txt\ndir/\n") || strings.Contains(comp, "esc") {
+		t.Errorf("completion of the root: %q", comp)
+	}
 	if got := mustCairn(t, "--store", st, "cat", "--ns", "cli/browse", "host/browse-ls", "root.pxar", "dir/sub/deep.txt").stdout; got != "deep" {
 		t.Errorf("cat --ns: %q", got)
 	}
