@@ -54,6 +54,7 @@ func (a *app) catCmd() *cobra.Command {
 		},
 	}
 	nsFlag(cmd, &ns)
+	cmd.ValidArgsFunction = a.archivePathArgs
 	cmd.Flags().StringVar(&cacheSize, "cache-size", "64M", "chunk cache size (at least 128M on a remote store unless given)")
 	cmd.Flags().IntVar(&readahead, "readahead", 4, "chunks loaded ahead in parallel (default: 4, 16 on a remote store; at most as many 4 MiB chunks as fill half of --cache-size)")
 	return cmd
