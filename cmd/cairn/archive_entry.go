@@ -7,6 +7,7 @@ import (
 	"os/user"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairnfs/cairn/store/pxar"
 )
@@ -161,13 +162,18 @@ func writeLong(w io.Writer, o *owners, e *pxar.Entry, name string) {
 // time, then the errors, so that a listing of any size is one document
 // in bounded memory.
 type jsonListing struct {
-	w      io.Writer
-	n      int
-	errors []pathErr
+	w          io.Writer
+	n          int
+	errors     []pathErr
+	errorBytes int
 }
 
-// maxListedErrors bounds the errors a listing keeps (the count goes on).
-const maxListedErrors = 1000
+// maxListedErrors and maxErrorBytes bound the errors a listing keeps
+// (paths nested 4096 deep may be megabytes long each).
+const (
+	maxListedErrors = 1000
+	maxErrorBytes   = 4 << 20
+)
 
 func startJSONListing(w io.Writer, snapshot, archive, path string) (*jsonListing, error) {
 	head, err := json.Marshal(struct {
@@ -197,8 +203,10 @@ func (l *jsonListing) entry(j entryJSON) error {
 }
 
 func (l *jsonListing) fail(path string, err error) {
-	if len(l.errors) < maxListedErrors {
-		l.errors = append(l.errors, pathErr{Path: path, Error: err.Error()})
+	pe := pathErr{Path: path, Error: err.Error()}
+	if len(l.errors) < maxListedErrors && l.errorBytes+len(pe.Path)+len(pe.Error) <= maxErrorBytes {
+		l.errors = append(l.errors, pe)
+		l.errorBytes += len(pe.Path) + len(pe.Error)
 	}
 }
 
@@ -254,4 +262,21 @@ func modeString(mode uint64) string {
 	special(0o2000, 6, 's', 'S')
 	special(0o1000, 9, 't', 'T')
 	return string(b)
+}
+
+// shortPath shortens a path for a message: a crafted archive's paths can
+// be megabytes long. The middle gives way to "…".
+func shortPath(p string) string {
+	const keep = 256
+	if len(p) <= 3*keep {
+		return p
+	}
+	head, tail := keep, len(p)-2*keep
+	for head > 0 && !utf8.RuneStart(p[head]) {
+		head--
+	}
+	for tail < len(p) && !utf8.RuneStart(p[tail]) {
+		tail++
+	}
+	return p[:head] + "…" + p[tail:]
 }

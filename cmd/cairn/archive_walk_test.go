@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairnfs/cairn/store/hostile"
 	"github.com/cairnfs/cairn/store/pxar"
@@ -226,5 +227,17 @@ func TestCompletePath(t *testing.T) {
 	}
 	if _, err := completePath(t.Context(), acc, "abc/", 10); err == nil {
 		t.Error("completion below a file: no error")
+	}
+}
+
+func TestShortPath(t *testing.T) {
+	t.Parallel()
+	if p := "/a/b"; shortPath(p) != p {
+		t.Errorf("short path changed: %q", shortPath(p))
+	}
+	long := strings.Repeat("/é", 2000)
+	s := shortPath(long)
+	if len(s) > 800 || !strings.Contains(s, "…") || !utf8.ValidString(s) || !strings.HasPrefix(s, "/é") || !strings.HasSuffix(s, "/é") {
+		t.Errorf("shortPath: %d bytes, %q", len(s), s)
 	}
 }

@@ -200,7 +200,11 @@ func (o *entryOutput) fail(path string, err error) {
 	if path == "" {
 		path = "/"
 	}
-	fmt.Fprintf(o.a.stderr, "cairn: %s: %s: %v\n", o.head[1], quoteName(path), err)
+	msg := err.Error()
+	if len(msg) > 4096 { // pxar's errors name the directory's path too
+		msg = shortPath(msg)
+	}
+	fmt.Fprintf(o.a.stderr, "cairn: %s: %s: %s\n", o.head[1], quoteName(shortPath(path)), msg)
 }
 
 // finish ends the output after a walk that returned err; a write error
