@@ -15,12 +15,18 @@ func (a *app) catCmd() *cobra.Command {
 	var cacheSize string
 	var readahead int
 	var asTar bool
+	var ns string
 	cmd := &cobra.Command{
 		Use:   "cat SNAPSHOT ARCHIVE [PATH]",
 		Short: "stream an archive's data to stdout (an image, a blob's content, or a file of a file archive)",
 		Args:  cobra.RangeArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if asTar { // the same as cairn dump (dump.go)
+			ref, err := qualifyRef(ns, args[0])
+			if err != nil {
+				return err
+			}
+			args[0] = ref // from here on, the snapshot names its namespace
+			if asTar {    // the same as cairn dump (dump.go)
 				return a.dump(cmd, args, cacheSize)
 			}
 			cs, err := parseSize(cacheSize)
@@ -51,6 +57,8 @@ func (a *app) catCmd() *cobra.Command {
 			return a.catArchive(s, snap, m, ar, cs, readahead)
 		},
 	}
+	nsFlag(cmd, &ns)
+	cmd.ValidArgsFunction = a.archivePathArgs
 	cmd.Flags().StringVar(&cacheSize, "cache-size", "64M", "chunk cache size (at least 128M on a remote store unless given)")
 	cmd.Flags().BoolVar(&asTar, "tar", false, "write PATH (default: the root) of a file archive as a tar stream, as cairn dump does")
 	cmd.Flags().IntVar(&readahead, "readahead", 4, "chunks loaded ahead in parallel (default: 4, 16 on a remote store; at most as many 4 MiB chunks as fill half of --cache-size)")

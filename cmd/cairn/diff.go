@@ -178,18 +178,6 @@ type snapDiff struct {
 	m       [2]*store.Manifest
 }
 
-func archiveKind(k store.ArchiveKind) string {
-	switch k {
-	case store.ArchiveSplitPxar, store.ArchiveSinglePxar:
-		return "file"
-	case store.ArchiveImage:
-		return "image"
-	case store.ArchiveBlob:
-		return "blob"
-	}
-	return "other"
-}
-
 // archive compares archive name of both snapshots.
 func (d *snapDiff) archive(name string) error {
 	var ars [2]*store.Archive
@@ -203,7 +191,7 @@ func (d *snapDiff) archive(name string) error {
 		if ar == nil {
 			continue
 		}
-		rep.Kind = archiveKind(ar.Kind)
+		rep.Kind = archiveKindName(ar.Kind)
 		size := ar.Size
 		if fi, ok := d.m[i].File(ar.Files[len(ar.Files)-1]); ok && ar.Kind == store.ArchiveSplitPxar {
 			size = fi.Size // the payload stream's
@@ -221,15 +209,15 @@ func (d *snapDiff) archive(name string) error {
 		rep.Status = "removed"
 	case d.sameFiles(*ars[0], *ars[1]):
 		rep.Status = "unchanged"
-	case archiveKind(ars[0].Kind) != archiveKind(ars[1].Kind):
+	case archiveKindName(ars[0].Kind) != archiveKindName(ars[1].Kind):
 		return fmt.Errorf("archive %s is a %s archive in %s and a %s archive in %s", name,
-			archiveKind(ars[0].Kind), d.snap[0], archiveKind(ars[1].Kind), d.snap[1])
+			archiveKindName(ars[0].Kind), d.snap[0], archiveKindName(ars[1].Kind), d.snap[1])
 	default:
 		rep.Status = "changed"
 		if err := d.changed(&rep, *ars[0], *ars[1]); err != nil {
 			return err
 		}
-		if rep.Kind == "file" && rep.Added+rep.Removed+rep.Changed == 0 {
+		if rep.Kind == "file_archive" && rep.Added+rep.Removed+rep.Changed == 0 {
 			rep.Status = "unchanged"
 		}
 	}
@@ -257,7 +245,7 @@ func (d *snapDiff) changed(rep *diffArchive, x, y store.Archive) error {
 	switch rep.Kind {
 	case "blob":
 		return nil
-	case "file":
+	case "file_archive":
 		return d.files(rep, x, y)
 	}
 	return d.indexes(rep, x, y)

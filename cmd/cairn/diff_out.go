@@ -70,7 +70,7 @@ func (o *diffOutput) change(c diffChange) error {
 // archive's changes are its paths.
 func (o *diffOutput) archive(r diffArchive) error {
 	o.rep.Archives = append(o.rep.Archives, r)
-	if r.Kind != "file" || r.Status == "added" || r.Status == "removed" {
+	if r.Kind != "file_archive" || r.Status == "added" || r.Status == "removed" {
 		switch r.Status {
 		case "added", "removed", "changed":
 			o.count(r.Status)

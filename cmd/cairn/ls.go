@@ -3,10 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"time"
+	"strings"
 
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/filearchive"
@@ -14,19 +12,42 @@ import (
 	"github.com/spf13/cobra"
 )
 
+type lsOptions struct {
+	cacheSize                      string
+	ns                             string
+	dirItself, recursive, long, js bool
+}
+
 func (a *app) lsCmd() *cobra.Command {
-	var cacheSize string
-	var dirItself bool
+	var o lsOptions
 	cmd := &cobra.Command{
-		Use:   "ls SNAPSHOT ARCHIVE [PATH]",
-		Short: "list a directory of a file archive (or show one entry), without a mount",
-		Long: `List the entries of directory PATH (default: the root) of file archive
-ARCHIVE (e.g. root.pxar) of SNAPSHOT, sorted by name, like ls -l: mode,
-owner, group, size, modification time (UTC), name and a symlink's target.
-A PATH that is not a directory (or -d) shows that entry alone.`,
-		Args: cobra.RangeArgs(2, 3),
+		Use:   "ls SNAPSHOT [ARCHIVE [PATH]]",
+		Short: "list a snapshot's archives, or a directory of a file archive, without a mount",
+		Long: `With SNAPSHOT alone, list its archives: name, kind (image, file archive,
+blob), size and how it is stored.
+
+With ARCHIVE (a file archive, e.g. root.pxar), list the entries of
+directory PATH (default: the root) sorted by name, like ls -ln: mode,
+owner and group IDs, size, modification time (UTC), name and a symlink's
+target; -l shows this host's user and group names instead of the IDs
+(the number where it has none). A PATH that is not a directory (or -d)
+shows that entry alone. -R lists the whole subtree, one line an entry,
+each path relative to PATH. Only the archive's metadata is read.
+Names are printed escaped ("a\nb") when they hold control characters.`,
+		Args:              cobra.RangeArgs(1, 3),
+		ValidArgsFunction: a.archivePathArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cs, err := parseSize(cacheSize)
+			ref, err := qualifyRef(o.ns, args[0])
+			if err != nil {
+				return err
+			}
+			if len(args) == 1 {
+				if o.recursive || o.dirItself {
+					return usageErr("ls: -R and -d need an ARCHIVE")
+				}
+				return a.lsArchives(ref, o.js)
+			}
+			cs, err := parseSize(o.cacheSize)
 			if err != nil {
 				return usageErr("--cache-size: %v", err)
 			}
@@ -34,39 +55,85 @@ A PATH that is not a directory (or -d) shows that entry alone.`,
 			if len(args) == 3 {
 				path = args[2]
 			}
-			return a.withFileArchive(args[0], args[1], cs, func(acc *pxar.Accessor, where string) error {
-				e, err := acc.LookupPath(a.ctx, path)
-				if err != nil {
-					return fmt.Errorf("%s: %w", where, err)
-				}
-				w := bufio.NewWriter(a.stdout)
-				if e.Kind == pxar.KindDir && !dirItself {
-					err = listDir(a.ctx, w, acc, e)
-				} else {
-					name := e.Name
-					if path != "" {
-						name = path
-					}
-					writeEntry(w, e, name)
-				}
-				if ferr := w.Flush(); err == nil {
-					err = ferr
-				}
-				if err != nil {
-					return fmt.Errorf("%s: %w", where, err)
-				}
-				return nil
+			return a.withArchiveMeta(ref, args[1], cs, func(acc *pxar.Accessor, snap store.Snapshot, ar store.Archive) error {
+				return a.lsTree(acc, snap, ar, path, o)
 			})
 		},
 	}
-	cmd.Flags().StringVar(&cacheSize, "cache-size", "64M", "chunk cache size")
-	cmd.Flags().BoolVarP(&dirItself, "directory", "d", false, "show a directory itself, not its entries")
+	nsFlag(cmd, &o.ns)
+	cmd.Flags().StringVar(&o.cacheSize, "cache-size", "64M", "chunk cache size")
+	cmd.Flags().BoolVarP(&o.dirItself, "directory", "d", false, "show a directory itself, not its entries")
+	cmd.Flags().BoolVarP(&o.recursive, "recursive", "R", false, "list the whole subtree")
+	cmd.Flags().BoolVarP(&o.long, "long", "l", false, "user and group names instead of IDs")
+	cmd.Flags().BoolVar(&o.js, "json", false, "print one JSON document (see docs/json.md)")
 	return cmd
+}
+
+// lsTree lists path of file archive acc.
+func (a *app) lsTree(acc *pxar.Accessor, snap store.Snapshot, ar store.Archive, path string, o lsOptions) error {
+	where := fmt.Sprintf("snapshot %s archive %s", snap, ar.Name)
+	start, err := acc.LookupPath(a.ctx, path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", where, err)
+	}
+	var ow *owners
+	if o.long || o.js {
+		ow = newOwners()
+	}
+	out := newEntryOutput(a, ow, o.js, snap, ar, path)
+	if err := out.start(); err != nil {
+		return err
+	}
+	whole := start.IsDir() && !o.dirItself
+	w := &archiveWalk{acc: acc, fail: out.fail,
+		visit: func(p string, e *pxar.Entry, depth int) (bool, error) {
+			if depth == 0 {
+				if !whole {
+					return false, out.entry(e, displayPath(path))
+				}
+				return true, nil
+			}
+			return o.recursive, out.entry(e, p)
+		}}
+	err = w.run(a.ctx, start, "")
+	if err = out.finish(err); err != nil {
+		return err
+	}
+	if out.failed > 0 {
+		err := fmt.Errorf("%s: %d directories could not be listed", where, out.failed)
+		if !o.recursive {
+			return err
+		}
+		return &codeError{exitPartial, err}
+	}
+	return nil
+}
+
+// displayPath is how ls names the entry it was asked for.
+func displayPath(path string) string {
+	if strings.Trim(path, "/") == "" {
+		return "/"
+	}
+	return path
+}
+
+// withArchiveMeta opens file archive name of snapshot ref for listing
+// (its metadata stream only: filearchive.OpenMetadata) and calls fn.
+func (a *app) withArchiveMeta(ref, name string, cacheSize int64, fn func(*pxar.Accessor, store.Snapshot, store.Archive) error) error {
+	return a.openFileArchive(ref, name, cacheSize, filearchive.OpenMetadata, fn)
 }
 
 // withFileArchive opens file archive name of snapshot ref and calls fn
 // with it and a description for messages ("snapshot S archive A").
 func (a *app) withFileArchive(ref, name string, cacheSize int64, fn func(*pxar.Accessor, string) error) error {
+	return a.openFileArchive(ref, name, cacheSize, filearchive.Open, func(acc *pxar.Accessor, snap store.Snapshot, ar store.Archive) error {
+		return fn(acc, fmt.Sprintf("snapshot %s archive %s", snap, ar.Name))
+	})
+}
+
+type archiveOpener func(context.Context, *store.Store, store.Snapshot, *store.Manifest, store.Archive, *store.Cache) (*pxar.Accessor, func() error, error)
+
+func (a *app) openFileArchive(ref, name string, cacheSize int64, open archiveOpener, fn func(*pxar.Accessor, store.Snapshot, store.Archive) error) error {
 	s, err := a.openStore()
 	if err != nil {
 		return err
@@ -81,88 +148,73 @@ func (a *app) withFileArchive(ref, name string, cacheSize int64, fn func(*pxar.A
 		return err
 	}
 	defer c.Close()
-	acc, closeArchive, err := filearchive.Open(a.ctx, s, snap, m, ar, c)
+	acc, closeArchive, err := open(a.ctx, s, snap, m, ar, c)
 	if err != nil {
 		return err
 	}
 	defer closeArchive()
-	return fn(acc, fmt.Sprintf("snapshot %s archive %s", snap, ar.Name))
+	return fn(acc, snap, ar)
 }
 
-// listDir writes dir's entries in name order, streaming.
-func listDir(ctx context.Context, w io.Writer, acc *pxar.Accessor, dir *pxar.Entry) error {
-	r, err := acc.ReadDirSorted(ctx, dir)
-	if err != nil {
-		return err
-	}
-	for {
-		e, err := r.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		writeEntry(w, e, e.Name)
-	}
+// entryOutput prints entries as text lines or one streamed JSON document.
+type entryOutput struct {
+	a      *app
+	bw     *bufio.Writer
+	ow     *owners
+	js     *jsonListing
+	json   bool
+	head   [3]string
+	print  func(e *pxar.Entry, path string) error // text form; default writeLong
+	failed int
 }
 
-// writeEntry writes one ls -l style line.
-func writeEntry(w io.Writer, e *pxar.Entry, name string) {
-	st := e.Metadata.Stat
-	size := fmt.Sprint(e.Size)
-	switch e.Kind {
-	case pxar.KindDevice:
-		size = fmt.Sprintf("%d, %d", e.Device.Major, e.Device.Minor)
-	case pxar.KindFile:
-	default:
-		size = "0"
-	}
-	mtime := time.Unix(st.Mtime.Secs, int64(st.Mtime.Nanos)).UTC().Format("2006-01-02 15:04:05")
-	fmt.Fprintf(w, "%s %5d %5d %12s %s %s", modeString(st.Mode), st.UID, st.GID, size, mtime, quoteName(name))
-	if e.Kind == pxar.KindSymlink {
-		fmt.Fprintf(w, " -> %s", quoteName(e.Target))
-	}
-	fmt.Fprintln(w)
+func newEntryOutput(a *app, ow *owners, json bool, snap store.Snapshot, ar store.Archive, path string) *entryOutput {
+	return &entryOutput{a: a, bw: bufio.NewWriter(a.stdout), ow: ow, json: json, head: [3]string{snap.String(), ar.Name, path}}
 }
 
-// modeString renders a mode as ls does: type, then rwx for owner, group
-// and others with setuid, setgid and sticky bits.
-func modeString(mode uint64) string {
-	b := []byte("?rwxrwxrwx")
-	switch mode & pxar.ModeIFMT {
-	case pxar.ModeIFREG:
-		b[0] = '-'
-	case pxar.ModeIFDIR:
-		b[0] = 'd'
-	case pxar.ModeIFLNK:
-		b[0] = 'l'
-	case pxar.ModeIFCHR:
-		b[0] = 'c'
-	case pxar.ModeIFBLK:
-		b[0] = 'b'
-	case pxar.ModeIFIFO:
-		b[0] = 'p'
-	case pxar.ModeIFSOCK:
-		b[0] = 's'
+func (o *entryOutput) start() error {
+	if !o.json {
+		return nil
 	}
-	for i := 0; i < 9; i++ {
-		if mode&(1<<(8-i)) == 0 {
-			b[1+i] = '-'
-		}
+	var err error
+	o.js, err = startJSONListing(o.bw, o.head[0], o.head[1], o.head[2])
+	return err
+}
+
+func (o *entryOutput) entry(e *pxar.Entry, path string) error {
+	switch {
+	case o.json:
+		return o.js.entry(o.ow.entryJSON(e, path))
+	case o.print != nil:
+		return o.print(e, path)
 	}
-	special := func(bit uint64, at int, set, unsetX byte) {
-		if mode&bit == 0 {
-			return
-		}
-		if b[at] == 'x' {
-			b[at] = set
-		} else {
-			b[at] = unsetX
-		}
+	writeLong(o.bw, o.ow, e, path)
+	return nil
+}
+
+func (o *entryOutput) fail(path string, err error) {
+	o.failed++
+	if o.json {
+		o.js.fail(path, err)
 	}
-	special(0o4000, 3, 's', 'S')
-	special(0o2000, 6, 's', 'S')
-	special(0o1000, 9, 't', 'T')
-	return string(b)
+	if path == "" {
+		path = "/"
+	}
+	msg := err.Error()
+	if len(msg) > 4096 { // pxar's errors name the directory's path too
+		msg = shortPath(msg)
+	}
+	fmt.Fprintf(o.a.stderr, "cairn: %s: %s: %s\n", o.head[1], quoteName(shortPath(path)), msg)
+}
+
+// finish ends the output after a walk that returned err; a write error
+// is returned if there was none before.
+func (o *entryOutput) finish(err error) error {
+	if o.json && err == nil {
+		err = o.js.finish()
+	}
+	if ferr := o.bw.Flush(); err == nil {
+		err = ferr
+	}
+	return err
 }

@@ -139,7 +139,7 @@ func (a *app) rootCmd() *cobra.Command {
 	root.PersistentFlags().BoolVarP(&a.quiet, "quiet", "q", false, "print errors only: no progress, no summary")
 	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "text", "log lines as text or json (log/slog)")
 	// Every command, in one place; each is built in a file of its own.
-	root.AddCommand(a.initCmd(), a.backupCmd(), a.snapshotsCmd(), a.catCmd(), a.lsCmd(),
+	root.AddCommand(a.initCmd(), a.backupCmd(), a.snapshotsCmd(), a.catCmd(), a.lsCmd(), a.findCmd(),
 		a.mountCmd(), a.umountCmd(), a.restoreCmd(), a.verifyCmd(), a.tapeCmd(), a.benchCmd(),
 		a.forgetCmd(), a.protectCmd(), a.unprotectCmd(), a.pruneCmd(), a.gcCmd(), a.syncCmd())
 	root.AddCommand(a.diffCmd(), a.dumpCmd()) // issue 14, helper DUMP

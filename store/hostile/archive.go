@@ -32,7 +32,15 @@ type Node struct {
 	Link   string  // hard link (Kind file): the path it records
 	LinkTo *Node   // hard link: the earlier node it points to (nil: itself, an invalid link)
 	Kids   []*Node // directory entries, in stored order
+	// Alias makes this node no entry of its own but a goodbye table item
+	// pointing at an earlier written node (in a directory enclosing it,
+	// for a reader to accept it): one entry listed by two directories.
+	Alias *Node
 }
+
+// Shared is an item of a directory's table that lists node to, written
+// earlier inside that directory, again (see Node.Alias).
+func Shared(to *Node) *Node { return &Node{Name: to.Name, Kind: to.Kind, Alias: to} }
 
 // Dir, File, Symlink and Hardlink are shorthands for nodes.
 func Dir(name string, kids ...*Node) *Node {
@@ -78,7 +86,7 @@ func (n *Node) typeBits() uint64 {
 // archive, byte for byte as pxar lays it out but without any of the
 // encoder's checks: it returns the metadata and payload streams.
 func Encode(root *Node) (meta, payload []byte) {
-	w := &writer{offsets: map[*Node]uint64{}}
+	w := &writer{offsets: map[*Node]uint64{}, sizes: map[*Node]uint64{}}
 	putHeader(&w.payload, pxar.TypePayloadStartMarker, 0)
 	w.u64Item(pxar.TypeFormatVersion, 2)
 	w.dir(root, 0)
@@ -89,6 +97,7 @@ func Encode(root *Node) (meta, payload []byte) {
 type writer struct {
 	meta, payload bytes.Buffer
 	offsets       map[*Node]uint64 // FILENAME offsets of the nodes written
+	sizes         map[*Node]uint64 // their goodbye item sizes
 }
 
 type goodbyeItem struct{ hash, offset, size uint64 }
@@ -136,10 +145,15 @@ func (w *writer) dir(n *Node, entryOfs uint64) {
 	w.stat(n)
 	var items []goodbyeItem
 	for _, k := range n.Kids {
+		if k.Alias != nil {
+			items = append(items, goodbyeItem{hash: pxar.HashFilename(k.Name), offset: w.offsets[k.Alias], size: w.sizes[k.Alias]})
+			continue
+		}
 		fileOfs := w.pos()
 		w.offsets[k] = fileOfs
 		w.item(pxar.TypeFilename, []byte(k.Name), []byte{0})
 		size := w.entry(k, fileOfs)
+		w.sizes[k] = size
 		items = append(items, goodbyeItem{hash: pxar.HashFilename(k.Name), offset: fileOfs, size: size})
 	}
 	w.goodbye(items, entryOfs)

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+
+	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/pxar"
+	"github.com/spf13/cobra"
+)
+
+// maxCompletions bounds the candidates one completion offers.
+const maxCompletions = 1000
+
+// archiveCompletions returns the paths inside file archive name of
+// snapshot ref (ns/… or taken in namespace ns) that complete toComplete,
+// for shell completion (cobra's ValidArgsFunction): see completePath. It
+// reads the archive's metadata only, through a small cache.
+func (a *app) archiveCompletions(ns, ref, name, toComplete string) ([]string, error) {
+	ref, err := qualifyRef(ns, ref)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	err = a.withArchiveMeta(ref, name, 8<<20, func(acc *pxar.Accessor, _ store.Snapshot, _ store.Archive) error {
+		out, err = completePath(a.ctx, acc, toComplete, maxCompletions)
+		return err
+	})
+	return out, err
+}
+
+// completePath lists the entries of the directory toComplete names up to
+// its last slash whose names start with what follows it, as paths that
+// keep toComplete's directory part; directories end in "/". Names a shell
+// could not take back as typed (control characters, invalid UTF-8) are
+// left out; at most limit are returned.
+func completePath(ctx context.Context, acc *pxar.Accessor, toComplete string, limit int) ([]string, error) {
+	dirPart, prefix := "", toComplete
+	if i := strings.LastIndexByte(toComplete, '/'); i >= 0 {
+		dirPart, prefix = toComplete[:i+1], toComplete[i+1:]
+	}
+	dir, err := acc.LookupPath(ctx, dirPart)
+	if err != nil {
+		return nil, err
+	}
+	r, err := acc.ReadDirSorted(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for len(out) < limit {
+		e, err := r.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return out, err
+		}
+		if !strings.HasPrefix(e.Name, prefix) || quoteName(e.Name) != e.Name {
+			continue
+		}
+		p := dirPart + e.Name
+		if e.IsDir() {
+			p += "/"
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// archivePathArgs is the ValidArgsFunction of commands taking SNAPSHOT
+// ARCHIVE PATH (ls, find, cat): it completes PATH inside the archive.
+// (The snapshot and archive arguments are completed elsewhere, if at
+// all.)
+func (a *app) archivePathArgs(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+	if len(args) != 2 {
+		return nil, cobra.ShellCompDirectiveNoFileComp
+	}
+	ns, _ := cmd.Flags().GetString("ns")
+	out, err := a.archiveCompletions(ns, args[0], args[1], toComplete)
+	if err != nil {
+		cobra.CompErrorln(err.Error())
+		return nil, cobra.ShellCompDirectiveError
+	}
+	d := cobra.ShellCompDirectiveNoFileComp
+	for _, p := range out {
+		if strings.HasSuffix(p, "/") { // a directory: the path goes on
+			d |= cobra.ShellCompDirectiveNoSpace
+		}
+	}
+	return out, d
+}

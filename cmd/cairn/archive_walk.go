@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/cairnfs/cairn/store/pxar"
+)
+
+// maxWalkDepth bounds how deep ls -R and find descend, as a tree restore
+// does: a real file system cannot hold a deeper tree (PATH_MAX), and a
+// crafted archive nested deeper is reported, not followed.
+const maxWalkDepth = 4096
+
+// errSharedDir is a directory that a crafted archive lists in two places:
+// its goodbye tables point into a region walked already. Followed, such
+// tables make a walk exponential in the archive's size.
+var errSharedDir = errors.New("directory stored inside one listed already (a crafted archive)")
+
+// archiveWalk walks a file archive depth first in stored order, one
+// directory listing open per level: memory grows with the depth and the
+// size of the directories on the current path, never with the tree.
+type archiveWalk struct {
+	acc *pxar.Accessor
+	// visit is called for every entry with its path; for a directory it
+	// returns whether to descend into it.
+	visit func(path string, e *pxar.Entry, depth int) (descend bool, err error)
+	// fail is told of a directory that could not be listed (whole or in
+	// part); the walk goes on with the next one.
+	fail func(path string, err error)
+}
+
+type walkFrame struct {
+	r    *pxar.SortedDirReader
+	plen int // length of the directory's path in the buffer
+}
+
+// join appends name to the path in buf[:n] ("" is the walk's start).
+func join(buf []byte, n int, name string) []byte {
+	buf = buf[:n]
+	if n > 0 && buf[n-1] != '/' {
+		buf = append(buf, '/')
+	}
+	return append(buf, name...)
+}
+
+// run walks start, whose path is startPath. It returns an error only when
+// the walk cannot go on (ctx ended, or visit failed: a write error).
+func (w *archiveWalk) run(ctx context.Context, start *pxar.Entry, startPath string) error {
+	buf := []byte(startPath)
+	descend, err := w.visit(startPath, start, 0)
+	if err != nil || !descend || !start.IsDir() {
+		return err
+	}
+	var stack []walkFrame
+	lastDir := start.ID // directories come in increasing offset order
+	open := func(e *pxar.Entry, path string) {
+		if len(stack)+1 > maxWalkDepth {
+			w.fail(path, fmt.Errorf("directories nested deeper than %d levels: not listed", maxWalkDepth))
+			return
+		}
+		r, err := w.acc.ReadDirSorted(ctx, e)
+		if err != nil {
+			w.fail(path, err)
+			return
+		}
+		stack = append(stack, walkFrame{r: r, plen: len(buf)})
+	}
+	open(start, startPath)
+	for len(stack) > 0 {
+		top := &stack[len(stack)-1]
+		e, err := top.r.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		if err == nil && e.IsDir() {
+			if e.ID <= lastDir {
+				err = fmt.Errorf("%q: %w", e.Name, errSharedDir)
+			}
+			lastDir = max(lastDir, e.ID)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			w.fail(string(buf[:top.plen]), err) // the rest of this directory cannot be read
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		buf = join(buf, top.plen, e.Name)
+		path := string(buf)
+		descend, err := w.visit(path, e, len(stack))
+		if err != nil {
+			return err
+		}
+		if descend && e.IsDir() {
+			open(e, path)
+		}
+	}
+	return ctx.Err()
+}
