@@ -14,11 +14,6 @@ import (
 // crafted archive nested deeper is reported, not followed.
 const maxWalkDepth = 4096
 
-// errSharedDir is a directory that a crafted archive lists in two places:
-// its goodbye tables point into a region walked already. Followed, such
-// tables make a walk exponential in the archive's size.
-var errSharedDir = errors.New("directory stored inside one listed already (a crafted archive)")
-
 // archiveWalk walks a file archive depth first in stored order, one
 // directory listing open per level: memory grows with the depth and the
 // size of the directories on the current path, never with the tree.
@@ -78,7 +73,7 @@ func (w *archiveWalk) run(ctx context.Context, start *pxar.Entry, startPath stri
 		}
 		if err == nil && e.IsDir() {
 			if e.ID <= lastDir {
-				err = fmt.Errorf("%q: %w", e.Name, errSharedDir)
+				err = fmt.Errorf("%q: %w", e.Name, pxar.ErrSharedDir)
 			}
 			lastDir = max(lastDir, e.ID)
 		}

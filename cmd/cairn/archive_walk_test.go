@@ -75,7 +75,7 @@ func TestArchiveWalkSharedDirs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(l.paths) > 2*n || len(l.fails) == 0 || !errors.Is(l.fails[0], errSharedDir) {
+	if len(l.paths) > 2*n || len(l.fails) == 0 || !errors.Is(l.fails[0], pxar.ErrSharedDir) {
 		t.Fatalf("%d paths, fails %v", len(l.paths), l.fails)
 	}
 }

@@ -15,6 +15,14 @@ const MaxWalkDepth = 4096
 // than MaxWalkDepth below the walk's start.
 var ErrTooDeep = errors.New("directories nested too deep")
 
+// ErrSharedDir is a directory a crafted archive lists in two places: a
+// goodbye table points into a region walked already. In an archive
+// written by an encoder, directories come in increasing offset order in a
+// depth-first walk in stored order; followed, shared directories make a
+// walk exponential in the archive's size (a 40-level archive of a few KiB
+// would list 2^38 entries).
+var ErrSharedDir = errors.New("directory stored inside one listed already (a crafted archive)")
+
 // Walker visits a directory tree of an archive depth first, each
 // directory before its entries, the entries of a directory in stored
 // order: for archives written by Encoder (and by PBS) that is byte-wise
@@ -30,6 +38,7 @@ type Walker struct {
 	next  *Entry // a directory returned by Next, entered by the next call
 	path  string // its path
 	begun bool
+	last  uint64 // the offset (ID) of the last directory returned
 }
 
 type walkLevel struct {
@@ -48,7 +57,7 @@ func (w *Walker) Next(ctx context.Context) (string, *Entry, error) {
 	if !w.begun {
 		w.begun = true
 		if w.start.Kind == KindDir {
-			w.next, w.path = w.start, ""
+			w.next, w.path, w.last = w.start, "", w.start.ID
 		}
 		return "", w.start, nil
 	}
@@ -79,6 +88,10 @@ func (w *Walker) Next(ctx context.Context) (string, *Entry, error) {
 			path = top.path + "/" + e.Name
 		}
 		if e.Kind == KindDir {
+			if e.ID <= w.last {
+				return "", nil, fmt.Errorf("%s: %w", e.Path(), ErrSharedDir)
+			}
+			w.last = e.ID
 			w.next, w.path = e, path
 		}
 		return path, e, nil
