@@ -248,6 +248,9 @@ func (t *treeRestore) dirEntries(ctx context.Context, d *pxar.Entry, node *dirNo
 	// hard link's target comes before the link.
 	r, err := t.acc.ReadDirSorted(ctx, d)
 	if err != nil {
+		if ctx.Err() != nil {
+			return fd, ctx.Err()
+		}
 		t.fail(node.path(""), err)
 		return fd, nil
 	}

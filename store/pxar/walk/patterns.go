@@ -1,7 +1,5 @@
 package walk
 
-import "fmt"
-
 // Patterns is a list of patterns in the syntax of Options.Exclude (see
 // the rules above parsePattern), for other walks over archive paths,
 // such as a restore's --include and --exclude: Match is true when the
@@ -29,13 +27,4 @@ func (p Patterns) Len() int { return len(p.l) }
 // ("a/b", no leading "/"), of a directory if isDir.
 func (p Patterns) Match(path string, isDir bool) bool {
 	return p.l.excluded("/"+path, isDir)
-}
-
-// String lists the patterns, for messages.
-func (p Patterns) String() string {
-	var ss []string
-	for _, x := range p.l {
-		ss = append(ss, x.text)
-	}
-	return fmt.Sprint(ss)
 }
