@@ -47,6 +47,9 @@ func parseSpecs(args []string) ([]backupSpec, error) {
 		if !strings.HasSuffix(name, ".img") && !sp.isPxar() && !sp.isBlob() {
 			return nil, usageErr("archive %q: want %s", a, specForms)
 		}
+		if err := checkSpecName(name); err != nil {
+			return nil, err
+		}
 		if sp.isPxar() && sp.isStdin() {
 			return nil, usageErr("archive %q: a directory tree cannot come from standard input", a)
 		}

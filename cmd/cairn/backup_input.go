@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/cairnfs/cairn/store"
 	"github.com/dustin/go-humanize"
@@ -129,6 +130,22 @@ func readBlobSource(sp backupSpec, r io.Reader) ([]byte, error) {
 		return nil, blobTooLarge(sp, "larger")
 	}
 	return data, nil
+}
+
+// checkSpecName refuses archive names the store would refuse only once
+// the backup has begun, and the names of the snapshot's own blobs: the
+// manifest and PBS's client log (which tape export adds beside the
+// manifest's files).
+func checkSpecName(name string) error {
+	switch {
+	case strings.ContainsAny(name, "/\x00") || strings.HasPrefix(name, "."):
+		return usageErr("archive name %q: want a plain file name (no \"/\", not starting with \".\")", name)
+	case name == store.ManifestName:
+		return usageErr("archive name %q is reserved for the snapshot's manifest", name)
+	case name == "client.log.blob":
+		return usageErr("archive name %q is reserved for PBS's client log", name)
+	}
+	return nil
 }
 
 // countReader counts the bytes read through it.
