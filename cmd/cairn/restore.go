@@ -63,9 +63,10 @@ holds. With --include only what a pattern matches is restored (all of a matched
 directory), and the directories on the way to it, with their metadata; excludes
 still apply. A hard link whose target is left out is restored as a copy.
 
-An interrupted tree restore (Ctrl-C, SIGTERM) says where it stopped and leaves
-the file ` + restore.IncompleteMarker + ` in TARGET; restoring again with
---overwrite completes the tree and removes it.
+An interrupted tree restore (Ctrl-C, SIGTERM: exit 130, 143) says where it
+stopped and leaves the file ` + restore.IncompleteMarker + ` in TARGET;
+restoring again with --overwrite completes the tree and removes it. A single
+file (--path naming one) is removed again. -vv names each restored entry.
 
 Blobs (NAME.blob) are written to the file TARGET, or - for stdout.`,
 		Args: cobra.ExactArgs(3),

@@ -75,8 +75,11 @@ func (a *app) treeInterrupted(o restoreOpts, sum treeSummary, err error) error {
 		printJSON(a, sum)
 	}
 	left := "the restored tree is incomplete"
-	if sum.Marker != "" {
+	switch {
+	case sum.Marker != "":
 		left += "; " + sum.Marker + " says so until a restore with --overwrite completes it"
+	case sum.Removed:
+		left = "the partial file " + sum.Target + " was removed"
 	}
 	fmt.Fprintf(a.stderr, "restore interrupted at %s after %d files, %d directories, %d other entries, %s: %s\n",
 		sum.StoppedAt, sum.Files, sum.Dirs, sum.Others, humanize.IBytes(uint64(sum.Bytes)), left)

@@ -34,13 +34,14 @@ type treeSummary struct {
 	Interrupted bool   `json:"interrupted,omitempty"`
 	StoppedAt   string `json:"stopped_at,omitempty"`
 	Marker      string `json:"marker,omitempty"`
+	Removed     bool   `json:"removed,omitempty"`
 }
 
 func newTreeSummary(o restoreOpts, rep *restore.TreeReport, snap store.Snapshot, ar store.Archive, path, target string, el time.Duration) treeSummary {
 	sum := treeSummary{Snapshot: snap.String(), Archive: ar.Name, Path: path, Target: target, Files: rep.Files,
 		Dirs: rep.Dirs, Others: rep.Others, Bytes: rep.Bytes, ZeroBytes: rep.ZeroBytes, Seconds: el.Seconds(),
 		MBps: mbps(rep.Bytes, el), Failed: rep.Failed, Include: o.include, Exclude: o.exclude,
-		StoppedAt: rep.StoppedAt, Marker: rep.Marker}
+		StoppedAt: rep.StoppedAt, Marker: rep.Marker, Removed: rep.Removed}
 	if sum.Failed == nil {
 		sum.Failed = []restore.PathError{}
 	}

@@ -118,3 +118,27 @@ func TestTreeInterrupted(t *testing.T) {
 		t.Fatal("the marker survived a complete restore")
 	}
 }
+
+// TestTreeInterruptedSingle: an interrupted restore of one file removes
+// the partial file it made, and only that.
+func TestTreeInterruptedSingle(t *testing.T) {
+	src := makeTree(t)
+	acc, _, _ := archive(t, src)
+	e, err := acc.LookupPath(context.Background(), "a/rw-all")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "rw-all")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rep, err := Tree(ctx, acc, e, "a/rw-all", out, TreeOptions{})
+	if err == nil || rep == nil || !rep.Removed {
+		t.Fatalf("cancelled single-file restore: %+v %v", rep, err)
+	}
+	if _, err := os.Lstat(out); err == nil {
+		t.Fatal("the partial file is still there")
+	}
+	if _, err := Tree(context.Background(), acc, e, "a/rw-all", out, TreeOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}

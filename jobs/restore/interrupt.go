@@ -3,6 +3,7 @@ package restore
 import (
 	"fmt"
 
+	"github.com/cairnfs/cairn/store/pxar"
 	"golang.org/x/sys/unix"
 )
 
@@ -21,18 +22,32 @@ func clearMarker(rootFD int) {
 	}
 }
 
-// interrupted records where an interrupted restore stopped and, for a
-// directory, leaves the marker in it: created anew (O_EXCL, never
-// through a symbolic link) after removing a file of that name the
-// restore may have made.
-func (t *treeRestore) interrupted(dir bool) {
+// madeSingle records the file a single-entry restore made, open at fd.
+func (t *treeRestore) madeSingle(fd int) {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) == nil {
+		t.single.dev, t.single.ino, t.single.made = st.Dev, st.Ino, true
+	}
+}
+
+// interrupted records where an interrupted restore of start (as name in
+// the target's parent for a single entry) stopped. A directory gets the
+// marker, created anew (O_EXCL, never through a symbolic link) after
+// removing a file of that name the restore may have made; a single file
+// the restore made is removed again, checked by device and inode.
+func (t *treeRestore) interrupted(start *pxar.Entry, name string) {
 	rep := t.report
 	if t.atDir != nil {
 		rep.StoppedAt = t.atDir.path(t.atName)
 	} else {
 		rep.StoppedAt = t.root.path("")
 	}
-	if !dir {
+	if !start.IsDir() {
+		var st unix.Stat_t
+		if t.single.made && unix.Fstatat(t.rootFD, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil &&
+			st.Dev == t.single.dev && st.Ino == t.single.ino {
+			rep.Removed = unix.Unlinkat(t.rootFD, name, 0) == nil
+		}
 		return
 	}
 	clearMarker(t.rootFD)

@@ -47,6 +47,9 @@ type TreeReport struct {
 	// entry the walk had reached, and the marker file left in the target
 	// directory ("" if none could be written).
 	StoppedAt, Marker string
+	// Removed: an interrupted single-file restore removed the partial
+	// file it had made at the target.
+	Removed bool
 }
 
 // maxFailures bounds the failures a report lists (the count goes on).
@@ -100,6 +103,7 @@ func Tree(ctx context.Context, acc *pxar.Accessor, start *pxar.Entry, startPath,
 		defer close(files.ch)
 		var err error
 		if !start.IsDir() {
+			t.atDir, t.atName, t.single.name = t.root, name, name
 			err = t.entry(gctx, start, name, t.root, rootFD, files)
 		} else {
 			t.count(func(r *TreeReport) { r.Dirs++ })
@@ -117,7 +121,7 @@ func Tree(ctx context.Context, acc *pxar.Accessor, start *pxar.Entry, startPath,
 	rep := t.report
 	rep.Bytes, rep.ZeroBytes = opt.Stats.Bytes.Load(), opt.Stats.ZeroBytes.Load()
 	if err != nil && ctx.Err() != nil {
-		t.interrupted(start.IsDir())
+		t.interrupted(start, name)
 		return rep, fmt.Errorf("restore into %s interrupted: %w", target, ctx.Err())
 	}
 	if err == nil && len(rep.Failed) > 0 {
@@ -146,6 +150,13 @@ type treeRestore struct {
 	atDir  *dirNode
 	atName string
 	debug  bool // log each entry
+	// single is the regular file a single-entry restore made (removed
+	// again if the restore is interrupted), by device and inode.
+	single struct {
+		name     string
+		dev, ino uint64
+		made     bool
+	}
 }
 
 type fileJob struct {
