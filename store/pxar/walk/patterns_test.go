@@ -1,6 +1,9 @@
 package walk
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestPatterns: the exported matcher answers as the walker's excludes do
 // (anywhere, anchored, directory-only, "!", last match decides).
@@ -32,5 +35,27 @@ func TestPatterns(t *testing.T) {
 	}
 	if p.Len() != 4 {
 		t.Errorf("Len %d", p.Len())
+	}
+}
+
+// TestPatternsDeepPath matches patterns against a path as deep and long
+// as a hostile archive may hold (4096 names of 255 bytes): "**" tries
+// only the places its next literal occurs, and a leading "**" is matched
+// once rather than against every suffix, so each answer costs about the
+// path's length rather than its square.
+func TestPatternsDeepPath(t *testing.T) {
+	name := strings.Repeat("n", 255)
+	deep := strings.Repeat(name+"/", 4095) + "x.log"
+	p, err := ParsePatterns([]string{"**/y", "a/**/b/**/c", "*.log", "!" + name + "/**/z"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if !p.Match(deep, false) {
+			t.Fatal("*.log did not match the deep path")
+		}
+		if p.Match(deep+"y", true) {
+			t.Fatal("a pattern matched what it should not")
+		}
 	}
 }
