@@ -212,7 +212,7 @@ func TestCLIIOStdinImage(t *testing.T) {
 
 // TestCLIIOBlob stores a file (NAME.blob:PATH) and standard input
 // (NAME.blob:-) as blobs beside an image; cat, restore (to a file and to
-// stdout), verify and the mount give them back; a damaged blob fails
+// stdout), verify, a tape export and restore, and the mount give them back; a damaged blob fails
 // verify and cat; a file over the blob limit is refused naming it and the
 // limit.
 func TestCLIIOBlob(t *testing.T) {
@@ -222,7 +222,7 @@ func TestCLIIOBlob(t *testing.T) {
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "vm.conf"), string(conf), 0o644)
 	img, _ := sparseImage(t, 128<<10, 82)
-	snap := backupSnapshot(t, log, "--store", st, "backup", "--type", "vm", "--id", "blob",
+	snap := backupSnapshot(t, log, "--store", st, "backup", "--ns", "io/blob", "--type", "vm", "--id", "blob",
 		"disk.img:"+img, "vm.conf.blob:"+filepath.Join(dir, "vm.conf"), "log.blob:-")
 	for name, want := range map[string][]byte{"vm.conf.blob": conf, "log.blob": log} {
 		if r := mustCairn(t, "--store", st, "cat", snap, name); r.stdout != string(want) {
@@ -247,6 +247,18 @@ func TestCLIIOBlob(t *testing.T) {
 		got, err := os.ReadFile(filepath.Join(mnt, snap, name))
 		if err != nil || !bytes.Equal(got, want) {
 			t.Errorf("mount %s: %d bytes %v", name, len(got), err)
+		}
+	}
+
+	// tape: export the namespace, forget the snapshot (its blob files go
+	// with it), restore it from tape into the store, read the blobs back
+	drive := t.TempDir()
+	mustCairn(t, "--store", st, "tape", "export", "--drive", drive, "--pool", "blob", "--tape-size", "8M", "--ns", "io/blob")
+	mustCairn(t, "--store", st, "forget", snap)
+	mustCairn(t, "--store", st, "tape", "restore", "--drive", drive, snap)
+	for name, want := range map[string][]byte{"vm.conf.blob": conf, "log.blob": log} {
+		if r := mustCairn(t, "--store", st, "cat", snap, name); r.stdout != string(want) {
+			t.Errorf("cat %s after tape: %d bytes, want %d", name, len(r.stdout), len(want))
 		}
 	}
 
@@ -379,7 +391,7 @@ func TestCLIIOInterruptImage(t *testing.T) {
 	st := sharedStore(t)
 	data := randBytes(8<<20, 91)
 	snap := backupSnapshot(t, data, "--store", st, "backup", "--id", "interrupt-img", "--chunk-size", "64K", "disk.img:-")
-	cmd, stdout, stderr := startSlowed(t, "--store", st, "restore", snap, "disk.img", "-")
+	cmd, stdout, stderr := startSlowed(t, "--store", st, "restore", "--json", snap, "disk.img", "-")
 	errc := make(chan []byte, 1)
 	go func() { b, _ := io.ReadAll(stderr); errc <- b }()
 	first := make([]byte, 4096)
@@ -395,7 +407,8 @@ func TestCLIIOInterruptImage(t *testing.T) {
 	if code != 130 {
 		t.Errorf("exit %d after SIGINT, want 130; stderr: %s", code, tail(msg))
 	}
-	if !strings.Contains(msg, "restore interrupted after") || !strings.Contains(msg, "stdout is incomplete") {
+	if !strings.Contains(msg, "restore interrupted after") || !strings.Contains(msg, "stdout is incomplete") ||
+		!strings.Contains(msg, `"interrupted": true`) || !strings.Contains(msg, `"left": "partial_stream"`) {
 		t.Errorf("stderr: %s", tail(msg))
 	}
 	if got := len(first) + len(rest); got >= len(data) {

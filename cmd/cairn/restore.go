@@ -38,6 +38,9 @@ type restoreSummary struct {
 	Seconds   float64          `json:"seconds"`
 	MBps      float64          `json:"mb_per_s"`
 	Damaged   []restore.Damage `json:"damaged"`
+	// Interrupted by a signal: what the target holds (see docs/json.md).
+	Interrupted bool   `json:"interrupted,omitempty"`
+	Left        string `json:"left,omitempty"`
 }
 
 func (a *app) restoreCmd() *cobra.Command {
@@ -151,7 +154,8 @@ func (a *app) restore(o restoreOpts, ref, archive, target string) error {
 		}
 	}
 	if a.ctx.Err() != nil && !finished {
-		a.imageInterrupted(target, t, stats.Bytes.Load(), x.Size())
+		a.imageInterrupted(o, restoreSummary{Snapshot: snap.String(), Archive: ar.Name, Target: target,
+			Bytes: stats.Bytes.Load(), ZeroBytes: stats.ZeroBytes.Load(), Seconds: time.Since(start).Seconds()}, t, x.Size())
 		return a.ctx.Err()
 	}
 	el := time.Since(start)

@@ -21,16 +21,23 @@ func (a *app) resolveArchiveIn(s *store.Store, ns, ref, name string) (store.Snap
 
 // imageInterrupted says what an interrupted image restore left: nothing
 // at a file target (the temporary file was removed), a partial image on
-// a device, a cut stream on stdout.
-func (a *app) imageInterrupted(target string, t restore.Target, done, total int64) {
-	what := fmt.Sprintf("restore interrupted after %s of %s", humanize.IBytes(uint64(done)), humanize.IBytes(uint64(total)))
+// a device, a cut stream on stdout; with --json also as the summary.
+func (a *app) imageInterrupted(o restoreOpts, sum restoreSummary, t restore.Target, total int64) {
+	sum.Interrupted = true
+	var what string
 	switch {
 	case t.Stream != nil:
-		fmt.Fprintf(a.stderr, "%s: the image written to stdout is incomplete\n", what)
-	case t.File != nil && isDevice(target):
-		fmt.Fprintf(a.stderr, "%s: the device %s holds a partial image (a device cannot be written under another name and renamed)\n", what, target)
+		sum.Left, what = "partial_stream", "the image written to stdout is incomplete"
+	case t.File != nil && isDevice(sum.Target):
+		sum.Left = "partial_device"
+		what = "the device " + sum.Target + " holds a partial image (a device cannot be written under another name and renamed)"
 	default:
-		fmt.Fprintf(a.stderr, "%s: %s was not created (the partial file was removed)\n", what, target)
+		sum.Left, what = "nothing", sum.Target+" was not created (the partial file was removed)"
+	}
+	fmt.Fprintf(a.stderr, "restore interrupted after %s of %s: %s\n", humanize.IBytes(uint64(sum.Bytes)),
+		humanize.IBytes(uint64(total)), what)
+	if o.json {
+		a.printRestore(o, sum, false) // on stderr when stdout carries the image
 	}
 }
 
