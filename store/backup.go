@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairnfs/cairn/chunk"
 	"golang.org/x/sys/unix"
 )
 
@@ -197,6 +198,32 @@ func (b *Backup) AddBlob(name string, blob []byte) error {
 		return err
 	}
 	return b.AddFile(FileInfo{Filename: name, Size: uint64(len(blob)), Csum: CsumHex(sha256.Sum256(blob))})
+}
+
+// MaxBlobData is the most data a blob archive takes: the DataBlob that
+// holds it (header included, stored uncompressed at worst) must fit in
+// chunk.MaxBlobSize, PBS's limit for every blob.
+const MaxBlobData = chunk.MaxBlobSize - chunk.BlobHeaderSize
+
+// ErrBlobTooLarge is data too large for a blob archive.
+var ErrBlobTooLarge = fmt.Errorf("more than a blob archive holds (%d bytes)", MaxBlobData)
+
+// AddBlobData stores data as the blob archive name (NAME.blob): a
+// DataBlob, zstd-compressed unless that does not make it smaller, with
+// its CRC, recorded in the manifest with its size and SHA-256 like the
+// manifest's other blobs.
+func (b *Backup) AddBlobData(name string, data []byte) error {
+	if !strings.HasSuffix(name, ".blob") {
+		return fmt.Errorf("blob archive %q: %w: name must end in .blob", name, ErrBadName)
+	}
+	if len(data) > MaxBlobData {
+		return fmt.Errorf("blob archive %s: %d bytes: %w", name, len(data), ErrBlobTooLarge)
+	}
+	blob, err := chunk.EncodeBlob(nil, data, true)
+	if err != nil {
+		return fmt.Errorf("blob archive %s: %w", name, err)
+	}
+	return b.AddBlob(name, blob)
 }
 
 // Finish makes the data durable and writes the manifest.

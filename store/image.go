@@ -33,12 +33,15 @@ func ArchiveIndexName(name string) string {
 	return name
 }
 
-// AddImage backs up src (a file, block device or stream) as the image
-// archive name (NAME.img) in a fixed index. Holes (SEEK_HOLE) and
+// AddImage backs up src (a file, block device or stream, such as
+// standard input) as the image archive name (NAME.img) in a fixed index.
+// A stream is read once, in chunk-sized blocks: its size need not be
+// known up front (the index records it at the end) and memory stays
+// bounded by the uploader's buffers. Holes (SEEK_HOLE, in a file) and
 // all-zero chunks map to the zero chunk without being hashed or
 // compressed. Chunks of the previous snapshot's same archive are taken as
 // present.
-func (b *Backup) AddImage(ctx context.Context, name string, src *os.File, opt ImageOptions) error {
+func (b *Backup) AddImage(ctx context.Context, name string, src io.Reader, opt ImageOptions) error {
 	if !strings.HasSuffix(name, ".img") {
 		return fmt.Errorf("image archive %q: %w: name must end in .img", name, ErrBadName)
 	}
@@ -73,7 +76,7 @@ func (b *Backup) AddImage(ctx context.Context, name string, src *os.File, opt Im
 	}
 	if rerr != nil {
 		w.Abort()
-		return fmt.Errorf("image %s from %s: %w", name, src.Name(), rerr)
+		return fmt.Errorf("image %s from %s: %w", name, sourceName(src), rerr)
 	}
 	csum, size, err := w.Close()
 	if err != nil {
@@ -102,10 +105,18 @@ func (b *Backup) knownChunks(idxName string) KnownSet {
 	return set
 }
 
+// sourceName names an image source in errors.
+func sourceName(src io.Reader) string {
+	if f, ok := src.(*os.File); ok {
+		return f.Name()
+	}
+	return "a stream"
+}
+
 // readImage reads src in chunk-sized blocks and submits them. Where the
 // file system reports holes, whole-hole chunks are submitted as zero
 // without being read.
-func readImage(ctx context.Context, src *os.File, cs int, u *Uploader) error {
+func readImage(ctx context.Context, src io.Reader, cs int, u *Uploader) error {
 	holes := newHoleFinder(src)
 	var off int64
 	for {
@@ -139,13 +150,13 @@ func readImage(ctx context.Context, src *os.File, cs int, u *Uploader) error {
 
 // readFullAt fills buf from off (pread) or from the stream, returning
 // io.EOF once the source is exhausted (possibly with n > 0).
-func readFullAt(f *os.File, buf []byte, off int64, seekable bool) (int, error) {
+func readFullAt(f io.Reader, buf []byte, off int64, seekable bool) (int, error) {
 	var n int
 	for n < len(buf) {
 		var m int
 		var err error
 		if seekable {
-			m, err = f.ReadAt(buf[n:], off+int64(n))
+			m, err = f.(io.ReaderAt).ReadAt(buf[n:], off+int64(n))
 		} else {
 			m, err = f.Read(buf[n:])
 		}
@@ -171,8 +182,13 @@ type holeFinder struct {
 	lastOff  int64
 }
 
-func newHoleFinder(f *os.File) *holeFinder {
-	h := &holeFinder{f: f, nextData: -1}
+func newHoleFinder(src io.Reader) *holeFinder {
+	h := &holeFinder{nextData: -1}
+	f, ok := src.(*os.File)
+	if !ok {
+		return h // a stream: read in order, no holes
+	}
+	h.f = f
 	fi, err := f.Stat()
 	if err != nil {
 		return h

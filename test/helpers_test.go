@@ -58,8 +58,17 @@ type result struct {
 // cairn runs the binary with args; env adds variables.
 func cairn(t testing.TB, env []string, args ...string) result {
 	t.Helper()
+	return cairnStdin(t, env, nil, args...)
+}
+
+// cairnStdin is cairn with stdin (a pipe) as standard input if not nil.
+func cairnStdin(t testing.TB, env []string, stdin []byte, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(binPath, args...)
 	cmd.Env = append(os.Environ(), env...)
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -25,27 +25,46 @@ type backupOpts struct {
 	pxar        pxarOpts
 }
 
-// backupSpec is one NAME.ext:PATH argument.
+// backupSpec is one NAME.ext:PATH argument; PATH "-" is standard input.
 type backupSpec struct{ name, path string }
 
-func (s backupSpec) isPxar() bool { return strings.HasSuffix(s.name, ".pxar") }
+func (s backupSpec) isPxar() bool  { return strings.HasSuffix(s.name, ".pxar") }
+func (s backupSpec) isBlob() bool  { return strings.HasSuffix(s.name, ".blob") }
+func (s backupSpec) isStdin() bool { return s.path == "-" }
+
+const specForms = "NAME.img:PATH (an image: a file, block device or - for standard input), " +
+	"NAME.pxar:DIR (a directory tree) or NAME.blob:PATH (a small file, or -)"
 
 func parseSpecs(args []string) ([]backupSpec, error) {
 	var out []backupSpec
+	stdin := ""
 	for _, a := range args {
 		name, path, ok := strings.Cut(a, ":")
 		if !ok || name == "" || path == "" {
-			return nil, usageErr("archive %q: want NAME.img:PATH or NAME.pxar:DIR", a)
+			return nil, usageErr("archive %q: want %s", a, specForms)
 		}
-		if !strings.HasSuffix(name, ".img") && !strings.HasSuffix(name, ".pxar") {
-			return nil, usageErr("archive %q: want NAME.img:PATH (an image) or NAME.pxar:DIR (a directory tree)", a)
+		sp := backupSpec{name, path}
+		if !strings.HasSuffix(name, ".img") && !sp.isPxar() && !sp.isBlob() {
+			return nil, usageErr("archive %q: want %s", a, specForms)
+		}
+		if err := checkSpecName(name); err != nil {
+			return nil, err
+		}
+		if sp.isPxar() && sp.isStdin() {
+			return nil, usageErr("archive %q: a directory tree cannot come from standard input", a)
+		}
+		if sp.isStdin() {
+			if stdin != "" {
+				return nil, usageErr("archives %s and %s both read standard input: only one may", stdin, name)
+			}
+			stdin = name
 		}
 		for _, o := range out {
 			if o.name == name {
 				return nil, usageErr("archive %s given twice", name)
 			}
 		}
-		out = append(out, backupSpec{name, path})
+		out = append(out, sp)
 	}
 	return out, nil
 }
@@ -73,10 +92,17 @@ type backupSummary struct {
 func (a *app) backupCmd() *cobra.Command {
 	var o backupOpts
 	cmd := &cobra.Command{
-		Use:   "backup --type vm|ct|host --id ID [--ns NS] NAME.img:PATH … NAME.pxar:DIR …",
+		Use:   "backup --type vm|ct|host --id ID [--ns NS] NAME.img:PATH|- … NAME.pxar:DIR … NAME.blob:PATH|- …",
 		Short: "back up images, raw files, block devices and directory trees into a new snapshot",
 		Long: `Back up images (NAME.img:PATH: a file or block device, fixed-size chunks) and
 directory trees (NAME.pxar:DIR: a pxar archive) into one new snapshot.
+
+NAME.img:- reads the image from standard input (its size need not be known:
+the index records it at the end; an empty input is an error). NAME.blob:PATH
+stores a small file (a configuration, a log) as a blob, as PBS stores
+qemu-server.conf.blob: at most 128 MiB less 12 bytes, refused before reading
+when larger; NAME.blob:- reads it from standard input. One archive at most
+reads standard input.
 
 Directory trees are walked in one pass; symlinks are never followed, other
 file systems are left empty unless --all-file-systems, entries matching
@@ -130,23 +156,11 @@ func (a *app) backup(o backupOpts, args []string) error {
 			return usageErr("--time: %v", err)
 		}
 	}
-	files := make([]*os.File, len(specs))
-	var total int64
-	for i, sp := range specs {
-		if sp.isPxar() {
-			if err := checkDir(sp.path); err != nil {
-				return fmt.Errorf("archive %s: %w", sp.name, err)
-			}
-			continue
-		}
-		f, err := os.Open(sp.path)
-		if err != nil {
-			return fmt.Errorf("archive %s: %w", sp.name, err)
-		}
-		defer f.Close()
-		files[i] = f
-		total += sourceSize(f)
+	in, err := a.openInputs(specs)
+	if err != nil {
+		return err
 	}
+	defer in.close()
 	s, err := a.openStore()
 	if err != nil {
 		return err
@@ -166,7 +180,7 @@ func (a *app) backup(o backupOpts, args []string) error {
 	start := time.Now()
 	imgStats, pxarStats := new(store.UploadStats), new(store.UploadStats)
 	var pxarDone atomic.Int64
-	prog := a.startProgress("backup "+b.Snapshot().String(), total, func() (int64, string) {
+	prog := a.startProgress("backup "+b.Snapshot().String(), in.total, func() (int64, string) {
 		return imgStats.Bytes.Load() + pxarDone.Load(), ""
 	})
 	var sums []pxarSummary
@@ -177,7 +191,7 @@ func (a *app) backup(o backupOpts, args []string) error {
 				AllFileSystems: o.pxar.allFS, ChunkSize: int(cs), Workers: o.workers, Stats: pxarStats, Progress: &pxarDone})
 			sums = append(sums, ps)
 		} else {
-			err = b.AddImage(a.ctx, sp.name, files[i], store.ImageOptions{ChunkSize: int(cs), Workers: o.workers, Stats: imgStats})
+			err = in.add(a.ctx, b, i, store.ImageOptions{ChunkSize: int(cs), Workers: o.workers, Stats: imgStats})
 		}
 		if err != nil {
 			break
@@ -212,15 +226,6 @@ func checkDir(path string) error {
 		return errors.New(path + " is not a directory")
 	}
 	return nil
-}
-
-// sourceSize is the size of a file or block device, 0 when unknown.
-func sourceSize(f *os.File) int64 {
-	if n, err := f.Seek(0, 2); err == nil {
-		f.Seek(0, 0)
-		return n
-	}
-	return 0
 }
 
 // newBackupSummary totals the uploads of images (img) and file archives

@@ -23,6 +23,8 @@ type restoreOpts struct {
 	noSync                       bool
 	json                         bool
 	path                         string
+	ns                           string
+	include, exclude             []string
 	cacheSize                    string
 	cacheBytes                   int64 // cacheSize parsed
 }
@@ -36,19 +38,40 @@ type restoreSummary struct {
 	Seconds   float64          `json:"seconds"`
 	MBps      float64          `json:"mb_per_s"`
 	Damaged   []restore.Damage `json:"damaged"`
+	// Interrupted by a signal: what the target holds (see docs/json.md).
+	Interrupted bool   `json:"interrupted,omitempty"`
+	Left        string `json:"left,omitempty"`
 }
 
 func (a *app) restoreCmd() *cobra.Command {
 	var o restoreOpts
 	cmd := &cobra.Command{
 		Use:   "restore SNAPSHOT ARCHIVE TARGET",
-		Short: "restore an image (to a file, block device or -) or a file archive (to a directory)",
-		Long: "Restores an archive of a snapshot. Images go to a file (sparse: zero chunks stay holes),\n" +
-			"a block device, or - for stdout (in order). Chunks are fetched, decoded (--threads at\n" +
-			"once) and checked in parallel and written with positional writes (O_DIRECT where the\n" +
-			"file system allows). File archives (NAME.pxar) are\n" +
-			"restored into the directory TARGET with their metadata (owners when root, modes,\n" +
-			"times, symlinks, hard links, xattrs, ACLs, devices, FIFOs); --path restores a part.",
+		Short: "restore an image (to a file, block device or -), a file archive (to a directory) or a blob (to a file or -)",
+		Long: `Restores an archive of a snapshot. Images go to a file (sparse: zero chunks stay holes),
+a block device, or - for stdout (in order). Chunks are fetched, decoded (--threads at
+once) and checked in parallel and written with positional writes (O_DIRECT where the
+file system allows). A file is written under a temporary name beside TARGET and
+renamed only when complete: an interrupted or failed restore leaves no TARGET (a
+block device is written in place and cannot be: it then holds a partial image).
+
+File archives (NAME.pxar) are restored into the directory TARGET with their
+metadata (owners when root, modes, times, symlinks, hard links, xattrs, ACLs,
+devices, FIFOs); --path restores a part. --include and --exclude (repeatable)
+select entries with the gitignore-style patterns of backup's --exclude, matched
+against paths relative to the archive root (also with --path): "*.log" anywhere,
+"/etc/ssh" at the root only, "cache/" directories only, "!" to re-include; the
+last matching pattern decides. An excluded directory is left out with all it
+holds. With --include only what a pattern matches is restored (all of a matched
+directory), and the directories on the way to it, with their metadata; excludes
+still apply. A hard link whose target is left out is restored as a copy.
+
+An interrupted tree restore (Ctrl-C, SIGTERM: exit 130, 143) says where it
+stopped and leaves the file ` + restore.IncompleteMarker + ` in TARGET;
+restoring again with --overwrite completes the tree and removes it. A single
+file (--path naming one) is removed again. -vv names each restored entry.
+
+Blobs (NAME.blob) are written to the file TARGET, or - for stdout.`,
 		Args: cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.restore(o, args[0], args[1], args[2])
@@ -62,6 +85,9 @@ func (a *app) restoreCmd() *cobra.Command {
 	f.BoolVar(&o.noSync, "no-sync", false, "do not wait for the restored data to reach the disk before reporting completion")
 	f.BoolVar(&o.json, "json", false, "print the summary as JSON")
 	f.StringVar(&o.path, "path", "", "file archives: restore only this path inside the archive")
+	f.StringArrayVar(&o.include, "include", nil, "file archives: restore only entries matching this pattern (repeatable; see above)")
+	f.StringArrayVar(&o.exclude, "exclude", nil, "file archives: leave out entries matching this pattern (repeatable; see above)")
+	nsFlag(cmd, &o.ns)
 	f.StringVar(&o.cacheSize, "cache-size", "32M", "file archives: bytes of decoded chunks kept in memory (4M to 64G)")
 	a.lockWaitFlag(cmd)
 	return cmd
@@ -80,7 +106,7 @@ func (a *app) restore(o restoreOpts, ref, archive, target string) error {
 		return err
 	}
 	defer s.Close()
-	snap, m, ar, err := a.resolveArchive(s, ref, archive)
+	snap, m, ar, err := a.resolveArchiveIn(s, o.ns, ref, archive)
 	if err != nil {
 		return err
 	}
@@ -92,12 +118,15 @@ func (a *app) restore(o restoreOpts, ref, archive, target string) error {
 	switch ar.Kind {
 	case store.ArchiveSplitPxar, store.ArchiveSinglePxar:
 		return a.restoreTree(o, s, snap, m, ar, target)
-	case store.ArchiveImage, store.ArchiveOther:
+	case store.ArchiveImage, store.ArchiveOther, store.ArchiveBlob:
 	default:
-		return fmt.Errorf("snapshot %s: archive %s: restore takes images and file archives; use cat for blobs", snap, ar.Name)
+		return fmt.Errorf("snapshot %s: archive %s: restore takes images, file archives and blobs", snap, ar.Name)
 	}
-	if o.path != "" {
-		return usageErr("--path is for file archives; %s is an image", ar.Name)
+	if o.path != "" || len(o.include) > 0 || len(o.exclude) > 0 {
+		return usageErr("--path, --include and --exclude are for file archives; %s is not one", ar.Name)
+	}
+	if ar.Kind == store.ArchiveBlob {
+		return a.restoreBlob(o, s, snap, m, ar, target)
 	}
 	x, err := s.OpenSnapshotIndex(snap, m, ar.Files[0])
 	if err != nil {
@@ -123,6 +152,11 @@ func (a *app) restore(o restoreOpts, ref, archive, target string) error {
 		if err == nil || finished {
 			err, finished = cerr, false
 		}
+	}
+	if a.ctx.Err() != nil && !finished {
+		a.imageInterrupted(o, restoreSummary{Snapshot: snap.String(), Archive: ar.Name, Target: target,
+			Bytes: stats.Bytes.Load(), ZeroBytes: stats.ZeroBytes.Load(), Seconds: time.Since(start).Seconds()}, t, x.Size())
+		return a.ctx.Err()
 	}
 	el := time.Since(start)
 	if rep != nil {

@@ -27,12 +27,36 @@ type treeSummary struct {
 	Seconds   float64             `json:"seconds"`
 	MBps      float64             `json:"mb_per_s"`
 	Failed    []restore.PathError `json:"failed"`
+	Include   []string            `json:"include,omitempty"`
+	Exclude   []string            `json:"exclude,omitempty"`
+	// An interrupted restore: where the walk stopped and the marker
+	// file it left in the target directory.
+	Interrupted bool   `json:"interrupted,omitempty"`
+	StoppedAt   string `json:"stopped_at,omitempty"`
+	Marker      string `json:"marker,omitempty"`
+	Removed     bool   `json:"removed,omitempty"`
+}
+
+func newTreeSummary(o restoreOpts, rep *restore.TreeReport, snap store.Snapshot, ar store.Archive, path, target string, el time.Duration) treeSummary {
+	sum := treeSummary{Snapshot: snap.String(), Archive: ar.Name, Path: path, Target: target, Files: rep.Files,
+		Dirs: rep.Dirs, Others: rep.Others, Bytes: rep.Bytes, ZeroBytes: rep.ZeroBytes, Seconds: el.Seconds(),
+		MBps: mbps(rep.Bytes, el), Failed: rep.Failed, Include: o.include, Exclude: o.exclude,
+		StoppedAt: rep.StoppedAt, Marker: rep.Marker, Removed: rep.Removed}
+	if sum.Failed == nil {
+		sum.Failed = []restore.PathError{}
+	}
+	return sum
 }
 
 // restoreTree restores a file archive (or --path inside it) into target.
 func (a *app) restoreTree(o restoreOpts, s *store.Store, snap store.Snapshot, m *store.Manifest, ar store.Archive, target string) error {
 	if target == "-" {
 		return usageErr("a file archive restores into a directory, not to stdout")
+	}
+	var began time.Time
+	filter, err := restore.NewFilter(o.include, o.exclude)
+	if err != nil {
+		return usageErr("%v", err)
 	}
 	c, err := store.NewCache(s, o.cacheBytes)
 	if err != nil {
@@ -52,14 +76,19 @@ func (a *app) restoreTree(o restoreOpts, s *store.Store, snap store.Snapshot, m 
 		}
 	}
 	stats := new(restore.Stats)
-	began := time.Now()
+	began = time.Now()
 	prog := a.startProgress("restore "+ar.Name, 0, func() (int64, string) {
 		return stats.Bytes.Load(), "zeroes " + humanize.IBytes(uint64(stats.ZeroBytes.Load()))
 	})
-	rep, err := restore.Tree(a.ctx, acc, start, path, target, restore.TreeOptions{Threads: o.threads, Overwrite: o.force, Stats: stats})
+	rep, err := restore.Tree(a.ctx, acc, start, path, target, restore.TreeOptions{Threads: o.threads, Overwrite: o.force,
+		Filter: filter, Stats: stats, Logger: a.logger})
 	if rep == nil {
 		prog.Stop()
 		return err
+	}
+	if err != nil && a.ctx.Err() != nil {
+		prog.Stop()
+		return a.treeInterrupted(o, newTreeSummary(o, rep, snap, ar, path, target, time.Since(began)), err)
 	}
 	if !o.noSync {
 		if serr := syncTree(target); serr != nil {
@@ -69,13 +98,8 @@ func (a *app) restoreTree(o restoreOpts, s *store.Store, snap store.Snapshot, m 
 	}
 	prog.Stop()
 	el := time.Since(began)
-	sum := treeSummary{Snapshot: snap.String(), Archive: ar.Name, Path: path, Target: target, Files: rep.Files,
-		Dirs: rep.Dirs, Others: rep.Others, Bytes: rep.Bytes, ZeroBytes: rep.ZeroBytes, Seconds: el.Seconds(),
-		MBps: mbps(rep.Bytes, el), Failed: rep.Failed}
+	sum := newTreeSummary(o, rep, snap, ar, path, target, el)
 	if o.json {
-		if sum.Failed == nil {
-			sum.Failed = []restore.PathError{}
-		}
 		printJSON(a, sum)
 	} else {
 		for _, f := range rep.Failed {

@@ -36,6 +36,7 @@ type dirNode struct {
 	depth    int
 	dev, ino uint64
 	children map[string]*dirNode
+	included bool // an include pattern selects it or a directory above it
 }
 
 // newDirNode records the directory open at fd as name in parent.

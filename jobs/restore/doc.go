@@ -78,4 +78,13 @@
 //
 // A path that cannot be restored is reported (TreeReport.Failed, and
 // ErrPartial: exit 3 for the command) and the restore goes on.
+//
+// A Filter (TreeOptions.Filter) chooses entries by their archive path
+// with backup's exclude patterns; see Filter for the rules.
+//
+// A restore whose context ends (the command's SIGINT or SIGTERM) returns
+// the context's error with a report that says which entry the walk had
+// reached (StoppedAt). A directory target gets IncompleteMarker, a file
+// that says so, until a later restore into it removes it; a single file
+// the restore made is removed again (only that inode).
 package restore

@@ -72,6 +72,9 @@ func (t *treeRestore) createFile(ctx context.Context, e *pxar.Entry, name string
 	if err != nil {
 		return err
 	}
+	if t.single.name != "" && dir == t.root && name == t.single.name {
+		t.madeSingle(ffd)
+	}
 	return files.push(ctx, fileJob{e: e, dir: dir, name: name, fd: ffd})
 }
 

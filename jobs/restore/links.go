@@ -20,7 +20,8 @@ var errLinkRefused = errors.New("hard link refused")
 // restored tree it was restored earlier in this run (targets precede
 // their links in the stream), and the link is made with linkat between
 // descriptors, through the directory nodes this restore made; if it lies
-// outside the restored subtree, a copy is restored. Anything else, a path
+// outside the restored subtree or left out by the filter, a copy is
+// restored. Anything else, a path
 // through a symbolic link, "..", an absolute path, or a target that was
 // not restored, is refused for this path: nothing on disk is followed.
 func (t *treeRestore) hardlink(ctx context.Context, e *pxar.Entry, name string, dir *dirNode, fd int, files *fileQueue) error {
@@ -36,7 +37,7 @@ func (t *treeRestore) hardlink(ctx context.Context, e *pxar.Entry, name string, 
 		return fmt.Errorf("%w: target %q is not the file the link points to", errLinkRefused, e.Hardlink)
 	}
 	rel, inside := t.relative(comps)
-	if !inside {
+	if !inside || !t.opt.Filter.Selects(strings.Join(comps, "/"), false) {
 		return t.createFile(ctx, e, name, dir, fd, files) // a copy
 	}
 	t.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -27,10 +28,14 @@ type PathError struct {
 
 // TreeOptions tune a file archive restore.
 type TreeOptions struct {
-	Threads   int  // content workers; default runtime.NumCPU()
-	Overwrite bool // replace what exists at the target
-	Owners    bool // restore owners (needs root); default: when root
+	Threads   int     // content workers; default runtime.NumCPU()
+	Overwrite bool    // replace what exists at the target
+	Owners    bool    // restore owners (needs root); default: when root
+	Filter    *Filter // nil: everything
 	Stats     *Stats
+	// Logger, at debug level, names each entry as the walk restores it
+	// (the command's -vv); nil logs nothing.
+	Logger *slog.Logger
 }
 
 // TreeReport is what a tree restore did.
@@ -38,6 +43,13 @@ type TreeReport struct {
 	Files, Dirs, Others int64
 	Bytes, ZeroBytes    int64
 	Failed              []PathError
+	// Interrupted restores (the context ended): the target path of the
+	// entry the walk had reached, and the marker file left in the target
+	// directory ("" if none could be written).
+	StoppedAt, Marker string
+	// Removed: an interrupted single-file restore removed the partial
+	// file it had made at the target.
+	Removed bool
 }
 
 // maxFailures bounds the failures a report lists (the count goes on).
@@ -61,13 +73,27 @@ func Tree(ctx context.Context, acc *pxar.Accessor, start *pxar.Entry, startPath,
 		opt.Stats = new(Stats)
 	}
 	opt.Owners = opt.Owners || os.Geteuid() == 0
-	t := &treeRestore{acc: acc, opt: opt, report: &TreeReport{}, rootPath: strings.Trim(startPath, "/")}
+	t := &treeRestore{acc: acc, opt: opt, report: &TreeReport{}, rootPath: strings.Trim(startPath, "/"),
+		debug: opt.Logger != nil && opt.Logger.Enabled(ctx, slog.LevelDebug)}
 	rootFD, name, err := t.openTarget(target, start.IsDir())
 	if err != nil {
 		return nil, err
 	}
 	defer unix.Close(rootFD)
 	t.rootFD = rootFD
+	if start.IsDir() {
+		clearMarker(rootFD)
+	}
+	t.root.included = t.rootIncluded(start.IsDir())
+	if opt.Filter.excludedPath(t.rootPath, start.IsDir()) || (!start.IsDir() && !t.root.included) {
+		return t.report, nil // nothing selected
+	}
+	if start.IsDir() && !t.root.included {
+		t.needed = map[string]bool{}
+		if _, err := t.findNeeded(ctx, start, t.rootPath, 0); err != nil {
+			return t.report, err
+		}
+	}
 	g, gctx := errgroup.WithContext(ctx)
 	files := &fileQueue{ch: make(chan []fileJob, 2*opt.Threads)}
 	for i := 0; i < opt.Threads; i++ {
@@ -77,6 +103,7 @@ func Tree(ctx context.Context, acc *pxar.Accessor, start *pxar.Entry, startPath,
 		defer close(files.ch)
 		var err error
 		if !start.IsDir() {
+			t.atDir, t.atName, t.single.name = t.root, name, name
 			err = t.entry(gctx, start, name, t.root, rootFD, files)
 		} else {
 			t.count(func(r *TreeReport) { r.Dirs++ })
@@ -93,6 +120,10 @@ func Tree(ctx context.Context, acc *pxar.Accessor, start *pxar.Entry, startPath,
 	err = g.Wait()
 	rep := t.report
 	rep.Bytes, rep.ZeroBytes = opt.Stats.Bytes.Load(), opt.Stats.ZeroBytes.Load()
+	if err != nil && ctx.Err() != nil {
+		t.interrupted(start, name)
+		return rep, fmt.Errorf("restore into %s interrupted: %w", target, ctx.Err())
+	}
 	if err == nil && len(rep.Failed) > 0 {
 		err = fmt.Errorf("restore into %s: %w (%d)", target, ErrPartial, len(rep.Failed))
 	}
@@ -111,6 +142,21 @@ type treeRestore struct {
 	// failedFiles are the archive IDs of regular files that were not
 	// created: a hard link to one must not link whatever has its name.
 	failedFiles map[uint64]bool
+	// needed are the archive paths of the directories on the way to
+	// entries that include patterns select (with include patterns only).
+	needed map[string]bool
+	// atDir and atName are the entry the walk reached (written by the
+	// walk only, read once it ended).
+	atDir  *dirNode
+	atName string
+	debug  bool // log each entry
+	// single is the regular file a single-entry restore made (removed
+	// again if the restore is interrupted), by device and inode.
+	single struct {
+		name     string
+		dev, ino uint64
+		made     bool
+	}
 }
 
 type fileJob struct {
@@ -213,6 +259,9 @@ func (t *treeRestore) dirEntries(ctx context.Context, d *pxar.Entry, node *dirNo
 	// hard link's target comes before the link.
 	r, err := t.acc.ReadDirSorted(ctx, d)
 	if err != nil {
+		if ctx.Err() != nil {
+			return fd, ctx.Err()
+		}
 		t.fail(node.path(""), err)
 		return fd, nil
 	}
@@ -228,8 +277,18 @@ func (t *treeRestore) dirEntries(ctx context.Context, d *pxar.Entry, node *dirNo
 			t.fail(node.path(""), err) // the rest of this directory cannot be read
 			return fd, nil
 		}
+		ch := restoreEntry
+		if t.opt.Filter != nil {
+			if ch, _ = t.choose(e, node); ch == skipEntry {
+				continue
+			}
+		}
+		t.atDir, t.atName = node, e.Name
+		if t.debug {
+			t.opt.Logger.Debug("restore", "path", node.path(e.Name))
+		}
 		if e.Kind == pxar.KindDir {
-			fd, err = t.subdir(ctx, e, node, fd, files)
+			fd, err = t.subdir(ctx, e, node, fd, files, ch == restoreEntry)
 		} else {
 			err = t.entry(ctx, e, e.Name, node, fd, files)
 		}
@@ -241,7 +300,7 @@ func (t *treeRestore) dirEntries(ctx context.Context, d *pxar.Entry, node *dirNo
 
 // subdir restores directory e of the directory node parent (open at
 // pfd) and returns parent's descriptor (see dirEntries).
-func (t *treeRestore) subdir(ctx context.Context, e *pxar.Entry, parent *dirNode, pfd int, files *fileQueue) (int, error) {
+func (t *treeRestore) subdir(ctx context.Context, e *pxar.Entry, parent *dirNode, pfd int, files *fileQueue, included bool) (int, error) {
 	if err := checkName(e.Name); err != nil {
 		t.fail(parent.path(e.Name), err)
 		return pfd, nil
@@ -255,6 +314,7 @@ func (t *treeRestore) subdir(ctx context.Context, e *pxar.Entry, parent *dirNode
 		t.fail(parent.path(e.Name), err)
 		return pfd, nil
 	}
+	node.included = node.included || parent.included || included
 	t.count(func(r *TreeReport) { r.Dirs++ })
 	deep := node.depth > heldDepth
 	if deep {

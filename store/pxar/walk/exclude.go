@@ -45,6 +45,7 @@ type pattern struct {
 	include  bool
 	dirOnly  bool
 	anchored bool // matches the whole path only
+	starStar bool // has a "**" component
 }
 
 // parsePattern parses a pattern line; include patterns start with "!".
@@ -69,6 +70,9 @@ func parsePattern(line string) (*pattern, error) {
 		return nil, fmt.Errorf("pattern %q: %w", p.text, err)
 	}
 	p.comps = comps
+	for _, c := range comps {
+		p.starStar = p.starStar || c.kind == cStarStar
+	}
 	return p, nil
 }
 
@@ -195,8 +199,17 @@ func parseClass(s string, at int) (*byteClass, int, error) {
 	return nil, 0, fmt.Errorf("unclosed character class at byte %d", at)
 }
 
+// starStarMemo remembers, across the matches of one path (all of whose
+// texts are suffixes of it), the longest text on which the loop of a "**"
+// followed by the components rest failed, keyed by len(rest): rest then
+// matches no suffix of it, so no shorter text needs the loop again. It
+// keeps a deep path from costing its length once per suffix.
+type starStarMemo map[int]int
+
 // matchGlob reports whether comps match all of text.
-func matchGlob(comps []component, text string) bool {
+func matchGlob(comps []component, text string) bool { return matchGlobMemo(comps, text, nil) }
+
+func matchGlobMemo(comps []component, text string, memo starStarMemo) bool {
 	for ci, c := range comps {
 		switch c.kind {
 		case cLiteral:
@@ -217,7 +230,7 @@ func matchGlob(comps []component, text string) bool {
 		case cStar:
 			rest := comps[ci+1:]
 			for k := 0; ; k++ {
-				if matchGlob(rest, text[k:]) {
+				if matchGlobMemo(rest, text[k:], memo) {
 					return true
 				}
 				if k == len(text) || text[k] == '/' {
@@ -231,14 +244,29 @@ func matchGlob(comps []component, text string) bool {
 			if ci > 0 && strings.HasSuffix(comps[ci-1].literal, "/") && len(rest) > 0 &&
 				rest[0].kind == cLiteral && strings.HasPrefix(rest[0].literal, "/") {
 				skip := append([]component{{kind: cLiteral, literal: rest[0].literal[1:]}}, rest[1:]...)
-				if matchGlob(skip, text) {
+				if matchGlobMemo(skip, text, memo) {
 					return true
 				}
 			}
+			if n, ok := memo[len(rest)]; ok && len(text) <= n {
+				return false
+			}
+			// Try only where the next literal occurs: a deep path (a
+			// hostile archive's, on restore) makes every offset costly.
 			for k := 0; k <= len(text); k++ {
-				if matchGlob(rest, text[k:]) {
+				if len(rest) > 0 && rest[0].kind == cLiteral {
+					j := strings.Index(text[k:], rest[0].literal)
+					if j < 0 {
+						return false
+					}
+					k += j
+				}
+				if matchGlobMemo(rest, text[k:], memo) {
 					return true
 				}
+			}
+			if memo != nil {
+				memo[len(rest)] = max(memo[len(rest)], len(text))
 			}
 			return false
 		}
@@ -251,15 +279,24 @@ func (p *pattern) matches(path string, isDir bool) bool {
 	if p.dirOnly && !isDir {
 		return false
 	}
-	if p.anchored {
+	if p.anchored || (len(p.comps) > 0 && p.comps[0].kind == cStarStar) {
+		// a leading "**" takes any prefix: the suffixes add nothing
 		return matchGlob(p.comps, path)
 	}
-	for i := len(path) - 1; i >= 0; i-- {
-		if path[i] == '/' && matchGlob(p.comps, path[i+1:]) {
+	var memo starStarMemo
+	if p.starStar {
+		memo = starStarMemo{}
+	}
+	if matchGlobMemo(p.comps, path, memo) {
+		return true
+	}
+	// longest first, so that the memo's first entries cover the rest
+	for i := 0; i < len(path); i++ {
+		if path[i] == '/' && matchGlobMemo(p.comps, path[i+1:], memo) {
 			return true
 		}
 	}
-	return matchGlob(p.comps, path)
+	return false
 }
 
 // patternList is the stack of active patterns, CLI patterns first.

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/cairnfs/cairn/store"
+	"github.com/dustin/go-humanize"
+)
+
+// backupInputs are the opened sources of a backup's images and blobs
+// (file archives are walked by path): a file, a block device, or
+// standard input for the one spec whose PATH is "-".
+type backupInputs struct {
+	specs []backupSpec
+	srcs  []io.Reader // nil for file archives
+	files []*os.File  // to close
+	total int64       // bytes to read, 0 when unknown (a stream)
+}
+
+// openInputs opens the sources before the backup starts, so a missing
+// file or a blob too large fails before anything is written. A blob's
+// size is checked here from its file's size; a stream's as it is read.
+func (a *app) openInputs(specs []backupSpec) (*backupInputs, error) {
+	in := &backupInputs{specs: specs, srcs: make([]io.Reader, len(specs))}
+	known := true
+	for i, sp := range specs {
+		switch {
+		case sp.isPxar():
+			if err := checkDir(sp.path); err != nil {
+				in.close()
+				return nil, fmt.Errorf("archive %s: %w", sp.name, err)
+			}
+			continue
+		case sp.isStdin():
+			in.srcs[i], known = a.stdin, false
+			continue
+		}
+		f, err := os.Open(sp.path)
+		if err != nil {
+			in.close()
+			return nil, fmt.Errorf("archive %s: %w", sp.name, err)
+		}
+		in.files = append(in.files, f)
+		in.srcs[i] = f
+		n := sourceSize(f)
+		if sp.isBlob() {
+			if err := checkBlobSource(sp, f, n); err != nil {
+				in.close()
+				return nil, err
+			}
+			continue
+		}
+		in.total += n
+		known = known && n > 0
+	}
+	if !known {
+		in.total = 0 // a stream: the progress shows bytes and rate only
+	}
+	return in, nil
+}
+
+func (in *backupInputs) close() {
+	for _, f := range in.files {
+		f.Close()
+	}
+}
+
+// checkBlobSource refuses what cannot be a blob before reading it.
+func checkBlobSource(sp backupSpec, f *os.File, size int64) error {
+	fi, err := f.Stat()
+	switch {
+	case err != nil:
+		return fmt.Errorf("archive %s: %w", sp.name, err)
+	case fi.IsDir():
+		return fmt.Errorf("archive %s: %s is a directory: a blob holds one small file (use NAME.pxar:DIR for a tree)", sp.name, sp.path)
+	case size > store.MaxBlobData:
+		return blobTooLarge(sp, fmt.Sprintf("%s (%d bytes)", humanize.IBytes(uint64(size)), size))
+	}
+	return nil
+}
+
+func blobTooLarge(sp backupSpec, size string) error {
+	return fmt.Errorf("archive %s: %s is %s, %w: back it up as NAME.img:PATH instead",
+		sp.name, sourceLabel(sp), size, store.ErrBlobTooLarge)
+}
+
+func sourceLabel(sp backupSpec) string {
+	if sp.isStdin() {
+		return "standard input"
+	}
+	return sp.path
+}
+
+// add backs up spec i, an image or a blob, into b.
+func (in *backupInputs) add(ctx context.Context, b *store.Backup, i int, opt store.ImageOptions) error {
+	sp := in.specs[i]
+	if sp.isBlob() {
+		data, err := readBlobSource(sp, in.srcs[i])
+		if err != nil {
+			return err
+		}
+		return b.AddBlobData(sp.name, data)
+	}
+	if !sp.isStdin() {
+		return b.AddImage(ctx, sp.name, in.srcs[i], opt)
+	}
+	cr := &countReader{r: in.srcs[i]}
+	if err := b.AddImage(ctx, sp.name, cr, opt); err != nil {
+		return err
+	}
+	if cr.n == 0 {
+		return fmt.Errorf("archive %s: standard input was empty: nothing to back up", sp.name)
+	}
+	return nil
+}
+
+// readBlobSource reads a blob's data, never more than one byte over the
+// limit (a file may have grown since it was checked; a stream is not
+// known up front).
+func readBlobSource(sp backupSpec, r io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, store.MaxBlobData+1))
+	if err != nil {
+		return nil, fmt.Errorf("archive %s: read %s: %w", sp.name, sourceLabel(sp), err)
+	}
+	if len(data) > store.MaxBlobData {
+		return nil, blobTooLarge(sp, "larger")
+	}
+	return data, nil
+}
+
+// checkSpecName refuses archive names the store would refuse only once
+// the backup has begun, and the names of the snapshot's own blobs: the
+// manifest and PBS's client log (which tape export adds beside the
+// manifest's files).
+func checkSpecName(name string) error {
+	switch {
+	case strings.ContainsAny(name, "/\x00") || strings.HasPrefix(name, "."):
+		return usageErr("archive name %q: want a plain file name (no \"/\", not starting with \".\")", name)
+	case name == store.ManifestName:
+		return usageErr("archive name %q is reserved for the snapshot's manifest", name)
+	case name == "client.log.blob":
+		return usageErr("archive name %q is reserved for PBS's client log", name)
+	}
+	return nil
+}
+
+// countReader counts the bytes read through it.
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// sourceSize is the size of a file or block device, 0 when unknown.
+func sourceSize(f *os.File) int64 {
+	if n, err := f.Seek(0, io.SeekEnd); err == nil {
+		f.Seek(0, io.SeekStart)
+		return n
+	}
+	return 0
+}
