@@ -153,7 +153,7 @@ func (t *treeRestore) findNeeded(ctx context.Context, d *pxar.Entry, p string, d
 	if depth > maxDepth {
 		return false, nil // the restore reports it
 	}
-	r, err := t.acc.ReadDir(d)
+	r, err := t.acc.ReadDirSorted(ctx, d)
 	if err != nil {
 		t.needed[p] = true // enter it: the restore reports what cannot be read
 		return true, nil
@@ -177,7 +177,10 @@ func (t *treeRestore) findNeeded(ctx context.Context, d *pxar.Entry, p string, d
 		case f.excluded(cp, isDir):
 		case f.included(cp, isDir):
 			found = true
+		case isDir && e.ID <= t.lastNeeded:
+			// a crafted archive's shared directory: the walk reports it
 		case isDir:
+			t.lastNeeded = e.ID
 			sub, err := t.findNeeded(ctx, e, cp, depth+1)
 			if err != nil {
 				return found, err

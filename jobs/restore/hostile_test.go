@@ -134,6 +134,12 @@ func newHostileStore(t *testing.T) *hostileStore {
 // archive may be refused as corrupt (err), or restored in part.
 func (h *hostileStore) restore(t *testing.T, root *hostile.Node, target string, overwrite bool) (*TreeReport, error) {
 	t.Helper()
+	return h.restoreWith(t, root, target, TreeOptions{Threads: 2, Overwrite: overwrite})
+}
+
+// restoreWith is restore with the options given.
+func (h *hostileStore) restoreWith(t *testing.T, root *hostile.Node, target string, opt TreeOptions) (*TreeReport, error) {
+	t.Helper()
 	ctx := context.Background()
 	meta, payload := hostile.Encode(root)
 	h.next = h.next.Add(time.Second)
@@ -155,7 +161,7 @@ func (h *hostileStore) restore(t *testing.T, root *hostile.Node, target string, 
 		return nil, err
 	}
 	defer closeArchive()
-	return Tree(ctx, acc, acc.Root(), "", target, TreeOptions{Threads: 2, Overwrite: overwrite})
+	return Tree(ctx, acc, acc.Root(), "", target, opt)
 }
 
 func requireRoot(t *testing.T) {

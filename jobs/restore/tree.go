@@ -74,7 +74,7 @@ func Tree(ctx context.Context, acc *pxar.Accessor, start *pxar.Entry, startPath,
 	}
 	opt.Owners = opt.Owners || os.Geteuid() == 0
 	t := &treeRestore{acc: acc, opt: opt, report: &TreeReport{}, rootPath: strings.Trim(startPath, "/"),
-		debug: opt.Logger != nil && opt.Logger.Enabled(ctx, slog.LevelDebug)}
+		debug: opt.Logger != nil && opt.Logger.Enabled(ctx, slog.LevelDebug), lastDir: start.ID, lastNeeded: start.ID}
 	rootFD, name, err := t.openTarget(target, start.IsDir())
 	if err != nil {
 		return nil, err
@@ -150,6 +150,11 @@ type treeRestore struct {
 	atDir  *dirNode
 	atName string
 	debug  bool // log each entry
+	// lastDir and lastNeeded are the archive offsets (IDs) of the last
+	// directory the walk and findNeeded entered: in stored order they
+	// increase, and a crafted archive that lists a directory twice is
+	// refused (pxar.ErrSharedDir) rather than restored exponentially.
+	lastDir, lastNeeded uint64
 	// single is the regular file a single-entry restore made (removed
 	// again if the restore is interrupted), by device and inode.
 	single struct {
@@ -301,6 +306,11 @@ func (t *treeRestore) dirEntries(ctx context.Context, d *pxar.Entry, node *dirNo
 // subdir restores directory e of the directory node parent (open at
 // pfd) and returns parent's descriptor (see dirEntries).
 func (t *treeRestore) subdir(ctx context.Context, e *pxar.Entry, parent *dirNode, pfd int, files *fileQueue, included bool) (int, error) {
+	if e.ID <= t.lastDir {
+		t.fail(parent.path(e.Name), pxar.ErrSharedDir)
+		return pfd, nil
+	}
+	t.lastDir = e.ID
 	if err := checkName(e.Name); err != nil {
 		t.fail(parent.path(e.Name), err)
 		return pfd, nil
