@@ -48,7 +48,13 @@ func (a *app) jobProgress(label string) func(*jobs.Job) func() {
 
 // jobProgressOf is jobProgress for a job whose items are of another kind.
 func (a *app) jobProgressOf(label, items string) func(*jobs.Job) func() {
-	return func(j *jobs.Job) func() { return startJobProgress(a.stderr, label, items, j).Stop }
+	return func(j *jobs.Job) func() {
+		return a.showProgress(label, func() progressSample {
+			p := j.Progress()
+			return progressSample{Bytes: p.BytesDone, Total: p.BytesTotal, Items: p.ItemsDone,
+				ItemsTotal: p.ItemsTotal, ItemsName: items, Note: p.Phase}
+		}).Stop
+	}
 }
 
 // jobExit turns a finished job into the exit code: 3 when some snapshots

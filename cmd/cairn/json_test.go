@@ -35,6 +35,8 @@ var jsonOutputs = []struct {
 	{"restore", restoreSummary{}},
 	{"restore", treeSummary{}},
 	{"snapshots", snapshotRow{}},
+	{"snapshots", groupRow{}},
+	{"init", initResult{}},
 	{"forget", forgetReport{}},
 	{"tape status", tape.DriveStatus{}},
 	{"tape catalog", tape.CatalogSet{}},
