@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairnfs/cairn/internal/miniotest"
 	"github.com/cairnfs/cairn/store"
 	"golang.org/x/sys/unix"
 )
@@ -159,6 +160,15 @@ func testProgressPlain(t *testing.T, st string) {
 	r = cairn(t, progressEnv, "--store", st, "verify", "host/progress-plain")
 	if r.code != 0 || !regexp.MustCompile(`(?m)^verify: .* of \d+ chunks, .*elapsed`).MatchString(r.stderr) {
 		t.Fatalf("verify: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	// prune and gc, which had no progress, count their groups and items.
+	r = cairn(t, progressEnv, "--store", st, "prune", "host/progress-plain", "--keep-last", "2")
+	if r.code != 0 || !regexp.MustCompile(`(?m)^prune: 1 of 1 groups, .*elapsed`).MatchString(r.stderr) {
+		t.Fatalf("prune: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	r = cairn(t, progressEnv, "--store", st, "gc")
+	if r.code != 0 || !regexp.MustCompile(`(?m)^gc: (\d+) of \d+ items, .*elapsed`).MatchString(r.stderr) {
+		t.Fatalf("gc: exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 }
 
@@ -419,12 +429,16 @@ func testTapeGroup(t *testing.T, st, dst string) {
 		t.Errorf("export --latest-only --ns: %v", names(res))
 	}
 	drive := t.TempDir()
-	r := mustCairn(t, "--store", st, "tape", "export", "--drive", drive, "--pool", "all", "--tape-size", "4M", "--json",
+	r := cairn(t, progressEnv, "--store", st, "tape", "export", "--drive", drive, "--pool", "all", "--tape-size", "4M", "--json",
 		"--ns", ns, "vm/1")
 	var res tapeExportResult
 	decodeJSON(t, r, &res)
-	if res.Result.OK != 2 || strings.Join(names(res), " ") != s1+" "+s2 {
-		t.Fatalf("export GROUP: %+v", res)
+	if r.code != 0 || res.Result.OK != 2 || strings.Join(names(res), " ") != s1+" "+s2 {
+		t.Fatalf("export GROUP: exit %d %+v", r.code, res)
+	}
+	// the tape job's progress is the same display: bytes and chunks
+	if !regexp.MustCompile(`(?m)^tape export: \S+ [KM]?i?B.*, \d+ (of \d+ )?chunks, .*elapsed`).MatchString(r.stderr) {
+		t.Errorf("tape export: no progress line:\n%s", r.stderr)
 	}
 	if r := cairn(t, nil, "--store", st, "tape", "export", "--drive", drive, "--pool", "all", "vm/1/notatime"); r.code != 2 {
 		t.Errorf("export of a bad reference: exit %d, want 2\n%s", r.code, r.stderr)
@@ -437,6 +451,31 @@ func testTapeGroup(t *testing.T, st, dst string) {
 			if !regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(snap) + ` .*\s` + c.want + `\s+-$`).MatchString(out) {
 				t.Errorf("store %s: %s is not %q:\n%s", c.store, snap, c.want, out)
 			}
+		}
+	}
+}
+
+// TestCLIInitS3JSON: init --s3 --json says what was made, and that a
+// second directory was attached to the store in the bucket.
+func TestCLIInitS3JSON(t *testing.T) {
+	t.Parallel() // no mount, its own stores and bucket
+	srv := miniotest.Start(t)
+	bucket := srv.NewBucket(t)
+	env := []string{"AWS_ACCESS_KEY_ID=" + srv.AccessKey, "AWS_SECRET_ACCESS_KEY=" + srv.SecretKey}
+	s3 := []string{"init", "--json", "--s3", "s3://" + bucket + "/p", "--endpoint", srv.Endpoint, "--path-style", "--region", "us-east-1"}
+	tmp := t.TempDir()
+	for i, attached := range []bool{false, true} {
+		dir := filepath.Join(tmp, fmt.Sprint(i))
+		r := cairn(t, env, append([]string{"--store", dir}, s3...)...)
+		var got struct {
+			Path, Kind, URL, Endpoint string
+			Dirs                      int64
+			Attached                  bool
+		}
+		decodeJSON(t, r, &got)
+		if r.code != 0 || got.Path != dir || got.Kind != "s3" || got.URL != "s3://"+bucket+"/p" || got.Endpoint == "" ||
+			got.Dirs != 0 || got.Attached != attached {
+			t.Errorf("init --s3 --json #%d: exit %d %+v\n%s", i, r.code, got, r.stderr)
 		}
 	}
 }
