@@ -85,8 +85,12 @@ func runProgress(w io.Writer, label string, sample func() progressSample) *progr
 	p := &progress{stop: make(chan struct{})}
 	fd, tty := terminalFD(w)
 	every := plainEvery
+	var tw *termWriter
 	if tty {
 		every = ttyEvery
+		if tw, _ = w.(*termWriter); tw == nil {
+			tw = &termWriter{w: w, fd: fd}
+		}
 	}
 	every = progressInterval(every)
 	m := newMeter(time.Now())
@@ -99,7 +103,7 @@ func runProgress(w io.Writer, label string, sample func() progressSample) *progr
 			select {
 			case <-p.stop:
 				if tty {
-					fmt.Fprint(w, "\r\x1b[K")
+					tw.draw("")
 				} else {
 					fmt.Fprintln(w, m.line(label, sample(), time.Now(), -1))
 				}
@@ -115,14 +119,58 @@ func runProgress(w io.Writer, label string, sample func() progressSample) *progr
 			if cols, _, err := term.GetSize(fd); err == nil {
 				width = cols
 			}
-			fmt.Fprint(w, "\r\x1b[K"+fit(m.line(label, s, time.Now(), frame), width))
+			tw.draw(fit(m.line(label, s, time.Now(), frame), width))
 		}
 	}()
 	return p
 }
 
+// termWriter shares a terminal between a progress line and other
+// writers (a job's log): a write that is not the display's clears the
+// line first, so that it starts on a clean row; the display redraws its
+// line on its next tick.
+type termWriter struct {
+	mu    sync.Mutex
+	w     io.Writer
+	fd    int
+	drawn bool // the progress line is on the screen
+}
+
+// shareTerminal returns a writer for stderr shared with a progress
+// display, or w itself when w is no terminal (or shared already).
+func shareTerminal(w io.Writer) io.Writer {
+	if _, ok := w.(*termWriter); ok {
+		return w
+	}
+	if fd, ok := terminalFD(w); ok {
+		return &termWriter{w: w, fd: fd}
+	}
+	return w
+}
+
+func (t *termWriter) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.drawn {
+		io.WriteString(t.w, "\r\x1b[K")
+		t.drawn = false
+	}
+	return t.w.Write(b)
+}
+
+// draw replaces the progress line by line ("" clears it).
+func (t *termWriter) draw(line string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	io.WriteString(t.w, "\r\x1b[K"+line)
+	t.drawn = line != ""
+}
+
 // terminalFD reports whether w is a terminal, and its descriptor.
 func terminalFD(w io.Writer) (int, bool) {
+	if t, ok := w.(*termWriter); ok {
+		return t.fd, true
+	}
 	f, ok := w.(*os.File)
 	if !ok {
 		return 0, false

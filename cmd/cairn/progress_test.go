@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -168,5 +169,27 @@ func TestTapeExportGroupArgs(t *testing.T) {
 	snaps, groups := splitGroups([]string{"vm/1", "ns/a/vm/2", "vm/3/latest", "vm/4/2024-01-01T00:00:00Z", "bad"})
 	if strings.Join(groups, " ") != "vm/1 ns/a/vm/2" || strings.Join(snaps, " ") != "vm/3/latest vm/4/2024-01-01T00:00:00Z bad" {
 		t.Errorf("snapshots %v, groups %v", snaps, groups)
+	}
+}
+
+// TestTermWriter: a log line written while the progress line is shown
+// starts on a clean row.
+func TestTermWriter(t *testing.T) {
+	var buf bytes.Buffer
+	tw := &termWriter{w: &buf}
+	tw.draw("bar 1")
+	tw.Write([]byte("log line\n"))
+	tw.Write([]byte("another\n"))
+	tw.draw("bar 2")
+	tw.draw("")
+	want := "\r\x1b[Kbar 1" + "\r\x1b[Klog line\n" + "another\n" + "\r\x1b[Kbar 2" + "\r\x1b[K"
+	if buf.String() != want {
+		t.Errorf("got  %q\nwant %q", buf.String(), want)
+	}
+	if w := shareTerminal(&buf); w != io.Writer(&buf) {
+		t.Errorf("a buffer is no terminal: %T", w)
+	}
+	if w := shareTerminal(tw); w != io.Writer(tw) {
+		t.Errorf("shared twice: %T", w)
 	}
 }
