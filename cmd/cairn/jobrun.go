@@ -19,13 +19,10 @@ func (a *app) runJob(kind string, params map[string]string, level slog.Level, wa
 		return jobs.Status{}, err
 	}
 	defer s.Close()
-	if watch != nil {
-		// the job's log and its progress line share a terminal
-		stderr := a.stderr
-		a.stderr = shareTerminal(stderr)
-		defer func() { a.stderr = stderr }()
-	}
-	m, err := a.jobManager(s, a.newLogger(level))
+	// the job's log and its progress line share a terminal
+	logTo := *a
+	logTo.stderr = shareTerminal(a.stderr)
+	m, err := a.jobManager(s, logTo.newLogger(level))
 	if err != nil {
 		return jobs.Status{}, err
 	}

@@ -88,9 +88,7 @@ func runProgress(w io.Writer, label string, sample func() progressSample) *progr
 	var tw *termWriter
 	if tty {
 		every = ttyEvery
-		if tw, _ = w.(*termWriter); tw == nil {
-			tw = &termWriter{w: w, fd: fd}
-		}
+		tw = shareTerminal(w).(*termWriter)
 	}
 	every = progressInterval(every)
 	m := newMeter(time.Now())
@@ -136,16 +134,34 @@ type termWriter struct {
 	drawn bool // the progress line is on the screen
 }
 
-// shareTerminal returns a writer for stderr shared with a progress
-// display, or w itself when w is no terminal (or shared already).
+// terminals holds the one termWriter of each terminal file, so that a
+// display and a logger made apart share it.
+var terminals struct {
+	sync.Mutex
+	m map[*os.File]*termWriter
+}
+
+// shareTerminal returns the writer of terminal w shared with progress
+// displays, or w itself when w is no terminal.
 func shareTerminal(w io.Writer) io.Writer {
 	if _, ok := w.(*termWriter); ok {
 		return w
 	}
-	if fd, ok := terminalFD(w); ok {
-		return &termWriter{w: w, fd: fd}
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return w
 	}
-	return w
+	terminals.Lock()
+	defer terminals.Unlock()
+	if terminals.m == nil {
+		terminals.m = map[*os.File]*termWriter{}
+	}
+	if t := terminals.m[f]; t != nil {
+		return t
+	}
+	t := &termWriter{w: f, fd: int(f.Fd())}
+	terminals.m[f] = t
+	return t
 }
 
 func (t *termWriter) Write(b []byte) (int, error) {
