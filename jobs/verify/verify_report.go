@@ -127,8 +127,8 @@ func (r *VerifyReport) nextSteps(cancelled bool) []string {
 	switch {
 	case len(failed) > 0 || cancelled:
 	case r.NothingToVerify:
-		out = append(out, fmt.Sprintf("Nothing to verify: no finished snapshot selected (%d unfinished, %d skipped).",
-			r.SnapshotsUnfinished, r.SnapshotsSkipped))
+		out = append(out, fmt.Sprintf("Nothing to verify: the selection holds no finished snapshot that needed it "+
+			"(%d unfinished: no manifest yet; %d skipped as verified before).", r.SnapshotsUnfinished, r.SnapshotsSkipped))
 	default:
 		out = append(out, fmt.Sprintf("Nothing to do: %d snapshot(s) verified ok.", r.SnapshotsOK))
 	}
