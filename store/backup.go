@@ -40,6 +40,7 @@ type Backup struct {
 	prev   *Snapshot
 	files  []FileInfo
 	base   *Manifest // SetManifestBase's: a copied snapshot's manifest
+	stats  *ChunkUploadStats
 	Sync   SyncLevel
 }
 

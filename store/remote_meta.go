@@ -261,11 +261,16 @@ func (s *Store) stampMirror(ctx context.Context, snap Snapshot, tags map[string]
 // directory, is renamed into place, last. On a remote store the files it
 // lists are uploaded first and then the manifest (If-None-Match), so
 // that the bucket has the snapshot before the directory shows it
-// finished (a refresh would otherwise take it for one forgotten).
+// finished (a refresh would otherwise take it for one forgotten). A
+// verify state in the manifest is the source store's, not this one's:
+// it is dropped, so the snapshot shows as not verified here.
 func (s *Store) CommitManifest(ctx context.Context, snap Snapshot, tmp string) error {
 	dir := s.SnapshotPath(snap)
 	if !strings.HasPrefix(tmp, ".") || strings.ContainsAny(tmp, "/\x00") {
 		return fmt.Errorf("snapshot %s: temporary manifest %q: %w", snap, tmp, ErrBadName)
+	}
+	if err := dropVerifyState(filepath.Join(dir, tmp), snap); err != nil {
+		return err
 	}
 	final := filepath.Join(dir, ManifestName)
 	if s.remote == nil {
@@ -295,4 +300,25 @@ func (s *Store) CommitManifest(ctx context.Context, snap Snapshot, tmp string) e
 	tags[ManifestName] = info.ETag
 	s.stampMirror(ctx, snap, tags)
 	return nil
+}
+
+// dropVerifyState rewrites the manifest at path without its verify
+// state, if it has one.
+func dropVerifyState(path string, snap Snapshot) error {
+	blob, err := ReadFileBounded(path, maxManifestBlob)
+	if err != nil {
+		return fmt.Errorf("snapshot %s: %w", snap, err)
+	}
+	m, err := decodeManifest(path, blob, snap)
+	if err != nil {
+		return err
+	}
+	if _, ok := m.Unprotected["verify_state"]; !ok {
+		return nil
+	}
+	delete(m.Unprotected, "verify_state")
+	if blob, err = encodeManifest(snap, m); err != nil {
+		return err
+	}
+	return writeFileAtomic(path, blob)
 }

@@ -254,6 +254,9 @@ func (s *Store) Latest(g Group) (Snapshot, error) {
 			return snaps[i].Snapshot, nil
 		}
 	}
+	if len(snaps) > 0 {
+		return Snapshot{}, fmt.Errorf("group %s: %w: no finished snapshot: %w", g, ErrNotFound, ErrUnfinished)
+	}
 	return Snapshot{}, fmt.Errorf("group %s: %w: no finished snapshot", g, ErrNotFound)
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -62,6 +63,9 @@ type CreateOptions struct {
 	// 0700 and lock files 0600: no other user can read the store or take
 	// one of its locks.
 	Group *int // a gid
+	// Progress, when set, counts the chunk prefix directories made as
+	// they are made (PrefixDirs in all), for a progress display.
+	Progress *atomic.Int64
 }
 
 // Create lays out a new datastore in dir (which may exist but must be
@@ -94,7 +98,7 @@ func CreateWith(dir string, opt CreateOptions) (*Store, error) {
 	}
 	if opt.LazyPrefixDirs {
 		// nothing: InsertChunk makes each prefix directory on first use
-	} else if err := makePrefixDirs(tmp, prefixMode); err != nil {
+	} else if err := makePrefixDirs(tmp, prefixMode, opt.Progress); err != nil {
 		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("create store %s: %w", dir, err)
 	}
@@ -184,7 +188,7 @@ func notFound(err error) error {
 // makePrefixDirs creates the 65,536 chunk prefix directories in dir. Some
 // file systems are slow enough per mkdir that one goroutine takes
 // seconds, so several goroutines share the work.
-func makePrefixDirs(dir string, mode uint32) error {
+func makePrefixDirs(dir string, mode uint32, made *atomic.Int64) error {
 	fd, err := unix.Open(dir, unix.O_DIRECTORY|unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("%s: %w", dir, err)
@@ -207,6 +211,9 @@ func makePrefixDirs(dir string, mode uint32) error {
 					if err := unix.Fchmodat(fd, string(name[:]), mode|unix.S_ISGID, 0); err != nil {
 						return fmt.Errorf("%s/%s: %w", dir, name, err)
 					}
+				}
+				if made != nil {
+					made.Add(1)
 				}
 			}
 			return nil

@@ -224,6 +224,9 @@ func (b *Backup) manifest() (*Manifest, error) {
 		}
 	}
 	m.BackupType, m.BackupID, m.BackupTime = b.snap.Type, b.snap.ID, b.snap.Time.Unix()
+	if b.stats != nil {
+		m.SetChunkUploadStats(*b.stats)
+	}
 	m.Files = b.files
 	if m.Files == nil {
 		m.Files = []FileInfo{}

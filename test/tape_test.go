@@ -13,8 +13,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 var nsCount atomic.Int64
@@ -24,16 +22,7 @@ var nsCount atomic.Int64
 // the store goes to a tmpfs when there is one).
 func TestTape(t *testing.T) {
 	sharedStore(t)
-	base := ""
-	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() && unix.Access("/dev/shm", unix.W_OK) == nil {
-		base = "/dev/shm"
-	}
-	dir, err := os.MkdirTemp(base, "cairn-e2e-tape-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	dst := filepath.Join(dir, "restored")
+	dst := filepath.Join(tmpfsDir(t, "cairn-e2e-tape-"), "restored")
 	mustCairn(t, "--store", dst, "init")
 	t.Run("ExportRestore", func(t *testing.T) { testTapeExportRestore(t, dst) })
 	t.Run("Cancel", func(t *testing.T) { testTapeExportCancel(t, dst) })

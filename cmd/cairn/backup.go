@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -71,16 +72,19 @@ func parseSpecs(args []string) ([]backupSpec, error) {
 
 // backupSummary is what `cairn backup` reports.
 type backupSummary struct {
-	Snapshot   string  `json:"snapshot"`
-	Bytes      int64   `json:"bytes"`
-	ZeroBytes  int64   `json:"zero_bytes"`
-	NewBytes   int64   `json:"new_bytes"`
-	NewStored  int64   `json:"new_stored_bytes"`
-	NewChunks  int64   `json:"new_chunks"`
-	Chunks     int64   `json:"chunks"`
-	DedupRatio float64 `json:"dedup_ratio"`
-	Seconds    float64 `json:"seconds"`
-	MBps       float64 `json:"mb_per_s"`
+	Snapshot      string  `json:"snapshot"`
+	Bytes         int64   `json:"bytes"`
+	ReadBytes     int64   `json:"read_bytes"`
+	ZeroBytes     int64   `json:"zero_bytes"`
+	NewBytes      int64   `json:"new_bytes"`
+	NewStored     int64   `json:"new_stored_bytes"`
+	DedupBytes    int64   `json:"dedup_bytes"`
+	NewChunks     int64   `json:"new_chunks"`
+	Chunks        int64   `json:"chunks"`
+	DedupRatio    float64 `json:"dedup_ratio"`
+	CompressRatio float64 `json:"compress_ratio"`
+	Seconds       float64 `json:"seconds"`
+	MBps          float64 `json:"mb_per_s"`
 	// File archives (NAME.pxar), totals and one entry each.
 	Files       int64         `json:"files,omitempty"`
 	Dirs        int64         `json:"dirs,omitempty"`
@@ -180,6 +184,9 @@ func (a *app) backup(o backupOpts, args []string) error {
 	start := time.Now()
 	imgStats, pxarStats := new(store.UploadStats), new(store.UploadStats)
 	var pxarDone atomic.Int64
+	if slices.ContainsFunc(specs, backupSpec.isPxar) {
+		in.total = 0 // a tree's size is unknown until it is walked: a spinner, not a bar
+	}
 	prog := a.startProgress("backup "+b.Snapshot().String(), in.total, func() (int64, string) {
 		return imgStats.Bytes.Load() + pxarDone.Load(), ""
 	})
@@ -198,6 +205,9 @@ func (a *app) backup(o backupOpts, args []string) error {
 		}
 	}
 	if err == nil {
+		t := imgStats.Snapshot()
+		t.Add(pxarStats.Snapshot())
+		b.SetChunkUploadStats(store.ChunkUploadStatsOf(t))
 		err = b.Finish()
 	} else {
 		b.Abort()
@@ -230,22 +240,29 @@ func checkDir(path string) error {
 
 // newBackupSummary totals the uploads of images (img) and file archives
 // (px); MB/s counts image bytes and file contents, reused ones included.
+// Deduplication (bytes / new bytes) and compression (new bytes / their
+// size on disk) are apart; ratios are 0 when nothing was new.
 func newBackupSummary(snap store.Snapshot, img, px store.UploadTotals, pxars []pxarSummary, el time.Duration) backupSummary {
 	t := img
 	t.Add(px)
-	sum := backupSummary{Snapshot: snap.String(), Bytes: t.Bytes, ZeroBytes: t.ZeroBytes, NewBytes: t.NewBytes,
-		NewStored: t.NewStored, NewChunks: t.NewChunks, Chunks: t.Chunks, Seconds: el.Seconds(), FileArchive: pxars}
+	sum := backupSummary{Snapshot: snap.String(), Bytes: t.Bytes, ReadBytes: img.Bytes, ZeroBytes: t.ZeroBytes,
+		NewBytes: t.NewBytes, NewStored: t.NewStored, DedupBytes: t.Bytes - t.NewBytes, NewChunks: t.NewChunks,
+		Chunks: t.Chunks, Seconds: el.Seconds(), FileArchive: pxars}
 	content := img.Bytes
 	for _, p := range pxars {
 		sum.Files += p.Files
 		sum.Dirs += p.Dirs
 		sum.ReusedBytes += p.ReusedBytes
+		sum.ReadBytes += p.ReadBytes
 		sum.Errors += p.Errors
 		content += p.Bytes
 	}
 	sum.MBps = mbps(content, el)
+	if t.NewBytes > 0 {
+		sum.DedupRatio = float64(t.Bytes) / float64(t.NewBytes)
+	}
 	if t.NewStored > 0 {
-		sum.DedupRatio = float64(t.Bytes) / float64(t.NewStored)
+		sum.CompressRatio = float64(t.NewBytes) / float64(t.NewStored)
 	}
 	return sum
 }
@@ -254,17 +271,32 @@ func (a *app) printBackupSummary(o backupOpts, sum backupSummary) error {
 	if o.json {
 		return printJSON(a, sum)
 	}
-	ratio := "∞ (nothing new)"
-	if sum.DedupRatio > 0 {
-		ratio = fmt.Sprintf("%.2fx", sum.DedupRatio)
+	if a.quiet {
+		return nil
+	}
+	w, ib := a.stdout, func(n int64) string { return humanize.IBytes(uint64(n)) }
+	fmt.Fprintf(w, "snapshot %s\n", sum.Snapshot)
+	fmt.Fprintf(w, "  read      %s from the sources\n", ib(sum.ReadBytes))
+	if sum.ReusedBytes > 0 {
+		fmt.Fprintf(w, "  reused    %s of file contents not read again (unchanged since the previous snapshot)\n", ib(sum.ReusedBytes))
+	}
+	fmt.Fprintf(w, "  chunks    %s in %d chunks: %s new in %d, %s already stored (%s zero)\n", ib(sum.Bytes), sum.Chunks,
+		ib(sum.NewBytes), sum.NewChunks, ib(sum.DedupBytes), ib(sum.ZeroBytes))
+	fmt.Fprintf(w, "  stored    %s (the new chunks, compressed)\n", ib(sum.NewStored))
+	fmt.Fprintf(w, "  dedup     %s\n  compress  %s\n", ratio(sum.DedupRatio), ratio(sum.CompressRatio))
+	for _, p := range sum.FileArchive {
+		p.print(w)
 	}
 	el := time.Duration(sum.Seconds * float64(time.Second))
-	fmt.Fprintf(a.stdout, "snapshot %s\n  size      %s (%s zero)\n  new       %s in %d of %d chunks (%s stored)\n  dedup     %s\n",
-		sum.Snapshot, humanize.IBytes(uint64(sum.Bytes)), humanize.IBytes(uint64(sum.ZeroBytes)),
-		humanize.IBytes(uint64(sum.NewBytes)), sum.NewChunks, sum.Chunks, humanize.IBytes(uint64(sum.NewStored)), ratio)
-	for _, p := range sum.FileArchive {
-		p.print(a.stdout)
-	}
-	fmt.Fprintf(a.stdout, "  time      %s, %.1f MB/s\n", el.Round(time.Millisecond), sum.MBps)
+	fmt.Fprintf(w, "  time      %s, %.1f MB/s\n", el.Round(time.Millisecond), sum.MBps)
 	return nil
+}
+
+// ratio formats a deduplication or compression ratio; 0 means nothing
+// was new.
+func ratio(r float64) string {
+	if r <= 0 {
+		return "- (nothing new)"
+	}
+	return fmt.Sprintf("%.2fx", r)
 }

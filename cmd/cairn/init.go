@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os/user"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/cairnfs/cairn/store"
 	"github.com/spf13/cobra"
@@ -11,6 +12,7 @@ import (
 
 func (a *app) initCmd() *cobra.Command {
 	var group string
+	var asJSON bool
 	var o s3Opts
 	cmd := &cobra.Command{
 		Use:   "init [--group NAME] [--s3 s3://BUCKET/PREFIX --endpoint URL ...]",
@@ -42,20 +44,48 @@ the same store.`,
 				opt.Group = &gid
 			}
 			if o.given(cmd) {
-				return a.initRemote(o, opt)
+				return a.initRemote(o, opt, asJSON)
 			}
-			s, err := store.CreateWith(a.storeDir, opt)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			fmt.Fprintf(a.stdout, "created store %s\n", s.Root())
-			return nil
+			return a.initLocal(opt, asJSON)
 		},
 	}
 	cmd.Flags().StringVar(&group, "group", "", "let this group read the store: 0750 set-group-ID directories owned by it")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was created as JSON")
 	o.flags(cmd)
 	return cmd
+}
+
+// initResult is what init --json prints.
+type initResult struct {
+	Path     string `json:"path"`
+	Kind     string `json:"kind"` // "local" or "s3"
+	Dirs     int64  `json:"dirs"` // chunk prefix directories made
+	URL      string `json:"url,omitempty"`
+	Endpoint string `json:"endpoint,omitempty"`
+	Attached bool   `json:"attached,omitempty"`
+}
+
+// initLocal creates a store in a directory, showing the prefix
+// directories as they are made.
+func (a *app) initLocal(opt store.CreateOptions, asJSON bool) error {
+	var made atomic.Int64
+	opt.Progress = &made
+	prog := a.showProgress("init "+a.storeDir, func() progressSample {
+		return progressSample{Items: made.Load(), ItemsTotal: store.PrefixDirs, ItemsName: "directories"}
+	})
+	s, err := store.CreateWith(a.storeDir, opt)
+	prog.Stop()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	if asJSON {
+		return printJSON(a, initResult{Path: s.Root(), Kind: "local", Dirs: made.Load()})
+	}
+	if !a.quiet {
+		fmt.Fprintf(a.stdout, "created store %s (%d chunk directories)\n", s.Root(), made.Load())
+	}
+	return nil
 }
 
 // lookupGroup resolves --group: a group name, or a numeric gid.

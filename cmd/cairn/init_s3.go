@@ -58,7 +58,7 @@ func (o *s3Opts) config() (store.RemoteConfig, error) {
 }
 
 // initRemote creates (or attaches to) a store in a bucket.
-func (a *app) initRemote(o s3Opts, opt store.CreateOptions) error {
+func (a *app) initRemote(o s3Opts, opt store.CreateOptions, asJSON bool) error {
 	cfg, err := o.config()
 	if err != nil {
 		return err
@@ -70,9 +70,13 @@ func (a *app) initRemote(o s3Opts, opt store.CreateOptions) error {
 	defer s.Close()
 	info, _ := s.RemoteInfo()
 	where := "s3://" + info.Bucket + "/" + info.Prefix
-	if info.Attached {
+	switch {
+	case asJSON:
+		return printJSON(a, initResult{Path: s.Root(), Kind: "s3", URL: where, Endpoint: info.Endpoint, Attached: info.Attached})
+	case a.quiet:
+	case info.Attached:
 		fmt.Fprintf(a.stdout, "attached store %s to the existing store at %s (%s)\n", s.Root(), where, info.Endpoint)
-	} else {
+	default:
 		fmt.Fprintf(a.stdout, "created store %s at %s (%s)\n", s.Root(), where, info.Endpoint)
 	}
 	return nil

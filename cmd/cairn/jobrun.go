@@ -19,7 +19,10 @@ func (a *app) runJob(kind string, params map[string]string, level slog.Level, wa
 		return jobs.Status{}, err
 	}
 	defer s.Close()
-	m, err := a.jobManager(s, a.newLogger(level))
+	// the job's log and its progress line share a terminal
+	logTo := *a
+	logTo.stderr = shareTerminal(a.stderr)
+	m, err := a.jobManager(s, logTo.newLogger(level))
 	if err != nil {
 		return jobs.Status{}, err
 	}
@@ -48,7 +51,13 @@ func (a *app) jobProgress(label string) func(*jobs.Job) func() {
 
 // jobProgressOf is jobProgress for a job whose items are of another kind.
 func (a *app) jobProgressOf(label, items string) func(*jobs.Job) func() {
-	return func(j *jobs.Job) func() { return startJobProgress(a.stderr, label, items, j).Stop }
+	return func(j *jobs.Job) func() {
+		return a.showProgress(label, func() progressSample {
+			p := j.Progress()
+			return progressSample{Bytes: p.BytesDone, Total: p.BytesTotal, Items: p.ItemsDone,
+				ItemsTotal: p.ItemsTotal, ItemsName: items, Note: p.Phase}
+		}).Stop
+	}
 }
 
 // jobExit turns a finished job into the exit code: 3 when some snapshots

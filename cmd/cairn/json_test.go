@@ -38,6 +38,8 @@ var jsonOutputs = []struct {
 	{"ls", snapshotArchives{}},
 	{"ls", listingJSON{}},
 	{"find", listingJSON{}},
+	{"snapshots", groupRow{}},
+	{"init", initResult{}},
 	{"forget", forgetReport{}},
 	{"tape status", tape.DriveStatus{}},
 	{"tape catalog", tape.CatalogSet{}},

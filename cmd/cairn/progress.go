@@ -4,42 +4,42 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/dustin/go-humanize"
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/sys/unix"
+	"golang.org/x/term"
 )
 
-// isTerminal reports whether w is a terminal.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
-}
+// The one progress display of every long command (backup, restore,
+// verify, tape, gc, prune, init, sync). It polls a sample function, so
+// the workers it watches never wait on it. On a terminal it redraws one
+// line: a spinner with bytes and rate while the total is unknown, a bar
+// with the ETA once it is known. Elsewhere (a log, a pipe) it prints a
+// plain line every plainEvery and one last line when it stops.
+//
+// No rate and no ETA are shown before rateAfter (or rateBytes bytes):
+// the first fraction of a second gives absurd figures.
 
-// progress shows how far a long operation is: a bar on a terminal, a
-// plain line every plainEvery otherwise. It polls a counter, so the
-// workers it watches never wait on it.
-type progress struct {
-	stop chan struct{}
-	done sync.WaitGroup
-}
+const (
+	plainEvery = 10 * time.Second
+	ttyEvery   = 200 * time.Millisecond
+	rateAfter  = 2 * time.Second
+	rateBytes  = 64 << 20
+	rateWindow = 10 * time.Second // the rate is measured over the last rateWindow
+	// progressIntervalEnv overrides the interval of both modes: a knob
+	// for tests and debugging (a Go duration such as 50ms), not a
+	// setting.
+	progressIntervalEnv = "CAIRN_PROGRESS_INTERVAL"
+)
 
-const plainEvery = 10 * time.Second
-
-// startProgress is how every command shows progress on stderr: label,
-// bytes done of total (<= 0: unknown), and a note from get. -q shows
-// nothing. Stop it before printing a summary.
-func (a *app) startProgress(label string, total int64, get func() (int64, string)) display {
-	if a.quiet {
-		return noProgress{}
-	}
-	return startProgress(a.stderr, label, total, get)
+// progressSample is what a display shows at one moment.
+type progressSample struct {
+	Bytes, Total      int64 // Total <= 0: unknown
+	Items, ItemsTotal int64 // ItemsTotal <= 0: unknown; shown when ItemsName is set
+	ItemsName         string
+	Note              string // a phase or other detail, last on the line
 }
 
 // display is a progress display; Stop ends it.
@@ -49,69 +49,293 @@ type noProgress struct{}
 
 func (noProgress) Stop() {}
 
-// startProgress polls get (bytes done, and an extra note) until Stop.
-// total <= 0 means unknown.
-func startProgress(w io.Writer, label string, total int64, get func() (int64, string)) *progress {
-	p := &progress{stop: make(chan struct{})}
-	tty := isTerminal(w)
-	var bar *progressbar.ProgressBar
-	if tty {
-		bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(w),
-			progressbar.OptionSetDescription(label), progressbar.OptionShowBytes(true),
-			progressbar.OptionSetPredictTime(true), progressbar.OptionThrottle(200*time.Millisecond),
-			progressbar.OptionClearOnFinish(), progressbar.OptionShowElapsedTimeOnFinish())
+// startProgress is how every command shows progress on stderr: label,
+// bytes done of total (<= 0: unknown), and a note from get. -q shows
+// nothing. Stop it before printing a summary.
+func (a *app) startProgress(label string, total int64, get func() (int64, string)) display {
+	return a.showProgress(label, func() progressSample {
+		n, note := get()
+		return progressSample{Bytes: n, Total: total, Note: note}
+	})
+}
+
+// showProgress is startProgress for displays that count items too or
+// whose total changes (the jobs'). -q shows nothing.
+func (a *app) showProgress(label string, sample func() progressSample) display {
+	if a.quiet {
+		return noProgress{}
 	}
-	start := time.Now()
+	return runProgress(a.stderr, label, sample)
+}
+
+// progress is a running display.
+type progress struct {
+	stop chan struct{}
+	done sync.WaitGroup
+}
+
+// Stop ends the display: a terminal's line is cleared, a plain display
+// prints its last line.
+func (p *progress) Stop() {
+	close(p.stop)
+	p.done.Wait()
+}
+
+func runProgress(w io.Writer, label string, sample func() progressSample) *progress {
+	p := &progress{stop: make(chan struct{})}
+	fd, tty := terminalFD(w)
+	every := plainEvery
+	var tw *termWriter
+	if tty {
+		every = ttyEvery
+		tw = shareTerminal(w).(*termWriter)
+	}
+	every = progressInterval(every)
+	m := newMeter(time.Now())
 	p.done.Add(1)
 	go func() {
 		defer p.done.Done()
-		every := plainEvery
-		if tty {
-			every = 200 * time.Millisecond
-		}
 		t := time.NewTicker(every)
 		defer t.Stop()
-		for {
+		for frame := 0; ; frame++ {
 			select {
 			case <-p.stop:
-				if bar != nil {
-					bar.Clear()
+				if tty {
+					tw.draw("")
+				} else {
+					fmt.Fprintln(w, m.line(label, sample(), time.Now(), -1))
 				}
 				return
 			case <-t.C:
 			}
-			n, note := get()
-			if bar != nil {
-				bar.Set64(n)
+			s := sample()
+			if !tty {
+				fmt.Fprintln(w, m.line(label, s, time.Now(), -1))
 				continue
 			}
-			fmt.Fprintln(w, progressLine(label, n, total, time.Since(start), note))
+			width := 0
+			if cols, _, err := term.GetSize(fd); err == nil {
+				width = cols
+			}
+			tw.draw(fit(m.line(label, s, time.Now(), frame), width))
 		}
 	}()
 	return p
 }
 
-func progressLine(label string, n, total int64, el time.Duration, note string) string {
-	rate := float64(n) / max(el.Seconds(), 1e-9)
-	s := fmt.Sprintf("%s: %s", label, humanize.IBytes(uint64(n)))
-	if total > 0 {
-		s += fmt.Sprintf(" of %s (%.1f%%)", humanize.IBytes(uint64(total)), 100*float64(n)/float64(total))
-		if rate > 0 {
-			eta := time.Duration(float64(total-n) / rate * float64(time.Second))
-			s += fmt.Sprintf(", ETA %s", eta.Round(time.Second))
-		}
-	}
-	s += fmt.Sprintf(", %.1f MB/s", rate/1e6)
-	if note != "" {
-		s += ", " + note
-	}
-	return s
+// termWriter shares a terminal between a progress line and other
+// writers (a job's log): a write that is not the display's clears the
+// line first, so that it starts on a clean row; the display redraws its
+// line on its next tick.
+type termWriter struct {
+	mu    sync.Mutex
+	w     io.Writer
+	fd    int
+	drawn bool // the progress line is on the screen
 }
 
-// Stop ends the display.
-func (p *progress) Stop() {
-	close(p.stop)
-	p.done.Wait()
+// terminals holds the one termWriter of each terminal file, so that a
+// display and a logger made apart share it.
+var terminals struct {
+	sync.Mutex
+	m map[*os.File]*termWriter
+}
+
+// shareTerminal returns the writer of terminal w shared with progress
+// displays, or w itself when w is no terminal.
+func shareTerminal(w io.Writer) io.Writer {
+	if _, ok := w.(*termWriter); ok {
+		return w
+	}
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return w
+	}
+	terminals.Lock()
+	defer terminals.Unlock()
+	if terminals.m == nil {
+		terminals.m = map[*os.File]*termWriter{}
+	}
+	if t := terminals.m[f]; t != nil {
+		return t
+	}
+	t := &termWriter{w: f, fd: int(f.Fd())}
+	terminals.m[f] = t
+	return t
+}
+
+func (t *termWriter) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.drawn {
+		io.WriteString(t.w, "\r\x1b[K")
+		t.drawn = false
+	}
+	return t.w.Write(b)
+}
+
+// draw replaces the progress line by line ("" clears it).
+func (t *termWriter) draw(line string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	io.WriteString(t.w, "\r\x1b[K"+line)
+	t.drawn = line != ""
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	_, ok := terminalFD(w)
+	return ok
+}
+
+// terminalFD reports whether w is a terminal, and its descriptor.
+func terminalFD(w io.Writer) (int, bool) {
+	if t, ok := w.(*termWriter); ok {
+		return t.fd, true
+	}
+	f, ok := w.(*os.File)
+	if !ok {
+		return 0, false
+	}
+	fd := int(f.Fd())
+	return fd, term.IsTerminal(fd)
+}
+
+// progressInterval is def, or CAIRN_PROGRESS_INTERVAL when that is a
+// positive duration.
+func progressInterval(def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(progressIntervalEnv)); err == nil && d > 0 {
+		return d
+	}
+	return def
+}
+
+// fit cuts s to width columns (0: unknown, no cut), so that the line
+// never wraps and \r keeps redrawing it in place.
+func fit(s string, width int) string {
+	if width <= 1 {
+		return s
+	}
+	r := []rune(s)
+	if len(r) < width {
+		return s
+	}
+	return string(r[:width-1])
+}
+
+// meter turns samples into a line; it remembers recent samples for the
+// rate. It is used by one goroutine.
+type meter struct {
+	start time.Time
+	hist  []point
+}
+
+type point struct {
+	at    time.Time
+	bytes int64
+}
+
+func newMeter(start time.Time) *meter { return &meter{start: start} }
+
+// rate returns bytes per second over the last rateWindow, and whether
+// enough time or bytes have passed for it to mean something.
+func (m *meter) rate(n int64, now time.Time) (float64, bool) {
+	m.hist = append(m.hist, point{now, n})
+	for len(m.hist) > 2 && now.Sub(m.hist[1].at) >= rateWindow {
+		m.hist = m.hist[1:]
+	}
+	el := now.Sub(m.start)
+	if el < rateAfter && (n < rateBytes || el < 250*time.Millisecond) {
+		return 0, false
+	}
+	from := point{m.start, 0}
+	if now.Sub(m.start) > rateWindow && len(m.hist) > 1 {
+		from = m.hist[0]
+	}
+	d := now.Sub(from.at).Seconds()
+	if d <= 0 {
+		return 0, false
+	}
+	return float64(n-from.bytes) / d, true
+}
+
+var spinner = []string{"-", "\\", "|", "/"}
+
+// line renders a sample; frame >= 0 draws a terminal's spinner or bar,
+// frame < 0 a plain line with the elapsed time. A display that counts
+// only items (no bytes) shows neither bytes nor a byte rate.
+func (m *meter) line(label string, s progressSample, now time.Time, frame int) string {
+	var b strings.Builder
+	itemsOnly := s.Total <= 0 && s.Bytes == 0 && s.ItemsName != ""
+	n, total := s.Bytes, s.Total
+	if itemsOnly {
+		n, total = s.Items, s.ItemsTotal
+	}
+	switch {
+	case frame >= 0 && total > 0:
+		b.WriteString(bar(n, total, 20) + " ")
+	case frame >= 0:
+		b.WriteString(spinner[frame%len(spinner)] + " ")
+	}
+	b.WriteString(label + ":")
+	sep := " "
+	if !itemsOnly {
+		fmt.Fprintf(&b, " %s", humanize.IBytes(uint64(max(s.Bytes, 0))))
+		if s.Total > 0 {
+			fmt.Fprintf(&b, " of %s (%.1f%%)", humanize.IBytes(uint64(s.Total)), percent(s.Bytes, s.Total))
+		}
+		sep = ", "
+	}
+	if s.ItemsName != "" {
+		if s.ItemsTotal > 0 {
+			fmt.Fprintf(&b, "%s%d of %d %s", sep, s.Items, s.ItemsTotal, s.ItemsName)
+		} else {
+			fmt.Fprintf(&b, "%s%d %s", sep, s.Items, s.ItemsName)
+		}
+	}
+	r, ok := m.rate(s.Bytes, now)
+	if ok && !itemsOnly {
+		fmt.Fprintf(&b, ", %.1f MB/s", max(r, 0)/1e6)
+	}
+	if eta, known := etaOf(s, r, now.Sub(m.start)); ok && known {
+		fmt.Fprintf(&b, ", ETA %s", eta)
+	}
+	if frame < 0 {
+		fmt.Fprintf(&b, ", %s elapsed", now.Sub(m.start).Round(time.Second))
+	}
+	if s.Note != "" {
+		b.WriteString(", " + s.Note)
+	}
+	return b.String()
+}
+
+// etaOf estimates the time left from the byte rate, or, when only the
+// items' total is known, from the items done so far.
+func etaOf(s progressSample, rate float64, el time.Duration) (time.Duration, bool) {
+	var sec float64
+	switch {
+	case s.Total > 0 && rate > 0:
+		sec = float64(max(s.Total-s.Bytes, 0)) / rate
+	case s.Total <= 0 && s.ItemsTotal > 0 && s.Items > 0:
+		sec = el.Seconds() * float64(max(s.ItemsTotal-s.Items, 0)) / float64(s.Items)
+	default:
+		return 0, false
+	}
+	return time.Duration(sec * float64(time.Second)).Round(time.Second), true
+}
+
+func percent(n, total int64) float64 {
+	return min(100*float64(n)/float64(total), 100)
+}
+
+// bar draws [=====>    ] of width cells.
+func bar(n, total int64, width int) string {
+	full := int(float64(width) * percent(n, total) / 100)
+	s := strings.Repeat("=", full)
+	if full < width {
+		s += ">" + strings.Repeat(" ", width-full-1)
+	}
+	return "[" + s + "]"
 }
 
 func mbps(bytes int64, d time.Duration) float64 {

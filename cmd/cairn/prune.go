@@ -97,7 +97,7 @@ func (o pruneOpts) params(cmd *cobra.Command, args []string) (map[string]string,
 
 func (a *app) prune(o pruneOpts, params map[string]string) error {
 	// errors as they happen; the rest is in the report
-	st, err := a.runJob(prune.Kind{}.Name(), params, slog.LevelWarn, nil)
+	st, err := a.runJob(prune.Kind{}.Name(), params, slog.LevelWarn, a.jobProgressOf("prune", "groups"))
 	if err != nil {
 		return err
 	}

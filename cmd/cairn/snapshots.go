@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -20,16 +21,30 @@ type snapshotRow struct {
 	Size     uint64   `json:"size"`
 	Archives []string `json:"archives"`
 	Verify   string   `json:"verify_state,omitempty"`
-	Error    string   `json:"error,omitempty"`
+	// Verified is "ok", "failed" or "not verified" (finished snapshots).
+	Verified string `json:"verified,omitempty"`
+	// StoredSize is chunk_upload_stats' compressed_size: what the
+	// backup added to the store; nil when not recorded.
+	StoredSize *int64 `json:"stored_size,omitempty"`
+	Notes      string `json:"notes,omitempty"`
+	Error      string `json:"error,omitempty"`
 }
 
+const notVerified = "not verified"
+
 func (a *app) snapshotsCmd() *cobra.Command {
-	var asJSON bool
+	var asJSON, groups bool
 	var ns string
 	cmd := &cobra.Command{
-		Use:   "snapshots [--ns NS] [--json]",
-		Short: "list groups and snapshots with their sizes; unfinished ones are marked",
-		Args:  cobra.NoArgs,
+		Use:   "snapshots [--ns NS] [--groups] [--json]",
+		Short: "list groups and snapshots with their sizes, verify state, protection and notes",
+		Long: `Snapshots lists each group (its snapshot count, newest snapshot, logical
+size: the sum of its archives, and stored size: what its backups added to
+the store, from the manifests' chunk_upload_stats, "unknown" for
+snapshots without them), then its snapshots: size, archives, protection,
+state (verify ok, verify failed, not verified, or unfinished) and the
+first line of their notes. --groups lists the groups only.`,
+		Args: cobra.NoArgs,
 		RunE: func(_ *cobra.Command, _ []string) error {
 			s, err := a.openStore()
 			if err != nil {
@@ -40,13 +55,16 @@ func (a *app) snapshotsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if asJSON {
+			switch {
+			case asJSON && groups:
+				return printJSON(a, groupRows(rows))
+			case asJSON:
 				if rows == nil {
 					rows = []snapshotRow{}
 				}
 				return printJSON(a, rows)
 			}
-			if err := printSnapshots(a, rows); err != nil {
+			if err := printSnapshots(a, rows, groups); err != nil {
 				return err
 			}
 			a.printLastGC(s)
@@ -54,6 +72,7 @@ func (a *app) snapshotsCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&groups, "groups", false, "list the groups only (count, newest, logical and stored size)")
 	cmd.Flags().StringVar(&ns, "ns", "", "only this namespace and those below it")
 	return cmd
 }
@@ -90,53 +109,145 @@ func snapshotRowOf(s *store.Store, si store.SnapshotInfo) snapshotRow {
 	for _, f := range m.Files {
 		r.Size += f.Size
 	}
+	r.Verified = notVerified
 	if vs, ok := m.VerifyState(); ok {
-		r.Verify = vs.State
+		r.Verify, r.Verified = vs.State, vs.State
+	}
+	if st, ok := m.ChunkUploadStats(); ok {
+		r.StoredSize = &st.CompressedSize
+	}
+	var notes string
+	if raw, ok := m.Unprotected["notes"]; ok && json.Unmarshal(raw, &notes) == nil {
+		r.Notes = firstLine(notes, 60)
 	}
 	return r
 }
 
-func printSnapshots(a *app, rows []snapshotRow) error {
+// firstLine is the first line of s, cut to n runes (… marks a cut).
+func firstLine(s string, n int) string {
+	line, _, more := strings.Cut(strings.TrimSpace(s), "\n")
+	line = strings.TrimSpace(line)
+	if r := []rune(line); len(r) > n {
+		return string(r[:n-1]) + "…"
+	} else if more {
+		return line + " …"
+	}
+	return line
+}
+
+// groupRow sums one group's snapshots (snapshots --groups).
+type groupRow struct {
+	Group     string `json:"group"`
+	Snapshots int    `json:"snapshots"`
+	Newest    string `json:"newest,omitempty"` // time of the newest finished snapshot
+	Size      uint64 `json:"size"`             // sum of the archives' sizes
+	// StoredSize sums the recorded chunk_upload_stats compressed_size;
+	// StoredUnknown counts the finished snapshots without a record.
+	StoredSize    int64 `json:"stored_size"`
+	StoredUnknown int   `json:"stored_unknown"`
+	recorded      int   // finished snapshots with a record
+}
+
+// groupRows sums rows (sorted by group) group by group.
+func groupRows(rows []snapshotRow) []groupRow {
+	out := []groupRow{}
+	for _, r := range rows {
+		if len(out) == 0 || out[len(out)-1].Group != r.Group {
+			out = append(out, groupRow{Group: r.Group})
+		}
+		g := &out[len(out)-1]
+		g.Snapshots++
+		if !r.Finished || r.Error != "" {
+			continue
+		}
+		g.Newest, g.Size = r.Time, g.Size+r.Size
+		if r.StoredSize != nil {
+			g.StoredSize += *r.StoredSize
+			g.recorded++
+		} else {
+			g.StoredUnknown++
+		}
+	}
+	return out
+}
+
+func (g groupRow) stored() string {
+	switch {
+	case g.StoredUnknown == 0:
+		return humanize.IBytes(uint64(g.StoredSize))
+	case g.recorded == 0:
+		return "unknown"
+	}
+	return fmt.Sprintf("%s + unknown (%d snapshot(s) without upload stats)", humanize.IBytes(uint64(g.StoredSize)), g.StoredUnknown)
+}
+
+func (g groupRow) String() string {
+	newest := g.Newest
+	if newest == "" {
+		newest = "none finished"
+	}
+	return fmt.Sprintf("%s: %d snapshot(s), newest %s, %s logical, %s stored", g.Group, g.Snapshots, newest,
+		humanize.IBytes(g.Size), g.stored())
+}
+
+func printSnapshots(a *app, rows []snapshotRow, groupsOnly bool) error {
 	if len(rows) == 0 {
 		fmt.Fprintln(a.stdout, "no snapshots")
 		return nil
 	}
-	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SNAPSHOT\tSIZE\tARCHIVES\tPROTECTED\tSTATE")
-	group := ""
-	for _, r := range rows {
-		if r.Group != group {
-			group = r.Group
+	groups := groupRows(rows)
+	if groupsOnly {
+		for _, g := range groups {
+			fmt.Fprintf(a.stdout, "group %s\n", g)
 		}
-		state := "ok"
-		switch {
-		case !r.Finished:
-			state = "UNFINISHED (no manifest)"
-		case r.Error != "":
-			state = "ERROR: " + r.Error
-		case r.Verify != "":
-			state = "verify " + r.Verify
-		}
-		size := "-"
-		if r.Finished {
-			size = humanize.IBytes(r.Size)
-		}
-		prot := "-"
-		if r.Protect {
-			prot = "yes"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Snapshot, size, joinNames(r.Archives), prot, state)
+		return nil
 	}
-	return tw.Flush()
+	i := 0
+	for gi, g := range groups {
+		if gi > 0 {
+			fmt.Fprintln(a.stdout)
+		}
+		fmt.Fprintf(a.stdout, "group %s\n", g)
+		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "  SNAPSHOT\tSIZE\tARCHIVES\tPROTECTED\tSTATE\tNOTES")
+		for ; i < len(rows) && rows[i].Group == g.Group; i++ {
+			printSnapshotRow(tw, rows[i])
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func printSnapshotRow(tw *tabwriter.Writer, r snapshotRow) {
+	state := "verify " + r.Verified
+	switch {
+	case !r.Finished:
+		state = "UNFINISHED (no manifest)"
+	case r.Error != "":
+		state = "ERROR: " + r.Error
+	case r.Verified == notVerified:
+		state = notVerified
+	}
+	size := "-"
+	if r.Finished {
+		size = humanize.IBytes(r.Size)
+	}
+	prot := "-"
+	if r.Protect {
+		prot = "yes"
+	}
+	notes := r.Notes
+	if notes == "" {
+		notes = "-"
+	}
+	fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", r.Snapshot, size, joinNames(r.Archives), prot, state, quoteName(notes))
 }
 
 func joinNames(n []string) string {
 	if len(n) == 0 {
 		return "-"
 	}
-	s := n[0]
-	for _, x := range n[1:] {
-		s += "," + x
-	}
-	return s
+	return strings.Join(n, ",")
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/jobs/tape"
+	"github.com/cairnfs/cairn/store"
 	"github.com/spf13/cobra"
 )
 
@@ -50,12 +51,13 @@ type tapeExportOpts struct {
 	drive, pool, tapeSize, ns, order string
 	workers                          int
 	newSet, noAutoCreate, json       bool
+	latestOnly                       bool
 }
 
 func (a *app) tapeExportCmd() *cobra.Command {
 	var o tapeExportOpts
 	cmd := &cobra.Command{
-		Use:   "export --drive DIR --pool NAME [--worker-threads N] [--tape-size SIZE] [--new-set] [SNAPSHOT… | --ns NS]",
+		Use:   "export --drive DIR --pool NAME [--worker-threads N] [--tape-size SIZE] [--new-set] [--latest-only] [SNAPSHOT… | GROUP… | --ns NS]",
 		Short: "write snapshots and the chunks not yet on the media set to tape",
 		Long: `Export writes, for each snapshot, the chunks that are not on the pool's
 current media set yet, read by --worker-threads readers (1 is fastest on
@@ -63,8 +65,11 @@ a single disk; more help on RAID or ZFS), then the snapshot archive; the
 catalog is committed after each snapshot, so an interrupted export loses
 at most the snapshot in flight. Without SNAPSHOT arguments it exports the
 namespace --ns and those below it (default: the whole store), groups
-sorted and each group's snapshots oldest first. Exit code 3 means some
-snapshots were not exported.`,
+sorted and each group's snapshots oldest first. A GROUP (TYPE/ID) stands
+for all its snapshots, oldest first; --latest-only exports only the
+newest of each group (of the GROUP arguments, or of the namespace tree),
+as PBS's tape backup job does. TYPE/ID/TIME and TYPE/ID/latest name one
+snapshot. Exit code 3 means some snapshots were not exported.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			params, err := o.params(args)
 			if err != nil {
@@ -91,6 +96,7 @@ snapshots were not exported.`,
 	f.IntVar(&o.workers, "worker-threads", tape.DefaultTapeWorkers, "chunk reader threads (1-32)")
 	f.StringVar(&o.tapeSize, "tape-size", "64M", "capacity of the tapes the pool creates")
 	f.BoolVar(&o.newSet, "new-set", false, "start a new media set instead of appending to the pool's current one")
+	f.BoolVar(&o.latestOnly, "latest-only", false, "export only the newest snapshot of each group")
 	f.BoolVar(&o.noAutoCreate, "no-auto-create", false, "fail when the pool has no free tape instead of creating one")
 	f.StringVar(&o.ns, "ns", "", "namespace to export, with those below it (snapshot arguments are taken in it)")
 	f.StringVar(&o.order, "chunk-order", jobs.OrderAuto, "chunk read order: inode (best on spinning disks), index, or auto")
@@ -111,10 +117,32 @@ func (o tapeExportOpts) params(args []string) (map[string]string, error) {
 	if o.ns != "" {
 		p["ns"] = o.ns
 	}
-	if err := listParam(p, "snapshots", args); err != nil {
+	if o.latestOnly {
+		p["latest-only"] = "true"
+	}
+	snaps, groups := splitGroups(args)
+	if err := listParam(p, "snapshots", snaps); err != nil {
+		return nil, err
+	}
+	if err := listParam(p, "groups", groups); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// splitGroups tells group arguments (TYPE/ID, with or without a
+// namespace) from snapshot ones (with a time, or /latest); the job
+// checks both.
+func splitGroups(args []string) (snaps, groups []string) {
+	for _, a := range args {
+		r, err := store.ParseRef(a)
+		if err == nil && r.Latest && !strings.HasSuffix(strings.TrimRight(a, "/"), "/latest") {
+			groups = append(groups, a)
+		} else {
+			snaps = append(snaps, a)
+		}
+	}
+	return snaps, groups
 }
 
 // listParam joins snapshot arguments into a comma-separated parameter.

@@ -4,85 +4,12 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/jobs/tape"
 	"github.com/dustin/go-humanize"
 )
-
-// jobProgress shows a job's progress line (bytes, chunks, MB/s, ETA and
-// the job's phase, which names the current tape): rewritten in place on a
-// terminal, a plain line every plainEvery otherwise. It polls the job.
-type jobProgress struct {
-	stop chan struct{}
-	done sync.WaitGroup
-}
-
-func startJobProgress(w io.Writer, label, items string, j *jobs.Job) *jobProgress {
-	p := &jobProgress{stop: make(chan struct{})}
-	tty := isTerminal(w)
-	every := plainEvery
-	if tty {
-		every = 500 * time.Millisecond
-	}
-	start := time.Now()
-	p.done.Add(1)
-	go func() {
-		defer p.done.Done()
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-p.stop:
-				if tty {
-					fmt.Fprint(w, "\r\x1b[K")
-				}
-				return
-			case <-t.C:
-			}
-			line := jobProgressLine(label, items, j.Progress(), time.Since(start))
-			if tty {
-				fmt.Fprint(w, "\r\x1b[K"+line)
-			} else {
-				fmt.Fprintln(w, line)
-			}
-		}
-	}()
-	return p
-}
-
-// Stop ends the display.
-func (p *jobProgress) Stop() {
-	close(p.stop)
-	p.done.Wait()
-}
-
-func jobProgressLine(label, items string, p jobs.Progress, el time.Duration) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s", label, humanize.IBytes(uint64(p.BytesDone)))
-	if p.BytesTotal > 0 {
-		fmt.Fprintf(&b, " of %s (%.1f%%)", humanize.IBytes(uint64(p.BytesTotal)), 100*float64(p.BytesDone)/float64(p.BytesTotal))
-	}
-	if p.ItemsTotal > 0 {
-		fmt.Fprintf(&b, ", %d of %d %s", p.ItemsDone, p.ItemsTotal, items)
-	} else {
-		fmt.Fprintf(&b, ", %d %s", p.ItemsDone, items)
-	}
-	fmt.Fprintf(&b, ", %.1f MB/s", p.BytesPerSec/1e6)
-	eta := p.ETASeconds
-	if eta == 0 && p.BytesTotal == 0 && p.ItemsTotal > p.ItemsDone && p.ItemsDone > 0 {
-		eta = el.Seconds() * float64(p.ItemsTotal-p.ItemsDone) / float64(p.ItemsDone)
-	}
-	if eta > 0 {
-		fmt.Fprintf(&b, ", ETA %s", (time.Duration(eta * float64(time.Second))).Round(time.Second))
-	}
-	if p.Phase != "" {
-		fmt.Fprintf(&b, ", %s", p.Phase)
-	}
-	return b.String()
-}
 
 func printExportReport(w io.Writer, st jobs.Status, rep tape.TapeExportReport) {
 	fmt.Fprintf(w, "tape export %s: %s\n", st.ID, st.State)

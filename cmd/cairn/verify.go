@@ -86,12 +86,7 @@ func (o verifyOpts) params(cmd *cobra.Command, args []string) (map[string]string
 
 func (a *app) verify(o verifyOpts, params map[string]string) error {
 	// errors as they are found; the rest is in the report
-	st, err := a.runJob(verify.VerifyKind{}.Name(), params, slog.LevelWarn, func(j *jobs.Job) func() {
-		if prog := a.verifyProgress(j); prog != nil {
-			return prog.Stop
-		}
-		return func() {}
-	})
+	st, err := a.runJob(verify.VerifyKind{}.Name(), params, slog.LevelWarn, a.jobProgressOf("verify", "chunks"))
 	if err != nil {
 		return err
 	}
@@ -104,27 +99,6 @@ func (a *app) verify(o verifyOpts, params map[string]string) error {
 		printVerifyReport(a.stdout, st, rep)
 	}
 	return verifyExit(st, rep)
-}
-
-// verifyProgress waits until the job knows its totals, then shows a
-// progress display; nil when the job ended first.
-func (a *app) verifyProgress(j *jobs.Job) display {
-	t := time.NewTicker(50 * time.Millisecond)
-	defer t.Stop()
-	for {
-		p := j.Progress()
-		if p.BytesTotal > 0 {
-			return a.startProgress("verify", p.BytesTotal, func() (int64, string) {
-				p := j.Progress()
-				return p.BytesDone, fmt.Sprintf("%d of %d chunks", p.ItemsDone, p.ItemsTotal)
-			})
-		}
-		select {
-		case <-j.Done():
-			return nil
-		case <-t.C:
-		}
-	}
 }
 
 func verifyExit(st jobs.Status, rep verify.VerifyReport) error {
@@ -145,8 +119,13 @@ func verifyExit(st jobs.Status, rep verify.VerifyReport) error {
 }
 
 func printVerifyReport(w io.Writer, st jobs.Status, rep verify.VerifyReport) {
-	fmt.Fprintf(w, "verify %s: %s\n", st.ID, st.State)
-	fmt.Fprintf(w, "  snapshots  %d ok, %d failed, %d skipped\n", rep.SnapshotsOK, rep.SnapshotsFailed, rep.SnapshotsSkipped)
+	state := string(st.State)
+	if rep.NothingToVerify && st.State == jobs.StateOK {
+		state = "nothing to verify"
+	}
+	fmt.Fprintf(w, "verify %s: %s\n", st.ID, state)
+	fmt.Fprintf(w, "  snapshots  %d ok, %d failed, %d skipped, %d unfinished (not verified)\n",
+		rep.SnapshotsOK, rep.SnapshotsFailed, rep.SnapshotsSkipped, rep.SnapshotsUnfinished)
 	fmt.Fprintf(w, "  chunks     %d checked, %d corrupt or missing\n", rep.Chunks, rep.ChunksCorrupt)
 	fmt.Fprintf(w, "  data       %s read (%s plain) in %s: %.1f MB/s\n", humanize.IBytes(uint64(rep.StoredBytes)),
 		humanize.IBytes(uint64(rep.Bytes)), (time.Duration(rep.Seconds * float64(time.Second))).Round(time.Millisecond), rep.MBps)

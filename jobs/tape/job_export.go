@@ -97,7 +97,7 @@ func (x *tapeExporter) Run(ctx context.Context, j *jobs.Job) error {
 	}
 	defer d.Close()
 	j.SetPhase("selecting")
-	snaps, err := selectForTape(ctx, j, x.s, x.opt.Selector)
+	snaps, err := selectForTape(ctx, j, x.s, x.opt)
 	if err != nil {
 		return err
 	}
@@ -178,26 +178,4 @@ func OpenTapeDrive(ctx context.Context, dir string) (*drive.Drive, error) {
 // does: inode order on rotational disks, index order otherwise.
 func chunkOrder(order, sysfs string, s *store.Store) (string, string) {
 	return jobs.ChunkOrder(order, sysfs, s)
-}
-
-// selectForTape lists the finished snapshots to export, named as on
-// tape: the explicit ones in the order given, or those of the namespace
-// tree with groups sorted and snapshots oldest first (as PBS writes
-// them, so later snapshots find their shared chunks on tape already).
-func selectForTape(ctx context.Context, j *jobs.Job, s *store.Store, sel store.Selector) ([]string, error) {
-	snaps, err := j.SelectSnapshots(ctx, s, sel, "exported")
-	if err != nil {
-		return nil, err
-	}
-	out := make([]string, 0, len(snaps))
-	for _, snap := range snaps {
-		if len(sel.Refs) > 0 {
-			if _, err := s.ReadManifest(snap); err != nil {
-				j.Errorf("snapshot %s: %v", snap, err)
-				continue
-			}
-		}
-		out = append(out, snap.String())
-	}
-	return out, nil
 }

@@ -24,6 +24,14 @@ type TapeExportOptions struct {
 	Pool  string
 	// Selector names the snapshots to export.
 	store.Selector
+	// Groups adds every finished snapshot of these groups (the newest
+	// only with LatestOnly), oldest first; with Groups and no Refs the
+	// namespace tree is not walked.
+	Groups []store.Group
+	// LatestOnly exports only the newest finished snapshot of each group
+	// of Groups or of the namespace tree (PBS's latest-only); explicit
+	// snapshot references are taken as given.
+	LatestOnly    bool
 	WorkerThreads int
 	TapeSize      int64 // capacity of tapes the pool creates
 	NewSet        bool
@@ -36,6 +44,7 @@ type TapeExportOptions struct {
 //	drive=DIR  pool=NAME  worker-threads=1..32  tape-size=SIZE
 //	new-set[=true|false]  auto-create[=true|false]
 //	snapshots=REF[,REF…]  ns=NS  chunk-order=auto|inode|index
+//	groups=[ns/NAME/…]TYPE/ID[,…]  latest-only[=true|false]
 func ParseTapeExportParams(m map[string]string) (TapeExportOptions, error) {
 	const kind = "tape-export"
 	p := jobs.NewParams(kind, m)
@@ -47,7 +56,9 @@ func ParseTapeExportParams(m map[string]string) (TapeExportOptions, error) {
 		NewSet:        p.Bool("new-set", false),
 		AutoCreate:    p.Bool("auto-create", true),
 		ChunkOrder:    p.Enum("chunk-order", jobs.OrderAuto, jobs.OrderAuto, jobs.OrderInode, jobs.OrderIndex),
+		LatestOnly:    p.Bool("latest-only", false),
 	}
+	groups := p.String("groups", "")
 	size := p.String("tape-size", "")
 	if err := p.Done(); err != nil {
 		return o, err
@@ -66,7 +77,32 @@ func ParseTapeExportParams(m map[string]string) (TapeExportOptions, error) {
 		}
 		o.TapeSize = n
 	}
-	return o, nil
+	var err error
+	o.Groups, err = parseGroups(kind, o.Selector.NS, groups)
+	return o, err
+}
+
+// parseGroups reads groups=: group names, taken in ns unless they name
+// their own namespace.
+func parseGroups(kind string, ns store.NS, list string) ([]store.Group, error) {
+	var out []store.Group
+	for _, g := range strings.Split(list, ",") {
+		if g == "" {
+			continue
+		}
+		r, err := store.ParseRef(g)
+		if err == nil && (!r.Latest || strings.HasSuffix(strings.TrimRight(g, "/"), "/latest")) {
+			err = fmt.Errorf("%w: a group has no time", store.ErrBadName)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s groups=%q: %w (want [ns/NAME/…]TYPE/ID)", jobs.ErrBadParam, kind, g, err)
+		}
+		if r.NS == "" {
+			r.NS = ns
+		}
+		out = append(out, r.Group)
+	}
+	return out, nil
 }
 
 // Params returns the options as the parameters ParseTapeExportParams
@@ -76,6 +112,16 @@ func (o TapeExportOptions) Params() map[string]string {
 		"worker-threads": strconv.Itoa(o.WorkerThreads), "tape-size": strconv.FormatInt(o.TapeSize, 10),
 		"new-set": strconv.FormatBool(o.NewSet), "auto-create": strconv.FormatBool(o.AutoCreate)}
 	jobs.SelectorParams(m, o.Selector)
+	if len(o.Groups) > 0 {
+		names := make([]string, len(o.Groups))
+		for i, g := range o.Groups {
+			names[i] = g.String()
+		}
+		m["groups"] = strings.Join(names, ",")
+	}
+	if o.LatestOnly {
+		m["latest-only"] = "true"
+	}
 	if o.ChunkOrder != "" {
 		m["chunk-order"] = o.ChunkOrder
 	}

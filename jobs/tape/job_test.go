@@ -36,6 +36,11 @@ func TestParseTapeExportParams(t *testing.T) {
 		{"bad size", map[string]string{"drive": dir, "pool": "p", "tape-size": "big"}, "tape-size"},
 		{"bad order", map[string]string{"drive": dir, "pool": "p", "chunk-order": "random"}, "chunk-order"},
 		{"bad ref", map[string]string{"drive": dir, "pool": "p", "snapshots": "vm"}, "snapshots"},
+		{"groups", map[string]string{"drive": dir, "pool": "p", "ns": "prod", "groups": "vm/1,ns/x/ct/2", "latest-only": "true"}, ""},
+		{"group with a time", map[string]string{"drive": dir, "pool": "p", "groups": "vm/1/2024-05-01T12:00:00Z"}, "groups"},
+		{"group latest", map[string]string{"drive": dir, "pool": "p", "groups": "vm/1/latest"}, "groups"},
+		{"bad group", map[string]string{"drive": dir, "pool": "p", "groups": "vm"}, "groups"},
+		{"bad latest-only", map[string]string{"drive": dir, "pool": "p", "latest-only": "maybe"}, "latest-only"},
 		{"unknown", map[string]string{"drive": dir, "pool": "p", "read-threads": "2"}, `"read-threads"`},
 	}
 	for _, tc := range tests {
@@ -58,6 +63,10 @@ func TestParseTapeExportParams(t *testing.T) {
 				t.Fatalf("round trip: %v != %v", back.Params(), o.Params())
 			}
 		})
+	}
+	g, _ := ParseTapeExportParams(map[string]string{"drive": dir, "pool": "p", "ns": "prod", "groups": "vm/1,ns/x/ct/2", "latest-only": "1"})
+	if len(g.Groups) != 2 || g.Groups[0].String() != "ns/prod/vm/1" || g.Groups[1].String() != "ns/x/ct/2" || !g.LatestOnly {
+		t.Fatalf("groups %+v", g)
 	}
 	o, _ := ParseTapeExportParams(map[string]string{"drive": dir, "pool": "p", "tape-size": "2G", "ns": "prod", "snapshots": "vm/1/latest"})
 	if o.TapeSize != 2<<30 || o.WorkerThreads != 1 || !o.AutoCreate || o.ChunkOrder != jobs.OrderAuto || o.Refs[0].NS != "prod" {

@@ -155,10 +155,15 @@ func (v *verifier) finish(ctx context.Context, start time.Time) {
 func (v *verifier) selectSnapshots(ctx context.Context, j *jobs.Job) ([]store.Snapshot, error) {
 	sel := v.opt.Selector
 	sel.NewestFirst = true
-	all, err := j.SelectSnapshots(ctx, v.s, sel, "verified")
+	all, errs, err := v.selectFinished(ctx, j, sel)
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		v.mu.Lock()
+		v.rep.NothingToVerify = errs == 0 && v.rep.SnapshotsSkipped == len(all)
+		v.mu.Unlock()
+	}()
 	out := all[:0]
 	for _, snap := range all {
 		if why, skip := v.skip(snap); skip {
@@ -171,6 +176,33 @@ func (v *verifier) selectSnapshots(ctx context.Context, j *jobs.Job) ([]store.Sn
 		out = append(out, snap)
 	}
 	return out, nil
+}
+
+// selectFinished walks sel: finished snapshots are returned, unfinished
+// ones (a selection's walk or an explicit reference that has no manifest
+// yet) are counted and logged, not verified, and not an error; errs
+// counts the other errors met.
+func (v *verifier) selectFinished(ctx context.Context, j *jobs.Job, sel store.Selector) (out []store.Snapshot, errs int, _ error) {
+	for si, err := range v.s.Walk(ctx, sel) {
+		switch {
+		case ctx.Err() != nil:
+			return nil, errs, ctx.Err()
+		case errors.Is(err, store.ErrUnfinished) || (err == nil && !si.Finished):
+			if err == nil {
+				err = fmt.Errorf("%s: %w", si.Snapshot, store.ErrUnfinished)
+			}
+			j.Logf("%v, not verified", err)
+			v.mu.Lock()
+			v.rep.SnapshotsUnfinished++
+			v.mu.Unlock()
+		case err != nil:
+			j.Errorf("%v", err)
+			errs++
+		default:
+			out = append(out, si.Snapshot)
+		}
+	}
+	return out, errs, nil
 }
 
 // skip applies ignore-verified and outdated-after.

@@ -18,23 +18,30 @@ const maxSnapErrors = 20
 
 // VerifyReport is what a verify job found; Status.Result holds one.
 type VerifyReport struct {
-	ChunkOrder       string           `json:"chunk_order"`
-	ChunkOrderReason string           `json:"chunk_order_reason,omitempty"`
-	ReadThreads      int              `json:"read_threads"`
-	VerifyThreads    int              `json:"verify_threads"`
-	SnapshotsOK      int              `json:"snapshots_ok"`
-	SnapshotsFailed  int              `json:"snapshots_failed"`
-	SnapshotsSkipped int              `json:"snapshots_skipped"`
-	Chunks           int64            `json:"chunks"`         // verified by this job
-	ChunksCorrupt    int              `json:"chunks_corrupt"` // corrupt or missing
-	Bytes            int64            `json:"bytes"`          // plain bytes of the chunks verified
-	StoredBytes      int64            `json:"stored_bytes"`   // blob bytes read
-	Seconds          float64          `json:"seconds"`
-	MBps             float64          `json:"mb_per_s"`       // stored bytes read per second
-	PlainMBps        float64          `json:"plain_mb_per_s"` // plain bytes verified per second
-	Snapshots        []SnapshotResult `json:"snapshots"`
-	Corrupt          []CorruptChunk   `json:"corrupt_chunks"`
-	Next             []string         `json:"next_steps"`
+	ChunkOrder       string `json:"chunk_order"`
+	ChunkOrderReason string `json:"chunk_order_reason,omitempty"`
+	ReadThreads      int    `json:"read_threads"`
+	VerifyThreads    int    `json:"verify_threads"`
+	SnapshotsOK      int    `json:"snapshots_ok"`
+	SnapshotsFailed  int    `json:"snapshots_failed"`
+	SnapshotsSkipped int    `json:"snapshots_skipped"`
+	// SnapshotsUnfinished counts the selected snapshots that have no
+	// manifest yet (a backup in progress or one that died): not verified.
+	SnapshotsUnfinished int `json:"snapshots_unfinished"`
+	// NothingToVerify is set when the selection held no finished
+	// snapshot to verify (none at all, or only unfinished or skipped
+	// ones); the job is then ok.
+	NothingToVerify bool             `json:"nothing_to_verify"`
+	Chunks          int64            `json:"chunks"`         // verified by this job
+	ChunksCorrupt   int              `json:"chunks_corrupt"` // corrupt or missing
+	Bytes           int64            `json:"bytes"`          // plain bytes of the chunks verified
+	StoredBytes     int64            `json:"stored_bytes"`   // blob bytes read
+	Seconds         float64          `json:"seconds"`
+	MBps            float64          `json:"mb_per_s"`       // stored bytes read per second
+	PlainMBps       float64          `json:"plain_mb_per_s"` // plain bytes verified per second
+	Snapshots       []SnapshotResult `json:"snapshots"`
+	Corrupt         []CorruptChunk   `json:"corrupt_chunks"`
+	Next            []string         `json:"next_steps"`
 }
 
 // SnapshotResult is one snapshot's verification.
@@ -117,7 +124,12 @@ func (r *VerifyReport) nextSteps(cancelled bool) []string {
 	if len(failed) > 0 {
 		out = append(out, "Then verify the failed snapshots again: cairn verify "+strings.Join(failed, " "))
 	}
-	if len(failed) == 0 && !cancelled {
+	switch {
+	case len(failed) > 0 || cancelled:
+	case r.NothingToVerify:
+		out = append(out, fmt.Sprintf("Nothing to verify: the selection holds no finished snapshot that needed it "+
+			"(%d unfinished: no manifest yet; %d skipped as verified before).", r.SnapshotsUnfinished, r.SnapshotsSkipped))
+	default:
 		out = append(out, fmt.Sprintf("Nothing to do: %d snapshot(s) verified ok.", r.SnapshotsOK))
 	}
 	return out
