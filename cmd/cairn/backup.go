@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -130,6 +131,10 @@ func (a *app) backup(o backupOpts, args []string) error {
 			return usageErr("--time: %v", err)
 		}
 	}
+	g := store.Group{NS: store.NS(o.ns), Type: o.typ, ID: o.id}
+	if err := g.Check(); err != nil {
+		return usageErr("--type/--id/--ns: %v", err)
+	}
 	files := make([]*os.File, len(specs))
 	var total int64
 	for i, sp := range specs {
@@ -152,7 +157,14 @@ func (a *app) backup(o backupOpts, args []string) error {
 		return err
 	}
 	defer s.Close()
-	g := store.Group{NS: store.NS(o.ns), Type: o.typ, ID: o.id}
+	// A signal wakes a read blocked on a pipe or FIFO that sends nothing.
+	defer context.AfterFunc(a.ctx, func() {
+		for _, f := range files {
+			if f != nil {
+				f.SetReadDeadline(time.Now())
+			}
+		}
+	})()
 	b, err := s.StartBackup(a.ctx, g, at)
 	if errors.Is(err, store.ErrBadTime) && o.at != "" {
 		return usageErr("--time: %v", err)
@@ -189,6 +201,9 @@ func (a *app) backup(o backupOpts, args []string) error {
 		b.Abort()
 	}
 	prog.Stop()
+	if err != nil && a.ctx.Err() != nil {
+		err = context.Cause(a.ctx) // the read the signal woke failed with a deadline
+	}
 	if err != nil {
 		return fmt.Errorf("backup %s failed, nothing kept: %w", b.Snapshot(), err)
 	}

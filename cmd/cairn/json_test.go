@@ -38,6 +38,7 @@ var jsonOutputs = []struct {
 	{"forget", forgetReport{}},
 	{"tape status", tape.DriveStatus{}},
 	{"tape catalog", tape.CatalogSet{}},
+	{"version", versionInfo{}},
 }
 
 var snakeKey = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
