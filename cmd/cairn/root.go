@@ -164,7 +164,9 @@ var endsBySignal = map[string]bool{"cairn mount": true}
 // keptAfterSignal says what an interrupted command leaves, for the
 // commands whose error does not say it itself.
 var keptAfterSignal = map[string]string{
-	"backup": "no snapshot was made (the unfinished snapshot was removed; chunks already written stay until 'cairn gc')",
+	"backup":      "no snapshot was made (the unfinished snapshot was removed; chunks already written stay until 'cairn gc')",
+	"gc":          "no chunk in use was removed (chunks are removed only after every index was read); run it again to finish",
+	"tape export": "the snapshots exported before it are on tape and in the catalog, the one in flight is not; run it again to go on",
 }
 
 // interrupted reports a command stopped by a signal: what was kept, and
