@@ -90,34 +90,31 @@ func (m *Manager) Kinds() []string {
 }
 
 // Start starts a job of kind with params in the background. It is refused
-// with ErrRunning while a job of that kind runs here or in another
-// process on the same store, and with ErrBadParam for bad parameters.
+// with ErrRunning while a job of that kind runs here, and while one runs
+// in another process on the same store once the store's lock wait
+// (store.SetLockWait, --lock-wait) has passed; that error wraps the
+// store's *LockedError, which names the holder (command, PID, start).
 func (m *Manager) Start(kind string, params map[string]string) (*Job, error) {
+	w, err := m.prepare(kind, params)
+	if err != nil {
+		return nil, err
+	}
+	// The wait for another process's job is made without m.mu held.
+	lock, err := m.s.LockJobContext(m.base, kind)
+	if err != nil {
+		if errors.Is(err, store.ErrLocked) {
+			return nil, fmt.Errorf("%s: %w in another process on this store: %w", kind, ErrRunning, err)
+		}
+		return nil, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.closed {
-		return nil, ErrClosed
-	}
-	k, ok := m.kinds[kind]
-	if !ok {
-		return nil, fmt.Errorf("%w %q (have %v)", ErrUnknownKind, kind, slices.Sorted(maps.Keys(m.kinds)))
+	if err := m.startable(kind, true); err != nil {
+		lock.Unlock()
+		return nil, err
 	}
 	if params == nil {
 		params = map[string]string{}
-	}
-	w, err := k.New(m.s, params)
-	if err != nil {
-		return nil, err
-	}
-	if cur := m.current[kind]; cur != nil && !cur.State().Done() {
-		return nil, fmt.Errorf("%s: %w (%s); cancel it first", kind, ErrRunning, cur.ID())
-	}
-	lock, err := m.s.LockJob(kind)
-	if err != nil {
-		if errors.Is(err, store.ErrLocked) {
-			return nil, fmt.Errorf("%s: %w in another process on this store", kind, ErrRunning)
-		}
-		return nil, err
 	}
 	upid := newUPID(kind, filepath.Base(m.s.Root()))
 	ctx, cancel := context.WithCancel(m.base)
@@ -133,6 +130,38 @@ func (m *Manager) Start(kind string, params map[string]string) (*Job, error) {
 		})
 	}()
 	return j, nil
+}
+
+// prepare checks that a job of kind may start and makes its work.
+func (m *Manager) prepare(kind string, params map[string]string) (Work, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.startable(kind, false); err != nil {
+		return nil, err
+	}
+	if params == nil {
+		params = map[string]string{}
+	}
+	w, err := m.kinds[kind].New(m.s, params) // bad parameters first
+	if err != nil {
+		return nil, err
+	}
+	return w, m.startable(kind, true)
+}
+
+// startable says why a job of kind may not start now (running: also
+// because one runs in this process); m.mu is held.
+func (m *Manager) startable(kind string, running bool) error {
+	if m.closed {
+		return ErrClosed
+	}
+	if _, ok := m.kinds[kind]; !ok {
+		return fmt.Errorf("%w %q (have %v)", ErrUnknownKind, kind, slices.Sorted(maps.Keys(m.kinds)))
+	}
+	if cur := m.current[kind]; running && cur != nil && !cur.State().Done() {
+		return fmt.Errorf("%s: %w (%s); cancel it first", kind, ErrRunning, cur.ID())
+	}
+	return nil
 }
 
 // Cancel asks the running job of kind to stop; it returns at once.

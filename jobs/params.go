@@ -233,33 +233,6 @@ func (p *Params) Done() error {
 	return nil
 }
 
-// ParseSize parses a byte size with an optional binary suffix: 65536,
-// 64k, 64M, 2G, 1T (also 64MiB, 64MB).
-func ParseSize(s string) (int64, error) {
-	t := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSpace(s), "iB"), "B")
-	mult := int64(1)
-	if t != "" {
-		switch t[len(t)-1] {
-		case 'k', 'K':
-			mult = 1 << 10
-		case 'm', 'M':
-			mult = 1 << 20
-		case 'g', 'G':
-			mult = 1 << 30
-		case 't', 'T':
-			mult = 1 << 40
-		}
-		if mult > 1 {
-			t = t[:len(t)-1]
-		}
-	}
-	n, err := strconv.ParseInt(t, 10, 64)
-	if err != nil || n < 0 || n > (1<<62)/mult {
-		return 0, fmt.Errorf("size %q: want a number with an optional k, M, G or T suffix", s)
-	}
-	return n * mult, nil
-}
-
 // RefString prints a Ref as the command line names it.
 func RefString(r store.Ref) string {
 	if r.Latest {

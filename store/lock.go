@@ -230,8 +230,14 @@ var jobKindRE = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
 // store across processes. It waits up to the store's lock wait, then
 // fails with ErrLocked.
 func (s *Store) LockJob(kind string) (*Lock, error) {
+	return s.LockJobContext(context.Background(), kind)
+}
+
+// LockJobContext is LockJob whose wait (SetLockWait) ends early when ctx
+// does.
+func (s *Store) LockJobContext(ctx context.Context, kind string) (*Lock, error) {
 	if !jobKindRE.MatchString(kind) {
 		return nil, fmt.Errorf("job kind %q: %w", kind, ErrBadName)
 	}
-	return s.flock(context.Background(), filepath.Join(s.root, ".job-"+kind+".lck"), true, s.lockWait)
+	return s.flock(ctx, filepath.Join(s.root, ".job-"+kind+".lck"), true, s.lockWait)
 }

@@ -19,6 +19,7 @@ import (
 // Sentinel errors of the store, matched with errors.Is.
 var (
 	ErrNotStore      = errors.New("not a cairn/PBS datastore (no .chunks directory)")
+	ErrNoStore       = errors.New("no store there") // Open: the directory does not exist
 	ErrExists        = errors.New("already exists")
 	ErrNotFound      = errors.New("not found")
 	ErrLocked        = errors.New("locked by another process")
@@ -128,6 +129,9 @@ func CreateWith(dir string, opt CreateOptions) (*Store, error) {
 // Open opens an existing datastore.
 func Open(dir string) (*Store, error) {
 	fi, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("open store %s: %w (%w)", dir, ErrNoStore, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}

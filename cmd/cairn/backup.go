@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -160,6 +161,10 @@ func (a *app) backup(o backupOpts, args []string) error {
 			return usageErr("--time: %v", err)
 		}
 	}
+	g := store.Group{NS: store.NS(o.ns), Type: o.typ, ID: o.id}
+	if err := g.Check(); err != nil {
+		return usageErr("--type/--id/--ns: %v", err)
+	}
 	in, err := a.openInputs(specs)
 	if err != nil {
 		return err
@@ -170,7 +175,14 @@ func (a *app) backup(o backupOpts, args []string) error {
 		return err
 	}
 	defer s.Close()
-	g := store.Group{NS: store.NS(o.ns), Type: o.typ, ID: o.id}
+	// A signal wakes a read blocked on a pipe or FIFO that sends nothing.
+	defer context.AfterFunc(a.ctx, func() {
+		for _, src := range in.srcs {
+			if f, ok := src.(*os.File); ok { // standard input too, when it can be polled
+				f.SetReadDeadline(time.Now())
+			}
+		}
+	})()
 	b, err := s.StartBackup(a.ctx, g, at)
 	if errors.Is(err, store.ErrBadTime) && o.at != "" {
 		return usageErr("--time: %v", err)
@@ -213,6 +225,9 @@ func (a *app) backup(o backupOpts, args []string) error {
 		b.Abort()
 	}
 	prog.Stop()
+	if err != nil && a.ctx.Err() != nil {
+		err = context.Cause(a.ctx) // the read the signal woke failed with a deadline
+	}
 	if err != nil {
 		return fmt.Errorf("backup %s failed, nothing kept: %w", b.Snapshot(), err)
 	}

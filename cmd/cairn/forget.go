@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -41,6 +42,7 @@ type forgetReport struct {
 }
 
 type forgetOpts struct {
+	ns     string
 	group  bool
 	dryRun bool
 	json   bool
@@ -64,6 +66,7 @@ func (a *app) forgetCmd() *cobra.Command {
 	cmd.Flags().BoolVar(&o.group, "group", false, "remove the whole group named by the argument ([ns/NAME/…]TYPE/ID)")
 	cmd.Flags().BoolVar(&o.dryRun, "dry-run", false, "print what would be removed; change nothing")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the outcome as JSON")
+	nsFlag(cmd, &o.ns)
 	a.lockWaitFlag(cmd) // --group: the group's backup lock (a snapshot's lock is never waited for)
 	return cmd
 }
@@ -75,14 +78,14 @@ func (a *app) forget(o forgetOpts, args []string) error {
 	var snaps []store.Snapshot
 	var group store.Group
 	if o.group {
-		g, err := parseGroupArg(args[0])
+		g, err := parseGroupArg(o.ns, args[0])
 		if err != nil {
 			return err
 		}
 		group = g
 	} else {
 		var err error
-		if snaps, err = parseSnapshotArgs(args); err != nil {
+		if snaps, err = parseSnapshotArgs(o.ns, args); err != nil {
 			return err
 		}
 	}
@@ -108,12 +111,12 @@ func (a *app) forget(o forgetOpts, args []string) error {
 	return nil
 }
 
-// parseSnapshotArg parses a snapshot named with its time: forget and
-// protect take no "latest", whose meaning moves.
-func parseSnapshotArg(arg string) (store.Snapshot, error) {
-	r, err := store.ParseRef(arg)
+// parseSnapshotArg parses a snapshot named with its time, in namespace
+// ns (--ns): forget and protect take no "latest", whose meaning moves.
+func parseSnapshotArg(ns, arg string) (store.Snapshot, error) {
+	r, err := parseRefIn(ns, arg)
 	if err != nil {
-		return store.Snapshot{}, usageErr("%v", err)
+		return store.Snapshot{}, err
 	}
 	if r.Latest {
 		return store.Snapshot{}, usageErr("snapshot %q: name it with its time, [ns/NAME/…]TYPE/ID/TIME (cairn snapshots lists them); a group is removed with --group", arg)
@@ -122,10 +125,10 @@ func parseSnapshotArg(arg string) (store.Snapshot, error) {
 }
 
 // parseSnapshotArgs parses each argument with parseSnapshotArg.
-func parseSnapshotArgs(args []string) ([]store.Snapshot, error) {
+func parseSnapshotArgs(ns string, args []string) ([]store.Snapshot, error) {
 	snaps := make([]store.Snapshot, 0, len(args))
 	for _, arg := range args {
-		snap, err := parseSnapshotArg(arg)
+		snap, err := parseSnapshotArg(ns, arg)
 		if err != nil {
 			return nil, err
 		}
@@ -134,12 +137,12 @@ func parseSnapshotArgs(args []string) ([]store.Snapshot, error) {
 	return snaps, nil
 }
 
-// parseGroupArg parses "[ns/NAME/…]TYPE/ID".
-func parseGroupArg(arg string) (store.Group, error) {
+// parseGroupArg parses "[ns/NAME/…]TYPE/ID" in namespace ns (--ns).
+func parseGroupArg(ns, arg string) (store.Group, error) {
 	trimmed := strings.Trim(arg, "/")
-	r, err := store.ParseRef(trimmed)
+	r, err := parseRefIn(ns, trimmed)
 	if err != nil {
-		return store.Group{}, usageErr("group %q: %v", arg, err)
+		return store.Group{}, fmt.Errorf("group %q: %w", arg, err)
 	}
 	if !r.Latest || strings.HasSuffix(trimmed, "/latest") {
 		return store.Group{}, usageErr("group %q: want [ns/NAME/…]TYPE/ID, without a snapshot time", arg)
@@ -256,6 +259,10 @@ func (a *app) printForget(o forgetOpts, rep *forgetReport) {
 		printJSON(a, rep)
 		return
 	}
+	stdout := a.stdout
+	if a.quiet { // -q: what was refused only
+		stdout = io.Discard
+	}
 	for _, r := range rep.Snapshots {
 		what := r.Snapshot
 		if !r.Finished {
@@ -263,9 +270,9 @@ func (a *app) printForget(o forgetOpts, rep *forgetReport) {
 		}
 		switch r.State {
 		case forgetRemoved:
-			fmt.Fprintf(a.stdout, "removed %s\n", what)
+			fmt.Fprintf(stdout, "removed %s\n", what)
 		case forgetWouldRemove:
-			fmt.Fprintf(a.stdout, "would remove %s\n", what)
+			fmt.Fprintf(stdout, "would remove %s\n", what)
 		case forgetProtected:
 			fmt.Fprintf(a.stderr, "refused %s: it is protected; 'cairn unprotect %s' allows its removal\n", what, r.Snapshot)
 		default:
@@ -274,9 +281,9 @@ func (a *app) printForget(o forgetOpts, rep *forgetReport) {
 	}
 	switch rep.GroupState {
 	case forgetRemoved:
-		fmt.Fprintf(a.stdout, "removed group %s\n", rep.Group)
+		fmt.Fprintf(stdout, "removed group %s\n", rep.Group)
 	case forgetWouldRemove:
-		fmt.Fprintf(a.stdout, "would remove group %s\n", rep.Group)
+		fmt.Fprintf(stdout, "would remove group %s\n", rep.Group)
 	case "kept":
 		if rep.DryRun {
 			fmt.Fprintf(a.stderr, "would keep group %s: not every snapshot of it would be removed\n", rep.Group)
@@ -285,6 +292,6 @@ func (a *app) printForget(o forgetOpts, rep *forgetReport) {
 		}
 	}
 	if rep.Removed > 0 && !rep.DryRun {
-		fmt.Fprintln(a.stdout, "the chunks they used stay until garbage collection removes them (cairn gc)")
+		fmt.Fprintln(stdout, "the chunks they used stay until garbage collection removes them (cairn gc)")
 	}
 }

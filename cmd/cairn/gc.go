@@ -70,7 +70,7 @@ func (a *app) gc(o gcOpts) error {
 		if err := printJSON(a, rep); err != nil {
 			return err
 		}
-	} else {
+	} else if !a.quiet { // -q: the exit code and errors only
 		printGCReport(a.stdout, rep)
 	}
 	switch st.State {

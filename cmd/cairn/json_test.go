@@ -44,6 +44,7 @@ var jsonOutputs = []struct {
 	{"tape status", tape.DriveStatus{}},
 	{"tape catalog", tape.CatalogSet{}},
 	{"diff", diffReport{}},
+	{"version", versionInfo{}},
 }
 
 var snakeKey = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)

@@ -21,13 +21,14 @@ func (a *app) unprotectCmd() *cobra.Command {
 }
 
 func (a *app) protectionCmd(on bool, use, short, long string) *cobra.Command {
+	var ns string
 	cmd := &cobra.Command{
 		Use:   use,
 		Short: short,
 		Long:  long,
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			snaps, err := parseSnapshotArgs(args)
+			snaps, err := parseSnapshotArgs(ns, args)
 			if err != nil {
 				return err
 			}
@@ -44,11 +45,14 @@ func (a *app) protectionCmd(on bool, use, short, long string) *cobra.Command {
 				if err := s.SetProtected(a.ctx, snap, on); err != nil {
 					return err
 				}
-				fmt.Fprintf(a.stdout, "%s %s\n", done, snap)
+				if !a.quiet {
+					fmt.Fprintf(a.stdout, "%s %s\n", done, snap)
+				}
 			}
 			return nil
 		},
 	}
+	nsFlag(cmd, &ns)
 	a.lockWaitFlag(cmd)
 	return cmd
 }

@@ -79,9 +79,13 @@ func (o pruneOpts) params(cmd *cobra.Command, args []string) (map[string]string,
 	case o.all:
 		p["all"] = "true"
 	default:
-		p["group"] = args[0]
+		g, err := parseGroupArg(o.ns, args[0])
+		if err != nil {
+			return nil, err
+		}
+		p["group"] = g.String()
 	}
-	if o.ns != "" {
+	if o.ns != "" && o.all {
 		p["ns"] = o.ns
 	}
 	for i, name := range pruneKeepFlags {
@@ -106,7 +110,7 @@ func (a *app) prune(o pruneOpts, params map[string]string) error {
 		if err := printJSON(a, st); err != nil {
 			return err
 		}
-	} else {
+	} else if !a.quiet { // -q: the exit code and errors only
 		printPruneReport(a.stdout, st, rep)
 	}
 	return pruneExit(st, rep)

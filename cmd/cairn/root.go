@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/cairnfs/cairn/store"
@@ -33,6 +35,7 @@ func (e *codeError) Unwrap() error { return e.err }
 // app holds what every command shares.
 type app struct {
 	ctx       context.Context
+	started   bool // a command's RunE began: errors before it are usage errors
 	stdin     io.Reader
 	stdout    io.Writer
 	stderr    io.Writer
@@ -81,7 +84,9 @@ func (a *app) lockWaitFlag(cmd *cobra.Command) {
 		"how long to wait for a lock another process holds (e.g. 30s, 10m; 0: fail at once, naming the holder)")
 }
 
-// run executes the command line args and returns the exit code.
+// run executes the command line args and returns the exit code: 0 ok,
+// 1 failure, 2 bad usage, 3 finished with errors, 128+N after signal N
+// (130 SIGINT, 143 SIGTERM) when ctx's cause is a *signalError.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := &app{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
 	root := a.rootCmd()
@@ -89,14 +94,20 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err != nil && !a.started && !errors.Is(err, errUsage) {
+		err = usageErr("%v", err) // found by cobra before the command ran: flags, arguments
+	}
+	var sig *signalError
+	if errors.As(context.Cause(ctx), &sig) && (err != nil || cmd == nil || !endsBySignal[cmd.CommandPath()]) {
+		a.interrupted(cmd, sig, err)
+		return 128 + int(sig.sig)
+	}
 	if err == nil {
 		return exitOK
 	}
 	fmt.Fprintf(stderr, "cairn: %v\n", err)
-	if errors.Is(err, store.ErrLocked) {
-		fmt.Fprintf(stderr, "cairn: to wait for the lock, give --lock-wait DURATION\n")
-	}
+	a.hint(cmd, root, err)
 	var ce *codeError
 	if errors.As(err, &ce) {
 		return ce.code
@@ -105,6 +116,78 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitUsage
 	}
 	return exitError
+}
+
+// hint prints what to do next for the errors that have a known remedy.
+func (a *app) hint(cmd, root *cobra.Command, err error) {
+	switch {
+	case errors.Is(err, store.ErrLocked) && a.lockWait == 0:
+		fmt.Fprintf(a.stderr, "cairn: to wait for the lock, give --lock-wait DURATION\n")
+	case errors.Is(err, store.ErrNoStore), errors.Is(err, store.ErrNotStore):
+		from := "the default, ./cairn-store"
+		switch {
+		case root.PersistentFlags().Changed("store"):
+			from = "from --store"
+		case os.Getenv("CAIRN_STORE") != "":
+			from = "from CAIRN_STORE"
+		}
+		fmt.Fprintf(a.stderr, "cairn: the store was looked for at %s (%s); choose another with --store DIR or CAIRN_STORE=DIR, or create one there with 'cairn init'\n",
+			a.storeDir, from)
+	case errors.Is(err, errUsage) && cmd != nil:
+		fmt.Fprintf(a.stderr, "cairn: see '%s --help'\n", cmd.CommandPath())
+	}
+}
+
+// signalError is the cause of the command context's cancellation by a
+// signal (see notifySignals).
+type signalError struct{ sig syscall.Signal }
+
+func (e *signalError) Error() string { return signalName(e.sig) + " received" }
+
+// Is makes a signal's cause a context.Canceled, as the context's Err is.
+func (e *signalError) Is(target error) bool { return target == context.Canceled }
+
+func signalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return s.String()
+}
+
+// endsBySignal are the commands a signal ends as designed: a mount
+// unmounted cleanly after SIGTERM (systemd's stop) or Ctrl-C exits 0.
+var endsBySignal = map[string]bool{"cairn mount": true}
+
+// keptAfterSignal says what an interrupted command leaves, for the
+// commands whose error does not say it itself.
+var keptAfterSignal = map[string]string{
+	"backup":      "no snapshot was made (the unfinished snapshot was removed; chunks already written stay until 'cairn gc')",
+	"gc":          "no chunk in use was removed (chunks are removed only after every index was read); run it again to finish",
+	"tape export": "the snapshots exported before it are on tape and in the catalog, the one in flight is not; run it again to go on",
+}
+
+// interrupted reports a command stopped by a signal: what was kept, and
+// the command's own error unless it is only the cancellation.
+func (a *app) interrupted(cmd *cobra.Command, sig *signalError, err error) {
+	name := "cairn"
+	if cmd != nil {
+		name = strings.TrimPrefix(cmd.CommandPath(), "cairn ")
+	}
+	if err == nil {
+		fmt.Fprintf(a.stderr, "cairn: %s: %s as it finished; its work is complete\n", name, sig)
+		return
+	}
+	if !errors.Is(err, context.Canceled) {
+		fmt.Fprintf(a.stderr, "cairn: %v\n", err)
+	}
+	kept := keptAfterSignal[name]
+	if kept == "" {
+		kept = "stopped before it finished; see above for what was done"
+	}
+	fmt.Fprintf(a.stderr, "cairn: %s interrupted by %s: %s\n", name, signalName(sig.sig), kept)
 }
 
 var errUsage = errors.New("usage")
@@ -143,6 +226,61 @@ func (a *app) rootCmd() *cobra.Command {
 		a.mountCmd(), a.umountCmd(), a.restoreCmd(), a.verifyCmd(), a.tapeCmd(), a.benchCmd(),
 		a.forgetCmd(), a.protectCmd(), a.unprotectCmd(), a.pruneCmd(), a.gcCmd(), a.syncCmd())
 	root.AddCommand(a.diffCmd(), a.dumpCmd()) // issue 14, helper DUMP
+	root.AddCommand(a.versionCmd(), a.genCmd())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr("%v", err) })
+	root.Version = buildVersion().Version
+	root.SetVersionTemplate("{{.Name}} " + buildVersion().String() + "\n")
+	root.InitDefaultHelpCmd()
+	a.completionCmd(root)
+	a.contract(root)
 	return root
+}
+
+// contract makes every command of the tree keep the exit-code contract:
+// an argument error is a usage error (exit 2), a command group run with
+// a command it does not have is one too, and a.started is set once a
+// command's own RunE begins (cobra's errors come before it).
+func (a *app) contract(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		a.contract(sub)
+	}
+	if c.HasSubCommands() && c.Run == nil && c.RunE == nil {
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				cmd.SetOut(a.stderr)
+				cmd.Help()
+				return usageErr("%s needs a command", cmd.CommandPath())
+			}
+			msg := ""
+			if sug := cmd.SuggestionsFor(args[0]); len(sug) > 0 {
+				msg = "; did you mean " + strings.Join(sug, " or ") + "?"
+			}
+			return usageErr("unknown command %q for %q%s", args[0], cmd.CommandPath(), msg)
+		}
+		return
+	}
+	if args := c.Args; args != nil {
+		c.Args = func(cmd *cobra.Command, in []string) error {
+			if err := args(cmd, in); err != nil && !errors.Is(err, errUsage) {
+				return usageErr("%s: %v", cmd.CommandPath(), err)
+			} else if err != nil {
+				return err
+			}
+			return nil
+		}
+	}
+	switch run := c.RunE; {
+	case run != nil:
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			a.started = true
+			return run(cmd, args)
+		}
+	case c.Run != nil:
+		r := c.Run
+		c.Run = func(cmd *cobra.Command, args []string) {
+			a.started = true
+			r(cmd, args)
+		}
+	}
 }

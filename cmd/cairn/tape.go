@@ -121,6 +121,16 @@ func (o tapeExportOpts) params(args []string) (map[string]string, error) {
 		p["latest-only"] = "true"
 	}
 	snaps, groups := splitGroups(args)
+	if snaps, err = refArgs(o.ns, snaps, true); err != nil {
+		return nil, err
+	}
+	for i, g := range groups {
+		r, err := parseRefIn(o.ns, g)
+		if err != nil {
+			return nil, err
+		}
+		groups[i] = r.Group.String()
+	}
 	if err := listParam(p, "snapshots", snaps); err != nil {
 		return nil, err
 	}
@@ -145,6 +155,27 @@ func splitGroups(args []string) (snaps, groups []string) {
 	return snaps, groups
 }
 
+// refArgs parses snapshot arguments in namespace ns (--ns) and returns
+// them as full references, ns/NAME/…/TYPE/ID/TIME; latest: TYPE/ID/latest
+// and TYPE/ID (a group's newest) are allowed.
+func refArgs(ns string, args []string, latest bool) ([]string, error) {
+	out := make([]string, 0, len(args))
+	for _, s := range args {
+		if s == "" || strings.Contains(s, ",") {
+			return nil, usageErr("snapshot %q: want [ns/NAME/…]TYPE/ID/TIME", s)
+		}
+		r, err := parseRefIn(ns, s)
+		if err != nil {
+			return nil, err
+		}
+		if r.Latest && !latest {
+			return nil, usageErr("snapshot %q: name it with its time, [ns/NAME/…]TYPE/ID/TIME", s)
+		}
+		out = append(out, r.String())
+	}
+	return out, nil
+}
+
 // listParam joins snapshot arguments into a comma-separated parameter.
 func listParam(p map[string]string, key string, args []string) error {
 	for _, s := range args {
@@ -159,9 +190,9 @@ func listParam(p map[string]string, key string, args []string) error {
 }
 
 type tapeRestoreOpts struct {
-	drive, set, pool, source string
-	workers                  int
-	json                     bool
+	drive, set, pool, source, ns string
+	workers                      int
+	json                         bool
 }
 
 func (a *app) tapeRestoreCmd() *cobra.Command {
@@ -186,7 +217,11 @@ code 3 means some snapshots were not restored.`,
 					p[k] = v
 				}
 			}
-			if err := listParam(p, "snapshots", args); err != nil {
+			refs, err := refArgs(o.ns, args, false)
+			if err != nil {
+				return err
+			}
+			if err := listParam(p, "snapshots", refs); err != nil {
 				return err
 			}
 			st, err := a.runJob(tape.TapeRestoreKind{}.Name(), p, slog.LevelWarn, a.jobProgress("tape restore"))
@@ -211,6 +246,7 @@ code 3 means some snapshots were not restored.`,
 	f.StringVar(&o.source, "source-store", "", "restore only snapshots exported from this datastore name")
 	f.IntVar(&o.workers, "worker-threads", tape.DefaultRestoreWorkers, "chunk check-and-insert threads (1-32)")
 	f.BoolVar(&o.json, "json", false, "print the final status as JSON")
+	nsFlag(cmd, &o.ns)
 	a.lockWaitFlag(cmd)
 	return cmd
 }

@@ -73,13 +73,12 @@ func (o verifyOpts) params(cmd *cobra.Command, args []string) (map[string]string
 	if cmd.Flags().Changed("outdated-after") {
 		p["outdated-after"] = strconv.Itoa(o.outdatedAfter)
 	}
-	for _, s := range args {
-		if s == "" || strings.Contains(s, ",") {
-			return nil, usageErr("snapshot %q: want [ns/NAME/…]TYPE/ID[/TIME|latest]", s)
-		}
+	refs, err := refArgs(o.ns, args, true)
+	if err != nil {
+		return nil, err
 	}
-	if len(args) > 0 {
-		p["snapshots"] = strings.Join(args, ",")
+	if err := listParam(p, "snapshots", refs); err != nil {
+		return nil, err
 	}
 	return p, nil
 }

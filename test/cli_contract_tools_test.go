@@ -1,0 +1,275 @@
+package test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// The command line's contract, continued: -q/-v/--log-format and
+// --lock-wait on jobs, --ns, completion, man pages and make install.
+
+// TestCLIContractJobs runs gc and verify on a store of its own: -q, -v
+// and --log-format, then --lock-wait while their locks are held.
+func TestCLIContractJobs(t *testing.T) {
+	t.Parallel()
+	st := contractStore(t)
+	t.Run("log", func(t *testing.T) { checkQuietVerboseJSONLog(t, st) })
+	t.Run("lock-wait", func(t *testing.T) { checkLockWait(t, st) })
+}
+
+func checkQuietVerboseJSONLog(t *testing.T, st string) {
+	img := filepath.Join(t.TempDir(), "img")
+	os.WriteFile(img, randBytes(300000, 21), 0o644)
+	r := mustCairn(t, "--store", st, "backup", "-q", "--id", "q", "--type", "host", "d.img:"+img)
+	if r.stderr != "" {
+		t.Errorf("backup -q wrote to stderr: %q", r.stderr)
+	}
+	r = mustCairn(t, "--store", st, "gc", "-q")
+	if r.stderr != "" || r.stdout != "" {
+		t.Errorf("gc -q printed: stdout %q stderr %q", r.stdout, r.stderr)
+	}
+	// gc logs its phases at Info: as JSON, each line parses.
+	r = mustCairn(t, "--store", st, "gc", "--log-format", "json")
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	if r.stderr == "" || len(lines) == 0 {
+		t.Fatal("gc --log-format json logged nothing")
+	}
+	for _, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil || m["msg"] == nil || m["level"] == nil {
+			t.Errorf("gc --log-format json: line %q is no slog JSON record (%v)", l, err)
+		}
+	}
+	// verify logs at Warn; -v adds its Info lines, -vv its Debug ones.
+	quiet := cairn(t, nil, "--store", st, "verify", "host/q")
+	verbose := cairn(t, nil, "--store", st, "verify", "-v", "host/q")
+	if quiet.code != 0 || verbose.code != 0 {
+		t.Fatalf("verify: exit %d, -v: exit %d\n%s%s", quiet.code, verbose.code, quiet.stderr, verbose.stderr)
+	}
+	if strings.Count(verbose.stderr, "level=INFO") == 0 || strings.Contains(quiet.stderr, "level=INFO") {
+		t.Errorf("-v adds no Info lines:\nwithout: %s\nwith: %s", quiet.stderr, verbose.stderr)
+	}
+	vv := mustCairn(t, "--store", st, "verify", "-vv", "--json", "host/q")
+	var status map[string]any
+	if err := json.Unmarshal([]byte(vv.stdout), &status); err != nil {
+		t.Errorf("verify -vv --json: stdout is no JSON (%v): %s", err, vv.stdout)
+	}
+	if r := mustCairn(t, "--store", st, "verify", "-q", "host/q"); strings.Contains(r.stderr, "level=") {
+		t.Errorf("verify -q logged: %s", r.stderr)
+	}
+}
+
+// checkLockWait holds a job kind's lock from this process, as a running
+// job of that kind in another process does.
+func checkLockWait(t *testing.T, st string) {
+	for _, kind := range []struct{ name, lock string }{{"gc", ".job-gc.lck"}, {"verify", ".job-verify.lck"}} {
+		lock := filepath.Join(st, kind.lock)
+		f, err := os.OpenFile(lock, os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+			t.Fatal(err)
+		}
+		r := cairn(t, nil, "--store", st, kind.name, "--lock-wait", "300ms")
+		for _, want := range []string{"already running", fmt.Sprintf("PID %d", os.Getpid()), "gave up after waiting"} {
+			if r.code != 1 || !strings.Contains(r.stderr, want) {
+				t.Errorf("%s while its lock is held: exit %d, want 1 and %q\n%s", kind.name, r.code, want, r.stderr)
+			}
+		}
+		r = cairn(t, nil, "--store", st, kind.name)
+		if r.code != 1 || !strings.Contains(r.stderr, "--lock-wait DURATION") {
+			t.Errorf("%s without --lock-wait: exit %d, want 1 with the hint\n%s", kind.name, r.code, r.stderr)
+		}
+		// Waiting: the lock is let go once the process has its lock file open.
+		cmd, stderr, exited := startCairn(t, "--store", st, kind.name, "--lock-wait", "5m", "-q")
+		waitFor(t, exited, func() bool { return hasOpen(cmd.Process.Pid, lock) })
+		f.Close()
+		if err := <-exited; err != nil {
+			t.Errorf("%s --lock-wait 5m after the holder let go: %v\n%s", kind.name, err, stderr.String())
+		}
+	}
+}
+
+// hasOpen reports whether process pid has file path open.
+func hasOpen(pid int, path string) bool {
+	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", pid))
+	for _, fd := range fds {
+		if l, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%s", pid, fd.Name())); l == path {
+			return true
+		}
+	}
+	return false
+}
+
+func TestCLIContractNamespaces(t *testing.T) {
+	t.Parallel()
+	st := sharedStore(t)
+	img := filepath.Join(t.TempDir(), "img")
+	os.WriteFile(img, randBytes(50000, 31), 0o644)
+	mustCairn(t, "--store", st, "backup", "-q", "--ns", "contract/b", "--id", "nsx", "--type", "host", "d.img:"+img)
+	rows := listSnaps(t, st, "ns/contract/ns/b/host/nsx")
+	if len(rows) != 1 {
+		t.Fatalf("snapshots of ns/contract/ns/b/host/nsx: %v", rows)
+	}
+	full := rows[0].Snapshot                             // ns/contract/ns/b/host/nsx/TIME
+	rel := strings.TrimPrefix(full, "ns/contract/ns/b/") // host/nsx/TIME
+	drive := t.TempDir()
+	for _, c := range [][]string{
+		{"protect", "--ns", "contract/b", rel},
+		{"protect", full},
+		{"unprotect", "--ns", "contract/b", full}, // the same namespace twice: no conflict
+		{"verify", "--ns", "contract/b", "host/nsx"},
+		{"verify", "ns/contract/ns/b/host/nsx/latest"},
+		{"prune", "--ns", "contract/b", "host/nsx", "--keep-last", "3"},
+		{"prune", "ns/contract/ns/b/host/nsx", "--keep-last", "3"},
+		{"forget", "--dry-run", "--ns", "contract/b", rel},
+		{"forget", "--dry-run", full},
+		{"forget", "--dry-run", "--group", "--ns", "contract/b", "host/nsx"},
+	} {
+		mustCairn(t, append([]string{"--store", st, "-q"}, c...)...)
+	}
+	if rows := listSnaps(t, st, "ns/contract/ns/b/host/nsx"); len(rows) != 1 || rows[0].Protected {
+		t.Errorf("after protect, unprotect, prune and dry forgets: %v", rows)
+	}
+	// A reference naming another namespace than --ns is bad usage.
+	for _, c := range [][]string{
+		{"protect", "--ns", "other", full},
+		{"unprotect", "--ns", "other", full},
+		{"verify", "--ns", "other", full},
+		{"prune", "--ns", "other", "ns/contract/ns/b/host/nsx", "--keep-last", "1"},
+		{"forget", "--ns", "other", full},
+		{"forget", "--group", "--ns", "other", "ns/contract/ns/b/host/nsx"},
+		{"tape", "export", "--drive", drive, "--pool", "p", "--ns", "other", full},
+		{"tape", "restore", "--drive", drive, "--ns", "other", full},
+		{"tape", "restore", "--drive", drive, "--ns", "contract/b", "host/nsx"}, // no time
+		{"verify", "--ns", "bad//ns", "host/nsx"},
+	} {
+		r := cairn(t, nil, append([]string{"--store", st}, c...)...)
+		if r.code != 2 {
+			t.Errorf("cairn %q: exit %d, want 2\n%s", c, r.code, r.stderr)
+		}
+	}
+	if rows := listSnaps(t, st, "ns/contract/ns/b/host/nsx"); len(rows) != 1 {
+		t.Errorf("a refused command removed the snapshot: %v", rows)
+	}
+}
+
+func TestCLIContractCompletion(t *testing.T) {
+	t.Parallel()
+	st := sharedStore(t)
+	tree := t.TempDir()
+	os.MkdirAll(filepath.Join(tree, "sub dir", "deeper"), 0o755)
+	os.WriteFile(filepath.Join(tree, "sub dir", "f.txt"), []byte("f"), 0o644)
+	os.WriteFile(filepath.Join(tree, "top"), []byte("t"), 0o644)
+	mustCairn(t, "--store", st, "backup", "-q", "--id", "contract-comp", "--type", "host", "root.pxar:"+tree)
+	mustCairn(t, "--store", st, "backup", "-q", "--ns", "contract/c", "--id", "compns", "--type", "host", "root.pxar:"+tree)
+	snap := listSnaps(t, st, "host/contract-comp")[0].Snapshot
+	complete := func(args ...string) []string {
+		t.Helper()
+		r := mustCairn(t, append([]string{"--store", st, "__complete"}, args...)...)
+		var out []string
+		for line := range strings.Lines(r.stdout) {
+			out = append(out, strings.TrimRight(line, "\n"))
+		}
+		return out
+	}
+	has := func(got []string, want ...string) {
+		t.Helper()
+		for _, w := range want {
+			if !strings.Contains("\n"+strings.Join(got, "\n")+"\n", "\n"+w+"\n") {
+				t.Errorf("completion %q lacks %q", got, w)
+			}
+		}
+	}
+	has(complete("ls", "host/contract-c"), "host/contract-comp/")
+	has(complete("ls", "host/contract-comp/"), "host/contract-comp/latest", snap)
+	has(complete("ls", "ns/contract/ns/c/"), "ns/contract/ns/c/host/compns/")
+	has(complete("verify", "--ns", "contract/c", ""), "host/compns/")
+	has(complete("cat", snap, ""), "root.pxar")
+	has(complete("ls", "host/contract-comp/latest", "root.pxar", ""), "sub dir/", "top")
+	has(complete("ls", "host/contract-comp/latest", "root.pxar", "sub dir/"), "sub dir/deeper/", "sub dir/f.txt")
+	has(complete("prune", "host/contract-c"), "host/contract-comp")
+	// A bad store, snapshot or archive: no candidates, no noise, exit 0.
+	for _, args := range [][]string{
+		{"--store", filepath.Join(t.TempDir(), "none"), "__complete", "ls", ""},
+		{"--store", st, "__complete", "ls", "host/no-such/latest", ""},
+		{"--store", st, "__complete", "ls", snap, "no.pxar", ""},
+		{"--store", st, "__complete", "ls", "../../etc", ""},
+	} {
+		r := cairn(t, nil, args...)
+		if r.code != 0 || strings.TrimSpace(r.stdout) != ":5" {
+			t.Errorf("cairn %q: exit %d, stdout %q (want the error directive only)", args, r.code, r.stdout)
+		}
+	}
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		if r := mustCairn(t, "completion", sh); !strings.Contains(r.stdout, "cairn") || len(r.stdout) < 500 {
+			t.Errorf("completion %s: %q", sh, r.stdout)
+		}
+	}
+}
+
+// checkManPages checks `cairn gen man` writes a page for each command
+// of paths (and cairn itself).
+func checkManPages(t *testing.T, paths []string) {
+	dir := filepath.Join(t.TempDir(), "man")
+	mustCairn(t, "gen", "man", dir)
+	for _, p := range append(paths, "") {
+		name := strings.TrimSuffix("cairn-"+strings.ReplaceAll(p, " ", "-"), "-") + ".1"
+		page, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Errorf("no man page for %q: %v", p, err)
+			continue
+		}
+		dashed := strings.TrimSuffix("cairn-"+strings.ReplaceAll(p, " ", "-"), "-")
+		for _, want := range []string{".TH \"" + strings.ToUpper(dashed) + "\" \"1\"", ".SH NAME\n" + dashed + " - ",
+			".SH SYNOPSIS\n\\fB" + strings.TrimSpace("cairn "+p)} {
+			if !bytes.Contains(page, []byte(want)) {
+				t.Errorf("%s lacks %q:\n%.300s", name, want, page)
+			}
+		}
+	}
+	if r := cairn(t, nil, "gen", "man"); r.code != 2 {
+		t.Errorf("gen man without DIR: exit %d", r.code)
+	}
+	if r := cairn(t, nil, "gen", "man", "/proc/no/such"); r.code != 1 {
+		t.Errorf("gen man into /proc: exit %d", r.code)
+	}
+}
+
+// TestCLIContractMakeInstall stages `make install` into DESTDIR.
+func TestCLIContractMakeInstall(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("no make")
+	}
+	dest := t.TempDir()
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Dir(filepath.Dir(file))
+	cmd := exec.Command("make", "install", "DESTDIR="+dest, "PREFIX=/usr", "VERSION=v0.0.1-test")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make install: %v\n%s", err, out)
+	}
+	exec.Command("make", "-C", root, "clean").Run()
+	for _, f := range []string{"usr/bin/cairn", "usr/share/man/man1/cairn.1", "usr/share/man/man1/cairn-backup.1",
+		"usr/share/bash-completion/completions/cairn", "usr/share/zsh/site-functions/_cairn",
+		"usr/share/fish/vendor_completions.d/cairn.fish"} {
+		if fi, err := os.Stat(filepath.Join(dest, f)); err != nil || fi.Size() == 0 {
+			t.Errorf("make install: %s: %v", f, err)
+		}
+	}
+	out, err := exec.Command(filepath.Join(dest, "usr/bin/cairn"), "version").Output()
+	if err != nil || !strings.HasPrefix(string(out), "cairn v0.0.1-test (") {
+		t.Errorf("installed cairn version: %q, %v", out, err)
+	}
+}
