@@ -8,7 +8,6 @@ import (
 
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/pxar"
-	"github.com/spf13/cobra"
 )
 
 // maxCompletions bounds the candidates one completion offers.
@@ -68,27 +67,4 @@ func completePath(ctx context.Context, acc *pxar.Accessor, toComplete string, li
 		out = append(out, p)
 	}
 	return out, nil
-}
-
-// archivePathArgs is the ValidArgsFunction of commands taking SNAPSHOT
-// ARCHIVE PATH (ls, find, cat): it completes PATH inside the archive.
-// (The snapshot and archive arguments are completed elsewhere, if at
-// all.)
-func (a *app) archivePathArgs(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-	if len(args) != 2 {
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-	ns, _ := cmd.Flags().GetString("ns")
-	out, err := a.archiveCompletions(ns, args[0], args[1], toComplete)
-	if err != nil {
-		cobra.CompErrorln(err.Error())
-		return nil, cobra.ShellCompDirectiveError
-	}
-	d := cobra.ShellCompDirectiveNoFileComp
-	for _, p := range out {
-		if strings.HasSuffix(p, "/") { // a directory: the path goes on
-			d |= cobra.ShellCompDirectiveNoSpace
-		}
-	}
-	return out, d
 }

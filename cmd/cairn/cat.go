@@ -58,7 +58,6 @@ func (a *app) catCmd() *cobra.Command {
 		},
 	}
 	nsFlag(cmd, &ns)
-	cmd.ValidArgsFunction = a.archivePathArgs
 	cmd.Flags().StringVar(&cacheSize, "cache-size", "64M", "chunk cache size (at least 128M on a remote store unless given)")
 	cmd.Flags().BoolVar(&asTar, "tar", false, "write PATH (default: the root) of a file archive as a tar stream, as cairn dump does")
 	cmd.Flags().IntVar(&readahead, "readahead", 4, "chunks loaded ahead in parallel (default: 4, 16 on a remote store; at most as many 4 MiB chunks as fill half of --cache-size)")

@@ -2,14 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
-	"io"
 	"strings"
 	"time"
 
 	"github.com/cairnfs/cairn/store"
-	"github.com/cairnfs/cairn/store/filearchive"
-	"github.com/cairnfs/cairn/store/pxar"
 	"github.com/spf13/cobra"
 )
 
@@ -117,7 +113,7 @@ func (a *app) complete(ctx context.Context, kind argKind, ns string, args []stri
 	case argArchive:
 		out, err = completeArchives(s, ns, args[len(args)-1])
 	case argPath:
-		out, err = completePaths(ctx, s, ns, args[len(args)-2], args[len(args)-1], toComplete)
+		out, err = a.archiveCompletions(ns, args[len(args)-2], args[len(args)-1], toComplete)
 		dir |= cobra.ShellCompDirectiveNoSpace
 	}
 	if err != nil {
@@ -212,55 +208,4 @@ func resolveIn(s *store.Store, ns, ref string) (store.Snapshot, *store.Manifest,
 	}
 	m, err := s.ReadManifest(snap)
 	return snap, m, err
-}
-
-// completePaths lists the entries of the directory toComplete is in,
-// inside file archive name of snapshot ref; directories end in "/".
-func completePaths(ctx context.Context, s *store.Store, ns, ref, name, toComplete string) ([]string, error) {
-	snap, m, err := resolveIn(s, ns, ref)
-	if err != nil {
-		return nil, err
-	}
-	ar, err := store.FindArchive(m, name)
-	if err != nil {
-		return nil, err
-	}
-	c, err := store.NewCache(s, 16<<20)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	acc, closeArchive, err := filearchive.Open(ctx, s, snap, m, ar, c)
-	if err != nil {
-		return nil, err
-	}
-	defer closeArchive()
-	dirPath := ""
-	if i := strings.LastIndexByte(toComplete, '/'); i >= 0 {
-		dirPath = toComplete[:i+1]
-	}
-	dir, err := acc.LookupPath(ctx, strings.TrimSuffix(dirPath, "/"))
-	if err != nil {
-		return nil, err
-	}
-	r, err := acc.ReadDirSorted(ctx, dir)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for len(out) < maxCandidates {
-		e, err := r.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		p := dirPath + e.Name
-		if e.Kind == pxar.KindDir {
-			p += "/"
-		}
-		out = append(out, p)
-	}
-	return out, nil
 }

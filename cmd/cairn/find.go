@@ -37,8 +37,7 @@ payload stream (file contents).
                  36h, 90m)
   --size N       a regular file of exactly N bytes, +N more, -N fewer
                  (suffixes k, M, G: 1024-based); other entries count as 0`,
-		Args:              cobra.RangeArgs(2, 3),
-		ValidArgsFunction: a.archivePathArgs,
+		Args: cobra.RangeArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ref, err := qualifyRef(o.ns, args[0])
 			if err != nil {

@@ -34,8 +34,7 @@ target; -l shows this host's user and group names instead of the IDs
 shows that entry alone. -R lists the whole subtree, one line an entry,
 each path relative to PATH. Only the archive's metadata is read.
 Names are printed escaped ("a\nb") when they hold control characters.`,
-		Args:              cobra.RangeArgs(1, 3),
-		ValidArgsFunction: a.archivePathArgs,
+		Args: cobra.RangeArgs(1, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ref, err := qualifyRef(o.ns, args[0])
 			if err != nil {
