@@ -58,17 +58,7 @@ func TestArchiveWalkOrder(t *testing.T) {
 func TestArchiveWalkSharedDirs(t *testing.T) {
 	t.Parallel()
 	const n = 40
-	dirs := make([]*hostile.Node, n)
-	for i := n - 1; i >= 0; i-- {
-		dirs[i] = hostile.Dir(fmt.Sprintf("d%02d", i))
-		if i+1 < n {
-			dirs[i].Kids = append(dirs[i].Kids, dirs[i+1])
-			for j := i + 2; j < n; j++ {
-				dirs[i].Kids = append(dirs[i].Kids, hostile.Shared(dirs[j]))
-			}
-		}
-	}
-	acc := hostileAccessor(t, hostile.Dir("", dirs[0]))
+	acc := hostileAccessor(t, hostile.SharedDirs(n))
 	var l *walkLog
 	var err error
 	hostile.InTime(t, "walk shared directories", func() { l, err = walkAll(t.Context(), acc, "") })

@@ -11,24 +11,6 @@ import (
 	"github.com/cairnfs/cairn/store/pxar"
 )
 
-// sharedDirs is a crafted archive whose goodbye tables list each of n
-// nested directories from every directory above it: a restore that
-// followed them would make 2^(n-2) directories.
-func sharedDirs(n int) *hostile.Node {
-	dirs := make([]*hostile.Node, n)
-	for i := n - 1; i >= 0; i-- {
-		dirs[i] = hostile.Dir(fmt.Sprintf("d%02d", i))
-		if i+1 < n {
-			dirs[i].Kids = append(dirs[i].Kids, dirs[i+1])
-			for j := i + 2; j < n; j++ {
-				dirs[i].Kids = append(dirs[i].Kids, hostile.Shared(dirs[j]))
-			}
-		}
-	}
-	dirs[n-1].Kids = append(dirs[n-1].Kids, hostile.File("leaf", "x"))
-	return hostile.Dir("", dirs[0])
-}
-
 // A restore of shared directories, with and without include patterns
 // (which walk the tree first to find the directories on the way), ends at
 // once: each directory is restored where it is first stored, the other
@@ -45,7 +27,7 @@ func TestTreeSharedDirs(t *testing.T) {
 			target := filepath.Join(t.TempDir(), "t")
 			var rep *TreeReport
 			hostile.InTime(t, "restore shared directories", func() {
-				rep, err = h.restoreWith(t, sharedDirs(n), target, TreeOptions{Threads: 2, Filter: f})
+				rep, err = h.restoreWith(t, hostile.SharedDirs(n), target, TreeOptions{Threads: 2, Filter: f})
 			})
 			want := filepath.Join(target, "d00/d01/d02/d03/d04/d05/d06/d07/d08/d09/d10/d11/d12/d13/d14/d15/d16/d17/d18/d19/d20/d21/d22/d23/d24/d25/d26/d27/d28/d29/d30/d31/d32/d33/d34/d35/d36/d37/d38/d39/leaf")
 			if _, serr := os.Lstat(want); rep == nil || rep.Dirs > n+1 || serr != nil {

@@ -42,6 +42,24 @@ type Node struct {
 // earlier inside that directory, again (see Node.Alias).
 func Shared(to *Node) *Node { return &Node{Name: to.Name, Kind: to.Kind, Alias: to} }
 
+// SharedDirs is n nested directories d00/d01/…, each also listed (Shared)
+// by every directory above its parent, the last holding a file "leaf":
+// a walk that follows the listings makes 2^(n-2) visits of the last one.
+func SharedDirs(n int) *Node {
+	dirs := make([]*Node, n)
+	for i := n - 1; i >= 0; i-- {
+		dirs[i] = Dir(fmt.Sprintf("d%02d", i))
+		if i+1 < n {
+			dirs[i].Kids = append(dirs[i].Kids, dirs[i+1])
+			for j := i + 2; j < n; j++ {
+				dirs[i].Kids = append(dirs[i].Kids, Shared(dirs[j]))
+			}
+		}
+	}
+	dirs[n-1].Kids = append(dirs[n-1].Kids, File("leaf", "x"))
+	return Dir("", dirs[0])
+}
+
 // Dir, File, Symlink and Hardlink are shorthands for nodes.
 func Dir(name string, kids ...*Node) *Node {
 	return &Node{Name: name, Kind: pxar.KindDir, Mode: 0o755, Kids: kids}

@@ -3,7 +3,6 @@ package pxar_test
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"testing"
 
@@ -16,17 +15,7 @@ import (
 // refuses the second listing and ends at once.
 func TestWalkerSharedDirs(t *testing.T) {
 	const n = 40
-	dirs := make([]*hostile.Node, n)
-	for i := n - 1; i >= 0; i-- {
-		dirs[i] = hostile.Dir(fmt.Sprintf("d%02d", i))
-		if i+1 < n {
-			dirs[i].Kids = append(dirs[i].Kids, dirs[i+1])
-			for j := i + 2; j < n; j++ {
-				dirs[i].Kids = append(dirs[i].Kids, hostile.Shared(dirs[j]))
-			}
-		}
-	}
-	meta, payload := hostile.Encode(hostile.Dir("", dirs[0]))
+	meta, payload := hostile.Encode(hostile.SharedDirs(n))
 	acc, err := pxar.NewAccessor(t.Context(), bytes.NewReader(meta), int64(len(meta)), bytes.NewReader(payload), int64(len(payload)))
 	if err != nil {
 		t.Fatal(err)
