@@ -144,7 +144,11 @@ func TestLockWait(t *testing.T) {
 	args := []string{"--store", st, "backup", "--type", "host", "--id", "lockwait", "--no-sync"}
 	for _, wait := range []string{"0", "300ms"} {
 		r := cairn(t, nil, append(args, "--lock-wait", wait, "d.img:"+fifo)...)
-		for _, want := range []string{lck, "PID " + strconv.Itoa(holder.Process.Pid), "backup --type host --id lockwait", "--lock-wait"} {
+		hint := "--lock-wait" // without a wait, the hint to give one
+		if wait != "0" {
+			hint = "gave up after waiting"
+		}
+		for _, want := range []string{lck, "PID " + strconv.Itoa(holder.Process.Pid), "backup --type host --id lockwait", hint} {
 			if r.code != 1 || !strings.Contains(r.stderr, want) {
 				t.Errorf("--lock-wait %s while held: exit %d, %q; want exit 1 naming %q", wait, r.code, r.stderr, want)
 			}

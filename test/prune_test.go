@@ -244,7 +244,7 @@ func TestPruneBadInput(t *testing.T) {
 		{[]string{"vm/1", "--keep-last", "-1"}, `keep-last="-1"`},
 		{[]string{"vm/1", "--keep-daily", "10000000"}, `keep-daily="10000000"`},
 		{[]string{"vm/1", "--keep-weekly", "many"}, "keep-weekly"},
-		{[]string{"vm/1/2024-03-01T10:00:00Z", "--keep-last", "1"}, "names a snapshot"},
+		{[]string{"vm/1/2024-03-01T10:00:00Z", "--keep-last", "1"}, "without a snapshot time"},
 		{[]string{"vm/../1", "--keep-last", "1"}, "vm/../1"},
 		{[]string{"--all", "--ns", "a/../../b", "--keep-last", "1"}, "ns="},
 		{[]string{"vm/1", "vm/2", "--keep-last", "1"}, "not 2 arguments"},

@@ -241,7 +241,7 @@ func testTapeExportCancel(t *testing.T, dst string) {
 	cmd.Process.Signal(syscall.SIGINT)
 	err := cmd.Wait()
 	ee, ok := err.(*exec.ExitError)
-	if !ok || ee.ExitCode() != 1 || !strings.Contains(errb.String(), "tape export cancelled") {
+	if !ok || ee.ExitCode() != 130 || !strings.Contains(errb.String(), "tape export cancelled") { // 130: after SIGINT
 		t.Fatalf("interrupted export: %v\nstdout %s\nstderr %s", err, out.String(), errb.String())
 	}
 	var res tapeExportResult

@@ -65,13 +65,31 @@ func (a *app) showProgress(label string, sample func() progressSample) display {
 	if a.quiet {
 		return noProgress{}
 	}
-	return runProgress(a.stderr, label, sample)
+	p := runProgress(a.stderr, label, sample)
+	if a.logFormat == "json" { // plain lines would break a stream of JSON records
+		p.plain = func(s progressSample, line string) {
+			a.logger.Info("progress", "what", label, "bytes", s.Bytes, "total", s.Total,
+				"items", s.Items, "items_total", s.ItemsTotal, "note", s.Note, "line", line)
+		}
+	}
+	return p.start()
 }
 
 // progress is a running display.
 type progress struct {
 	stop chan struct{}
 	done sync.WaitGroup
+	// run is the display's loop, started by start; plain writes a line
+	// when stderr is no terminal (set before start).
+	run   func()
+	plain func(s progressSample, line string)
+}
+
+// start runs the display.
+func (p *progress) start() *progress {
+	p.done.Add(1)
+	go p.run()
+	return p
 }
 
 // Stop ends the display: a terminal's line is cleared, a plain display
@@ -92,8 +110,8 @@ func runProgress(w io.Writer, label string, sample func() progressSample) *progr
 	}
 	every = progressInterval(every)
 	m := newMeter(time.Now())
-	p.done.Add(1)
-	go func() {
+	p.plain = func(_ progressSample, line string) { fmt.Fprintln(w, line) }
+	p.run = func() {
 		defer p.done.Done()
 		t := time.NewTicker(every)
 		defer t.Stop()
@@ -103,14 +121,15 @@ func runProgress(w io.Writer, label string, sample func() progressSample) *progr
 				if tty {
 					tw.draw("")
 				} else {
-					fmt.Fprintln(w, m.line(label, sample(), time.Now(), -1))
+					s := sample()
+					p.plain(s, m.line(label, s, time.Now(), -1))
 				}
 				return
 			case <-t.C:
 			}
 			s := sample()
 			if !tty {
-				fmt.Fprintln(w, m.line(label, s, time.Now(), -1))
+				p.plain(s, m.line(label, s, time.Now(), -1))
 				continue
 			}
 			width := 0
@@ -119,7 +138,7 @@ func runProgress(w io.Writer, label string, sample func() progressSample) *progr
 			}
 			tw.draw(fit(m.line(label, s, time.Now(), frame), width))
 		}
-	}()
+	}
 	return p
 }
 

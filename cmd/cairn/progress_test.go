@@ -74,7 +74,7 @@ func TestProgressRateWindow(t *testing.T) {
 func TestProgressDisplay(t *testing.T) {
 	t.Setenv(progressIntervalEnv, "1h") // no periodic line: only the last one
 	var buf bytes.Buffer
-	p := runProgress(&buf, "restore x", func() progressSample { return progressSample{Bytes: 42, Total: 42} })
+	p := runProgress(&buf, "restore x", func() progressSample { return progressSample{Bytes: 42, Total: 42} }).start()
 	p.Stop()
 	if got := buf.String(); !strings.HasPrefix(got, "restore x: 42 B of 42 B (100.0%), 0s elapsed\n") || strings.Count(got, "\n") != 1 {
 		t.Errorf("plain display: %q", got)
