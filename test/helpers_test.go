@@ -2,11 +2,13 @@ package test
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -41,12 +43,26 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "build cairn:", err)
 		os.Exit(1)
 	}
+	setParallel(4)
 	code := m.Run()
 	os.RemoveAll(dir)
 	if storeDir != "" {
 		os.RemoveAll(filepath.Dir(storeDir))
 	}
 	os.Exit(code)
+}
+
+// setParallel runs up to n parallel tests at once unless -parallel was
+// given: the end-to-end tests mostly wait (on the binary's I/O, FUSE,
+// MinIO and its latency proxy), so the default of one per core leaves the
+// two cores of CI idle for most of the package's run.
+func setParallel(n int) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		flag.Set("test.parallel", strconv.Itoa(n))
+	}
 }
 
 // result is what one run of the binary did.
