@@ -1,6 +1,9 @@
 package crypt
 
-import "errors"
+import (
+	"crypto/cipher"
+	"errors"
+)
 
 // KeySize is the length of an AES-256 key.
 const KeySize = 32
@@ -27,13 +30,16 @@ type Fingerprint [32]byte
 // Key is an encryption key with what PBS derives from it. The zero Key is
 // not usable; make one with NewKey or GenerateKey.
 type Key struct {
-	enc [KeySize]byte // the AES-256 key
-	id  [32]byte      // id_key (PBKDF2 of enc), for digests and auth tags
-	fp  Fingerprint
+	mem    []byte      // enc ‖ id_key, in locked memory where the OS allows
+	mapped bool        // mem was mapped by keyMemory
+	enc    []byte      // mem[:32], the AES-256 key
+	id     []byte      // mem[32:64], id_key (PBKDF2 of enc), for digests and auth tags
+	fp     Fingerprint // compute_digest(FINGERPRINT_INPUT)
+	aead   cipher.AEAD // AES-256-GCM with a 16-byte nonce; nil once wiped
 }
 
-// The functions and methods below are the package's contract; stubs.go
-// holds placeholders until helper CORE replaces it with crypt.go.
+// The functions and methods below are the package's contract; crypt.go
+// implements them.
 //
 // NewKey(enc []byte) (*Key, error)          copies enc (ErrKeySize)
 // GenerateKey() (*Key, error)               a random key (crypto/rand)
