@@ -50,7 +50,7 @@ func (c *Config) Decrypt(name string, pass Passphrase) (*crypt.Key, error) {
 	if c.Fingerprint != nil && *c.Fingerprint != k.Fingerprint() {
 		k.Wipe()
 		return nil, fmt.Errorf("key file %s: stored fingerprint %s, its key has %s: %w",
-			name, FormatFingerprint(*c.Fingerprint), FormatFingerprint(k.Fingerprint()), ErrFingerprint)
+			name, c.Fingerprint.String(), k.Fingerprint().String(), ErrFingerprint)
 	}
 	return k, nil
 }

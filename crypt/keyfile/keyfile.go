@@ -3,11 +3,9 @@ package keyfile
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/cairnfs/cairn/crypt"
@@ -122,7 +120,7 @@ func Parse(name string, data []byte) (*Config, error) {
 		return nil, bad("data is %d bytes, want %d (truncated?)", len(c.Data), want)
 	}
 	if f.Fingerprint != nil {
-		fp, err := ParseFingerprint(*f.Fingerprint)
+		fp, err := crypt.ParseFingerprint(*f.Fingerprint)
 		if err != nil {
 			return nil, bad("fingerprint: %v", err)
 		}
@@ -201,38 +199,11 @@ func (c *Config) Marshal() ([]byte, error) {
 		return nil, err
 	}
 	if c.Fingerprint != nil {
-		s := FormatFingerprint(*c.Fingerprint)
+		s := c.Fingerprint.String()
 		f.Fingerprint = &s
 	}
 	if c.Hint != "" {
 		f.Hint = &c.Hint
 	}
 	return json.Marshal(f)
-}
-
-// FormatFingerprint prints all 32 bytes as PBS's key files and
-// `key show` do: lower-case hex pairs joined by colons.
-func FormatFingerprint(fp crypt.Fingerprint) string {
-	var b strings.Builder
-	for i, c := range fp {
-		if i > 0 {
-			b.WriteByte(':')
-		}
-		fmt.Fprintf(&b, "%02x", c)
-	}
-	return b.String()
-}
-
-// ParseFingerprint reads FormatFingerprint's form (colons optional, as
-// PBS's FromStr).
-func ParseFingerprint(s string) (crypt.Fingerprint, error) {
-	var fp crypt.Fingerprint
-	h := strings.ReplaceAll(s, ":", "")
-	if len(h) != 2*len(fp) {
-		return fp, fmt.Errorf("%d hex digits, want %d", len(h), 2*len(fp))
-	}
-	if _, err := hex.Decode(fp[:], []byte(h)); err != nil {
-		return fp, err
-	}
-	return fp, nil
 }

@@ -68,7 +68,7 @@ func TestVectorsUnwrap(t *testing.T) {
 		if !bytes.Equal(raw, want) {
 			t.Errorf("%s: key %x, want %x", name, raw, want)
 		}
-		if c.Fingerprint == nil || FormatFingerprint(*c.Fingerprint) != e.Fingerprint {
+		if c.Fingerprint == nil || c.Fingerprint.String() != e.Fingerprint {
 			t.Errorf("%s: fingerprint %v, want %s", name, c.Fingerprint, e.Fingerprint)
 		}
 		if c.Created.Unix() != e.CreatedUnix || c.Modified.Unix() != e.ModifiedUnix[name] {
@@ -96,7 +96,7 @@ func TestVectorsLoad(t *testing.T) {
 		if got := hex.EncodeToString(k.Export()); got != e.Key {
 			t.Errorf("%s: key %s, want %s", name, got, e.Key)
 		}
-		if got := FormatFingerprint(k.Fingerprint()); got != e.Fingerprint {
+		if got := k.Fingerprint().String(); got != e.Fingerprint {
 			t.Errorf("%s: key fingerprint %s, want %s", name, got, e.Fingerprint)
 		}
 		if c.Params.KDF == "" {
