@@ -226,6 +226,7 @@ func (a *app) rootCmd() *cobra.Command {
 		a.mountCmd(), a.umountCmd(), a.restoreCmd(), a.verifyCmd(), a.tapeCmd(), a.benchCmd(),
 		a.forgetCmd(), a.protectCmd(), a.unprotectCmd(), a.pruneCmd(), a.gcCmd(), a.syncCmd())
 	root.AddCommand(a.diffCmd(), a.dumpCmd()) // issue 14, helper DUMP
+	root.AddCommand(a.keyCmd())               // issue 18, helper KEYS
 	root.AddCommand(a.versionCmd(), a.genCmd())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr("%v", err) })
 	root.Version = buildVersion().Version
