@@ -143,3 +143,36 @@ func pythonLoads(t *testing.T, key, pass, fingerprint string) {
 		t.Errorf("python load: %v %s", err, out)
 	}
 }
+
+// TestCLIKeyTerminalPrompt types the passphrase (twice) at a terminal: a
+// pseudo-terminal Python's pty module opens (skipped without python3).
+func TestCLIKeyTerminalPrompt(t *testing.T) {
+	t.Parallel()
+	if exec.Command("python3", "-c", "import pty").Run() != nil {
+		t.Skip("python3 is not installed: no pseudo-terminal to type at")
+	}
+	key := filepath.Join(t.TempDir(), "tty.key")
+	script := `
+import os, pty, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+out = b""
+def read():
+    global out
+    time.sleep(0.5)
+    try:
+        out += os.read(fd, 4096)
+    except OSError:
+        pass
+read(); os.write(fd, b"typed passphrase\n"); read(); os.write(fd, b"typed passphrase\n"); read(); read()
+_, status = os.waitpid(pid, 0)
+sys.stdout.write(out.decode())
+sys.exit(os.waitstatus_to_exitcode(status))
+`
+	out, err := exec.Command("python3", "-c", script, binPath, "key", "create", "--kdf", "pbkdf2", key).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "(again)") || strings.Contains(string(out), "typed passphrase") {
+		t.Fatalf("create at a terminal: %v\n%s", err, out)
+	}
+	pythonLoads(t, key, "typed passphrase", showKey(t, key).Fingerprint)
+}
