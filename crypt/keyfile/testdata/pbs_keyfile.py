@@ -9,6 +9,10 @@ shares no code with cairn.
                                expected.json into DIR
   pbs_keyfile.py load FILE     decrypt FILE with the passphrase on stdin and
                                print {"key": hex, "fingerprint": "aa:bb:.."}
+  pbs_keyfile.py recover PRIV.pem BLOB
+                               decrypt the master key PRIV.pem with the
+                               passphrase on stdin, unwrap BLOB (PBS's
+                               rsa_encrypt_key_config) and print the key file
 """
 import base64
 import hashlib
@@ -17,6 +21,8 @@ import sys
 import calendar
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 
 # sha256(b"Proxmox Backup Encryption Key Fingerprint"), crypt_config.rs
@@ -84,6 +90,18 @@ def gen(out: str) -> None:
         with open(f"{out}/{name}", "w") as f:
             f.write(text)
         assert load(text, pw) == key
+    # The RSA master key (4096 bits as PBS: a key file is too long for one
+    # PKCS#1 v1.5 block of 2048), its
+    # private half as encrypted PKCS#8 PEM, and pbkdf2.key wrapped for it.
+    master = rsa.generate_private_key(public_exponent=65537, key_size=4096)
+    with open(f"{out}/master-private.pem", "wb") as f:
+        f.write(master.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                     serialization.BestAvailableEncryption(b"master pass")))
+    with open(f"{out}/master-public.pem", "wb") as f:
+        f.write(master.public_key().public_bytes(serialization.Encoding.PEM,
+                                                 serialization.PublicFormat.SubjectPublicKeyInfo))
+    with open(f"{out}/rsa-encrypted.key.blob", "wb") as f:
+        f.write(master.public_key().encrypt(files["pbkdf2.key"].encode(), padding.PKCS1v15()))
     exp = {"key": key.hex(), "passphrase": pw.decode(), "fingerprint": fingerprint(key),
            "created_unix": 1796146200, "modified_unix": {"scrypt.key": 1796146260,
            "pbkdf2.key": 1796146200, "none.key": 1796146200}}
@@ -98,3 +116,8 @@ if __name__ == "__main__":
     elif sys.argv[1] == "load":
         k = load(open(sys.argv[2]).read(), sys.stdin.buffer.read().rstrip(b"\n"))
         print(json.dumps({"key": k.hex(), "fingerprint": fingerprint(k)}))
+    elif sys.argv[1] == "recover":
+        with open(sys.argv[2], "rb") as f:
+            priv = serialization.load_pem_private_key(f.read(), sys.stdin.buffer.read().rstrip(b"\n"))
+        with open(sys.argv[3], "rb") as f:
+            print(priv.decrypt(f.read(), padding.PKCS1v15()).decode())
