@@ -176,3 +176,49 @@ sys.exit(os.waitstatus_to_exitcode(status))
 	}
 	pythonLoads(t, key, "typed passphrase", showKey(t, key).Fingerprint)
 }
+
+// TestCLIKeyMaster recovers the key file Python wrapped for its master key
+// and creates a master key pair of its own.
+func TestCLIKeyMaster(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	td := "../crypt/keyfile/testdata/"
+	mpw := writePass(t, dir, "mpw", "master pass")
+	out := filepath.Join(dir, "recovered.key")
+	r := cairn(t, []string{"CAIRN_MASTER_PASSWORD_FILE=" + mpw}, "key", "recover", "--master-key", td+"master-private.pem", td+"rsa-encrypted.key.blob", out)
+	got, _ := os.ReadFile(out)
+	want, _ := os.ReadFile(td + "pbkdf2.key")
+	if r.code != 0 || string(got) != string(want) {
+		t.Fatalf("recover: exit %d %s\n%s", r.code, r.stderr, got)
+	}
+	if r := cairn(t, nil, "key", "recover", "--master-key", td+"master-private.pem", "--master-password-file", mpw, td+"rsa-encrypted.key.blob", out); r.code == 0 || !strings.Contains(r.stderr, "exists") {
+		t.Errorf("recover over an existing file: exit %d %s", r.code, r.stderr)
+	}
+	wrong := writePass(t, dir, "wrong", "not the master pass")
+	r = cairn(t, nil, "key", "recover", "--master-key", td+"master-private.pem", "--master-password-file", wrong, td+"rsa-encrypted.key.blob", filepath.Join(dir, "x.key"))
+	if r.code == 0 || !strings.Contains(r.stderr, "master-private.pem") {
+		t.Errorf("wrong master passphrase: exit %d %s", r.code, r.stderr)
+	}
+
+	prefix := filepath.Join(dir, "master")
+	mustCairn(t, "key", "create-master", "--master-password-file", mpw, prefix)
+	for _, f := range []string{"-private.pem", "-public.pem"} {
+		if fi, err := os.Stat(prefix + f); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v %v", f, fi, err)
+		}
+	}
+	priv, _ := os.ReadFile(prefix + "-private.pem")
+	if !strings.HasPrefix(string(priv), "-----BEGIN ENCRYPTED PRIVATE KEY-----") {
+		t.Errorf("private key is not encrypted PKCS#8:\n%.60s", priv)
+	}
+	if exec.Command("python3", "-c", "import cryptography").Run() == nil {
+		cmd := exec.Command("python3", "-c", "import sys; from cryptography.hazmat.primitives import serialization as s; "+
+			"k = s.load_pem_private_key(open(sys.argv[1], 'rb').read(), b'master pass'); print(k.key_size)", prefix+"-private.pem")
+		if out, err := cmd.CombinedOutput(); err != nil || strings.TrimSpace(string(out)) != "4096" {
+			t.Errorf("python reads the master key: %v %s", err, out)
+		}
+	}
+	if r := cairn(t, nil, "key", "create-master", "--master-password-file", mpw, prefix); r.code == 0 {
+		t.Error("create-master replaced an existing master key")
+	}
+}

@@ -153,6 +153,16 @@ func (c *Config) write(path string, replace bool) error {
 		return fmt.Errorf("key file %s: %w", path, err)
 	}
 	defer wipe(data)
+	return writeFile(path, data, replace)
+}
+
+// WriteNewFile writes data to a new file at path as WriteNew does (mode
+// 0600, never replacing a file); for the master key's PEM files.
+func WriteNewFile(path string, data []byte) error {
+	return writeFile(path, data, false)
+}
+
+func writeFile(path string, data []byte, replace bool) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".cairn-key-*")
 	if err != nil {
 		return fmt.Errorf("key file %s: %w", path, err)
