@@ -205,5 +205,18 @@ func (c *Config) Marshal() ([]byte, error) {
 	if c.Hint != "" {
 		f.Hint = &c.Hint
 	}
-	return json.Marshal(f)
+	return encode(f, "")
+}
+
+// encode writes JSON as serde_json does: no HTML escaping (Go's default
+// turns <, > and & into \u003c…), compact or indented by indent.
+func encode(v any, indent string) ([]byte, error) {
+	var b bytes.Buffer
+	e := json.NewEncoder(&b)
+	e.SetEscapeHTML(false)
+	e.SetIndent("", indent)
+	if err := e.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

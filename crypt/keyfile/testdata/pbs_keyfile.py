@@ -13,6 +13,9 @@ shares no code with cairn.
                                decrypt the master key PRIV.pem with the
                                passphrase on stdin, unwrap BLOB (PBS's
                                rsa_encrypt_key_config) and print the key file
+  pbs_keyfile.py paperkey FILE print FILE as PBS's `key paperkey
+                               --output-format text` does, without the QR
+                               codes (PBS has qrencode draw them)
 """
 import base64
 import hashlib
@@ -102,6 +105,9 @@ def gen(out: str) -> None:
                                                  serialization.PublicFormat.SubjectPublicKeyInfo))
     with open(f"{out}/rsa-encrypted.key.blob", "wb") as f:
         f.write(master.public_key().encrypt(files["pbkdf2.key"].encode(), padding.PKCS1v15()))
+    for name in ("scrypt.key", "master-private.pem"):
+        with open(f"{out}/{name}.paperkey", "w") as f:
+            f.write(paperkey(open(f"{out}/{name}").read()))
     exp = {"key": key.hex(), "passphrase": pw.decode(), "fingerprint": fingerprint(key),
            "created_unix": 1796146200, "modified_unix": {"scrypt.key": 1796146260,
            "pbkdf2.key": 1796146200, "none.key": 1796146200}}
@@ -110,12 +116,29 @@ def gen(out: str) -> None:
         f.write("\n")
 
 
+def paperkey(text: str) -> str:
+    """src/tools/paperkey.rs: a PEM key as numbered lines in blocks of 5,
+    a key file re-serialised pretty (serde_json::to_string_pretty)."""
+    if text.startswith("-----BEGIN ENCRYPTED PRIVATE KEY-----\n"):
+        lines = [l.rstrip() for l in text.rstrip().split("\n") if l.rstrip()]
+        out = []
+        for i in range(0, len(lines), 5):
+            out += ["%2d: %s" % (i + j, l) for j, l in enumerate(lines[i:i + 5])]
+            out.append("\f")  # qrencode's drawing, then a page break
+        return "\n".join(out) + "\n"
+    cfg = json.loads(text)
+    pretty = json.dumps(cfg, indent=2, ensure_ascii=False)
+    return "-----BEGIN PROXMOX BACKUP KEY-----\n" + pretty + "\n-----END PROXMOX BACKUP KEY-----\n"
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "gen":
         gen(sys.argv[2])
     elif sys.argv[1] == "load":
         k = load(open(sys.argv[2]).read(), sys.stdin.buffer.read().rstrip(b"\n"))
         print(json.dumps({"key": k.hex(), "fingerprint": fingerprint(k)}))
+    elif sys.argv[1] == "paperkey":
+        sys.stdout.write(paperkey(open(sys.argv[2]).read()))
     elif sys.argv[1] == "recover":
         with open(sys.argv[2], "rb") as f:
             priv = serialization.load_pem_private_key(f.read(), sys.stdin.buffer.read().rstrip(b"\n"))
