@@ -222,3 +222,24 @@ func TestCLIKeyMaster(t *testing.T) {
 		t.Error("create-master replaced an existing master key")
 	}
 }
+
+// TestCLIKeyPaperkey prints the Python-laid-out paper keys (no qrencode on
+// PATH: the text alone, with a warning).
+func TestCLIKeyPaperkey(t *testing.T) {
+	t.Parallel()
+	td := "../crypt/keyfile/testdata/"
+	noQR := []string{"PATH=" + t.TempDir()}
+	for _, name := range []string{"scrypt.key", "master-private.pem"} {
+		r := cairn(t, noQR, "key", "paperkey", td+name)
+		want, _ := os.ReadFile(td + name + ".paperkey")
+		if r.code != 0 || r.stdout != string(want) || !strings.Contains(r.stderr, "qrencode") {
+			t.Errorf("%s: exit %d %s\n%s", name, r.code, r.stderr, r.stdout)
+		}
+	}
+	if r := cairn(t, noQR, "key", "paperkey", td+"expected.json"); r.code == 0 || !strings.Contains(r.stderr, "expected.json") {
+		t.Errorf("paperkey of a non-key: exit %d %s", r.code, r.stderr)
+	}
+	if r := cairn(t, noQR, "key", "paperkey", "--output-format", "html", td+"scrypt.key"); r.code != 2 {
+		t.Errorf("--output-format html: exit %d", r.code)
+	}
+}

@@ -32,7 +32,7 @@ func (a *app) keyCmd() *cobra.Command {
 			"A passphrase comes from the terminal, or from the file --password-file or\n" +
 			envPasswordFile + " names (its first line); never from an argument.",
 	}
-	cmd.AddCommand(a.keyCreateCmd(), a.keyShowCmd(), a.keyChangeCmd(), a.keyCreateMasterCmd(), a.keyRecoverCmd())
+	cmd.AddCommand(a.keyCreateCmd(), a.keyShowCmd(), a.keyChangeCmd(), a.keyPaperkeyCmd(), a.keyCreateMasterCmd(), a.keyRecoverCmd())
 	return cmd
 }
 
