@@ -12,11 +12,13 @@ import (
 )
 
 // Bounds on what a key file may ask for. PBS writes scrypt N=65536, r=8,
-// p=1 (64 MiB, N·r·p = 2^19) and PBKDF2 with 65535 iterations; the bounds
-// allow 16 and 64 times that, a few seconds, and no more: scrypt's memory
-// is 128·N·r bytes (≤ 1 GiB here, PBS's own openssl limit is 1025 MiB)
-// and its time grows with N·r·p.
+// p=1 (64 MiB, N·r·p = 2^19) and PBKDF2 with 65535 iterations. scrypt's
+// memory is 128·N·r bytes: cairn allows 4 times PBS's (256 MiB; PBS's own
+// openssl limit is 1025 MiB, so a hand-made file PBS reads may be refused
+// here); its time grows with N·r·p: 16 times PBS's, and 64 times PBS's
+// PBKDF2 iterations, a few seconds each and no more.
 const (
+	MaxScryptMem  = 1 << 21 // N·r
 	MaxScryptWork = 1 << 23 // N·r·p
 	MaxPBKDF2Iter = 1 << 22
 	maxSalt       = 1024
@@ -42,9 +44,9 @@ func (p *Params) check() error {
 			return fmt.Errorf("scrypt n=%d is not a power of two above 1: %w", p.N, ErrLimits)
 		}
 		if p.R == 0 || p.P == 0 || p.N > MaxScryptWork || p.R > MaxScryptWork || p.P > MaxScryptWork ||
-			p.N*p.R > MaxScryptWork || p.N*p.R*p.P > MaxScryptWork {
-			return fmt.Errorf("scrypt n=%d r=%d p=%d (cairn computes n·r·p up to %d, r and p at least 1): %w",
-				p.N, p.R, p.P, MaxScryptWork, ErrLimits)
+			p.N*p.R > MaxScryptMem || p.N*p.R*p.P > MaxScryptWork {
+			return fmt.Errorf("scrypt n=%d r=%d p=%d (cairn computes n·r up to %d, n·r·p up to %d, r and p at least 1): %w",
+				p.N, p.R, p.P, MaxScryptMem, MaxScryptWork, ErrLimits)
 		}
 	case PBKDF2:
 		if p.Iter == 0 || p.Iter > MaxPBKDF2Iter {

@@ -20,6 +20,9 @@ type expected struct {
 	ModifiedUnix map[string]int64 `json:"modified_unix"`
 }
 
+// raceEnabled is set by race_test.go under -race.
+var raceEnabled bool
+
 var vectors = []string{"scrypt.key", "pbkdf2.key", "none.key"}
 
 func loadExpected(t *testing.T) expected {
@@ -235,4 +238,25 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("re-encoded file does not parse: %v\n%s", err, out)
 		}
 	})
+}
+
+// TestBoundsTime: the largest parameters the bounds allow finish in
+// seconds (a wrong passphrase for a key file made with them).
+func TestBoundsTime(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("derives at the bounds (timing; not with -short or -race)")
+	}
+	for _, p := range []Params{
+		{KDF: Scrypt, N: MaxScryptMem / 8, R: 8, P: MaxScryptWork / MaxScryptMem, Salt: []byte("s")},
+		{KDF: PBKDF2, Iter: MaxPBKDF2Iter, Salt: []byte("s")},
+	} {
+		start := time.Now()
+		if _, err := p.derive([]byte("passphrase")); err != nil {
+			t.Fatalf("%+v: %v", p, err)
+		}
+		if d := time.Since(start); d > 20*time.Second {
+			t.Errorf("%s at the bounds took %v", p.KDF, d)
+		}
+		t.Logf("%s at the bounds: %v", p.KDF, time.Since(start))
+	}
 }

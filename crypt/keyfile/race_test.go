@@ -1,0 +1,5 @@
+//go:build race
+
+package keyfile
+
+func init() { raceEnabled = true }
