@@ -45,6 +45,7 @@ var jsonOutputs = []struct {
 	{"tape catalog", tape.CatalogSet{}},
 	{"diff", diffReport{}},
 	{"version", versionInfo{}},
+	{"key show", keyInfo{}},
 }
 
 var snakeKey = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)

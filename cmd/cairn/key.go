@@ -106,7 +106,7 @@ func (a *app) keyShowCmd() *cobra.Command {
 				return err
 			}
 			info := keyInfo{Path: args[0], KDF: string(c.Params.KDF), Hint: c.Hint,
-				Created: c.Created.Format(time.RFC3339), Modified: c.Modified.Format(time.RFC3339)}
+				Created: c.Created.UTC().Format(time.RFC3339), Modified: c.Modified.UTC().Format(time.RFC3339)}
 			if c.Fingerprint != nil {
 				info.Fingerprint = c.Fingerprint.String()
 			}
