@@ -113,6 +113,43 @@ func MarshalMaster(priv *rsa.PrivateKey, passphrase []byte) (privPEM, pubPEM []b
 // ParseMasterPrivate decrypts an encrypted PKCS#8 PEM private RSA key;
 // name is the file's name for errors.
 func ParseMasterPrivate(name string, data, passphrase []byte) (*rsa.PrivateKey, error) {
+	e, err := parseEncryptedPKCS8(name, data)
+	if err != nil {
+		return nil, err
+	}
+	wkey, err := pbkdf2.Key(sha256.New, string(passphrase), e.salt, e.iter, 32)
+	if err != nil {
+		return nil, fmt.Errorf("master key %s: %v: %w", name, err, ErrMaster)
+	}
+	defer wipe(wkey)
+	block, _ := aes.NewCipher(wkey)
+	der := make([]byte, len(e.data))
+	defer wipe(der)
+	cipher.NewCBCDecrypter(block, e.iv).CryptBlocks(der, e.data)
+	pad := int(der[len(der)-1])
+	if pad < 1 || pad > aes.BlockSize {
+		return nil, fmt.Errorf("master key %s: %w", name, ErrPassphrase)
+	}
+	key, err := x509.ParsePKCS8PrivateKey(der[:len(der)-pad])
+	if err != nil {
+		return nil, fmt.Errorf("master key %s: %w", name, ErrPassphrase)
+	}
+	rk, ok := key.(*rsa.PrivateKey)
+	if !ok {
+		return nil, fmt.Errorf("master key %s: not an RSA key: %w", name, ErrMaster)
+	}
+	return rk, nil
+}
+
+// encryptedPKCS8 is what decrypting a PBES2 PKCS#8 key needs.
+type encryptedPKCS8 struct {
+	salt, iv, data []byte
+	iter           int
+}
+
+// parseEncryptedPKCS8 checks the PEM and its PBES2 parameters (bounded)
+// before any key derivation.
+func parseEncryptedPKCS8(name string, data []byte) (*encryptedPKCS8, error) {
 	bad := func(format string, a ...any) error {
 		return fmt.Errorf("master key %s: %s: %w", name, fmt.Sprintf(format, a...), ErrMaster)
 	}
@@ -143,28 +180,7 @@ func ParseMasterPrivate(name string, data, passphrase []byte) (*rsa.PrivateKey, 
 	if len(info.Data) == 0 || len(info.Data)%aes.BlockSize != 0 {
 		return nil, bad("encrypted data of %d bytes", len(info.Data))
 	}
-	wkey, err := pbkdf2.Key(sha256.New, string(passphrase), kp.Salt, kp.Iter, 32)
-	if err != nil {
-		return nil, bad("%v", err)
-	}
-	defer wipe(wkey)
-	block, _ := aes.NewCipher(wkey)
-	der := make([]byte, len(info.Data))
-	defer wipe(der)
-	cipher.NewCBCDecrypter(block, iv).CryptBlocks(der, info.Data)
-	pad := int(der[len(der)-1])
-	if pad < 1 || pad > aes.BlockSize {
-		return nil, fmt.Errorf("master key %s: %w", name, ErrPassphrase)
-	}
-	key, err := x509.ParsePKCS8PrivateKey(der[:len(der)-pad])
-	if err != nil {
-		return nil, fmt.Errorf("master key %s: %w", name, ErrPassphrase)
-	}
-	rk, ok := key.(*rsa.PrivateKey)
-	if !ok {
-		return nil, bad("not an RSA key")
-	}
-	return rk, nil
+	return &encryptedPKCS8{salt: kp.Salt, iv: iv, data: info.Data, iter: kp.Iter}, nil
 }
 
 // ParseMasterPublic reads a "PUBLIC KEY" PEM RSA key.
