@@ -23,7 +23,7 @@ func writePass(t *testing.T, dir, name, pass string) string {
 }
 
 type keyShow struct {
-	Path, KDF, Created, Modified, Fingerprint string
+	Path, KDF, Created, Modified, Fingerprint, Hint string
 }
 
 func showKey(t *testing.T, path string) keyShow {
@@ -43,7 +43,7 @@ func TestCLIKeyCreateShowChange(t *testing.T) {
 	pw2 := writePass(t, dir, "pw2", "second passphrase")
 	key := filepath.Join(dir, "a.key")
 
-	r := mustCairn(t, "key", "create", "--kdf", "pbkdf2", "--password-file", pw1, key)
+	r := mustCairn(t, "key", "create", "--kdf", "pbkdf2", "--hint", "the first", "--password-file", pw1, key)
 	fi, err := os.Stat(key)
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("key file: %v %v", fi, err)
@@ -70,7 +70,7 @@ func TestCLIKeyCreateShowChange(t *testing.T) {
 
 	// Wrong passphrase: an error naming the file, the file unchanged.
 	r = cairn(t, []string{"CAIRN_KEY_PASSWORD_FILE=" + pw2}, "key", "change-passphrase", "--new-password-file", pw1, key)
-	if r.code == 0 || !strings.Contains(r.stderr, key) || !strings.Contains(r.stderr, "wrong passphrase") {
+	if r.code == 0 || !strings.Contains(r.stderr, key) || !strings.Contains(r.stderr, "wrong passphrase") || !strings.Contains(r.stderr, "the first") {
 		t.Errorf("wrong passphrase: exit %d, %s", r.code, r.stderr)
 	}
 
@@ -81,7 +81,7 @@ func TestCLIKeyCreateShowChange(t *testing.T) {
 		t.Fatalf("change-passphrase: exit %d %s", r.code, r.stderr)
 	}
 	s2 := showKey(t, key)
-	if s2.KDF != "scrypt" || s2.Fingerprint != s.Fingerprint || s2.Created != s.Created {
+	if s.Hint != "the first" || s2.Hint != "" || s2.KDF != "scrypt" || s2.Fingerprint != s.Fingerprint || s2.Created != s.Created {
 		t.Errorf("after change: %+v, before %+v", s2, s)
 	}
 	// The old passphrase no longer opens it, the new one does.

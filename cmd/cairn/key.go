@@ -37,7 +37,7 @@ func (a *app) keyCmd() *cobra.Command {
 }
 
 func (a *app) keyCreateCmd() *cobra.Command {
-	var kdf, pwFile string
+	var kdf, pwFile, hint string
 	cmd := &cobra.Command{
 		Use:   "create FILE",
 		Short: "create a new random encryption key in a new key file",
@@ -70,6 +70,9 @@ func (a *app) keyCreateCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("key file %s: %w", args[0], err)
 			}
+			if k != keyfile.None {
+				c.Hint = hint
+			}
 			if err := c.WriteNew(args[0]); err != nil {
 				return err
 			}
@@ -80,6 +83,7 @@ func (a *app) keyCreateCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&kdf, "kdf", "scrypt", "key derivation: scrypt, pbkdf2 or none (no passphrase)")
+	cmd.Flags().StringVar(&hint, "hint", "", "a password hint stored in the key file (in the clear)")
 	cmd.Flags().StringVar(&pwFile, "password-file", "", "read the passphrase from this file (else $"+envPasswordFile+" or the terminal)")
 	return cmd
 }
@@ -135,7 +139,7 @@ func (a *app) keyShowCmd() *cobra.Command {
 }
 
 func (a *app) keyChangeCmd() *cobra.Command {
-	var kdf, pwFile, newFile string
+	var kdf, pwFile, newFile, hint string
 	cmd := &cobra.Command{
 		Use:   "change-passphrase FILE",
 		Short: "encrypt a key file's key under a new passphrase",
@@ -166,6 +170,7 @@ func (a *app) keyChangeCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("key file %s: %w", path, err)
 			}
+			n.Hint = hint
 			if err := n.Replace(path); err != nil {
 				return err
 			}
@@ -176,6 +181,7 @@ func (a *app) keyChangeCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&kdf, "kdf", "scrypt", "key derivation for the new passphrase: scrypt or pbkdf2")
+	cmd.Flags().StringVar(&hint, "hint", "", "a password hint for the new passphrase (in the clear; the old hint goes)")
 	cmd.Flags().StringVar(&pwFile, "password-file", "", "read the current passphrase from this file (else $"+envPasswordFile+" or the terminal)")
 	cmd.Flags().StringVar(&newFile, "new-password-file", "", "read the new passphrase from this file (else $"+envNewPasswordFile+" or the terminal)")
 	return cmd
