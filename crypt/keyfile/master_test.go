@@ -2,13 +2,16 @@ package keyfile
 
 import (
 	"bytes"
+	"encoding/asn1"
 	"encoding/hex"
+	"encoding/pem"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func readTestdata(t *testing.T, name string) []byte {
@@ -133,4 +136,28 @@ func FuzzParseMasterPrivate(f *testing.F) {
 			t.Fatalf("error does not name the file: %v", err)
 		}
 	})
+}
+
+// TestMasterHostileIterations: a master key asking for 2^30 PBKDF2
+// iterations is refused before any derivation.
+func TestMasterHostileIterations(t *testing.T) {
+	b, _ := pem.Decode(readTestdata(t, "master-private.pem"))
+	var info encryptedPKInfo
+	var p pbes2Params
+	var kp pbkdf2Params
+	if _, err := asn1.Unmarshal(b.Bytes, &info); err != nil {
+		t.Fatal(err)
+	}
+	asn1.Unmarshal(info.Algo.Parameters.FullBytes, &p)
+	asn1.Unmarshal(p.KDF.Parameters.FullBytes, &kp)
+	kp.Iter = 1 << 30
+	p.KDF.Parameters.FullBytes, _ = asn1.Marshal(kp)
+	info.Algo.Parameters.FullBytes, _ = asn1.Marshal(p)
+	der, _ := asn1.Marshal(info)
+	data := pem.EncodeToMemory(&pem.Block{Type: "ENCRYPTED PRIVATE KEY", Bytes: der})
+	start := time.Now()
+	_, err := ParseMasterPrivate("big.pem", data, []byte("master pass"))
+	if !errors.Is(err, ErrLimits) || !strings.Contains(err.Error(), "big.pem") || time.Since(start) > time.Second {
+		t.Errorf("%v after %v, want ErrLimits naming big.pem at once", err, time.Since(start))
+	}
 }
