@@ -196,8 +196,14 @@ func CheckCRC(blob []byte) (Kind, error) {
 	if kind.Encrypted() && len(blob) < encryptedHeaderSize {
 		return kind, fmt.Errorf("%w: encrypted blob of %d bytes", ErrTruncated, len(blob))
 	}
+	// PBS's CRC covers what follows the header: for encrypted blobs the
+	// ciphertext only, not the IV and tag (data_blob.rs compute_crc).
+	start := BlobHeaderSize
+	if kind.Encrypted() {
+		start = encryptedHeaderSize
+	}
 	want := binary.LittleEndian.Uint32(blob[8:12])
-	if got := crc32.ChecksumIEEE(blob[BlobHeaderSize:]); got != want {
+	if got := crc32.ChecksumIEEE(blob[start:]); got != want {
 		return kind, fmt.Errorf("%w: stored %08x, computed %08x", ErrBadCRC, want, got)
 	}
 	return kind, nil
@@ -231,21 +237,27 @@ func decodeBlob(dst, blob []byte, maxSize int, decoders *sync.Pool) ([]byte, err
 		}
 		return append(dst[:0], payload...), nil
 	case KindZstd:
-		if maxSize < MaxBlobSize {
-			return decodeLimited(dst, payload, maxSize)
-		}
-		dec := decoders.Get().(*zstd.Decoder)
-		out, err := dec.DecodeAll(payload, dst[:0])
-		decoders.Put(dec)
-		if err != nil {
-			return dst[:0], fmt.Errorf("%w: zstd: %v", ErrCorrupt, err)
-		}
-		if len(out) > maxSize {
-			return dst[:0], fmt.Errorf("%w: decoded %d bytes, limit %d", ErrTooLarge, len(out), maxSize)
-		}
-		return out, nil
+		return unzstd(dst, payload, maxSize, decoders)
 	}
 	return dst[:0], ErrEncrypted
+}
+
+// unzstd appends the zstd frame payload decoded to dst[:0], at most
+// maxSize bytes.
+func unzstd(dst, payload []byte, maxSize int, decoders *sync.Pool) ([]byte, error) {
+	if maxSize < MaxBlobSize {
+		return decodeLimited(dst, payload, maxSize)
+	}
+	dec := decoders.Get().(*zstd.Decoder)
+	out, err := dec.DecodeAll(payload, dst[:0])
+	decoders.Put(dec)
+	if err != nil {
+		return dst[:0], fmt.Errorf("%w: zstd: %v", ErrCorrupt, err)
+	}
+	if len(out) > maxSize {
+		return dst[:0], fmt.Errorf("%w: decoded %d bytes, limit %d", ErrTooLarge, len(out), maxSize)
+	}
+	return out, nil
 }
 
 // decodeLimited decodes a zstd payload that may hold at most maxSize

@@ -121,7 +121,7 @@ func TestMakeBlobFixtures(t *testing.T) {
 	badMagic := bytes.Clone(plain)
 	badMagic[0] = 0
 	enc := append(append([]byte{}, MagicEncrypted[:]...), make([]byte, 4+32+8)...)
-	binary.LittleEndian.PutUint32(enc[8:], crc32.ChecksumIEEE(enc[12:]))
+	binary.LittleEndian.PutUint32(enc[8:], crc32.ChecksumIEEE(enc[EncryptedHeaderSize:]))
 	garbage := append(append([]byte{}, MagicZstd[:]...), 0, 0, 0, 0, 1, 2, 3, 4, 5)
 	binary.LittleEndian.PutUint32(garbage[8:], crc32.ChecksumIEEE(garbage[12:]))
 	files := map[string][]byte{"plain.blob": plain, "zstd.blob": zst, "bad-crc.blob": badCRC,

@@ -12,7 +12,7 @@ import (
 )
 
 // blobErrors are the errors decoding may return.
-var blobErrors = []error{ErrBadMagic, ErrBadCRC, ErrTruncated, ErrTooLarge, ErrEncrypted, ErrCorrupt, ErrDigest}
+var blobErrors = []error{ErrBadMagic, ErrBadCRC, ErrTruncated, ErrTooLarge, ErrEncrypted, ErrCorrupt, ErrDigest, ErrAuth}
 
 func isBlobError(err error) bool {
 	for _, e := range blobErrors {

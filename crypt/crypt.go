@@ -165,7 +165,9 @@ func (k *Key) Open(dst, ciphertext []byte, iv [IVSize]byte, tag [TagSize]byte) (
 	return buf[:n+len(out)], nil
 }
 
-// Wipe zeroes the key material and makes the Key unusable. The AES key
+// Wipe zeroes the key material and makes the Key unusable. Seal, Open,
+// Digest and AuthTag are safe for concurrent use; Wipe is not: call it
+// once every user is done. The AES key
 // schedule inside the standard library's cipher cannot be reached; Wipe
 // drops the only reference to it.
 func (k *Key) Wipe() {

@@ -250,8 +250,13 @@ func TestVerifyDynamicEncryptedAndBlobs(t *testing.T) {
 	}
 }
 
-// putCRC sets a hand-made blob's CRC field.
+// putCRC sets a hand-made blob's CRC field (over the ciphertext only for
+// an encrypted blob, as PBS computes it).
 func putCRC(blob []byte) {
-	sum := crc32IEEE(blob[chunk.BlobHeaderSize:])
+	start := chunk.BlobHeaderSize
+	if k, _ := chunk.BlobKind(blob); k.Encrypted() {
+		start = chunk.EncryptedHeaderSize
+	}
+	sum := crc32IEEE(blob[start:])
 	blob[8], blob[9], blob[10], blob[11] = byte(sum), byte(sum>>8), byte(sum>>16), byte(sum>>24)
 }
