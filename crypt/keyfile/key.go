@@ -21,6 +21,9 @@ func (c *Config) Decrypt(name string, pass Passphrase) (*crypt.Key, error) {
 	if c.Params.KDF == None {
 		raw = append([]byte(nil), c.Data...)
 	} else {
+		if pass == nil {
+			return nil, fmt.Errorf("key file %s: encrypted with %s, and no passphrase given: %w", name, c.Params.KDF, ErrPassphrase)
+		}
 		pw, err := pass()
 		if err != nil {
 			return nil, fmt.Errorf("key file %s: reading the passphrase: %w", name, err)

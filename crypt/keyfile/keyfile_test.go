@@ -119,6 +119,9 @@ func TestWrongPassphrase(t *testing.T) {
 		if name == "pbkdf2.key" && !strings.Contains(err.Error(), "a horse") {
 			t.Errorf("%s: %v does not give the hint", name, err)
 		}
+		if _, _, err := Load(path, nil); !errors.Is(err, ErrPassphrase) {
+			t.Errorf("%s: no passphrase callback: %v", name, err)
+		}
 		_, _, err = Load(path, passphrase("abc"))
 		if !errors.Is(err, ErrShortPassphrase) {
 			t.Errorf("%s: short passphrase: %v", name, err)
