@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/crypt"
 	"golang.org/x/sys/unix"
 )
 
@@ -41,6 +42,7 @@ type Backup struct {
 	files  []FileInfo
 	base   *Manifest // SetManifestBase's: a copied snapshot's manifest
 	stats  *ChunkUploadStats
+	key    *crypt.Key // Encrypt's (keys.go); nil for a plain backup
 	Sync   SyncLevel
 }
 

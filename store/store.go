@@ -50,6 +50,7 @@ type Store struct {
 	shared int // number of shared holders in this process
 
 	lockWait time.Duration // how long a lock another process holds is waited for
+	keys     *Keys         // SetKeys': the keys readers may use (keys.go)
 }
 
 // CreateOptions tune Create.

@@ -1,0 +1,172 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/crypt"
+)
+
+// Encrypted snapshots (issue 18), as PBS keeps them:
+//
+//   - every chunk of an encrypted archive is an encrypted DataBlob named
+//     by the keyed digest SHA-256(plain ‖ id_key) (chunk.EncodeEncryptedBlob,
+//     crypt.Key.Digest), so chunks of different keys, and plain ones,
+//     never deduplicate with each other;
+//   - index files (.fidx/.didx) are plain: their digests are the keyed ones;
+//   - blob archives are encrypted blobs; the manifest's file entries say
+//     "crypt-mode": "encrypt";
+//   - the manifest itself stays a plain blob, signed: "signature" is the
+//     hex of crypt.Key.ManifestSignature over its protected part, and
+//     unprotected "key-fingerprint" names the key;
+//   - with a master public key, the key file wrapped with it is the blob
+//     rsa-encrypted.key.blob (plain, "crypt-mode": "none").
+//
+// A Store holds the keys a command was given (SetKeys); every reader
+// finds a snapshot's key through SnapshotKey, by the fingerprint its
+// manifest names.
+
+// Crypt modes of manifest entries, as PBS writes them.
+const (
+	CryptNone     = "none"
+	CryptEncrypt  = "encrypt"
+	CryptSignOnly = "sign-only"
+)
+
+// MasterKeyBlob is the blob holding the backup's key file wrapped with
+// the master public key.
+const MasterKeyBlob = "rsa-encrypted.key.blob"
+
+// ErrKeyMissing is an encrypted snapshot whose key the command was not
+// given; its errors are *KeyMissingError.
+var ErrKeyMissing = errors.New("encrypted with a key that was not given (--keyfile)")
+
+// KeyMissingError names the snapshot and the fingerprint of the key it
+// needs.
+type KeyMissingError struct {
+	Snapshot    Snapshot
+	Fingerprint crypt.Fingerprint
+}
+
+func (e *KeyMissingError) Error() string {
+	return fmt.Sprintf("snapshot %s: %v: key fingerprint %s", e.Snapshot, ErrKeyMissing, e.Fingerprint.Short())
+}
+
+// Unwrap makes errors.Is(err, ErrKeyMissing) true.
+func (e *KeyMissingError) Unwrap() error { return ErrKeyMissing }
+
+// Keys are the keys a command was given, by fingerprint. The zero value
+// and nil hold none.
+type Keys struct {
+	byFP map[crypt.Fingerprint]*crypt.Key
+	list []*crypt.Key
+}
+
+// NewKeys holds ks (a key given twice is held once).
+func NewKeys(ks ...*crypt.Key) *Keys {
+	k := &Keys{byFP: map[crypt.Fingerprint]*crypt.Key{}}
+	for _, key := range ks {
+		if key == nil {
+			continue
+		}
+		if _, dup := k.byFP[key.Fingerprint()]; !dup {
+			k.byFP[key.Fingerprint()] = key
+			k.list = append(k.list, key)
+		}
+	}
+	return k
+}
+
+// Lookup returns the key of fingerprint fp.
+func (k *Keys) Lookup(fp crypt.Fingerprint) (*crypt.Key, bool) {
+	if k == nil {
+		return nil, false
+	}
+	key, ok := k.byFP[fp]
+	return key, ok
+}
+
+// All returns the keys in the order given.
+func (k *Keys) All() []*crypt.Key {
+	if k == nil {
+		return nil
+	}
+	return k.list
+}
+
+// Wipe wipes every key.
+func (k *Keys) Wipe() {
+	for _, key := range k.All() {
+		key.Wipe()
+	}
+}
+
+// SetKeys gives the store the keys its readers may use (nil: none).
+// Call it before the store is shared between goroutines.
+func (s *Store) SetKeys(k *Keys) { s.keys = k }
+
+// Keys returns the keys SetKeys gave (nil when none).
+func (s *Store) Keys() *Keys { return s.keys }
+
+// CryptMode is the snapshot's crypt mode: CryptEncrypt when any of its
+// files is encrypted, CryptSignOnly when signed only, else CryptNone.
+func (m *Manifest) CryptMode() string {
+	mode := CryptNone
+	for _, f := range m.Files {
+		switch f.CryptMode {
+		case CryptEncrypt:
+			return CryptEncrypt
+		case CryptSignOnly:
+			mode = CryptSignOnly
+		}
+	}
+	return mode
+}
+
+// KeyFingerprint is the fingerprint the manifest's unprotected
+// "key-fingerprint" names; ok is false when it names none. A value that
+// is not a fingerprint is an error wrapping ErrBadManifest.
+func (m *Manifest) KeyFingerprint() (fp crypt.Fingerprint, ok bool, err error) {
+	return fp, false, errors.New("store: KeyFingerprint: not implemented yet")
+}
+
+// SnapshotKey returns the key snapshot snap (manifest m) is encrypted or
+// signed with, after checking m's signature with it: nil, nil for a
+// plain snapshot. A key the store was not given is a *KeyMissingError;
+// a manifest whose signature fails wraps crypt.ErrSignature (and
+// ErrBadManifest), naming the manifest file.
+func (s *Store) SnapshotKey(snap Snapshot, m *Manifest) (*crypt.Key, error) {
+	return nil, errors.New("store: SnapshotKey: not implemented yet")
+}
+
+// IndexKey returns the key an index opened by OpenSnapshotIndex reads
+// its chunks with (nil for a plain snapshot's). NewIndexReader uses it,
+// so every reader of an encrypted archive decrypts without being told.
+func IndexKey(x Index) *crypt.Key {
+	if k, ok := x.(interface{ key() *crypt.Key }); ok {
+		return k.key()
+	}
+	return nil
+}
+
+// GetKey is Get for a chunk of an encrypted archive: it is decoded with
+// key and checked against the keyed digest (key nil: Get).
+func (c *Cache) GetKey(ctx context.Context, key *crypt.Key, d chunk.Digest, size int) ([]byte, error) {
+	if key == nil {
+		return c.Get(ctx, d, size)
+	}
+	return nil, errors.New("store: GetKey: not implemented yet")
+}
+
+// Encrypt makes the backup an encrypted one with key: call it before any
+// archive is written. Its chunks are named by key's digest and
+// encrypted, its blobs encrypted, its manifest signed and naming key's
+// fingerprint. The Backup does not own key (the caller wipes it).
+func (b *Backup) Encrypt(key *crypt.Key) error {
+	return errors.New("store: Backup.Encrypt: not implemented yet")
+}
+
+// Key returns the key Encrypt gave (nil for a plain backup).
+func (b *Backup) Key() *crypt.Key { return b.key }
