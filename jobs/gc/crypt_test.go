@@ -20,10 +20,10 @@ func TestRunMixedEncrypted(t *testing.T) {
 	k := crypttest.NewKey(t)
 	encG := store.Group{Type: store.TypeVM, ID: "enc"}
 	plain := backup(t, s, vm, 0, storetest.RandBytes("plain", 8*testChunk))
-	old := crypttest.Backup(t, s, encG, t0, crypttest.Data("old"), map[string][]byte{"conf.blob": []byte("a")}, k)
+	old := crypttest.Backup(t, s, encG, t0, crypttest.Image{Data: crypttest.Data("old"), Blobs: map[string][]byte{"conf.blob": []byte("a")}}, k)
 	data := slices.Clone(crypttest.Data("old"))
 	copy(data[:2*testChunk], storetest.RandBytes("new", 2*testChunk))
-	cur := crypttest.Backup(t, s, encG, t0.Add(time.Hour), data, nil, k)
+	cur := crypttest.Backup(t, s, encG, t0.Add(time.Hour), crypttest.Image{Data: data}, k)
 
 	keep := digests(t, s, plain)
 	encKeep := digests(t, s, cur)

@@ -42,7 +42,7 @@ func TestImageEncrypted(t *testing.T) {
 	s := storetest.NewStore(t)
 	k := crypttest.NewKey(t)
 	img := slices.Concat(crypttest.Data("img"), make([]byte, 3*crypttest.ChunkSize), randBytes(777, 9))
-	snap := crypttest.Backup(t, s, cryptGroup, time.Unix(1700000000, 0), img, nil, k)
+	snap := crypttest.Backup(t, s, cryptGroup, time.Unix(1700000000, 0), crypttest.Image{Data: img}, k)
 
 	x, err := openImage(t, crypttest.KeyedView(t, s, k), snap)
 	if err != nil {
@@ -82,7 +82,7 @@ func TestImageEncryptedDamaged(t *testing.T) {
 	s := storetest.NewStore(t)
 	k := crypttest.NewKey(t)
 	img := crypttest.Data("damaged")
-	snap := crypttest.Backup(t, s, cryptGroup, time.Unix(1700000000, 0), img, nil, k)
+	snap := crypttest.Backup(t, s, cryptGroup, time.Unix(1700000000, 0), crypttest.Image{Data: img}, k)
 	x, err := openImage(t, crypttest.KeyedView(t, s, k), snap)
 	if err != nil {
 		t.Fatal(err)

@@ -21,7 +21,7 @@ func TestSyncEncrypted(t *testing.T) {
 	enc := store.Group{NS: "sec", Type: store.TypeVM, ID: "300"}
 	plain := backups(t, a, vm1, 1)
 	data := crypttest.Data("sync")
-	snap := crypttest.Backup(t, a, enc, t0, data, map[string][]byte{"qemu.conf.blob": []byte("memory: 1G")}, k)
+	snap := crypttest.Backup(t, a, enc, t0, crypttest.Image{Data: data, Blobs: map[string][]byte{"qemu.conf.blob": []byte("memory: 1G")}}, k)
 
 	rep := mustRun(t, a, b, Options{})
 	if rep.SnapshotsCopied != 2 {

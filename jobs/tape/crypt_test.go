@@ -33,7 +33,7 @@ func newCryptFixture(t *testing.T) *cryptFixture {
 	f := &cryptFixture{s: s, key: k, goodData: crypttest.Data("good")}
 	enc := func(id string, data []byte) store.Snapshot {
 		g := store.Group{Type: store.TypeVM, ID: id}
-		snap := crypttest.Backup(t, s, g, t0, data, map[string][]byte{"qemu-server.conf.blob": []byte("memory: 512\n" + id)}, k)
+		snap := crypttest.Backup(t, s, g, t0, crypttest.Image{Data: data, Blobs: map[string][]byte{"qemu-server.conf.blob": []byte("memory: 512\n" + id)}}, k)
 		f.encChunks += len(crypttest.Chunks(t, s, snap, "disk.img.fidx"))
 		return snap
 	}

@@ -23,7 +23,7 @@ var (
 // and a blob.
 func backupEncrypted(t testing.TB, s *store.Store, g store.Group, at time.Time, data []byte, key *crypt.Key) store.Snapshot {
 	t.Helper()
-	return crypttest.Backup(t, s, g, at, data, map[string][]byte{"notes.blob": []byte("notes of " + g.String())}, key)
+	return crypttest.Backup(t, s, g, at, crypttest.Image{Data: data, Blobs: map[string][]byte{"notes.blob": []byte("notes of " + g.String())}}, key)
 }
 
 // encryptedChunks returns the distinct chunks of snap's image, failing

@@ -62,11 +62,21 @@ func Data(name string) []byte {
 		storetest.RandBytes(name+"/end", ChunkSize))
 }
 
-// Backup writes an encrypted snapshot of g at time at: data as the image
-// disk.img in chunks of ChunkSize and blobs (plain data, NAME.blob) beside
-// it, through Backup.Encrypt and the store's writers.
-func Backup(t testing.TB, s *store.Store, g store.Group, at time.Time, data []byte, blobs map[string][]byte, key *crypt.Key) store.Snapshot {
+// Image is an encrypted snapshot's content for Backup.
+type Image struct {
+	Data      []byte            // the image disk.img
+	ChunkSize int               // 0: ChunkSize
+	Blobs     map[string][]byte // NAME.blob files beside it, plain data
+}
+
+// Backup writes an encrypted snapshot of g at time at holding img,
+// through Backup.Encrypt and the store's writers.
+func Backup(t testing.TB, s *store.Store, g store.Group, at time.Time, img Image, key *crypt.Key) store.Snapshot {
 	t.Helper()
+	cs := img.ChunkSize
+	if cs == 0 {
+		cs = ChunkSize
+	}
 	ctx := context.Background()
 	b, err := s.StartBackup(ctx, g, at)
 	if err != nil {
@@ -77,12 +87,12 @@ func Backup(t testing.TB, s *store.Store, g store.Group, at time.Time, data []by
 		b.Abort()
 		t.Fatal(err)
 	}
-	if err := b.AddImage(ctx, "disk.img", bytes.NewReader(data), store.ImageOptions{ChunkSize: ChunkSize, Workers: 1}); err != nil {
+	if err := b.AddImage(ctx, "disk.img", bytes.NewReader(img.Data), store.ImageOptions{ChunkSize: cs, Workers: 1}); err != nil {
 		b.Abort()
 		t.Fatal(err)
 	}
-	for _, name := range slices.Sorted(maps.Keys(blobs)) {
-		if err := b.AddBlobData(name, blobs[name]); err != nil {
+	for _, name := range slices.Sorted(maps.Keys(img.Blobs)) {
+		if err := b.AddBlobData(name, img.Blobs[name]); err != nil {
 			b.Abort()
 			t.Fatal(err)
 		}
