@@ -601,3 +601,68 @@ func TestEncryptedBlobs(t *testing.T) {
 		t.Errorf("encrypted blob in a plain backup: %v", err)
 	}
 }
+
+// TestEncryptedCopy copies an encrypted snapshot to another store as
+// jobs/storesync does, without the key: indexes, blobs and chunks as
+// they are, the source's manifest kept. The copy reads with the key and
+// its signature still verifies.
+func TestEncryptedCopy(t *testing.T) {
+	src, dst := testStore(t), testStore(t)
+	key := testKey(t)
+	path, img := markerImage(t, t.TempDir(), "copy me")
+	g := Group{Type: TypeVM, ID: "100"}
+	snap, _ := backupKey(t, src, g, keyT0, path, key)
+	m, err := src.ReadManifest(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	b, err := dst.StartBackup(ctx, g, snap.Time)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Sync = SyncNone
+	b.SetManifestBase(m)
+	for _, fi := range m.Files {
+		if _, isIndex := IndexKind(fi.Filename); !isIndex {
+			blob, err := src.ReadBlobFile(snap, m, fi.Filename)
+			if err == nil {
+				err = b.AddBlobCopy(blob, fi)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		x, err := src.OpenCheckedIndex(snap, m, fi.Filename)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < x.Len(); i++ {
+			d, _, _ := x.Chunk(i)
+			blob, err := os.ReadFile(src.ChunkPath(d))
+			if err == nil {
+				_, err = dst.InsertChunkContext(ctx, d, blob)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		err = b.AddIndexCopy(x, fi)
+		x.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if err := key.VerifyManifest(storedManifestJSON(t, dst, snap)); err != nil {
+		t.Fatalf("copied manifest: %v", err)
+	}
+	dst.SetKeys(NewKeys(key))
+	got, err := readImageKey(t, dst, snap)
+	if err != nil || !bytes.Equal(got, img) {
+		t.Fatalf("copy read back: %d bytes, %v", len(got), err)
+	}
+}

@@ -128,4 +128,3 @@ func TestEncryptedIncremental(t *testing.T) {
 		t.Errorf("plain after encrypted: %+v", res)
 	}
 }
-
