@@ -666,3 +666,34 @@ func TestEncryptedCopy(t *testing.T) {
 		t.Fatalf("copy read back: %d bytes, %v", len(got), err)
 	}
 }
+
+// TestParseManifestSignature: a manifest parsed from its blob bytes (as
+// tape restore does) is checked over those bytes; a JSON value changed
+// in them is caught.
+func TestParseManifestSignature(t *testing.T) {
+	s := testStore(t)
+	key := testKey(t)
+	path, _ := markerImage(t, t.TempDir(), "tape")
+	snap, _ := backupKey(t, s, Group{Type: TypeVM, ID: "100"}, keyT0, path, key)
+	blob, err := os.ReadFile(filepath.Join(s.SnapshotPath(snap), ManifestName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetKeys(NewKeys(key))
+	m, err := ParseManifest("tape:x", blob, snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k, err := s.SnapshotKey(snap, m); err != nil || k != key {
+		t.Fatalf("SnapshotKey: %v", err)
+	}
+	raw := bytes.Replace(storedManifestJSON(t, s, snap), []byte(`"disk.img.fidx"`), []byte(`"disk.img.fidy"`), 1)
+	bad, _ := chunk.EncodeBlob(nil, raw, false)
+	m, err = ParseManifest("tape:x", bad, snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SnapshotKey(snap, m); !errors.Is(err, crypt.ErrSignature) {
+		t.Fatalf("changed manifest: %v", err)
+	}
+}
