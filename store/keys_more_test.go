@@ -235,3 +235,41 @@ func TestEncryptedCopy(t *testing.T) {
 		t.Fatalf("copy read back: %d bytes, %v", len(got), err)
 	}
 }
+
+// TestSignOnlySnapshot: PBS's --crypt-mode sign-only writes plain chunks
+// and blobs under a signed manifest; cairn reads it with the key (plain
+// digests checked) and refuses it without.
+func TestSignOnlySnapshot(t *testing.T) {
+	s := testStore(t)
+	key := testKey(t)
+	path, img := markerImage(t, t.TempDir(), "signed")
+	snap, _ := backupKey(t, s, Group{Type: TypeVM, ID: "100"}, keyT0, path, nil)
+	err := s.UpdateManifest(context.Background(), snap, func(m *Manifest) error {
+		for i := range m.Files {
+			m.Files[i].CryptMode = CryptSignOnly
+		}
+		return signManifest(snap, m, key)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := s.ReadManifest(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.CryptMode() != CryptSignOnly {
+		t.Fatalf("crypt mode %s", m.CryptMode())
+	}
+	var ke *KeyMissingError
+	if _, err := readImageKey(t, s, snap); !errors.As(err, &ke) {
+		t.Fatalf("sign-only without the key: %v", err)
+	}
+	s.SetKeys(NewKeys(key))
+	got, err := readImageKey(t, s, snap)
+	if err != nil || !bytes.Equal(got, img) {
+		t.Fatalf("sign-only with the key: %d bytes, %v", len(got), err)
+	}
+	if notes, err := s.ReadBlob(snap, m, "notes.blob"); err != nil || string(notes) != "secret notes of 100" {
+		t.Fatalf("sign-only blob: %q, %v", notes, err)
+	}
+}
