@@ -134,7 +134,7 @@ func (m *Manifest) CryptMode() string {
 // is not a fingerprint is an error wrapping ErrBadManifest.
 func (m *Manifest) KeyFingerprint() (fp crypt.Fingerprint, ok bool, err error) {
 	raw, ok := m.Unprotected[unprotectedKeyFP]
-	if !ok {
+	if !ok || string(raw) == "null" { // PBS reads a null as none
 		return fp, false, nil
 	}
 	var s string
