@@ -36,10 +36,9 @@ func benchImageData() []byte {
 	return data
 }
 
-// BenchmarkCryptBackup backs the same image up plain and encrypted into
-// a fresh store each pass (every chunk new: hashed, compressed, sealed,
-// written).
-func BenchmarkCryptBackup(b *testing.B) {
+// cryptBenchSetup writes the bench image and makes a key (wiped at the
+// benchmark's end).
+func cryptBenchSetup(b *testing.B) (string, *crypt.Key) {
 	path := filepath.Join(b.TempDir(), "bench.img")
 	if err := os.WriteFile(path, benchImageData(), 0o644); err != nil {
 		b.Fatal(err)
@@ -48,11 +47,26 @@ func BenchmarkCryptBackup(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer key.Wipe()
-	for _, mode := range []struct {
-		name string
-		key  *crypt.Key
-	}{{"plain", nil}, {"encrypted", key}} {
+	b.Cleanup(key.Wipe)
+	return path, key
+}
+
+type benchMode struct {
+	name string
+	key  *crypt.Key
+}
+
+// benchModes are the side-by-side runs: plain, then encrypted with key.
+func benchModes(key *crypt.Key) []benchMode {
+	return []benchMode{{"plain", nil}, {"encrypted", key}}
+}
+
+// BenchmarkCryptBackup backs the same image up plain and encrypted into
+// a fresh store each pass (every chunk new: hashed, compressed, sealed,
+// written).
+func BenchmarkCryptBackup(b *testing.B) {
+	path, key := cryptBenchSetup(b)
+	for _, mode := range benchModes(key) {
 		b.Run(mode.name, func(b *testing.B) {
 			b.SetBytes(64 << 20)
 			var cpu time.Duration
@@ -91,21 +105,10 @@ func BenchmarkCryptBackup(b *testing.B) {
 // through an IndexReader whose cache is smaller than the image: every
 // pass loads, decrypts and decompresses every chunk.
 func BenchmarkCryptRead(b *testing.B) {
-	path := filepath.Join(b.TempDir(), "bench.img")
-	if err := os.WriteFile(path, benchImageData(), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	key, err := crypt.GenerateKey()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer key.Wipe()
+	path, key := cryptBenchSetup(b)
 	s := testStore(b)
 	s.SetKeys(NewKeys(key))
-	for i, mode := range []struct {
-		name string
-		key  *crypt.Key
-	}{{"plain", nil}, {"encrypted", key}} {
+	for i, mode := range benchModes(key) {
 		snap, _ := backupKey(b, s, Group{Type: TypeVM, ID: mode.name}, keyT0.Add(time.Duration(i)*time.Hour), path, mode.key)
 		b.Run(mode.name, func(b *testing.B) {
 			m, err := s.ReadManifest(snap)
