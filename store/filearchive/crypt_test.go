@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/crypt"
@@ -126,5 +127,33 @@ func TestEncryptedIncremental(t *testing.T) {
 	res, _ = backupTree(t, s, src, opt)
 	if res.Mode != ModeData || res.ReadFiles != 30 {
 		t.Errorf("plain after encrypted: %+v", res)
+	}
+}
+
+// BenchmarkCryptFirstBackup is BenchmarkFirstBackup plain and encrypted,
+// side by side (target: encrypted ≥ 85% of plain).
+func BenchmarkCryptFirstBackup(b *testing.B) {
+	root := benchTree(b)
+	key, err := crypt.GenerateKey()
+	must(b, err)
+	defer key.Wipe()
+	for _, mode := range []struct {
+		name string
+		key  *crypt.Key
+	}{{"plain", nil}, {"encrypted", key}} {
+		b.Run(mode.name, func(b *testing.B) {
+			var res Result
+			var cpu time.Duration
+			for b.Loop() {
+				b.StopTimer()
+				s := benchStore(b)
+				b.StartTimer()
+				c := cpuTime()
+				res, _ = backupTreeKey(b, s, root, Options{racyMargin: 2 * time.Second}, mode.key)
+				cpu += cpuTime() - c
+			}
+			b.SetBytes(int64(res.Walk.Bytes))
+			b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
+		})
 	}
 }
