@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -180,5 +181,28 @@ func checkVerifies(t *testing.T, s *store.Store, name string, ok bool) {
 	want := map[bool]jobs.State{true: jobs.StateOK, false: jobs.StateFailed}[ok]
 	if st.State != want || (ok && rep.ChunksDecrypted == 0) {
 		t.Fatalf("verify %s: %s, want %s: %+v", name, st.State, want, rep.Snapshots)
+	}
+}
+
+// The tape-restore job checks encrypted chunks with the store's keys
+// (--keyfile) and names keys only by fingerprint in its status.
+func TestTapeRestoreJobEncrypted(t *testing.T) {
+	f := newCryptFixture(t)
+	target := newStore(t)
+	target.SetKeys(store.NewKeys(f.key))
+	m := newTestManager(t, target, TapeRestoreKind{})
+	st := runJob(t, m, "tape-restore", map[string]string{"drive": f.drive, "pool": "pool", "snapshots": f.good})
+	rep, ok := st.Result.(TapeRestoreReport)
+	if st.State != jobs.StateOK || !ok || rep.RestoreReport == nil || rep.SnapshotsOK != 1 {
+		t.Fatalf("job: %s %+v", st.State, st.Result)
+	}
+	if rep.ChunksDecrypted == 0 || rep.ChunksWithoutKey != 0 {
+		t.Errorf("%d chunks decrypted, %d without key", rep.ChunksDecrypted, rep.ChunksWithoutKey)
+	}
+	js, _ := json.Marshal(st)
+	raw := f.key.Export()
+	defer clear(raw)
+	if bytes.Contains(js, []byte(hex.EncodeToString(raw))) || !bytes.Contains(js, []byte(f.key.Fingerprint().Short())) {
+		t.Errorf("status: key bytes in it, or no fingerprint: %s", js)
 	}
 }
