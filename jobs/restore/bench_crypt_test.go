@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/crypt"
+	"github.com/cairnfs/cairn/jobs/internal/crypttest"
 	"github.com/cairnfs/cairn/store"
 )
 
@@ -68,11 +69,13 @@ func BenchmarkImageRestoreEncrypted(b *testing.B) {
 		for _, ix := range indexes {
 			b.Run(fmt.Sprintf("%s/stream-threads=%d", ix.name, threads), func(b *testing.B) {
 				b.SetBytes(size)
+				cpu := crypttest.CPUTime()
 				for b.Loop() {
 					if _, err := Image(context.Background(), ix.x, s, Target{Stream: io.Discard}, Options{Threads: threads}); err != nil {
 						b.Fatal(err)
 					}
 				}
+				b.ReportMetric((crypttest.CPUTime()-cpu).Seconds()/float64(b.N), "cpu-s/op")
 			})
 		}
 	}
