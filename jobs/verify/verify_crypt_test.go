@@ -45,7 +45,10 @@ func TestVerifyEncrypted(t *testing.T) {
 	if !strings.Contains(r.Encryption, "not given") || !strings.Contains(r.Encryption, k.Fingerprint().Short()) {
 		t.Errorf("without key: encryption note %q", r.Encryption)
 	}
-	if r := snapResult(t, rep, plain); r.Encryption != "" {
+	if next := strings.Join(rep.Next, "\n"); !r.WithoutKey || !strings.Contains(next, "--keyfile") || !strings.Contains(next, enc.String()) {
+		t.Errorf("without key: next steps %q", next)
+	}
+	if r := snapResult(t, rep, plain); r.Encryption != "" || r.WithoutKey {
 		t.Errorf("plain snapshot: encryption note %q", r.Encryption)
 	}
 	if vs, _ := verifyState(t, s, enc); vs.State != SnapOK {
