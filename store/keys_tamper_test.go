@@ -152,6 +152,34 @@ func TestEncryptedChunkTampered(t *testing.T) {
 	}
 }
 
+// TestEncryptedChunkSwapped: another chunk of the same key in the place
+// of chunk 0 (its tag verifies) fails the keyed digest; no data.
+func TestEncryptedChunkSwapped(t *testing.T) {
+	s := testStore(t)
+	key := testKey(t)
+	path, _ := markerImage(t, t.TempDir(), "swap")
+	snap, _ := backupKey(t, s, Group{Type: TypeVM, ID: "100"}, keyT0, path, key)
+	s.SetKeys(NewKeys(key))
+	x, err := s.OpenIndexFile(snap, "disk.img.fidx")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d0, _, _ := x.Chunk(0)
+	d1, _, _ := x.Chunk(1)
+	x.Close()
+	other, err := os.ReadFile(s.ChunkPath(d1))
+	if err != nil || d0 == d1 {
+		t.Fatalf("chunks 0 and 1: %v", err)
+	}
+	if err := os.WriteFile(s.ChunkPath(d0), other, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readImageKey(t, s, snap)
+	if !errors.Is(err, chunk.ErrDigest) || !errors.Is(err, ErrCorruptChunk) || len(got) != 0 {
+		t.Fatalf("swapped chunk: %d bytes, %v", len(got), err)
+	}
+}
+
 // TestParseManifestSignature: a manifest parsed from its blob bytes (as
 // tape restore does) is checked over those bytes; a JSON value changed
 // in them is caught.
