@@ -26,16 +26,7 @@ func TestVerifyRemoteEncrypted(t *testing.T) {
 	good := backupEncrypted(t, s, store.Group{Type: store.TypeVM, ID: "good"}, t0, crypttest.Data("remote good"), k)
 	bad := backupEncrypted(t, s, store.Group{Type: store.TypeVM, ID: "bad"}, t0, crypttest.Data("remote bad"), k)
 	victim := chunksOf(t, s, bad, "disk.img.fidx")[0]
-	cred, err := objstore.LoadCredentials(cfg.CredentialsFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := objstore.Open(ctx, cfg.Config, cred, objstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := victim.String()
-	key := ".chunks/" + h[:4] + "/" + h
+	b, key := openBucket(t, cfg), chunkObject(victim)
 	blob, _, err := b.Get(ctx, key, chunk.MaxBlobSize, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +43,7 @@ func TestVerifyRemoteEncrypted(t *testing.T) {
 	v := storetest.AttachRemoteStore(t, cfg)
 	v.SetKeys(store.NewKeys(k))
 	st, rep, _ = runVerify(t, v, nil)
-	if st.State != jobs.StateFailed || rep.ChunksCorrupt != 1 || rep.Corrupt[0].Digest != h ||
+	if st.State != jobs.StateFailed || rep.ChunksCorrupt != 1 || rep.Corrupt[0].Digest != victim.String() ||
 		!strings.Contains(rep.Corrupt[0].Reason, crypt.ErrAuth.Error()) {
 		t.Fatalf("with key: state %s, report %+v", st.State, rep)
 	}
