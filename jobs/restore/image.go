@@ -123,13 +123,11 @@ func (r *imageRestore) damaged() []Damage {
 
 // isZero tells whether chunk i is all zeros by its digest, so such
 // chunks are recognised without loading them: the plain digest of zeros
-// of its size, or of an encrypted archive the keyed one.
+// of its size, or with a key (an encrypted archive's) the keyed one; a
+// signed-only archive has a key and plain chunks.
 func (r *imageRestore) isZero(i int) bool {
 	d, start, end := r.idx.Chunk(i)
-	if r.key == nil {
-		return d == chunk.ZeroDigest(int(end-start))
-	}
-	return d == r.keyedZero(int(end-start))
+	return d == chunk.ZeroDigest(int(end-start)) || (r.key != nil && d == r.keyedZero(int(end-start)))
 }
 
 // keyedZero returns the keyed digest of size zero bytes, computed once
