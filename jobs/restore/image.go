@@ -146,11 +146,11 @@ func (r *imageRestore) keyedZero(size int) chunk.Digest {
 	return d
 }
 
-// decode decodes and checks a chunk's blob: with the snapshot's key
-// (decrypted into b.dec), else plain data in place and compressed data
-// into b.dec.
+// decode decodes and checks a chunk's blob: an encrypted one with the
+// snapshot's key, decrypted into b.dec; a plain one (also of a
+// signed-only archive) in place, or into b.dec when compressed.
 func (r *imageRestore) decode(b *buffers, blob []byte, d chunk.Digest, size int) ([]byte, error) {
-	if r.key == nil {
+	if kind, _ := chunk.BlobKind(blob); r.key == nil || !kind.Encrypted() {
 		return chunk.DecodeChunkReuse(&b.dec, blob, d, size)
 	}
 	out, err := chunk.DecodeChunkKey(b.dec, blob, d, size, r.key)
