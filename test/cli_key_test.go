@@ -13,15 +13,6 @@ import (
 // change-passphrase; the key files are PBS's (the Python implementation
 // in crypt/keyfile/testdata loads them when it can run).
 
-func writePass(t *testing.T, dir, name, pass string) string {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, []byte(pass+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 type keyShow struct {
 	Path, KDF, Created, Modified, Fingerprint, Hint string
 }

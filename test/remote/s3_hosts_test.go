@@ -1,4 +1,4 @@
-package test
+package remote
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package test
+package mount
 
 import (
 	"bytes"
@@ -61,19 +61,6 @@ func TestMountForget(t *testing.T) {
 	} else if slices.ContainsFunc(es, func(e os.DirEntry) bool { return e.Name() == "mountforget" }) {
 		t.Errorf("forgotten group still listed in host/")
 	}
-}
-
-func names(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range es {
-		out = append(out, e.Name())
-	}
-	return out
 }
 
 // waitAbsent polls (lstat only) until path does not exist, for at most
