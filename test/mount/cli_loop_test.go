@@ -1,4 +1,4 @@
-package mount
+package test
 
 import (
 	"encoding/binary"

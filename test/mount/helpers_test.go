@@ -1,4 +1,4 @@
-package mount
+package test
 
 //lint:file-ignore U1000 every end-to-end package has these same wrappers, so that a test file moves between them unchanged; not every package uses all of them.
 
