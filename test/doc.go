@@ -10,9 +10,11 @@
 // and MinIO):
 //
 //   - test (this directory): the command line on local stores: init,
-//     backup, restore, browse, dump, diff, keys, progress, tape, forget,
-//     the CLI contract (exit codes, signals, completion, man pages);
-//   - test/mount: FUSE mounts, hostile stores, prune;
+//     backup, browse, dump, diff, keys, progress, forget, restore
+//     safety, the CLI contract (exit codes, signals, completion, man
+//     pages);
+//   - test/mount: FUSE mounts, hostile stores, prune, pxar, restore,
+//     tape;
 //   - test/remote: MinIO object storage, sync and GC.
 //
 // Their shared fixtures (the binary's build, running it, the shared
