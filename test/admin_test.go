@@ -18,12 +18,7 @@ import (
 // store's 65,536 chunk directories are slow to make on a busy disk.
 func ramTempDir(t *testing.T) string {
 	t.Helper()
-	dir, err := os.MkdirTemp("/dev/shm", "cairn-e2e-")
-	if err != nil {
-		return t.TempDir()
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
+	return tmpfsDir(t, "cairn-e2e-")
 }
 
 func statOf(t *testing.T, path string) unix.Stat_t {

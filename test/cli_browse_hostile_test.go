@@ -44,7 +44,7 @@ func browseMetadataOnly(t *testing.T, st string) {
 // names with control characters.
 func browseHostileStore(t *testing.T) (st, deep, shared string) {
 	t.Helper()
-	st = filepath.Join(t.TempDir(), "store")
+	st = filepath.Join(tmpfsDir(t, "cairn-e2e-"), "store")
 	mustCairn(t, "--store", st, "init", "-q")
 	s, err := store.Open(st)
 	if err != nil {

@@ -23,7 +23,7 @@ import (
 // must not touch the shared one).
 func contractStore(t *testing.T) string {
 	t.Helper()
-	st := filepath.Join(t.TempDir(), "store")
+	st := filepath.Join(tmpfsDir(t, "cairn-e2e-"), "store")
 	mustCairn(t, "--store", st, "init", "-q")
 	return st
 }

@@ -39,34 +39,6 @@ func backupSnapshot(t testing.TB, stdin []byte, args ...string) string {
 	return sum.Snapshot
 }
 
-// files lists the regular files under root (relative, sorted).
-func files(t *testing.T, root string) []string {
-	t.Helper()
-	var out []string
-	filepath.Walk(root, func(p string, fi os.FileInfo, err error) error {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fi.Mode().IsRegular() {
-			rel, _ := filepath.Rel(root, p)
-			out = append(out, rel)
-		}
-		return nil
-	})
-	slices.Sort(out)
-	return out
-}
-
-func write(t *testing.T, path, content string, mode os.FileMode) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), mode); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestCLIIORestoreFilters restores parts of a file archive with
 // --include and --exclude: the patterns are backup's (anchored, anywhere,
 // directory-only, "!"), paths are relative to the archive root also with
@@ -414,11 +386,4 @@ func TestCLIIOInterruptImage(t *testing.T) {
 	if got := len(first) + len(rest); got >= len(data) {
 		t.Errorf("the whole image (%d bytes) came out", got)
 	}
-}
-
-func tail(s string) string {
-	if len(s) > 2000 {
-		return "…" + s[len(s)-2000:]
-	}
-	return s
 }

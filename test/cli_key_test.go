@@ -13,15 +13,6 @@ import (
 // change-passphrase; the key files are PBS's (the Python implementation
 // in crypt/keyfile/testdata loads them when it can run).
 
-func writePass(t *testing.T, dir, name, pass string) string {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, []byte(pass+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 type keyShow struct {
 	Path, KDF, Created, Modified, Fingerprint, Hint string
 }
@@ -152,21 +143,43 @@ func TestCLIKeyTerminalPrompt(t *testing.T) {
 		t.Skip("python3 is not installed: no pseudo-terminal to type at")
 	}
 	key := filepath.Join(t.TempDir(), "tty.key")
+	// The script types each passphrase once the prompt is out and the
+	// terminal's echo is off (ReadPassword turns it off after printing
+	// the prompt): waiting for that, not for a time, so a slow binary
+	// under load cannot have the typing echoed.
 	script := `
-import os, pty, sys, time
-pid, fd = pty.fork()
+import os, select, sys, termios, time
+master, slave = os.openpty()
+pid = os.fork()
 if pid == 0:
+    os.close(master)
+    os.login_tty(slave)
     os.execv(sys.argv[1], sys.argv[1:])
 out = b""
-def read():
+def read(wait):
     global out
-    time.sleep(0.5)
-    try:
-        out += os.read(fd, 4096)
-    except OSError:
-        pass
-read(); os.write(fd, b"typed passphrase\n"); read(); os.write(fd, b"typed passphrase\n"); read(); read()
+    r, _, _ = select.select([master], [], [], wait)
+    if r:
+        try:
+            b = os.read(master, 4096)
+            out += b
+            return len(b) > 0
+        except OSError:
+            pass
+    return False
+def typed(prompt, line):
+    deadline = time.time() + 120
+    while prompt not in out or termios.tcgetattr(slave)[3] & termios.ECHO:
+        if time.time() > deadline:
+            sys.stdout.write("no prompt %r with echo off: %r" % (prompt, out.decode()))
+            sys.exit(9)
+        read(0.02)
+    os.write(master, line)
+typed(b"passphrase for the new key: ", b"typed passphrase\n")
+typed(b"(again): ", b"typed passphrase\n")
 _, status = os.waitpid(pid, 0)
+while read(0.2):
+    pass
 sys.stdout.write(out.decode())
 sys.exit(os.waitstatus_to_exitcode(status))
 `

@@ -54,22 +54,6 @@ func TestCLIProgress(t *testing.T) {
 	t.Run("TapeGroup", func(t *testing.T) { testTapeGroup(t, dst, st) })
 }
 
-// tmpfsDir makes a directory removed when the test ends, on a tmpfs
-// when there is one (init makes 65,536 directories: seconds on a disk).
-func tmpfsDir(t *testing.T, prefix string) string {
-	t.Helper()
-	base := ""
-	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() && unix.Access("/dev/shm", unix.W_OK) == nil {
-		base = "/dev/shm"
-	}
-	dir, err := os.MkdirTemp(base, prefix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
 // fifoBackupTo starts a backup of a FIFO (its size unknown) with stderr
 // going to w; the caller writes the image into the returned writer.
 func fifoBackupTo(t *testing.T, st, id string, stderr io.Writer, env ...string) (*exec.Cmd, *os.File) {

@@ -2,4 +2,24 @@
 // binary and drive it as a user would, against real stores on disk and
 // real FUSE mounts. The benchmark harness that compares cairn with its
 // peers lives in test/bench.
+//
+// The end-to-end tests are split into three packages, all named test so
+// that a test file moves between them unchanged, which go test runs side
+// by side (each is its own process with its own race-built binary and
+// shared store; most of their time is spent waiting on the binary, FUSE
+// and MinIO):
+//
+//   - test (this directory): the command line on local stores: init,
+//     backup, browse, dump, diff, keys, progress, forget, restore
+//     safety, the CLI contract (exit codes, signals, completion, man
+//     pages);
+//   - test/mount: FUSE mounts, hostile stores, prune, pxar, restore,
+//     tape;
+//   - test/remote: MinIO object storage, sync and GC.
+//
+// Their shared fixtures (the binary's build, running it, the shared
+// store, data, mounts) are in test/e2e; each package's helpers_test.go
+// wraps them under the names the test files call (cairn, mustCairn,
+// sharedStore, …). Put a new file where its package's running time is
+// shortest: `go test -json` gives each test's time.
 package test

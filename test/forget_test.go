@@ -62,22 +62,6 @@ func listSnaps(t *testing.T, st, group string) []snapRow {
 	return out
 }
 
-// backupsOf makes n snapshots of group host/ID an hour apart, oldest
-// first, and returns their names.
-func backupsOf(t *testing.T, st, id string, n int) []string {
-	t.Helper()
-	img := filepath.Join(t.TempDir(), "img")
-	var names []string
-	at := time.Now().Add(-time.Duration(n+1) * time.Hour).UTC().Truncate(time.Second)
-	for i := range n {
-		os.WriteFile(img, randBytes(200000, uint64(100+i)), 0o644)
-		tm := at.Add(time.Duration(i) * time.Hour)
-		mustCairn(t, "--store", st, "backup", "--type", "host", "--id", id, "--no-sync", "--time", tm.Format(time.RFC3339), "d.img:"+img)
-		names = append(names, "host/"+id+"/"+tm.Format("2006-01-02T15:04:05Z"))
-	}
-	return names
-}
-
 // treeOf describes every file under dir (path, type, size, mtime): a
 // change anywhere shows.
 func treeOf(t *testing.T, dir string) string {
@@ -180,8 +164,6 @@ func TestForgetAndProtect(t *testing.T) {
 		t.Errorf("protect without a time: exit %d, want 2", r.code)
 	}
 }
-
-func s1(s []string) string { return s[1] }
 
 func regexpLine(out, first, has string) bool {
 	for line := range strings.Lines(out) {

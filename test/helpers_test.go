@@ -1,68 +1,22 @@
 package test
 
+//lint:file-ignore U1000 every end-to-end package has these same wrappers, so that a test file moves between them unchanged; not every package uses all of them.
+
 import (
-	"bytes"
-	"flag"
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
-	"strconv"
-	"strings"
-	"sync"
 	"testing"
 
-	"github.com/cairnfs/cairn/store/storetest"
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
-var (
-	binPath string
+// Thin wrappers of the fixtures in test/e2e under the names the test
+// files call; see test/e2e's package doc.
 
-	storeOnce sync.Once
-	storeDir  string
-	storeErr  error
-)
+var binPath string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "cairn-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binPath = filepath.Join(dir, "cairn")
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Dir(filepath.Dir(file))
-	build := exec.Command("go", "build", "-race", "-o", binPath, "./cmd/cairn")
-	if os.Getenv("CAIRN_E2E_NORACE") == "1" {
-		build = exec.Command("go", "build", "-o", binPath, "./cmd/cairn")
-	}
-	build.Dir = root
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "build cairn:", err)
-		os.Exit(1)
-	}
-	setParallel(4)
-	code := m.Run()
-	os.RemoveAll(dir)
-	if storeDir != "" {
-		os.RemoveAll(filepath.Dir(storeDir))
-	}
-	os.Exit(code)
-}
-
-// setParallel runs up to n parallel tests at once unless -parallel was
-// given: the end-to-end tests mostly wait (on the binary's I/O, FUSE,
-// MinIO and its latency proxy), so the default of one per core leaves the
-// two cores of CI idle for most of the package's run.
-func setParallel(n int) {
-	flag.Parse()
-	given := false
-	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
-	if !given {
-		flag.Set("test.parallel", strconv.Itoa(n))
-	}
+	binPath = e2e.Build()
+	os.Exit(e2e.Main(m))
 }
 
 // result is what one run of the binary did.
@@ -71,91 +25,135 @@ type result struct {
 	stdout, stderr string
 }
 
+func res(r e2e.Result) result { return result{code: r.Code, stdout: r.Stdout, stderr: r.Stderr} }
+
 // cairn runs the binary with args; env adds variables.
 func cairn(t testing.TB, env []string, args ...string) result {
 	t.Helper()
-	return cairnStdin(t, env, nil, args...)
+	return res(e2e.Cairn(t, env, args...))
 }
 
 // cairnStdin is cairn with stdin (a pipe) as standard input if not nil.
 func cairnStdin(t testing.TB, env []string, stdin []byte, args ...string) result {
 	t.Helper()
-	cmd := exec.Command(binPath, args...)
-	cmd.Env = append(os.Environ(), env...)
-	if stdin != nil {
-		cmd.Stdin = bytes.NewReader(stdin)
-	}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	r := result{stdout: out.String(), stderr: errb.String()}
-	if ee, ok := err.(*exec.ExitError); ok {
-		r.code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run cairn %v: %v", args, err)
-	}
-	return r
+	return res(e2e.CairnStdin(t, env, stdin, args...))
 }
 
 // mustCairn runs the binary and fails the test unless it exits 0.
 func mustCairn(t testing.TB, args ...string) result {
 	t.Helper()
-	r := cairn(t, nil, args...)
-	if r.code != 0 {
-		t.Fatalf("cairn %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
-	}
-	return r
+	return res(e2e.MustCairn(t, args...))
 }
 
-// sharedStore returns a store made once with `cairn init` for all tests
-// of this package (init makes 65,536 directories: seconds on some disks).
-// Tests use groups of their own.
+// cairnBounded runs the binary with a minute's deadline.
+func cairnBounded(t *testing.T, args ...string) result {
+	t.Helper()
+	return res(e2e.CairnBounded(t, args...))
+}
+
+// sharedStore is the store made once for all tests of this package.
 func sharedStore(t testing.TB) string {
 	t.Helper()
-	storeOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "cairn-e2e-store-")
-		if err != nil {
-			storeErr = err
-			return
-		}
-		storeDir = filepath.Join(dir, "store")
-		r := cairn(t, nil, "--store", storeDir, "init")
-		if r.code != 0 {
-			storeErr = fmt.Errorf("init: %s", r.stderr)
-		}
-	})
-	if storeErr != nil {
-		t.Fatal(storeErr)
-	}
-	return storeDir
+	return e2e.SharedStore(t)
 }
 
-var randBytes = storetest.RandSeeded
+var randBytes = e2e.RandBytes
 
-// sparseImage writes an image with data, holes, written zeros and a
-// repeated region; it returns the path and the expected bytes.
 func sparseImage(t testing.TB, size int, seed uint64) (string, []byte) {
 	t.Helper()
-	img := make([]byte, size)
-	path := filepath.Join(t.TempDir(), "disk.raw")
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if err := f.Truncate(int64(size)); err != nil {
-		t.Fatal(err)
-	}
-	write := func(off int, b []byte) {
-		copy(img[off:], b)
-		if _, err := f.WriteAt(b, int64(off)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	data := randBytes(size/8, seed)
-	write(0, data)                      // data
-	write(size/2, data[:size/16])       // repeated data
-	write(size/4, make([]byte, size/8)) // written zeros
-	write(size-5000, randBytes(5000, seed+1))
-	return path, img
+	return e2e.SparseImage(t, size, seed)
+}
+
+func tmpfsDir(t *testing.T, prefix string) string {
+	t.Helper()
+	return e2e.TmpfsDir(t, prefix)
+}
+
+func needFUSE(t *testing.T) {
+	t.Helper()
+	e2e.NeedFUSE(t)
+}
+
+func mountStore(t *testing.T, st string, args ...string) string {
+	t.Helper()
+	return e2e.MountStore(t, st, args...)
+}
+
+func daemonMount(t *testing.T, st string, args ...string) (mnt string, pid int, log string) {
+	t.Helper()
+	return e2e.DaemonMount(t, st, args...)
+}
+
+func inMountinfo(dir string) bool { return e2e.InMountinfo(dir) }
+
+func waitGone(pid int) bool { return e2e.WaitGone(pid) }
+
+func waitJob(t *testing.T, status string) string {
+	t.Helper()
+	return e2e.WaitJob(t, status)
+}
+
+func jobStatus(t *testing.T, mnt, kind, before string, v any) string {
+	t.Helper()
+	return e2e.JobStatus(t, mnt, kind, before, v)
+}
+
+func files(t *testing.T, root string) []string {
+	t.Helper()
+	return e2e.Files(t, root)
+}
+
+func names(t *testing.T, dir string) []string {
+	t.Helper()
+	return e2e.Names(t, dir)
+}
+
+func write(t *testing.T, path, content string, mode os.FileMode) {
+	t.Helper()
+	e2e.Write(t, path, content, mode)
+}
+
+func writeTree(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	e2e.WriteTree(t, root, files)
+}
+
+func writePass(t *testing.T, dir, name, pass string) string {
+	t.Helper()
+	return e2e.WritePass(t, dir, name, pass)
+}
+
+func treeListing(t *testing.T, root string) string {
+	t.Helper()
+	return e2e.TreeListing(t, root)
+}
+
+func tail(s string) string { return e2e.Tail(s) }
+
+func s1(s []string) string { return s[1] }
+
+func decodeJSON(t *testing.T, r result, v any) {
+	t.Helper()
+	e2e.DecodeJSON(t, r.stdout, r.stderr, v)
+}
+
+var uniqueNS = e2e.UniqueNS
+
+func tapeBackup(t *testing.T, st, ns, id, at string, data []byte) string {
+	t.Helper()
+	return e2e.TapeBackup(t, st, ns, id, at, data)
+}
+
+type tapeExportResult = e2e.TapeExportResult
+
+func backupsOf(t *testing.T, st, id string, n int) []string {
+	t.Helper()
+	return e2e.BackupsOf(t, st, id, n)
+}
+
+type pxarSummary = e2e.PxarSummary
+
+func parsePxarSummary(t *testing.T, out string) pxarSummary {
+	t.Helper()
+	return e2e.ParsePxarSummary(t, out)
 }

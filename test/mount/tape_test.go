@@ -9,13 +9,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 )
-
-var nsCount atomic.Int64
 
 // TestTape runs the tape scenarios through the binary; they restore into
 // one new store (init makes 65,536 directories: seconds on this disk, so
@@ -29,31 +26,6 @@ func TestTape(t *testing.T) {
 	t.Run("BadInput", func(t *testing.T) { testTapeBadInput(t, dst) })
 }
 
-// uniqueNS names a namespace of its own for each run of a test, with a
-// seed for data of its own (the stores outlive one run under -count).
-func uniqueNS(base string) (string, uint64) {
-	n := nsCount.Add(1)
-	return base + strconv.FormatInt(n, 10), uint64(n) << 16
-}
-
-// tapeExportResult is the part of `cairn tape export --json` the tests read.
-type tapeExportResult struct {
-	State  string   `json:"state"`
-	Errors []string `json:"errors"`
-	Result struct {
-		MediaSet  string   `json:"media_set"`
-		Tapes     []string `json:"tapes"`
-		Chunks    int64    `json:"chunks"`
-		OK        int      `json:"snapshots_ok"`
-		Present   int      `json:"snapshots_present"`
-		Failed    int      `json:"snapshots_failed"`
-		Snapshots []struct {
-			Snapshot, State string
-			Chunks          int64
-		} `json:"snapshots"`
-	} `json:"result"`
-}
-
 type tapeRestoreResult struct {
 	State  string `json:"state"`
 	Result struct {
@@ -64,31 +36,6 @@ type tapeRestoreResult struct {
 		Failed    int                                `json:"snapshots_failed"`
 		Snapshots []struct{ Snapshot, State string } `json:"snapshots"`
 	} `json:"result"`
-}
-
-func decodeJSON(t *testing.T, r result, v any) {
-	t.Helper()
-	if err := json.Unmarshal([]byte(r.stdout), v); err != nil {
-		t.Fatalf("json %q: %v (stderr %s)", r.stdout, err, r.stderr)
-	}
-}
-
-// tapeBackup backs up data as disk.img of ns/NS/vm/ID at the given time
-// (256 KiB chunks) and returns the snapshot name.
-func tapeBackup(t *testing.T, st, ns, id, at string, data []byte) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "disk.raw")
-	if err := os.WriteFile(path, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	r := mustCairn(t, "--store", st, "backup", "--ns", ns, "--type", "vm", "--id", id, "--time", at,
-		"--chunk-size", "256K", "--no-sync", "--json", "disk.img:"+path)
-	var sum struct{ Snapshot string }
-	decodeJSON(t, r, &sum)
-	if !strings.HasPrefix(sum.Snapshot, "ns/"+ns+"/vm/"+id+"/") {
-		t.Fatalf("snapshot %q", sum.Snapshot)
-	}
-	return sum.Snapshot
 }
 
 // testTapeExportRestore exports snapshots that share chunks to a pool of

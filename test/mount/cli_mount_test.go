@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,63 +15,6 @@ import (
 
 	"golang.org/x/sys/unix"
 )
-
-// daemonMount runs `cairn mount --daemon --log-file LOG [args…] MNT` and
-// returns the mountpoint, the daemon's pid (from the "running in the
-// background" line) and the log file. The mount is taken down and the
-// daemon ended when the test ends.
-func daemonMount(t *testing.T, st string, args ...string) (mnt string, pid int, log string) {
-	t.Helper()
-	needFUSE(t)
-	mnt = t.TempDir()
-	log = filepath.Join(t.TempDir(), "mount.log")
-	r := cairn(t, nil, append(append([]string{"--store", st, "mount", "--daemon", "--log-file", log}, args...), mnt)...)
-	if r.code != 0 {
-		t.Fatalf("mount --daemon: exit %d: %s", r.code, r.stderr)
-	}
-	m := regexp.MustCompile(`msg="mount running in the background" pid=(\d+)`).FindStringSubmatch(r.stderr)
-	if m == nil {
-		t.Fatalf("mount --daemon did not name its pid: %s", r.stderr)
-	}
-	pid, _ = strconv.Atoi(m[1])
-	t.Cleanup(func() {
-		if inMountinfo(mnt) {
-			cairn(t, nil, "umount", "--lazy", mnt)
-		}
-		if !waitGone(pid) {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Errorf("daemon %d still running at the end of the test", pid)
-		}
-	})
-	return mnt, pid, log
-}
-
-// inMountinfo tells whether dir is a mount point (in /proc/self/mountinfo).
-func inMountinfo(dir string) bool {
-	b, _ := os.ReadFile("/proc/self/mountinfo")
-	for _, l := range strings.Split(string(b), "\n") {
-		if f := strings.Fields(l); len(f) > 4 && f[4] == dir {
-			return true
-		}
-	}
-	return false
-}
-
-// waitGone waits up to 30 s for process pid to end (gone, or a zombie:
-// the daemon is no child of ours and its new parent may not reap it).
-func waitGone(pid int) bool {
-	for range 300 {
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if err != nil {
-			return true
-		}
-		if _, rest, ok := strings.Cut(string(b), ") "); ok && strings.HasPrefix(rest, "Z") {
-			return true
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return false
-}
 
 // imageGroup backs up a small image as host/ID and returns its contents.
 func imageGroup(t *testing.T, st, id string) []byte {
@@ -242,24 +184,6 @@ func TestCLIMountStatfs(t *testing.T) {
 		between("inodes of "+p, iv[0], before.Files, after.Files)
 		between("free inodes of "+p, iv[1], before.Ffree, after.Ffree)
 	}
-}
-
-// waitJob polls a job status file until the job has ended; it returns
-// the final status.
-func waitJob(t *testing.T, status string) string {
-	t.Helper()
-	for range 600 {
-		b, err := os.ReadFile(status)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if s := string(b); strings.Contains(s, `"state": "ok"`) || strings.Contains(s, `"state": "failed"`) {
-			return s
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	t.Fatalf("job of %s did not end", status)
-	return ""
 }
 
 // sizeIsContent checks that stat of a generated file gives the length of

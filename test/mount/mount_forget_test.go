@@ -63,19 +63,6 @@ func TestMountForget(t *testing.T) {
 	}
 }
 
-func names(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, e := range es {
-		out = append(out, e.Name())
-	}
-	return out
-}
-
 // waitAbsent polls (lstat only) until path does not exist, for at most
 // a generous minute: the mount shows a removal within seconds.
 func waitAbsent(t *testing.T, path string) {

@@ -59,7 +59,7 @@ func syncSource(t *testing.T) (st, ns string, snaps []string, imgs [][]byte) {
 func TestSyncCLI(t *testing.T) {
 	t.Parallel() // no mount, its own stores and bucket: beside the other S3 and sync tests
 	st, ns, snaps, imgs := syncSource(t)
-	dst := filepath.Join(t.TempDir(), "copy")
+	dst := filepath.Join(tmpfsDir(t, "cairn-e2e-"), "copy")
 	mustCairn(t, "--store", dst, "init")
 
 	var rep syncReport
@@ -113,7 +113,7 @@ func TestSyncCLI(t *testing.T) {
 // cron job would, with remove-vanished.
 func TestSyncFromMount(t *testing.T) {
 	st, ns, snaps, _ := syncSource(t)
-	dst := filepath.Join(t.TempDir(), "copy")
+	dst := filepath.Join(tmpfsDir(t, "cairn-e2e-"), "copy")
 	mustCairn(t, "--store", dst, "init")
 	mnt := mountStore(t, dst)
 	control := filepath.Join(mnt, ".jobs", "sync", "control")
@@ -184,7 +184,7 @@ func TestSyncCLIRemote(t *testing.T) {
 
 	other := filepath.Join(t.TempDir(), "other")
 	initRemote(other)
-	local := filepath.Join(t.TempDir(), "local")
+	local := filepath.Join(tmpfsDir(t, "cairn-e2e-"), "local")
 	mustCairn(t, "--store", local, "init")
 	decodeJSON(t, run("sync", "--from", other, "--to", local, "--ns", ns, "--json"), &rep)
 	if rep.Copied != 4 {
@@ -206,7 +206,7 @@ func TestSyncCLIRemote(t *testing.T) {
 func TestSyncKilled(t *testing.T) {
 	t.Parallel() // no mount, its own stores and bucket: beside the other S3 and sync tests
 	st, ns, snaps, imgs := syncSource(t)
-	dst := filepath.Join(t.TempDir(), "copy")
+	dst := filepath.Join(tmpfsDir(t, "cairn-e2e-"), "copy")
 	mustCairn(t, "--store", dst, "init")
 	for _, after := range []time.Duration{0, 100 * time.Millisecond, 300 * time.Millisecond, 700 * time.Millisecond} {
 		cmd := exec.Command(binPath, "sync", "--from", st, "--to", dst, "--ns", ns)

@@ -29,7 +29,7 @@ var duplicateTricks = map[string]string{
 // its own (host/dup-N) and a plain archive beside them (host/plain).
 func hostileArchiveStore(t *testing.T) (st string, dups map[string]string, plain string) {
 	t.Helper()
-	st = filepath.Join(t.TempDir(), "store")
+	st = filepath.Join(tmpfsDir(t, "cairn-e2e-"), "store")
 	mustCairn(t, "--store", st, "init")
 	s, err := store.Open(st)
 	if err != nil {

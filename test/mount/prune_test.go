@@ -266,29 +266,6 @@ func TestPruneBadInput(t *testing.T) {
 	}
 }
 
-// jobStatus reads a mount's .jobs/KIND/status until it names a job
-// other than the one with id before and that job has ended, decodes it
-// into v and returns the job's id.
-func jobStatus(t *testing.T, mnt, kind, before string, v any) string {
-	t.Helper()
-	path := filepath.Join(mnt, ".jobs", kind, "status")
-	for range 3000 {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var st struct{ ID, State string }
-		decodeJSON(t, result{stdout: string(data)}, &st)
-		if st.ID != before && (st.State == "ok" || st.State == "failed" || st.State == "cancelled") {
-			decodeJSON(t, result{stdout: string(data)}, v)
-			return st.ID
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("%s: the job did not end", path)
-	return ""
-}
-
 // TestPruneFromMount starts prune jobs through a mount's
 // .jobs/prune/control, as a cron job would.
 func TestPruneFromMount(t *testing.T) {

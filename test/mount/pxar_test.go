@@ -2,7 +2,6 @@ package test
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,47 +9,6 @@ import (
 	"testing"
 	"time"
 )
-
-// pxarSummary is the part of `cairn backup --json` about file archives.
-type pxarSummary struct {
-	Snapshot     string `json:"snapshot"`
-	Errors       int64  `json:"errors"`
-	Files        int64  `json:"files"`
-	FileArchives []struct {
-		Archive     string `json:"archive"`
-		Mode        string `json:"mode"`
-		Files       int64  `json:"files"`
-		Dirs        int64  `json:"dirs"`
-		Symlinks    int64  `json:"symlinks"`
-		Hardlinks   int64  `json:"hardlinks"`
-		Excluded    int64  `json:"excluded"`
-		ReadFiles   int64  `json:"read_files"`
-		ReusedFiles int64  `json:"reused_files"`
-		Errors      int64  `json:"errors"`
-	} `json:"file_archives"`
-}
-
-func parsePxarSummary(t *testing.T, out string) pxarSummary {
-	t.Helper()
-	var s pxarSummary
-	if err := json.Unmarshal([]byte(out), &s); err != nil || len(s.FileArchives) != 1 {
-		t.Fatalf("summary %q: %v", out, err)
-	}
-	return s
-}
-
-func writeTree(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	for name, data := range files {
-		p := filepath.Join(root, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 // TestPxarBackupLsCat backs up an image and a directory tree into one
 // snapshot, then lists and reads the tree back without a mount.

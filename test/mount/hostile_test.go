@@ -2,11 +2,9 @@ package test
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -23,7 +21,7 @@ import (
 // ct/fifo-blob whose manifest or blob is a FIFO.
 func hostileStore(t *testing.T) (st string, good, victim store.Snapshot, want []byte, cases map[string]store.Snapshot) {
 	t.Helper()
-	st = filepath.Join(t.TempDir(), "store")
+	st = filepath.Join(tmpfsDir(t, "cairn-e2e-"), "store")
 	mustCairn(t, "--store", st, "init")
 	s, err := store.Open(st)
 	if err != nil {
@@ -55,29 +53,6 @@ func hostileStore(t *testing.T) (st string, good, victim store.Snapshot, want []
 	}
 	cases["fifo-manifest"], cases["fifo-blob"] = fm, fb
 	return st, good, victim, want, cases
-}
-
-// cairnBounded runs the binary with a minute's deadline (a race build
-// is slow, a hang is forever): it fails the test if the deadline passes.
-func cairnBounded(t *testing.T, args ...string) result {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binPath, args...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("cairn %s: no answer within a minute", strings.Join(args, " "))
-	}
-	r := result{stdout: out.String(), stderr: errb.String()}
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		r.code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	return r
 }
 
 // TestCatVerifyHostileIndexes: cat and verify of every hostile snapshot
