@@ -52,6 +52,7 @@ it (default: the whole store). Exit code 3 means something failed.`,
 	f.BoolVar(&o.ignoreVerified, "ignore-verified", false, "skip snapshots whose last verification was ok")
 	f.IntVar(&o.outdatedAfter, "outdated-after", 0, "with --ignore-verified: verify again when the last verification is older than DAYS")
 	f.BoolVar(&o.json, "json", false, "print the final status as JSON")
+	a.keyfileFlags(cmd, false)
 	a.lockWaitFlag(cmd)
 	return cmd
 }
