@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/crypt"
 )
 
 // ArchiveKind says how an archive is stored.
@@ -86,8 +87,24 @@ func FindArchive(m *Manifest, name string) (Archive, error) {
 }
 
 // OpenSnapshotIndex opens one index file of a snapshot and checks it
-// against the manifest: checksum and size.
+// against the manifest: checksum and size. The index of an encrypted
+// snapshot comes bound to its key (IndexKey), whose readers decrypt;
+// without the key it is a *KeyMissingError (OpenCheckedIndex and
+// OpenIndexFile open it without).
 func (s *Store) OpenSnapshotIndex(snap Snapshot, m *Manifest, file string) (Index, error) {
+	key, err := s.SnapshotKey(snap, m)
+	if err != nil {
+		return nil, err
+	}
+	x, err := s.openManifestIndex(snap, m, file)
+	if err != nil || key == nil {
+		return x, err
+	}
+	return &keyedIndex{Index: x, k: key}, nil
+}
+
+// openManifestIndex is OpenSnapshotIndex without the key.
+func (s *Store) openManifestIndex(snap Snapshot, m *Manifest, file string) (Index, error) {
 	fi, ok := m.File(file)
 	if !ok {
 		return nil, fmt.Errorf("snapshot %s: %s: %w in manifest", snap, file, ErrNotFound)
@@ -104,8 +121,27 @@ func (s *Store) OpenSnapshotIndex(snap Snapshot, m *Manifest, file string) (Inde
 	return x, nil
 }
 
+// keyedIndex is an index of an encrypted snapshot with its key.
+type keyedIndex struct {
+	Index
+	k *crypt.Key
+}
+
+func (x *keyedIndex) key() *crypt.Key { return x.k }
+
+// plainIndex is the index a keyedIndex wraps (x itself otherwise).
+func plainIndex(x Index) Index {
+	if k, ok := x.(*keyedIndex); ok {
+		return k.Index
+	}
+	return x
+}
+
 // ReadBlob reads and decodes a snapshot's blob file, checking it against
-// the manifest.
+// the manifest. An encrypted blob is decrypted with the snapshot's key
+// (SnapshotKey: a *KeyMissingError without it). A blob is decoded as its
+// magic says: PBS lists the plain rsa-encrypted.key.blob of an
+// encrypted snapshot as encrypted, and it is read without the key.
 func (s *Store) ReadBlob(snap Snapshot, m *Manifest, file string) ([]byte, error) {
 	fi, ok := m.File(file)
 	if !ok {
@@ -115,6 +151,11 @@ func (s *Store) ReadBlob(snap Snapshot, m *Manifest, file string) ([]byte, error
 	if fi.Size > chunk.MaxBlobSize {
 		return nil, fmt.Errorf("%s: %w: manifest gives it %d bytes, more than a blob may have", path, ErrCorruptChunk, fi.Size)
 	}
+	key, err := s.SnapshotKey(snap, m)
+	if err != nil && !errors.Is(err, ErrKeyMissing) {
+		return nil, err // the manifest itself is bad
+	}
+	keyErr := err
 	blob, err := s.backend.ReadFile(snapshotFile(snap, file), int64(fi.Size))
 	if err != nil {
 		var big *errTooLarge
@@ -126,9 +167,15 @@ func (s *Store) ReadBlob(snap Snapshot, m *Manifest, file string) ([]byte, error
 	if uint64(len(blob)) != fi.Size || CsumHex(sha256Sum(blob)) != fi.Csum {
 		return nil, fmt.Errorf("%s: %w: size or checksum differs from the manifest", path, ErrCorruptChunk)
 	}
-	data, err := chunk.DecodeBlob(nil, blob, 0)
+	if kind, err := chunk.BlobKind(blob); err == nil && kind.Encrypted() && key == nil {
+		if keyErr == nil { // a plain snapshot's manifest lists an encrypted blob
+			keyErr = fmt.Errorf("%w: the manifest names no key", chunk.ErrEncrypted)
+		}
+		return nil, fmt.Errorf("%s: %w", path, keyErr)
+	}
+	data, err := chunk.DecodeBlobKey(nil, blob, key, 0)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w: %w", path, ErrCorruptChunk, err)
 	}
 	return data, nil
 }

@@ -43,7 +43,11 @@ type Backup struct {
 	base   *Manifest // SetManifestBase's: a copied snapshot's manifest
 	stats  *ChunkUploadStats
 	key    *crypt.Key // Encrypt's (keys.go); nil for a plain backup
-	Sync   SyncLevel
+	// prevKeyed and prevFP: prev's manifest names key prevFP (or is
+	// encrypted or signed without naming one: never a base then).
+	prevKeyed bool
+	prevFP    crypt.Fingerprint
+	Sync      SyncLevel
 }
 
 // StartBackup creates the snapshot directory of g at t (now, once the
@@ -128,6 +132,12 @@ func (b *Backup) takePrevious(ctx context.Context, g Group) {
 		l.Unlock()
 		return
 	}
+	fp, hasFP, err := m.KeyFingerprint()
+	if err != nil || (!hasFP && (m.CryptMode() != CryptNone || m.Signature != nil)) {
+		l.Unlock() // encrypted or signed without naming the key: no base
+		return
+	}
+	b.prevKeyed, b.prevFP = hasFP, fp
 	b.prev = &prev
 	b.locks = append(b.locks, l)
 }
@@ -150,9 +160,11 @@ func (b *Backup) Store() *Store { return b.s }
 func (b *Backup) Dir() string { return b.dir }
 
 // Previous returns the group's newest finished snapshot before this one
-// whose last verification did not fail: the base for deduplication.
+// whose last verification did not fail: the base for deduplication. An
+// encrypted backup's base is encrypted with the same key, a plain
+// backup's is plain (as PBS): another one is none.
 func (b *Backup) Previous() (Snapshot, bool) {
-	if b.prev == nil {
+	if b.prev == nil || !b.baseMatches() {
 		return Snapshot{}, false
 	}
 	return *b.prev, true
@@ -176,8 +188,11 @@ func (b *Backup) AddFile(fi FileInfo) error {
 	if _, dup := b.manifestFile(fi.Filename); dup {
 		return fmt.Errorf("archive %s: %w in snapshot %s", fi.Filename, ErrExists, b.snap)
 	}
-	if fi.CryptMode == "" {
-		fi.CryptMode = "none"
+	switch {
+	case b.key != nil:
+		fi.CryptMode = CryptEncrypt // every file of an encrypted backup, as PBS lists them
+	case fi.CryptMode == "":
+		fi.CryptMode = CryptNone
 	}
 	b.files = append(b.files, fi)
 	return nil
@@ -192,10 +207,20 @@ func (b *Backup) manifestFile(name string) (FileInfo, bool) {
 	return FileInfo{}, false
 }
 
-// AddBlob stores data as NAME.blob (a compressed DataBlob).
+// AddBlob stores blob, a DataBlob as it is to be stored, as NAME.blob.
+// In an encrypted backup it is listed as encrypted, whatever its magic
+// (PBS lists its plain rsa-encrypted.key.blob so); a plain backup takes
+// no encrypted blob.
 func (b *Backup) AddBlob(name string, blob []byte) error {
 	if err := checkName(name); err != nil {
 		return err
+	}
+	kind, err := chunk.CheckCRC(blob)
+	if err != nil {
+		return fmt.Errorf("blob archive %s: %w", name, err)
+	}
+	if kind.Encrypted() && b.key == nil {
+		return fmt.Errorf("blob archive %s: %w in a plain backup", name, chunk.ErrEncrypted)
 	}
 	if err := writeFileAtomic(filepath.Join(b.dir, name), blob); err != nil {
 		return err
@@ -219,10 +244,16 @@ func (b *Backup) AddBlobData(name string, data []byte) error {
 	if !strings.HasSuffix(name, ".blob") {
 		return fmt.Errorf("blob archive %q: %w: name must end in .blob", name, ErrBadName)
 	}
-	if len(data) > MaxBlobData {
+	if len(data) > MaxBlobData || (b.key != nil && len(data) > chunk.MaxBlobSize-chunk.EncryptedHeaderSize) {
 		return fmt.Errorf("blob archive %s: %d bytes: %w", name, len(data), ErrBlobTooLarge)
 	}
-	blob, err := chunk.EncodeBlob(nil, data, true)
+	var blob []byte
+	var err error
+	if b.key != nil {
+		blob, err = chunk.EncodeEncryptedBlob(nil, data, b.key, true)
+	} else {
+		blob, err = chunk.EncodeBlob(nil, data, true)
+	}
 	if err != nil {
 		return fmt.Errorf("blob archive %s: %w", name, err)
 	}

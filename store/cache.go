@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/crypt"
 	"github.com/dgraph-io/ristretto/v2"
 	"golang.org/x/sync/singleflight"
 )
@@ -118,14 +119,22 @@ func (c *Cache) Get(ctx context.Context, d chunk.Digest, size int) ([]byte, erro
 		c.Stats.ZeroHits.Add(1)
 		return z.data, nil
 	}
-	key := string(d[:])
-	if b, ok := c.rc.Get(key); ok {
+	return c.get(ctx, nil, d, size)
+}
+
+// get is Get and GetKey past the zero chunk. A chunk read with a key is
+// cached under the key's fingerprint and its digest, a plain one under
+// its digest: what was checked under one key is never served to a
+// reader of another, nor to a plain reader.
+func (c *Cache) get(ctx context.Context, key *crypt.Key, d chunk.Digest, size int) ([]byte, error) {
+	ck := cacheKey(key, d)
+	if b, ok := c.rc.Get(ck); ok {
 		c.Stats.Hits.Add(1)
 		return checkSize(d, b, size)
 	}
 	c.Stats.Misses.Add(1)
-	ch := c.sf.DoChan(key, func() (any, error) {
-		return c.load(context.WithoutCancel(ctx), d)
+	ch := c.sf.DoChan(ck, func() (any, error) {
+		return c.load(context.WithoutCancel(ctx), key, d, ck)
 	})
 	select {
 	case r := <-ch:
@@ -141,6 +150,15 @@ func (c *Cache) Get(ctx context.Context, d chunk.Digest, size int) ([]byte, erro
 	}
 }
 
+// cacheKey is the cache's key of chunk d read with key (nil: plain).
+func cacheKey(key *crypt.Key, d chunk.Digest) string {
+	if key == nil {
+		return string(d[:])
+	}
+	fp := key.Fingerprint()
+	return string(fp[:]) + string(d[:])
+}
+
 // checkSize returns data if it holds size bytes, else an ErrSizeMismatch.
 func checkSize(d chunk.Digest, data []byte, size int) ([]byte, error) {
 	if len(data) != size {
@@ -153,7 +171,7 @@ func checkSize(d chunk.Digest, data []byte, size int) ([]byte, error) {
 // chunk's own: Get compares it with each index entry. A panic in the
 // load (a decoder bug met by a hostile chunk) is its error: the waiters
 // of a collapsed load are released with it, and the process lives on.
-func (c *Cache) load(ctx context.Context, d chunk.Digest) (data []byte, err error) {
+func (c *Cache) load(ctx context.Context, key *crypt.Key, d chunk.Digest, ck string) (data []byte, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			c.Stats.Errors.Add(1)
@@ -167,12 +185,12 @@ func (c *Cache) load(ctx context.Context, d chunk.Digest) (data []byte, err erro
 	if c.closed {
 		return nil, ErrCacheClosed
 	}
-	if data, err = c.loadBlob(ctx, d, size); err != nil {
+	if data, err = c.loadBlob(ctx, key, d, size); err != nil {
 		c.Stats.Errors.Add(1)
 		return nil, err
 	}
 	c.Stats.DecodedBytes.Add(int64(len(data)))
-	if c.rc.Set(string(d[:]), data, int64(cap(data))) {
+	if c.rc.Set(ck, data, int64(cap(data))) {
 		c.rc.Wait() // make it visible before the load ends: a Get right after must hit
 	}
 	return data, nil
@@ -186,8 +204,9 @@ var blobBufs sync.Pool
 // loadBlob decodes a chunk from its mapped file (or, when the page cache
 // does not hold it, from a reused buffer): no copy of the blob and no
 // allocation for it. Plain data is copied out of a mapping, since the
-// cache keeps it.
-func (c *Cache) loadBlob(ctx context.Context, d chunk.Digest, size int) (data []byte, err error) {
+// cache keeps it. With key, an encrypted chunk is decrypted and checked
+// against the keyed digest (chunk.DecodeChunkKey).
+func (c *Cache) loadBlob(ctx context.Context, key *crypt.Key, d chunk.Digest, size int) (data []byte, err error) {
 	var buf []byte
 	if b, ok := blobBufs.Get().(*[]byte); ok {
 		buf = *b
@@ -209,7 +228,12 @@ func (c *Cache) loadBlob(ctx context.Context, d chunk.Digest, size int) (data []
 		if plain && !blob.inBuf {
 			dst = make([]byte, 0, len(b)) // out of a mapping, or memory not ours
 		}
-		if data, err = chunk.DecodeChunk(dst, b, d, size); err != nil {
+		if key != nil {
+			data, err = chunk.DecodeChunkKey(dst, b, d, size, key)
+		} else {
+			data, err = chunk.DecodeChunk(dst, b, d, size)
+		}
+		if err != nil {
 			return fmt.Errorf("chunk %s: %w: %w", d, ErrCorruptChunk, err)
 		}
 		return nil

@@ -39,7 +39,8 @@ func ArchiveIndexName(name string) string {
 // known up front (the index records it at the end) and memory stays
 // bounded by the uploader's buffers. Holes (SEEK_HOLE, in a file) and
 // all-zero chunks map to the zero chunk without being hashed or
-// compressed. Chunks of the previous snapshot's same archive are taken as
+// compressed (in an encrypted backup, to the keyed zero chunk, encrypted
+// once). Chunks of the previous snapshot's same archive are taken as
 // present.
 func (b *Backup) AddImage(ctx context.Context, name string, src io.Reader, opt ImageOptions) error {
 	if !strings.HasSuffix(name, ".img") {
@@ -61,15 +62,17 @@ func (b *Backup) AddImage(ctx context.Context, name string, src io.Reader, opt I
 		return err
 	}
 	known := b.knownChunks(idxName)
-	if err := b.s.ensureZeroChunk(ctx, cs); err != nil {
-		w.Abort()
-		return err
+	if b.key == nil { // an encrypted image's zero chunk is the Uploader's (uploadkey.go)
+		if err := b.s.ensureZeroChunk(ctx, cs); err != nil {
+			w.Abort()
+			return err
+		}
+		if known == nil {
+			known = KnownSet{}
+		}
+		known[chunk.ZeroDigest(cs)] = struct{}{}
 	}
-	if known == nil {
-		known = KnownSet{}
-	}
-	known[chunk.ZeroDigest(cs)] = struct{}{}
-	u := b.s.NewUploader(ctx, opt.Workers, known, opt.Stats, w.Add)
+	u := b.NewUploader(ctx, opt.Workers, known, opt.Stats, w.Add)
 	rerr := readImage(ctx, src, cs, u)
 	if err := u.Close(); rerr == nil {
 		rerr = err

@@ -2,8 +2,12 @@ package store
 
 import (
 	"context"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"sync"
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/crypt"
@@ -129,7 +133,49 @@ func (m *Manifest) CryptMode() string {
 // "key-fingerprint" names; ok is false when it names none. A value that
 // is not a fingerprint is an error wrapping ErrBadManifest.
 func (m *Manifest) KeyFingerprint() (fp crypt.Fingerprint, ok bool, err error) {
-	return fp, false, errors.New("store: KeyFingerprint: not implemented yet")
+	raw, ok := m.Unprotected[unprotectedKeyFP]
+	if !ok {
+		return fp, false, nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return fp, false, fmt.Errorf("%w: key-fingerprint %.80s is not a string", ErrBadManifest, raw)
+	}
+	if fp, err = crypt.ParseFingerprint(s); err != nil {
+		return fp, false, fmt.Errorf("%w: key-fingerprint: %w", ErrBadManifest, err)
+	}
+	return fp, true, nil
+}
+
+// unprotectedKeyFP is the unprotected field naming the key, as PBS.
+const unprotectedKeyFP = "key-fingerprint"
+
+// manifestAuth remembers the key fingerprint a decoded manifest's
+// signature was found good with, so that SnapshotKey checks it once.
+type manifestAuth struct {
+	mu       sync.Mutex
+	verified map[crypt.Fingerprint]bool
+}
+
+func (a *manifestAuth) ok(fp crypt.Fingerprint) bool {
+	if a == nil {
+		return false
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.verified[fp]
+}
+
+func (a *manifestAuth) set(fp crypt.Fingerprint) {
+	if a == nil {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.verified == nil {
+		a.verified = map[crypt.Fingerprint]bool{}
+	}
+	a.verified[fp] = true
 }
 
 // SnapshotKey returns the key snapshot snap (manifest m) is encrypted or
@@ -138,7 +184,35 @@ func (m *Manifest) KeyFingerprint() (fp crypt.Fingerprint, ok bool, err error) {
 // a manifest whose signature fails wraps crypt.ErrSignature (and
 // ErrBadManifest), naming the manifest file.
 func (s *Store) SnapshotKey(snap Snapshot, m *Manifest) (*crypt.Key, error) {
-	return nil, errors.New("store: SnapshotKey: not implemented yet")
+	path := filepath.Join(s.SnapshotPath(snap), ManifestName)
+	fp, hasFP, err := m.KeyFingerprint()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if m.CryptMode() == CryptNone && m.Signature == nil && !hasFP {
+		return nil, nil
+	}
+	if !hasFP {
+		return nil, fmt.Errorf("%s: %w: %s snapshot whose manifest names no key-fingerprint", path, ErrBadManifest, m.CryptMode())
+	}
+	key, ok := s.Keys().Lookup(fp)
+	if !ok {
+		return nil, &KeyMissingError{Snapshot: snap, Fingerprint: fp}
+	}
+	if m.auth.ok(fp) {
+		return key, nil
+	}
+	raw := m.raw
+	if raw == nil { // made in memory: its JSON as it would be written
+		if raw, err = json.Marshal(m); err != nil {
+			return nil, fmt.Errorf("%s: %w: %w", path, ErrBadManifest, err)
+		}
+	}
+	if err := key.VerifyManifest(raw); err != nil {
+		return nil, fmt.Errorf("%s: %w: %w", path, ErrBadManifest, err)
+	}
+	m.auth.set(fp)
+	return key, nil
 }
 
 // IndexKey returns the key an index opened by OpenSnapshotIndex reads
@@ -157,7 +231,7 @@ func (c *Cache) GetKey(ctx context.Context, key *crypt.Key, d chunk.Digest, size
 	if key == nil {
 		return c.Get(ctx, d, size)
 	}
-	return nil, errors.New("store: GetKey: not implemented yet")
+	return c.get(ctx, key, d, size)
 }
 
 // Encrypt makes the backup an encrypted one with key: call it before any
@@ -165,7 +239,54 @@ func (c *Cache) GetKey(ctx context.Context, key *crypt.Key, d chunk.Digest, size
 // encrypted, its blobs encrypted, its manifest signed and naming key's
 // fingerprint. The Backup does not own key (the caller wipes it).
 func (b *Backup) Encrypt(key *crypt.Key) error {
-	return errors.New("store: Backup.Encrypt: not implemented yet")
+	switch {
+	case key == nil:
+		return fmt.Errorf("snapshot %s: encrypt: no key", b.snap)
+	case b.key != nil:
+		return fmt.Errorf("snapshot %s: encrypt: the backup is encrypted already", b.snap)
+	case len(b.files) > 0:
+		return fmt.Errorf("snapshot %s: encrypt: archives were written already", b.snap)
+	case b.base != nil:
+		return fmt.Errorf("snapshot %s: encrypt: a copied snapshot keeps its source's manifest", b.snap)
+	}
+	b.key = key
+	return nil
+}
+
+// baseMatches tells whether the previous snapshot, whose manifest named
+// key fingerprint fp (ok false: none) and has crypt mode mode, may be
+// this backup's base: its chunks are named as this backup's are (the
+// same key, or plain like this one), as PBS requires.
+func (b *Backup) baseMatches() bool {
+	if b.key == nil {
+		return !b.prevKeyed
+	}
+	return b.prevKeyed && b.prevFP == b.key.Fingerprint()
+}
+
+// signManifest names key's fingerprint in m and signs m's protected
+// part, as PBS's BackupManifest::to_string does; the JSON that is then
+// written (encodeManifest) is checked to verify.
+func signManifest(snap Snapshot, m *Manifest, key *crypt.Key) error {
+	fp, _ := json.Marshal(key.Fingerprint().String())
+	m.Unprotected[unprotectedKeyFP] = fp
+	m.Signature = nil
+	data, err := json.Marshal(m)
+	if err == nil {
+		var sig [32]byte
+		if sig, err = key.ManifestSignature(data); err == nil {
+			hexSig := hex.EncodeToString(sig[:])
+			m.Signature = &hexSig
+			data, err = marshalManifest(snap, m)
+		}
+	}
+	if err == nil {
+		err = key.VerifyManifest(data)
+	}
+	if err != nil {
+		return fmt.Errorf("sign manifest of %s: %w", snap, err)
+	}
+	return nil
 }
 
 // Key returns the key Encrypt gave (nil for a plain backup).

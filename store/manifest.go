@@ -44,9 +44,16 @@ type Manifest struct {
 	Files       []FileInfo                 `json:"files"`
 	Unprotected map[string]json.RawMessage `json:"unprotected"`
 	Signature   *string                    `json:"signature,omitempty"`
-	// Extra holds top-level fields this version does not know (PBS's
-	// key-fingerprint, say), written back unchanged.
+	// Extra holds top-level fields this version does not know, written
+	// back unchanged.
 	Extra map[string]json.RawMessage `json:"-"`
+
+	// raw is the JSON the manifest was decoded from: its signature is
+	// checked over what was stored (SnapshotKey). nil for a manifest
+	// made in memory.
+	raw []byte
+	// auth remembers a signature checked once (keys.go); shared by copies.
+	auth *manifestAuth
 }
 
 var manifestKeys = map[string]bool{"backup-type": true, "backup-id": true, "backup-time": true,
@@ -151,6 +158,10 @@ func decodeManifest(path string, blob []byte, snap Snapshot) (*Manifest, error) 
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("%s: %w: %v", path, ErrBadManifest, err)
 	}
+	m.raw, m.auth = data, new(manifestAuth)
+	if _, _, err := m.KeyFingerprint(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	if m.BackupType != snap.Type || m.BackupID != snap.ID || m.BackupTime != snap.Time.Unix() {
 		return nil, fmt.Errorf("%s: %w: names %s/%s/%d, directory is %s", path, ErrBadManifest,
 			m.BackupType, m.BackupID, m.BackupTime, snap)
@@ -163,6 +174,11 @@ func decodeManifest(path string, blob []byte, snap Snapshot) (*Manifest, error) 
 		seen[f.Filename] = true
 		if f.Filename == "" || strings.ContainsAny(f.Filename, "/\x00") || f.Filename == "." || f.Filename == ".." {
 			return nil, fmt.Errorf("%s: %w: file name %q", path, ErrBadManifest, f.Filename)
+		}
+		switch f.CryptMode {
+		case "", CryptNone, CryptEncrypt, CryptSignOnly:
+		default:
+			return nil, fmt.Errorf("%s: %w: crypt-mode of %s: %q", path, ErrBadManifest, f.Filename, f.CryptMode)
 		}
 		if _, err := hex.DecodeString(f.Csum); err != nil || len(f.Csum) != 64 {
 			return nil, fmt.Errorf("%s: %w: checksum of %s: %q", path, ErrBadManifest, f.Filename, f.Csum)
@@ -193,15 +209,24 @@ func (s *Store) writeManifest(ctx context.Context, snap Snapshot, m *Manifest, c
 
 // encodeManifest makes m's blob.
 func encodeManifest(snap Snapshot, m *Manifest) ([]byte, error) {
-	data, err := json.MarshalIndent(m, "", "  ")
+	data, err := marshalManifest(snap, m)
 	if err != nil {
-		return nil, fmt.Errorf("encode manifest of %s: %w", snap, err)
+		return nil, err
 	}
 	blob, err := chunk.EncodeBlob(nil, data, true)
 	if err != nil {
 		return nil, fmt.Errorf("encode manifest of %s: %w", snap, err)
 	}
 	return blob, nil
+}
+
+// marshalManifest is the JSON encodeManifest stores for m.
+func marshalManifest(snap Snapshot, m *Manifest) ([]byte, error) {
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode manifest of %s: %w", snap, err)
+	}
+	return data, nil
 }
 
 // UpdateManifest runs fn on the manifest under the manifest lock and

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/crypt"
 )
 
 // DefaultReadahead is how many chunks a sequential reader loads ahead.
@@ -19,6 +20,7 @@ const DefaultReadahead = 4
 // loaded and decoded in the background before they are asked for.
 type IndexReader struct {
 	idx       Index
+	key       *crypt.Key // IndexKey(idx): an encrypted archive's
 	c         *Cache
 	readahead int
 	bg        context.Context
@@ -44,9 +46,11 @@ type recentChunk struct {
 var _ io.ReaderAt = (*IndexReader)(nil)
 
 // NewIndexReader returns a reader of idx through c that prefetches
-// readahead chunks (0: none). Prefetching stops when bg ends.
+// readahead chunks (0: none). Prefetching stops when bg ends. The chunks
+// of an encrypted snapshot's index (OpenSnapshotIndex) are decrypted
+// with its key (IndexKey).
 func NewIndexReader(bg context.Context, idx Index, c *Cache, readahead int) *IndexReader {
-	r := &IndexReader{idx: idx, c: c, readahead: readahead, bg: bg}
+	r := &IndexReader{idx: idx, key: IndexKey(idx), c: c, readahead: readahead, bg: bg}
 	r.ahead.Store(-1)
 	r.nextOff.Store(-1)
 	if readahead > 0 {
@@ -128,7 +132,7 @@ func (r *IndexReader) chunk(ctx context.Context, i int, d chunk.Digest, size int
 		r.c.Stats.Hits.Add(1)
 		return rc.data, nil
 	}
-	data, err := r.c.Get(ctx, d, size)
+	data, err := r.c.GetKey(ctx, r.key, d, size)
 	if err == nil {
 		slot.Store(&recentChunk{i: i, data: data})
 	}

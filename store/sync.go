@@ -41,12 +41,12 @@ func (s *Store) IOParallelism() int { return s.ioParallelism() }
 func (b *Backup) KnownChunks(name string) KnownSet { return b.knownChunks(name) }
 
 // OpenCheckedIndex opens an index file of snap as OpenSnapshotIndex
-// does and also recomputes its checksum over its entries: an index whose
+// does, without a key (it does not read chunks), and also recomputes its checksum over its entries: an index whose
 // entries were changed behind a header that still matches the manifest
 // is refused (ErrSyncMismatch), so what its entries list is what the
 // manifest committed to.
 func (s *Store) OpenCheckedIndex(snap Snapshot, m *Manifest, file string) (Index, error) {
-	x, err := s.OpenSnapshotIndex(snap, m, file)
+	x, err := s.openManifestIndex(snap, m, file)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +65,7 @@ func (s *Store) OpenCheckedIndex(snap Snapshot, m *Manifest, file string) (Index
 // indexEntriesSum is the SHA-256 of an index's entries (its checksum).
 func indexEntriesSum(x Index) ([32]byte, error) {
 	var sum [32]byte
-	switch v := x.(type) {
+	switch v := plainIndex(x).(type) {
 	case *FixedIndex:
 		sum = v.ComputeCsum()
 	case *DynamicIndex:
@@ -78,7 +78,7 @@ func indexEntriesSum(x Index) ([32]byte, error) {
 
 // indexMapOf returns the mapping of an index opened by this package.
 func indexMapOf(x Index) (*indexMap, error) {
-	switch v := x.(type) {
+	switch v := plainIndex(x).(type) {
 	case *FixedIndex:
 		return v.m, nil
 	case *DynamicIndex:
@@ -230,6 +230,11 @@ func (b *Backup) manifest() (*Manifest, error) {
 	m.Files = b.files
 	if m.Files == nil {
 		m.Files = []FileInfo{}
+	}
+	if b.key != nil {
+		if err := signManifest(b.snap, m, b.key); err != nil {
+			return nil, err
+		}
 	}
 	return m, nil
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/crypt"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -138,6 +139,10 @@ type Uploader struct {
 	cpu   chan struct{} // held while hashing or compressing: workers slots
 	g     *errgroup.Group
 	ctx   context.Context
+	// key encrypts the chunks of an encrypted backup (nil: plain); zeros
+	// holds their encrypted all-zero chunks, made once per size.
+	key   *crypt.Key
+	zeros keyedZeros
 	// free holds chunk buffers for reuse. Buffers live for the whole
 	// upload: a fresh 4 MiB allocation per chunk costs page faults and
 	// kernel zeroing that dominate on some machines.
@@ -150,6 +155,14 @@ type Uploader struct {
 // order.
 func (s *Store) NewUploader(ctx context.Context, workers int, known KnownSet, stats *UploadStats,
 	sink func(d chunk.Digest, size int) error) *Uploader {
+	return s.NewKeyUploader(ctx, nil, workers, known, stats, sink)
+}
+
+// NewKeyUploader is NewUploader for the chunks of an archive encrypted
+// with key (nil: plain): they are named by key's digest and stored
+// encrypted (uploadkey.go).
+func (s *Store) NewKeyUploader(ctx context.Context, key *crypt.Key, workers int, known KnownSet, stats *UploadStats,
+	sink func(d chunk.Digest, size int) error) *Uploader {
 	if workers <= 0 {
 		workers = runtime.NumCPU()
 	}
@@ -158,7 +171,7 @@ func (s *Store) NewUploader(ctx context.Context, workers int, known KnownSet, st
 	}
 	n := max(workers, s.ioParallelism())
 	g, ctx := errgroup.WithContext(ctx)
-	u := &Uploader{s: s, known: known, sink: sink, Stats: stats, g: g, ctx: ctx,
+	u := &Uploader{s: s, known: known, sink: sink, Stats: stats, g: g, ctx: ctx, key: key,
 		work: make(chan *upJob, n), order: make(chan *upJob, n+workers+2),
 		cpu: make(chan struct{}, workers), free: make(chan []byte, n+2*workers+4)}
 	for i := 0; i < n; i++ {
@@ -239,11 +252,21 @@ func (u *Uploader) process(j *upJob, blob *[]byte) error {
 	}
 	if j.zero {
 		st.ZeroBytes.Add(n)
+	}
+	var zero *keyedZero
+	var err error
+	switch {
+	case u.key != nil:
+		zero, err = u.nameKey(j)
+	case j.zero:
 		j.d = chunk.ZeroDigest(len(j.buf))
-	} else {
+	default:
 		j.d = chunk.Sum(j.buf)
 	}
 	<-u.cpu
+	if err != nil {
+		return err
+	}
 	reused, err := u.reuse(j.d)
 	if err != nil {
 		return err
@@ -251,6 +274,9 @@ func (u *Uploader) process(j *upJob, blob *[]byte) error {
 	if reused {
 		st.KnownBytes.Add(n)
 		return nil
+	}
+	if u.key != nil {
+		return u.storeKey(j, zero, blob)
 	}
 	data := j.buf
 	if j.zero {
@@ -263,11 +289,17 @@ func (u *Uploader) process(j *upJob, blob *[]byte) error {
 	if err != nil {
 		return err
 	}
-	existed, err := u.s.insertMissingChunk(u.ctx, j.d, hdr, payload)
+	return u.insert(j.d, n, hdr, payload)
+}
+
+// insert stores chunk d (n plain bytes) as the blob hdr ‖ payload.
+func (u *Uploader) insert(d chunk.Digest, n int64, hdr, payload []byte) error {
+	st := u.Stats
+	existed, err := u.s.insertMissingChunk(u.ctx, d, hdr, payload)
 	if err != nil {
 		return err
 	}
-	u.touched.Add(j.d)
+	u.touched.Add(d)
 	if existed {
 		st.KnownBytes.Add(n)
 	} else {

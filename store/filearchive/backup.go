@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/crypt"
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/pxar"
 	"github.com/cairnfs/cairn/store/pxar/walk"
@@ -116,7 +117,7 @@ func AddArchive(ctx context.Context, b *store.Backup, name, dir string, opt Opti
 	if !strings.HasSuffix(name, ".pxar") || strings.ContainsAny(name, "/\x00") || name == ".pxar" {
 		return Result{}, fmt.Errorf("file archive %q: %w: name must end in .pxar", name, store.ErrBadName)
 	}
-	bl := &builder{s: b.Store(), name: name, opts: opt, ratio: opt.PaddingRatio, start: time.Now()}
+	bl := &builder{s: b.Store(), key: b.Key(), name: name, opts: opt, ratio: opt.PaddingRatio, start: time.Now()}
 	if bl.ratio == 0 {
 		bl.ratio = defaultRatio
 	}
@@ -157,6 +158,7 @@ func AddArchive(ctx context.Context, b *store.Backup, name, dir string, opt Opti
 // builder is one AddArchive in progress.
 type builder struct {
 	s     *store.Store
+	key   *crypt.Key // the backup's (nil: plain)
 	name  string
 	opts  Options
 	ratio float64
@@ -231,7 +233,7 @@ func metaChunkSize(avg int) int {
 
 func (b *builder) stream(ctx context.Context, path string, avg int, known store.KnownSet) (*StreamWriter, error) {
 	w, err := NewStreamWriter(ctx, b.s, path, StreamOptions{ChunkSize: avg, Workers: b.opts.Workers,
-		Known: known, Stats: b.opts.Stats})
+		Known: known, Stats: b.opts.Stats, Key: b.key})
 	if err == nil {
 		b.streams = append(b.streams, w)
 	}

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/crypt"
 	"github.com/cairnfs/cairn/store"
 )
 
@@ -24,6 +25,8 @@ type StreamOptions struct {
 	// snapshot's chunks of the same stream).
 	Known store.KnownSet
 	Stats *store.UploadStats
+	// Key encrypts the stream's chunks (store.Backup.Key; nil: plain).
+	Key *crypt.Key
 }
 
 // StreamWriter is an io.Writer that cuts what is written to it with the
@@ -79,7 +82,7 @@ func NewStreamWriter(ctx context.Context, s *store.Store, path string, opt Strea
 	// payload of an incremental backup) never need a whole maximal chunk;
 	// buffers that grew are reused for the stages that follow.
 	w := &StreamWriter{path: path, dw: dw, ch: ch, minCut: avg / 4, stage: make([]byte, 0, 64<<10)}
-	w.up = s.NewUploader(ctx, opt.Workers, opt.Known, opt.Stats, w.sink)
+	w.up = s.NewKeyUploader(ctx, opt.Key, opt.Workers, opt.Known, opt.Stats, w.sink)
 	return w, nil
 }
 
