@@ -11,6 +11,14 @@
 // renames it into place only when the restore finished, so no partial
 // image ever has the target's name.
 //
+// An encrypted snapshot's index, opened by Store.OpenSnapshotIndex,
+// carries its key (store.IndexKey): Image decrypts each chunk with it
+// straight from the read buffer or mapping and checks the keyed digest;
+// its zero chunks are known by the keyed digest of zeros. Without the key
+// the index does not open (*store.KeyMissingError), so nothing is
+// written. Trees of encrypted snapshots come through filearchive, whose
+// readers decrypt the same way.
+//
 // # Trees
 //
 // Tree restores a file archive (or a part of one) into a directory: one

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/crypt"
 	"github.com/cairnfs/cairn/store"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sys/unix"
@@ -61,7 +62,10 @@ type Target struct {
 
 // Image restores the image behind idx from src (a *store.Store) to t.
 // Chunks are read into reused buffers, or mapped where the page cache
-// holds their files, which saves the copy.
+// holds their files, which saves the copy. The chunks of an encrypted
+// snapshot's index (store.IndexKey) are decrypted with its key, straight
+// from the read buffer or mapping into the worker's buffer, and checked
+// against their keyed digests.
 func Image(ctx context.Context, idx store.Index, src store.ChunkReader, t Target, opt Options) (*Report, error) {
 	if opt.Threads <= 0 {
 		opt.Threads = runtime.NumCPU()
@@ -73,7 +77,7 @@ func Image(ctx context.Context, idx store.Index, src store.ChunkReader, t Target
 		opt.Stats = new(Stats)
 	}
 	opt.Stats.Total.Store(idx.Size())
-	r := &imageRestore{idx: idx, src: src, opt: opt, cpu: make(chan struct{}, opt.Threads)}
+	r := &imageRestore{idx: idx, src: src, opt: opt, cpu: make(chan struct{}, opt.Threads), key: store.IndexKey(idx)}
 	var err error
 	if t.File != nil {
 		err = r.toFile(ctx, t.File)
@@ -97,6 +101,10 @@ type imageRestore struct {
 	idx store.Index
 	src store.ChunkReader
 	opt Options
+	key *crypt.Key // of an encrypted snapshot's index, else nil
+
+	zeroMu sync.Mutex
+	zeros  map[int]chunk.Digest // keyed digests of zero chunks by size
 
 	free chan buffers  // of an ordered restore, for reuse once written
 	held *slot         // taken by the ordered writer and left when it failed
@@ -113,11 +121,45 @@ func (r *imageRestore) damaged() []Damage {
 	return r.damage
 }
 
-// zeroDigest returns the digest of an all-zero chunk of the size of
-// chunk i, so such chunks are recognised without loading them.
+// isZero tells whether chunk i is all zeros by its digest, so such
+// chunks are recognised without loading them: the plain digest of zeros
+// of its size, or of an encrypted archive the keyed one.
 func (r *imageRestore) isZero(i int) bool {
 	d, start, end := r.idx.Chunk(i)
-	return d == chunk.ZeroDigest(int(end-start))
+	if r.key == nil {
+		return d == chunk.ZeroDigest(int(end-start))
+	}
+	return d == r.keyedZero(int(end-start))
+}
+
+// keyedZero returns the keyed digest of size zero bytes, computed once
+// per size.
+func (r *imageRestore) keyedZero(size int) chunk.Digest {
+	r.zeroMu.Lock()
+	defer r.zeroMu.Unlock()
+	d, ok := r.zeros[size]
+	if !ok {
+		if r.zeros == nil {
+			r.zeros = map[int]chunk.Digest{}
+		}
+		d = r.key.Digest(make([]byte, size))
+		r.zeros[size] = d
+	}
+	return d
+}
+
+// decode decodes and checks a chunk's blob: with the snapshot's key
+// (decrypted into b.dec), else plain data in place and compressed data
+// into b.dec.
+func (r *imageRestore) decode(b *buffers, blob []byte, d chunk.Digest, size int) ([]byte, error) {
+	if r.key == nil {
+		return chunk.DecodeChunkReuse(&b.dec, blob, d, size)
+	}
+	out, err := chunk.DecodeChunkKey(b.dec, blob, d, size, r.key)
+	if cap(out) > cap(b.dec) {
+		b.dec = out[:0]
+	}
+	return out, err
 }
 
 // buffers are a worker's reused chunk buffers: the blob as read, the
@@ -145,7 +187,7 @@ func (r *imageRestore) load(ctx context.Context, i int, b *buffers) ([]byte, boo
 		}
 		r.cpu <- struct{}{}
 		err = blob.Do(func(blob []byte) (err error) {
-			buf, err = chunk.DecodeChunkReuse(&b.dec, blob, d, int(end-start))
+			buf, err = r.decode(b, blob, d, int(end-start))
 			return err
 		})
 		<-r.cpu

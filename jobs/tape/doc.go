@@ -15,6 +15,15 @@
 // through the media catalog), checks every chunk before inserting it, and
 // makes a snapshot visible only when all its chunks are in the store.
 //
+// Encrypted snapshots travel as they are stored: export copies their
+// chunks byte for byte (checking only the CRC, which covers the
+// ciphertext), and their manifests keep their signatures. Restore checks
+// an encrypted chunk with the key of a snapshot that names it when
+// RestoreOptions.SnapshotKey gives one (the tape-restore job passes the
+// store's keys): decrypted, keyed digest; that snapshot's manifest
+// signature is checked first and a bad one fails it. Without the key, as
+// PBS, only the CRC and the header are checked (restorekeys.go).
+//
 // Both work through small interfaces, Source and Sink; StoreSource and
 // StoreSink implement them over a local datastore. A Source may also
 // size chunks (Sizer: progress gets a byte total), read into recycled

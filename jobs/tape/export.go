@@ -42,6 +42,9 @@ type SnapshotResult struct {
 	Chunks   int64  `json:"chunks"` // export: chunks written for it; restore: chunks it references
 	Bytes    int64  `json:"bytes"`
 	Error    string `json:"error,omitempty"`
+	// Encryption says how a restored encrypted snapshot's chunks were
+	// checked: with its key (named by fingerprint) or without.
+	Encryption string `json:"encryption,omitempty"`
 }
 
 // ExportReport is what Export did.

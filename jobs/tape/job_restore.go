@@ -89,6 +89,8 @@ func (x *tapeRestorer) Run(ctx context.Context, j *jobs.Job) error {
 		Workers:   x.opt.WorkerThreads,
 		Reporter:  j,
 		Logger:    j.Logger(),
+		// the store's keys (--keyfile) check encrypted snapshots' chunks
+		SnapshotKey: x.s.SnapshotKey,
 	})
 	x.finish(rep, err, ctx.Err() != nil, time.Since(start))
 	if err != nil && ctx.Err() == nil {

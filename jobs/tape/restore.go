@@ -9,10 +9,12 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/crypt"
 	"github.com/cairnfs/cairn/jobs/tape/catalog"
 	"github.com/cairnfs/cairn/jobs/tape/drive"
 	"github.com/cairnfs/cairn/jobs/tape/format"
 	"github.com/cairnfs/cairn/jobs/tape/media"
+	"github.com/cairnfs/cairn/store"
 )
 
 // RestoreOptions configure Restore.
@@ -24,6 +26,13 @@ type RestoreOptions struct {
 	Workers   int      // chunk check-and-insert goroutines (0: 4)
 	Reporter  Reporter
 	Logger    *slog.Logger
+	// SnapshotKey, when set, gives the key a restored snapshot's chunks
+	// are checked with, from its manifest as read from tape
+	// (Store.SnapshotKey, which checks the manifest's signature): nil
+	// for a plain snapshot; a *store.KeyMissingError leaves its encrypted
+	// chunks to CRC and structure checks; another error fails the
+	// snapshot.
+	SnapshotKey func(store.Snapshot, *store.Manifest) (*crypt.Key, error)
 }
 
 // RestoreReport is what Restore did.
@@ -33,8 +42,13 @@ type RestoreReport struct {
 	Chunks        int64            `json:"chunks"` // inserted
 	Bytes         int64            `json:"bytes"`
 	ChunksPresent int64            `json:"chunks_present"` // already in the store
-	FilesRead     []string         `json:"files_read"`     // TAPE:FILE of the chunk archives read
-	Duration      time.Duration    `json:"duration_ns"`
+	// Of the encrypted chunks inserted: decrypted with their snapshot's
+	// key and checked against their keyed digest, or checked without it
+	// (CRC and structure).
+	ChunksDecrypted  int64         `json:"chunks_decrypted"`
+	ChunksWithoutKey int64         `json:"chunks_checked_without_key"`
+	FilesRead        []string      `json:"files_read"` // TAPE:FILE of the chunk archives read
+	Duration         time.Duration `json:"duration_ns"`
 }
 
 // Failed counts the snapshots that were not restored.
@@ -51,10 +65,12 @@ func (r *RestoreReport) Failed() int {
 // pendingSnapshot is a snapshot whose files are written and whose chunks
 // are being restored.
 type pendingSnapshot struct {
-	ref    catalog.SnapshotRef
-	w      SnapshotWriter
-	chunks []chunk.Digest
-	res    int // index in RestoreReport.Snapshots
+	ref      catalog.SnapshotRef
+	w        SnapshotWriter
+	chunks   []chunk.Digest
+	res      int          // index in RestoreReport.Snapshots
+	manifest manifestCopy // the manifest's bytes, to find the key
+	key      *crypt.Key   // its chunks are checked with (nil: none)
 }
 
 // Restore restores snapshots of a media set into sink: the snapshot
@@ -88,7 +104,7 @@ func Restore(ctx context.Context, d *drive.Drive, sink Sink, opt RestoreOptions)
 	opt.Reporter.SetPhase("snapshot archives")
 	var pending []*pendingSnapshot
 	for _, ref := range refs {
-		p, err := restoreArchive(ctx, r, sink, ref, rep)
+		p, err := restoreArchive(ctx, r, sink, ref, rep, opt)
 		if err != nil {
 			for _, p := range pending {
 				p.w.Abort()
@@ -116,7 +132,11 @@ func Restore(ctx context.Context, d *drive.Drive, sink Sink, opt RestoreOptions)
 			continue
 		}
 		res.State = StateDone
-		opt.Reporter.Logf("snapshot %s: restored", p.ref.Snapshot)
+		if res.Encryption != "" {
+			opt.Reporter.Logf("snapshot %s: restored; %s", p.ref.Snapshot, res.Encryption)
+		} else {
+			opt.Reporter.Logf("snapshot %s: restored", p.ref.Snapshot)
+		}
 	}
 	rep.Duration = time.Since(start)
 	return rep, nil
@@ -178,7 +198,8 @@ func selectSnapshots(r *media.SetReader, opt RestoreOptions) ([]catalog.Snapshot
 // restoreArchive writes a snapshot's files from its snapshot archive and
 // collects the chunks its indexes need. It returns nil when the snapshot
 // is already in the sink or could not be read (reported).
-func restoreArchive(ctx context.Context, r *media.SetReader, sink Sink, ref catalog.SnapshotRef, rep *RestoreReport) (*pendingSnapshot, error) {
+func restoreArchive(ctx context.Context, r *media.SetReader, sink Sink, ref catalog.SnapshotRef, rep *RestoreReport,
+	opt RestoreOptions) (*pendingSnapshot, error) {
 	rep.Snapshots = append(rep.Snapshots, SnapshotResult{Snapshot: ref.Snapshot})
 	res := &rep.Snapshots[len(rep.Snapshots)-1]
 	if ok, err := sink.HasSnapshot(ref.Snapshot); err != nil || ok {
@@ -206,8 +227,11 @@ func restoreArchive(ctx context.Context, r *media.SetReader, sink Sink, ref cata
 		if s.Snapshot != ref.Snapshot {
 			return fmt.Errorf("%w: archive holds snapshot %s", media.ErrMismatch, s.Snapshot)
 		}
-		return copySnapshotFiles(s, w, add)
+		return copySnapshotFiles(s, w, add, &p.manifest)
 	})
+	if err == nil {
+		p.key, res.Encryption, err = findKey(p, opt)
+	}
 	if err != nil {
 		w.Abort()
 		if ctx.Err() != nil {
@@ -219,7 +243,7 @@ func restoreArchive(ctx context.Context, r *media.SetReader, sink Sink, ref cata
 	return p, nil
 }
 
-func copySnapshotFiles(s *format.SnapshotArchiveReader, w SnapshotWriter, add func(chunk.Digest)) error {
+func copySnapshotFiles(s *format.SnapshotArchiveReader, w SnapshotWriter, add func(chunk.Digest), manifest io.Writer) error {
 	for {
 		f, err := s.Next()
 		if err == io.EOF {
@@ -234,8 +258,11 @@ func copySnapshotFiles(s *format.SnapshotArchiveReader, w SnapshotWriter, add fu
 		}
 		var dst io.Writer = out
 		scan := newDigestScanner(f.Name, add)
-		if scan != nil {
+		switch {
+		case scan != nil:
 			dst = io.MultiWriter(out, scan)
+		case f.Name == store.ManifestName:
+			dst = io.MultiWriter(out, manifest)
 		}
 		_, err = io.Copy(dst, s)
 		if cerr := out.Close(); err == nil {

@@ -2,12 +2,12 @@ package tape
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"sync"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/crypt"
 	"github.com/cairnfs/cairn/jobs/tape/format"
 	"github.com/cairnfs/cairn/jobs/tape/media"
 )
@@ -19,12 +19,14 @@ type chunkRestore struct {
 	opt  RestoreOptions
 
 	mu      sync.Mutex
-	failed  map[chunk.Digest]error // chunks that could not be restored
-	present map[chunk.Digest]bool  // in the sink (before or restored now)
+	failed  map[chunk.Digest]error        // chunks that could not be restored
+	present map[chunk.Digest]bool         // in the sink (before or restored now)
+	keys    map[chunk.Digest][]*crypt.Key // of encrypted snapshots: keys to check a chunk with
 }
 
 func newChunkRestore(r *media.SetReader, sink Sink, opt RestoreOptions) *chunkRestore {
-	return &chunkRestore{r: r, sink: sink, opt: opt, failed: map[chunk.Digest]error{}, present: map[chunk.Digest]bool{}}
+	return &chunkRestore{r: r, sink: sink, opt: opt, failed: map[chunk.Digest]error{}, present: map[chunk.Digest]bool{},
+		keys: map[chunk.Digest][]*crypt.Key{}}
 }
 
 type tapeFile struct {
@@ -43,6 +45,7 @@ func (c *chunkRestore) run(ctx context.Context, pending []*pendingSnapshot, rep 
 		seq[m.Label.UUID] = i
 	}
 	for _, p := range pending {
+		c.noteKeys(p)
 		for _, d := range p.chunks {
 			if want[d] || c.present[d] || c.failed[d] != nil {
 				continue
@@ -146,19 +149,11 @@ func (c *chunkRestore) readFile(ctx context.Context, tf tapeFile, want map[chunk
 	return err
 }
 
-// insert checks a chunk (CRC, decode, digest) and inserts it. It returns
-// the decode buffer to use next time, never one that aliases ck.Blob
-// (uncompressed data is decoded in place, and blob buffers are reused).
+// insert checks a chunk (c.check) and inserts it. It returns the decode
+// buffer to use next time.
 func (c *chunkRestore) insert(ck media.Chunk, dec []byte, rep *RestoreReport) []byte {
-	plain, err := chunk.DecodeChunk(dec, ck.Blob, ck.Digest, -1)
-	if len(plain) > 0 && (len(ck.Blob) <= chunk.BlobHeaderSize || &plain[0] != &ck.Blob[chunk.BlobHeaderSize]) {
-		dec = plain
-	}
+	decrypted, dec, err := c.check(ck.Digest, ck.Blob, dec)
 	if err == nil {
-		_, err = c.sink.InsertChunk(ck.Digest, ck.Blob)
-	} else if errors.Is(err, chunk.ErrEncrypted) {
-		// encrypted chunks cannot be decoded without the key; DecodeChunk
-		// checked their CRC
 		_, err = c.sink.InsertChunk(ck.Digest, ck.Blob)
 	}
 	c.mu.Lock()
@@ -171,6 +166,13 @@ func (c *chunkRestore) insert(ck media.Chunk, dec []byte, rep *RestoreReport) []
 	c.present[ck.Digest] = true
 	rep.Chunks++
 	rep.Bytes += int64(len(ck.Blob))
+	if kind, _ := chunk.BlobKind(ck.Blob); kind.Encrypted() {
+		if decrypted {
+			rep.ChunksDecrypted++
+		} else {
+			rep.ChunksWithoutKey++
+		}
+	}
 	c.opt.Reporter.AddDone(1, int64(len(ck.Blob)))
 	return dec
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/crypt"
 	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/store"
 )
@@ -58,7 +59,10 @@ type chunkInfo struct {
 // chunkFacts is what a good chunk's own content says of it.
 type chunkFacts struct {
 	encrypted bool
-	size      int32 // plain bytes; -1 when encrypted (unknown without the key)
+	keyed     bool  // encrypted, decrypted with the key and its keyed digest checked
+	zstd      bool  // compressed (of an encrypted chunk: known without the key)
+	size      int32 // plain bytes; -1 when encrypted and checked without the key
+	payload   int32 // of an encrypted chunk: bytes of ciphertext
 }
 
 // verifier is one verify job's work.
@@ -71,10 +75,13 @@ type verifier struct {
 	// the mount relies on is left alone); tests replace it.
 	read func(ctx context.Context, d chunk.Digest, buf []byte) ([]byte, error)
 
-	chunks      map[chunk.Digest]chunkInfo // written by Run's goroutine and, under mu, the verify pool
+	chunks      map[chunkRef]chunkInfo // written by Run's goroutine and, under mu, the verify pool
+	keys        []*crypt.Key           // of the snapshots verified, numbered by keyRef; under mu
 	bytes       atomic.Int64
 	storedBytes atomic.Int64
 	verified    atomic.Int64
+	decrypted   atomic.Int64 // encrypted chunks decrypted and their keyed digest checked
+	withoutKey  atomic.Int64 // encrypted chunks checked without their key (CRC, size)
 
 	mu      sync.Mutex
 	rep     VerifyReport
@@ -85,7 +92,7 @@ func newVerifier(s *store.Store, opt VerifyOptions, sysfs string) *verifier {
 	if sysfs == "" {
 		sysfs = jobs.DefaultSysfs
 	}
-	v := &verifier{s: s, opt: opt, sysfs: sysfs, chunks: map[chunk.Digest]chunkInfo{},
+	v := &verifier{s: s, opt: opt, sysfs: sysfs, chunks: map[chunkRef]chunkInfo{},
 		corrupt: map[chunk.Digest]int{}}
 	v.rep = VerifyReport{ChunkOrder: opt.ChunkOrder, ReadThreads: opt.ReadThreads, VerifyThreads: opt.VerifyThreads,
 		Snapshots: []SnapshotResult{}, Corrupt: []CorruptChunk{}}
@@ -101,7 +108,7 @@ func (v *verifier) Report() any {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	r := v.rep.clone()
-	r.Chunks, r.Bytes, r.StoredBytes = v.verified.Load(), v.bytes.Load(), v.storedBytes.Load()
+	v.totals(&r)
 	return r
 }
 
@@ -142,11 +149,16 @@ func (v *verifier) finish(ctx context.Context, start time.Time) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	r := &v.rep
-	r.Chunks, r.Bytes, r.StoredBytes = v.verified.Load(), v.bytes.Load(), v.storedBytes.Load()
+	v.totals(r)
 	r.Seconds = el.Seconds()
 	r.MBps = float64(r.StoredBytes) / 1e6 / max(r.Seconds, 1e-9)
 	r.PlainMBps = float64(r.Bytes) / 1e6 / max(r.Seconds, 1e-9)
 	r.Next = r.nextSteps(ctx.Err() != nil)
+}
+
+func (v *verifier) totals(r *VerifyReport) {
+	r.Chunks, r.Bytes, r.StoredBytes = v.verified.Load(), v.bytes.Load(), v.storedBytes.Load()
+	r.ChunksDecrypted, r.ChunksWithoutKey = v.decrypted.Load(), v.withoutKey.Load()
 }
 
 // selectSnapshots lists the finished snapshots to verify: the explicit
@@ -255,6 +267,7 @@ func (v *verifier) plan(ctx context.Context, snaps []store.Snapshot) (items, byt
 		if err != nil {
 			continue
 		}
+		ref := v.snapshotKey(snap, m).ref
 		for _, f := range m.Files {
 			if _, ok := store.IndexKind(f.Filename); !ok || ctx.Err() != nil {
 				continue
@@ -265,8 +278,8 @@ func (v *verifier) plan(ctx context.Context, snaps []store.Snapshot) (items, byt
 			}
 			for i := 0; i < x.Len(); i++ {
 				d, start, end := x.Chunk(i)
-				if _, seen := v.chunks[d]; !seen {
-					v.chunks[d] = chunkInfo{state: chunkPlanned}
+				if _, seen := v.chunks[chunkRef{d, ref}]; !seen {
+					v.chunks[chunkRef{d, ref}] = chunkInfo{state: chunkPlanned}
 					items++
 					bytes += end - start
 				}

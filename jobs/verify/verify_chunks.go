@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/crypt"
 	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/store"
 )
@@ -110,7 +111,7 @@ func (v *verifier) verifyChunks(ctx context.Context, j *jobs.Job, items []item) 
 // with index set and left alone: other snapshots may use it rightly.
 // ok is false when there is nothing to report.
 func (v *verifier) checkChunk(ctx context.Context, j *jobs.Job, it *item, blob []byte, rerr error, dec *[]byte) (b badChunk, ok bool) {
-	facts, reason, _ := judge(it.d, blob, rerr, dec)
+	facts, reason, _ := judge(it.d, blob, rerr, dec, it.key)
 	if reason == "" {
 		return v.passed(j, it, facts, len(blob))
 	}
@@ -121,21 +122,27 @@ func (v *verifier) checkChunk(ctx context.Context, j *jobs.Job, it *item, blob [
 	if ctx.Err() != nil {
 		return b, false
 	}
-	facts, reason2, missing := judge(it.d, blob2, err2, dec)
+	facts, reason2, missing := judge(it.d, blob2, err2, dec, it.key)
 	if reason2 == "" {
 		j.Logf("chunk %s: first read failed (%s), second read ok", it.d, reason)
 		return v.passed(j, it, facts, len(blob2))
+	}
+	if b, ok := v.elsewhere(it, blob2, dec); ok {
+		v.count(j, it, len(blob2))
+		return b, true
 	}
 	v.condemn(j, it, reason2, missing)
 	return badChunk{it: *it, reason: reason2}, true
 }
 
 // judge checks a blob by its content alone: CRC and, unless encrypted,
-// that it decodes to data of digest d. It returns what the content says
-// of the chunk; what an index says of it is compared by disagreement.
-// Each byte is read by one CRC pass and one hash; a plain blob's payload
-// is hashed in place.
-func judge(d chunk.Digest, blob []byte, rerr error, dec *[]byte) (f chunkFacts, reason string, missing bool) {
+// that it decodes to data of digest d; an encrypted one with key is
+// decrypted and its data must hash to d by the keyed digest, without
+// key it is checked by CRC and structure only. It returns what the
+// content says of the chunk; what an index says of it is compared by
+// disagreement. Each byte is read by one CRC pass and one hash; a plain
+// blob's payload is hashed in place.
+func judge(d chunk.Digest, blob []byte, rerr error, dec *[]byte, key *crypt.Key) (f chunkFacts, reason string, missing bool) {
 	if rerr != nil {
 		if errors.Is(rerr, store.ErrMissingChunk) {
 			return f, "missing", true
@@ -146,9 +153,9 @@ func judge(d chunk.Digest, blob []byte, rerr error, dec *[]byte) (f chunkFacts, 
 	if err != nil {
 		return f, err.Error(), false
 	}
-	f.encrypted, f.size = kind.Encrypted(), -1
-	switch kind {
-	case chunk.KindPlain:
+	f.encrypted, f.zstd, f.size = kind.Encrypted(), kind == chunk.KindZstd || kind == chunk.KindEncryptedZstd, -1
+	switch {
+	case kind == chunk.KindPlain:
 		if _, err := chunk.CheckCRC(blob); err != nil {
 			return f, err.Error(), false
 		}
@@ -157,17 +164,24 @@ func judge(d chunk.Digest, blob []byte, rerr error, dec *[]byte) (f chunkFacts, 
 			return f, fmt.Sprintf("%v: data hashes to %s", chunk.ErrDigest, got), false
 		}
 		f.size = int32(len(data))
-	case chunk.KindZstd:
-		out, err := chunk.DecodeChunk(*dec, blob, d, -1)
+	case kind == chunk.KindZstd || key != nil:
+		out, err := chunk.DecodeChunkKey(*dec, blob, d, -1, key)
 		*dec = out
 		if err != nil {
 			return f, err.Error(), false
 		}
-		f.size = int32(len(out))
-	default: // encrypted: the CRC is all that can be checked without the key
+		if f.size, f.keyed = int32(len(out)), f.encrypted; f.keyed {
+			clear(out) // decrypted data does not linger in the buffer
+		}
+	default: // encrypted, without its key: CRC and structure, as PBS
 		if _, err := chunk.CheckCRC(blob); err != nil {
 			return f, err.Error(), false
 		}
+		n, err := chunk.EncryptedPayloadSize(blob)
+		if err != nil {
+			return f, err.Error(), false
+		}
+		f.payload = int32(n)
 	}
 	return f, "", false
 }
@@ -175,6 +189,9 @@ func judge(d chunk.Digest, blob []byte, rerr error, dec *[]byte) (f chunkFacts, 
 // disagreement says how an index entry (it) contradicts a good chunk's
 // content, or "" when it does not.
 func disagreement(it *item, f chunkFacts) string {
+	if msg := encryptedSizeNote(it, f); msg != "" {
+		return msg
+	}
 	switch {
 	case f.encrypted != it.encrypted:
 		return fmt.Sprintf("index %s: the manifest's crypt mode says chunk %s is%s encrypted, but it is%s; "+
@@ -196,9 +213,15 @@ func notWord(yes bool) string {
 // passed records a good chunk and reports how the item contradicts it.
 func (v *verifier) passed(j *jobs.Job, it *item, f chunkFacts, stored int) (badChunk, bool) {
 	v.mu.Lock()
-	v.chunks[it.d] = chunkInfo{state: chunkOK, facts: f}
+	v.chunks[chunkRef{it.d, it.kref}] = chunkInfo{state: chunkOK, facts: f}
 	v.mu.Unlock()
 	v.count(j, it, stored)
+	switch {
+	case f.keyed:
+		v.decrypted.Add(1)
+	case f.encrypted:
+		v.withoutKey.Add(1)
+	}
 	if msg := disagreement(it, f); msg != "" {
 		return badChunk{it: *it, reason: msg, index: true}, true
 	}
@@ -226,7 +249,7 @@ func (v *verifier) condemn(j *jobs.Job, it *item, reason string, missing bool) {
 		}
 	}
 	v.mu.Lock()
-	v.chunks[it.d] = chunkInfo{state: chunkBad}
+	v.chunks[chunkRef{it.d, it.kref}] = chunkInfo{state: chunkBad}
 	v.corrupt[it.d] = len(v.rep.Corrupt)
 	v.rep.Corrupt = append(v.rep.Corrupt, CorruptChunk{Digest: it.d.String(), Reason: reason, BadPath: badPath,
 		Snapshots: []string{}})

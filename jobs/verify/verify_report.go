@@ -31,17 +31,23 @@ type VerifyReport struct {
 	// NothingToVerify is set when the selection held no finished
 	// snapshot to verify (none at all, or only unfinished or skipped
 	// ones); the job is then ok.
-	NothingToVerify bool             `json:"nothing_to_verify"`
-	Chunks          int64            `json:"chunks"`         // verified by this job
-	ChunksCorrupt   int              `json:"chunks_corrupt"` // corrupt or missing
-	Bytes           int64            `json:"bytes"`          // plain bytes of the chunks verified
-	StoredBytes     int64            `json:"stored_bytes"`   // blob bytes read
-	Seconds         float64          `json:"seconds"`
-	MBps            float64          `json:"mb_per_s"`       // stored bytes read per second
-	PlainMBps       float64          `json:"plain_mb_per_s"` // plain bytes verified per second
-	Snapshots       []SnapshotResult `json:"snapshots"`
-	Corrupt         []CorruptChunk   `json:"corrupt_chunks"`
-	Next            []string         `json:"next_steps"`
+	NothingToVerify bool  `json:"nothing_to_verify"`
+	Chunks          int64 `json:"chunks"`         // verified by this job
+	ChunksCorrupt   int   `json:"chunks_corrupt"` // corrupt or missing
+	// ChunksDecrypted counts the encrypted chunks decrypted with their
+	// snapshot's key and checked against their keyed digest;
+	// ChunksWithoutKey those whose key was not given, checked as PBS
+	// checks them without it: CRC, structure and ciphertext size.
+	ChunksDecrypted  int64            `json:"chunks_decrypted"`
+	ChunksWithoutKey int64            `json:"chunks_checked_without_key"`
+	Bytes            int64            `json:"bytes"`        // plain bytes of the chunks verified
+	StoredBytes      int64            `json:"stored_bytes"` // blob bytes read
+	Seconds          float64          `json:"seconds"`
+	MBps             float64          `json:"mb_per_s"`       // stored bytes read per second
+	PlainMBps        float64          `json:"plain_mb_per_s"` // plain bytes verified per second
+	Snapshots        []SnapshotResult `json:"snapshots"`
+	Corrupt          []CorruptChunk   `json:"corrupt_chunks"`
+	Next             []string         `json:"next_steps"`
 }
 
 // SnapshotResult is one snapshot's verification.
@@ -51,7 +57,10 @@ type SnapshotResult struct {
 	State    string `json:"state"`
 	// Damaged is set when the manifest, an index or a blob is bad: a new
 	// backup does not repair that.
-	Damaged    bool     `json:"damaged,omitempty"`
+	Damaged bool `json:"damaged,omitempty"`
+	// Encryption says how an encrypted or signed snapshot was checked:
+	// with its key (named by fingerprint), or without it.
+	Encryption string   `json:"encryption,omitempty"`
 	BadChunks  int      `json:"bad_chunks,omitempty"`
 	Errors     []string `json:"errors,omitempty"`
 	ErrorCount int      `json:"error_count,omitempty"`

@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/crypt"
 	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/store"
 )
@@ -21,6 +22,8 @@ type item struct {
 	d         chunk.Digest
 	size      int64
 	encrypted bool
+	key       *crypt.Key // the snapshot's key; nil: checked without one
+	kref      keyRef
 	file      string // the index that named it first, for messages
 	inode     uint64
 	statFail  bool
@@ -55,6 +58,13 @@ func (v *verifier) verifySnapshot(ctx context.Context, j *jobs.Job, snap store.S
 		v.addResult(res)
 		return
 	}
+	key := v.snapshotKey(snap, m)
+	if key.err != nil {
+		fail(true, "manifest: %v", key.err)
+	}
+	if res.Encryption = key.note(m); res.Encryption != "" {
+		j.Logf("%s: %s", snap, res.Encryption)
+	}
 	var items []item
 	seen := map[chunk.Digest]int{}
 	for _, f := range m.Files {
@@ -62,12 +72,12 @@ func (v *verifier) verifySnapshot(ctx context.Context, j *jobs.Job, snap store.S
 			return
 		}
 		if _, isIndex := store.IndexKind(f.Filename); !isIndex {
-			if err := v.checkBlob(snap, f); err != nil {
+			if err := v.checkBlob(snap, f, key.key); err != nil {
 				fail(true, "%v", err)
 			}
 			continue
 		}
-		if err := v.collect(snap, m, f, seen, &items); err != nil {
+		if err := v.collect(snap, f, key, seen, &items); err != nil {
 			fail(true, "%v", err)
 		}
 	}
@@ -112,17 +122,16 @@ func (v *verifier) known(snap store.Snapshot, items []item, fail func(bool, stri
 	out := items[:0]
 	v.mu.Lock()
 	for _, it := range items {
-		info := v.chunks[it.d]
-		switch info.state {
-		case chunkOK:
+		if i, ok := v.corrupt[it.d]; ok { // condemned, whatever the key
+			c := &v.rep.Corrupt[i]
+			c.Snapshots = append(c.Snapshots, snap.String())
+			bad = append(bad, earlier{it, c.Reason})
+			continue
+		}
+		if info := v.chunks[chunkRef{it.d, it.kref}]; info.state == chunkOK {
 			if msg := disagreement(&it, info.facts); msg != "" {
 				disagree = append(disagree, badChunk{it: it, reason: msg, index: true})
 			}
-			continue
-		case chunkBad:
-			c := &v.rep.Corrupt[v.corrupt[it.d]]
-			c.Snapshots = append(c.Snapshots, snap.String())
-			bad = append(bad, earlier{it, c.Reason})
 			continue
 		}
 		out = append(out, it)
@@ -167,8 +176,11 @@ func (v *verifier) noteAffected(d chunk.Digest, snap store.Snapshot) {
 }
 
 // checkBlob checks a blob file against the manifest (size, SHA-256), its
-// CRC and, unless encrypted, that it decodes.
-func (v *verifier) checkBlob(snap store.Snapshot, f store.FileInfo) error {
+// CRC and that it decodes: an encrypted one only with the snapshot's key
+// (decrypted and its tag checked), else by CRC alone. A blob is decoded
+// by its magic, as PBS's verify_blob does: the manifest lists a plain
+// rsa-encrypted.key.blob of an encrypted backup as "encrypt".
+func (v *verifier) checkBlob(snap store.Snapshot, f store.FileInfo, key *crypt.Key) error {
 	path := filepath.Join(v.s.SnapshotPath(snap), f.Filename)
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -191,8 +203,10 @@ func (v *verifier) checkBlob(snap store.Snapshot, f store.FileInfo) error {
 	if err != nil {
 		return fmt.Errorf("blob %s: %w", f.Filename, err)
 	}
-	if !kind.Encrypted() {
-		if _, err := chunk.DecodeBlob(nil, blob, 0); err != nil {
+	if !kind.Encrypted() || key != nil {
+		data, err := chunk.DecodeBlobKey(nil, blob, key, 0)
+		clear(data)
+		if err != nil {
 			return fmt.Errorf("blob %s: %w", f.Filename, err)
 		}
 	}
@@ -203,17 +217,15 @@ func (v *verifier) checkBlob(snap store.Snapshot, f store.FileInfo) error {
 type csummer interface{ ComputeCsum() [32]byte }
 
 // collect checks an index against the manifest (checksum in its header
-// and over its entries, size) and adds its chunks not seen yet to items.
+// and over its entries, size) and adds its chunks not seen yet to items,
+// to be checked with the snapshot's key.
 // A chunk the snapshot's indexes list with two sizes or crypt modes fails
 // the snapshot (one of the entries is wrong; the chunk itself is judged
 // by its content, once). seen maps a digest to its place in items.
-func (v *verifier) collect(snap store.Snapshot, m *store.Manifest, f store.FileInfo, seen map[chunk.Digest]int, items *[]item) error {
-	x, err := v.s.OpenSnapshotIndex(snap, m, f.Filename)
+func (v *verifier) collect(snap store.Snapshot, f store.FileInfo, key snapKey, seen map[chunk.Digest]int, items *[]item) error {
+	x, err := v.openIndex(snap, f)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("index %s: missing: %w", f.Filename, err)
-		}
-		return fmt.Errorf("index %s: %w", f.Filename, err)
+		return err
 	}
 	defer x.Close()
 	if cs, ok := x.(csummer); ok {
@@ -238,7 +250,7 @@ func (v *verifier) collect(snap store.Snapshot, m *store.Manifest, f store.FileI
 			continue
 		}
 		seen[d] = len(*items)
-		*items = append(*items, item{d: d, size: end - start, encrypted: enc, file: f.Filename})
+		*items = append(*items, item{d: d, size: end - start, encrypted: enc, key: key.key, kref: key.ref, file: f.Filename})
 	}
 	if err := x.Err(); err != nil {
 		return fmt.Errorf("index %s: %w", f.Filename, err)
@@ -248,6 +260,25 @@ func (v *verifier) collect(snap store.Snapshot, m *store.Manifest, f store.FileI
 			f.Filename, store.ErrBadIndex, len(conflicts), conflicts[0])
 	}
 	return nil
+}
+
+// openIndex opens an index file of snap and checks it against the
+// manifest entry f (checksum and size), as OpenSnapshotIndex does, also
+// for a snapshot whose key the store lacks: its index is plain.
+func (v *verifier) openIndex(snap store.Snapshot, f store.FileInfo) (store.Index, error) {
+	x, err := v.s.OpenIndexFile(snap, f.Filename)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("index %s: missing: %w", f.Filename, err)
+		}
+		return nil, fmt.Errorf("index %s: %w", f.Filename, err)
+	}
+	if sum := store.CsumHex(x.Csum()); sum != f.Csum || uint64(x.Size()) != f.Size {
+		x.Close()
+		return nil, fmt.Errorf("index %s: %w: checksum %s size %d, manifest says %s size %d",
+			f.Filename, store.ErrBadIndex, sum, x.Size(), f.Csum, f.Size)
+	}
+	return x, nil
 }
 
 func cryptNote(encrypted bool) string {
