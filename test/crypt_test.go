@@ -245,7 +245,11 @@ func TestCryptBackupRead(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr, "exactly one") {
 		t.Errorf("backup with two keys: exit %d %s", r.code, r.stderr)
 	}
-	var rows []struct{ Snapshot, CryptMode, KeyFingerprint string }
+	var rows []struct {
+		Snapshot       string `json:"snapshot"`
+		CryptMode      string `json:"crypt_mode"`
+		KeyFingerprint string `json:"key_fingerprint"`
+	}
 	if err := json.Unmarshal([]byte(mustCairn(t, append(st, "snapshots", "--ns", e.ns, "--json")...).stdout), &rows); err != nil {
 		t.Fatal(err)
 	}
