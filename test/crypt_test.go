@@ -468,3 +468,31 @@ func TestCryptTapeGCRecover(t *testing.T) {
 		}
 	}
 }
+
+// TestCryptBadKeyFiles: a truncated key file, one with an unknown kdf and
+// a missing one stop a reader before it reads anything, naming the file;
+// $CAIRN_KEYFILE is left alone by commands that read no archive data.
+func TestCryptBadKeyFiles(t *testing.T) {
+	t.Parallel()
+	st := sharedStore(t)
+	e := newCryptEnv(t, st)
+	good, _ := os.ReadFile(e.scrypt)
+	bad := map[string][]byte{
+		"truncated.key": good[:len(good)/2],
+		"argon.key":     bytes.Replace(good, []byte(`{"Scrypt":`), []byte(`{"Argon2":`), 1),
+	}
+	for name, data := range bad {
+		path := writeFile(t, filepath.Join(e.dir, name), data)
+		r := cairn(t, nil, "--store", st, "cat", "host/none/latest", "disk.img", "--keyfile", path, "--password-file", e.pw)
+		if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, path) || strings.Contains(r.stderr, "panic") {
+			t.Errorf("%s: exit %d %s", name, r.code, r.stderr)
+		}
+	}
+	missing := filepath.Join(e.dir, "missing.key")
+	if r := cairn(t, nil, "--store", st, "ls", "host/none/latest", "--keyfile", missing); r.code != 1 || !strings.Contains(r.stderr, missing) {
+		t.Errorf("missing key file: exit %d %s", r.code, r.stderr)
+	}
+	if r := cairn(t, []string{"CAIRN_KEYFILE=" + missing}, "--store", st, "snapshots", "--ns", e.ns); r.code != 0 {
+		t.Errorf("snapshots with $CAIRN_KEYFILE naming a missing file: exit %d %s", r.code, r.stderr)
+	}
+}
