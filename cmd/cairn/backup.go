@@ -170,6 +170,9 @@ func (a *app) backup(o backupOpts, args []string) error {
 	if err := g.Check(); err != nil {
 		return usageErr("--type/--id/--ns: %v", err)
 	}
+	if o.masterPub != "" && slices.ContainsFunc(specs, func(sp backupSpec) bool { return sp.name == store.MasterKeyBlob }) {
+		return usageErr("archive %s: --master-pubkey writes the wrapped key under that name", store.MasterKeyBlob)
+	}
 	enc, err := a.backupEncryption(o)
 	if err != nil {
 		return err

@@ -121,6 +121,7 @@ func (a *app) diff(o diffOpts, args []string) error {
 	if err != nil {
 		return err
 	}
+	warnKeysDiffer(a, snap1, m1, snap2, m2)
 	names, err := diffArchiveNames(m1, m2, args[2:])
 	if err != nil {
 		return usageErr("snapshots %s and %s: %v", snap1, snap2, err)

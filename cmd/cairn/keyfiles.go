@@ -154,3 +154,22 @@ func (a *app) daemonPassphrase() (*os.File, error) {
 	}
 	return r, nil
 }
+
+// warnKeysDiffer warns when two snapshots compared by chunk digest are
+// not under the same key (or one is plain): their digests are keyed, so
+// the same data has different digests and every chunk compares unequal.
+func warnKeysDiffer(a *app, s1 store.Snapshot, m1 *store.Manifest, s2 store.Snapshot, m2 *store.Manifest) {
+	fp1, ok1, _ := m1.KeyFingerprint()
+	fp2, ok2, _ := m2.KeyFingerprint()
+	if ok1 == ok2 && fp1 == fp2 {
+		return
+	}
+	short := func(fp crypt.Fingerprint, ok bool) string {
+		if !ok {
+			return "none (plain)"
+		}
+		return fp.Short()
+	}
+	a.logger.Warn("the snapshots are not encrypted with the same key: their chunk digests differ even where their data is the same, so images compare as wholly different",
+		"from", s1.String(), "from_key", short(fp1, ok1), "to", s2.String(), "to_key", short(fp2, ok2))
+}
