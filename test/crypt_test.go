@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -494,5 +495,50 @@ func TestCryptBadKeyFiles(t *testing.T) {
 	}
 	if r := cairn(t, []string{"CAIRN_KEYFILE=" + missing}, "--store", st, "snapshots", "--ns", e.ns); r.code != 0 {
 		t.Errorf("snapshots with $CAIRN_KEYFILE naming a missing file: exit %d %s", r.code, r.stderr)
+	}
+}
+
+// TestCryptMountDaemonPrompt: mount --daemon asks for the key file's
+// passphrase at the terminal (a pseudo-terminal of Python's pty module)
+// and the background mount reads the encrypted snapshot with it.
+func TestCryptMountDaemonPrompt(t *testing.T) {
+	t.Parallel()
+	needFUSE(t)
+	if exec.Command("python3", "-c", "import pty").Run() != nil {
+		t.Skip("python3 is not installed: no pseudo-terminal to type at")
+	}
+	e := newCryptEnv(t, sharedStore(t))
+	src := e.source(t, 5)
+	snap := e.backup(t, "tty", src, "--keyfile", e.scrypt, "--password-file", e.pw)
+	mnt, logFile := t.TempDir(), filepath.Join(e.dir, "mount.log")
+	script := `
+import os, pty, sys, time
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+time.sleep(1)
+os.write(fd, b"correct horse battery\n")
+out = b""
+while True:
+    try:
+        b = os.read(fd, 4096)
+    except OSError:
+        break
+    if not b:
+        break
+    out += b
+_, status = os.waitpid(pid, 0)
+sys.stdout.write(out.decode())
+sys.exit(os.waitstatus_to_exitcode(status))
+`
+	out, err := exec.Command("python3", "-c", script, binPath, "--store", e.st, "mount", "--daemon", "--log-file", logFile,
+		"--ns", e.ns, "--keyfile", e.scrypt, mnt).CombinedOutput()
+	t.Cleanup(func() { cairn(t, nil, "umount", "--lazy", mnt) })
+	if err != nil || !strings.Contains(string(out), "passphrase") || strings.Contains(string(out), "correct horse") {
+		t.Fatalf("mount --daemon at a terminal: %v\n%s", err, out)
+	}
+	path := filepath.Join(mnt, strings.TrimPrefix(snap, "ns/"+e.ns+"/"), "disk.img")
+	if b, err := os.ReadFile(path); err != nil || !bytes.Equal(b, src.imgData) {
+		t.Fatalf("read through the background mount: %v, %d bytes", err, len(b))
 	}
 }
