@@ -511,23 +511,38 @@ func TestCryptMountDaemonPrompt(t *testing.T) {
 	src := e.source(t, 5)
 	snap := e.backup(t, "tty", src, "--keyfile", e.scrypt, "--password-file", e.pw)
 	mnt, logFile := t.TempDir(), filepath.Join(e.dir, "mount.log")
+	// The passphrase is typed once the prompt is out and the terminal's
+	// echo is off, not after a fixed time (under load it would be echoed).
 	script := `
-import os, pty, sys, time
-pid, fd = pty.fork()
+import os, select, sys, termios, time
+master, slave = os.openpty()
+pid = os.fork()
 if pid == 0:
+    os.close(master)
+    os.login_tty(slave)
     os.execv(sys.argv[1], sys.argv[1:])
-time.sleep(1)
-os.write(fd, b"correct horse battery\n")
 out = b""
-while True:
-    try:
-        b = os.read(fd, 4096)
-    except OSError:
-        break
-    if not b:
-        break
-    out += b
+def read(wait):
+    global out
+    r, _, _ = select.select([master], [], [], wait)
+    if r:
+        try:
+            b = os.read(master, 4096)
+            out += b
+            return len(b) > 0
+        except OSError:
+            pass
+    return False
+deadline = time.time() + 120
+while b"passphrase of the key file(s): " not in out or termios.tcgetattr(slave)[3] & termios.ECHO:
+    if time.time() > deadline:
+        sys.stdout.write("no prompt with echo off: %r" % out.decode())
+        sys.exit(9)
+    read(0.02)
+os.write(master, b"correct horse battery\n")
 _, status = os.waitpid(pid, 0)
+while read(0.2):
+    pass
 sys.stdout.write(out.decode())
 sys.exit(os.waitstatus_to_exitcode(status))
 `
