@@ -96,7 +96,8 @@ const (
 	// MapCached maps any chunk file the page cache holds whole.
 	MapCached
 	// MapCompressed maps only compressed blobs: for callers that keep
-	// plain data (the chunk cache), a plain blob would be copied out of
-	// its mapping anyway, and reading it costs less than mapping it.
+	// plain data (the chunk cache), an uncompressed blob (plain or
+	// encrypted) would be copied (or decrypted) out of its mapping
+	// anyway, and reading it costs less than mapping and unmapping it.
 	MapCompressed
 )

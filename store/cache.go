@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/crypt"
@@ -220,13 +221,15 @@ func (c *Cache) loadBlob(ctx context.Context, key *crypt.Key, d chunk.Digest, si
 	}
 	defer blob.Release()
 	c.Stats.LoadedBytes.Add(int64(len(blob.Bytes())))
-	plain := false
+	aliased := false // data lives in the blob's buffer
 	err = blob.Do(func(b []byte) error {
 		kind, _ := chunk.BlobKind(b)
-		plain = kind == chunk.KindPlain
 		var dst []byte
-		if plain && !blob.inBuf {
+		switch {
+		case kind == chunk.KindPlain && !blob.inBuf:
 			dst = make([]byte, 0, len(b)) // out of a mapping, or memory not ours
+		case kind == chunk.KindEncrypted && blob.inBuf && key != nil:
+			dst = b[chunk.EncryptedHeaderSize:chunk.EncryptedHeaderSize] // decrypted in place
 		}
 		if key != nil {
 			data, err = chunk.DecodeChunkKey(dst, b, d, size, key)
@@ -236,6 +239,7 @@ func (c *Cache) loadBlob(ctx context.Context, key *crypt.Key, d chunk.Digest, si
 		if err != nil {
 			return fmt.Errorf("chunk %s: %w: %w", d, ErrCorruptChunk, err)
 		}
+		aliased = blob.inBuf && inside(data, b)
 		return nil
 	})
 	if err != nil {
@@ -244,11 +248,21 @@ func (c *Cache) loadBlob(ctx context.Context, key *crypt.Key, d chunk.Digest, si
 	switch {
 	case !blob.inBuf && buf != nil: // not used
 		blobBufs.Put(&buf)
-	case blob.inBuf && !plain: // free again (plain data aliases it)
+	case blob.inBuf && !aliased: // free again
 		b := blob.Bytes()
 		blobBufs.Put(&b)
 	}
 	return data, nil
+}
+
+// inside reports whether data's memory lies in b's (b[:cap(b)]).
+func inside(data, b []byte) bool {
+	if cap(data) == 0 || cap(b) == 0 {
+		return false
+	}
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(data)))
+	return p >= start && p < start+uintptr(cap(b))
 }
 
 // IsChunkError reports whether err is a missing or corrupt chunk.

@@ -27,6 +27,28 @@
 // manifest kept (SetManifestBase); chunk reuse (ReuseChunkContext) is the
 // Uploader's.
 //
+// # Encrypted snapshots
+//
+// A snapshot may be encrypted as PBS encrypts on the client (keys.go has
+// the on-disk rules). Backup.Encrypt makes a backup's Uploaders
+// (Backup.NewUploader, Store.NewKeyUploader; uploadkey.go) name chunks
+// by the keyed digest and store them encrypted, an all-zero chunk
+// included (no plain zero-chunk shortcut); its blobs are encrypted, every
+// file is listed "encrypt", and Finish signs the manifest and names the
+// key's fingerprint in it (remote Finish too: the same manifest). A
+// backup's dedup base is the previous snapshot only when both are plain
+// or both have the same key. Store.SetKeys gives a command's keys;
+// SnapshotKey finds a snapshot's by the fingerprint its manifest names
+// and checks the signature over the manifest's stored bytes (once per
+// decoded manifest). OpenSnapshotIndex binds an encrypted snapshot's
+// index to its key (IndexKey), so IndexReaders decrypt through
+// Cache.GetKey, whose entries are kept apart by key fingerprint: data
+// checked under one key is never served to a plain reader or to another
+// key's. What reads no chunk data needs no key: OpenIndexFile,
+// OpenCheckedIndex, ReadBlobFile (a copy between stores takes an
+// encrypted snapshot as it is, its signed manifest kept), and ReadBlob
+// of a plain-magic blob (the master-key blob).
+//
 // # Remote stores: snapshot metadata in the bucket
 //
 // A remote store (remote.go) keeps its snapshot files in the bucket under

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/crypt"
 )
 
 // fuzzIndex opens data as an index file named name and checks that the
@@ -86,6 +87,13 @@ func FuzzManifest(f *testing.F) {
 		f.Add(blob)
 	}
 	f.Add(js)
+	s, key := fuzzKeyStore(f)
+	m.Files[0].CryptMode = CryptEncrypt
+	if err := signManifest(snap, m, key); err != nil {
+		f.Fatal(err)
+	}
+	signed, _ := json.MarshalIndent(m, "", "  ")
+	f.Add(plainBlob(nil, signed))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, blob := range [][]byte{data, plainBlob(t, data)} {
 			m, err := decodeManifest("index.json.blob", blob, snap)
@@ -94,6 +102,13 @@ func FuzzManifest(f *testing.F) {
 					t.Fatalf("error %v", err)
 				}
 				continue
+			}
+			k, err := s.SnapshotKey(snap, m)
+			if err != nil && !errors.Is(err, ErrBadManifest) && !errors.Is(err, ErrKeyMissing) {
+				t.Fatalf("SnapshotKey: %v", err)
+			}
+			if k != nil && k != key {
+				t.Fatal("SnapshotKey: a key the store was not given")
 			}
 			again, err := json.Marshal(m)
 			if err != nil {
@@ -108,6 +123,18 @@ func FuzzManifest(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fuzzKeyStore is a store holding one fixed key.
+func fuzzKeyStore(f *testing.F) (*Store, *crypt.Key) {
+	key, err := crypt.NewKey(bytes.Repeat([]byte{7}, crypt.KeySize))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(key.Wipe)
+	s := testStore(f)
+	s.SetKeys(NewKeys(key))
+	return s, key
 }
 
 // plainBlob wraps data in an uncompressed blob (nil if too large).

@@ -134,7 +134,7 @@ func (m *Manifest) CryptMode() string {
 // is not a fingerprint is an error wrapping ErrBadManifest.
 func (m *Manifest) KeyFingerprint() (fp crypt.Fingerprint, ok bool, err error) {
 	raw, ok := m.Unprotected[unprotectedKeyFP]
-	if !ok {
+	if !ok || string(raw) == "null" { // PBS reads a null as none
 		return fp, false, nil
 	}
 	var s string
@@ -182,7 +182,10 @@ func (a *manifestAuth) set(fp crypt.Fingerprint) {
 // signed with, after checking m's signature with it: nil, nil for a
 // plain snapshot. A key the store was not given is a *KeyMissingError;
 // a manifest whose signature fails wraps crypt.ErrSignature (and
-// ErrBadManifest), naming the manifest file.
+// ErrBadManifest), naming the manifest file. An encrypted or signed
+// manifest that names no key, or has no signature, is a bad manifest.
+// The signature is checked over the JSON the manifest was decoded from,
+// once per decoded manifest (readers call this per open).
 func (s *Store) SnapshotKey(snap Snapshot, m *Manifest) (*crypt.Key, error) {
 	path := filepath.Join(s.SnapshotPath(snap), ManifestName)
 	fp, hasFP, err := m.KeyFingerprint()
@@ -253,10 +256,10 @@ func (b *Backup) Encrypt(key *crypt.Key) error {
 	return nil
 }
 
-// baseMatches tells whether the previous snapshot, whose manifest named
-// key fingerprint fp (ok false: none) and has crypt mode mode, may be
-// this backup's base: its chunks are named as this backup's are (the
-// same key, or plain like this one), as PBS requires.
+// baseMatches tells whether the previous snapshot (takePrevious noted
+// the key its manifest names) may be this backup's base: its chunks are
+// named as this backup's are (the same key, or plain like this one), as
+// PBS requires.
 func (b *Backup) baseMatches() bool {
 	if b.key == nil {
 		return !b.prevKeyed

@@ -60,7 +60,7 @@ func (l localDir) readChunkAt(d chunk.Digest, path string, opt ChunkOptions) (Bl
 		return fail(err)
 	}
 	cached := size > 0 && pageCached(f, size)
-	if cached && (opt.Map == MapCached || opt.Map == MapCompressed && !isPlain(f)) {
+	if cached && (opt.Map == MapCached || opt.Map == MapCompressed && isCompressed(f)) {
 		m, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED|unix.MAP_POPULATE)
 		if err == nil {
 			return Blob{d: d, data: m, mapped: true}, nil
@@ -121,11 +121,12 @@ func pageCached(f *os.File, size int64) bool {
 	return st.Cache > 0 && st.Cache*uint64(os.Getpagesize()) >= uint64(size)
 }
 
-// isPlain reports whether f holds an uncompressed, unencrypted blob.
-func isPlain(f *os.File) bool {
+// isCompressed reports whether f holds a compressed blob (encrypted or
+// not).
+func isCompressed(f *os.File) bool {
 	var magic [8]byte
 	n, _ := unix.Pread(int(f.Fd()), magic[:], 0)
-	return n == len(magic) && magic == chunk.MagicPlain
+	return n == len(magic) && (magic == chunk.MagicZstd || magic == chunk.MagicEncryptedZstd)
 }
 
 // openChunkFile opens a chunk file for reading. O_NONBLOCK keeps a FIFO

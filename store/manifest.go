@@ -149,6 +149,13 @@ func (s *Store) ReadManifest(snap Snapshot) (*Manifest, error) {
 	return decodeManifest(path, blob, snap)
 }
 
+// ParseManifest decodes and checks the manifest blob of snap read from
+// elsewhere (a tape), as ReadManifest does; path names it in errors.
+// Its signature is checked over these bytes (SnapshotKey).
+func ParseManifest(path string, blob []byte, snap Snapshot) (*Manifest, error) {
+	return decodeManifest(path, blob, snap)
+}
+
 func decodeManifest(path string, blob []byte, snap Snapshot) (*Manifest, error) {
 	data, err := chunk.DecodeBlob(nil, blob, maxManifest)
 	if err != nil {

@@ -24,5 +24,12 @@
 // bytes) is read but its payload is still reused, so it does not break
 // a run of reused chunks.
 //
+// In an encrypted backup (store.Backup.Encrypt) every stream's chunks
+// are encrypted with the backup's key (StreamOptions.Key); the previous
+// archive is a base only when it has the same key (store's rule), and it
+// is read with that key, which the store must hold (Store.SetKeys).
+// Archives of encrypted snapshots open through OpenSnapshotIndex, whose
+// indexes carry their key to every reader (the pinned reader included).
+//
 // The pxar format and the tree walker are packages pxar and pxar/walk.
 package filearchive

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnfs/cairn/crypt"
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/pxar"
 	"github.com/cairnfs/cairn/store/storetest"
@@ -34,10 +35,19 @@ func nextTime() time.Time {
 // backupTree backs dir up as root.pxar into a new snapshot of testGroup.
 func backupTree(t testing.TB, s *store.Store, dir string, opt Options) (Result, store.Snapshot) {
 	t.Helper()
+	return backupTreeKey(t, s, dir, opt, nil)
+}
+
+// backupTreeKey is backupTree encrypted with key (nil: plain).
+func backupTreeKey(t testing.TB, s *store.Store, dir string, opt Options, key *crypt.Key) (Result, store.Snapshot) {
+	t.Helper()
 	ctx := context.Background()
 	b, err := s.StartBackup(ctx, testGroup, nextTime())
 	must(t, err)
 	b.Sync = store.SyncNone
+	if key != nil {
+		must(t, b.Encrypt(key))
+	}
 	if opt.racyMargin == 0 {
 		opt.racyMargin = time.Nanosecond // the test changes files after the backup, never during
 	}

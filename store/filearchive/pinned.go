@@ -41,7 +41,7 @@ func (r *pinnedReader) ReadAt(p []byte, off int64) (int, error) {
 			if err := r.idx.Err(); err != nil {
 				return n, &store.ChunkReadError{Path: r.idx.Path(), Offset: off, Err: err}
 			}
-			data, err := r.c.Get(r.ctx, d, int(end-start))
+			data, err := r.c.GetKey(r.ctx, store.IndexKey(r.idx), d, int(end-start))
 			if err != nil {
 				r.data = nil
 				return n, &store.ChunkReadError{Path: r.idx.Path(), Offset: off, Digest: d.String(), Err: err}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnfs/cairn/crypt"
 	"github.com/cairnfs/cairn/store"
 	"golang.org/x/sys/unix"
 )
@@ -47,6 +48,7 @@ type Image struct {
 	Data      []byte
 	ChunkSize int               // fixed chunk size; 0: the store default
 	Blobs     map[string][]byte // NAME.blob files, encoded blobs, added beside disk.img
+	Key       *crypt.Key        // encrypts the backup (store.Backup.Encrypt); nil: plain
 }
 
 // BackupImage writes a finished snapshot of g at time at holding img.Data
@@ -69,6 +71,12 @@ func BackupImage(t testing.TB, s *store.Store, g store.Group, at time.Time, img 
 		t.Fatal(err)
 	}
 	b.Sync = store.SyncNone
+	if img.Key != nil {
+		if err := b.Encrypt(img.Key); err != nil {
+			b.Abort()
+			t.Fatal(err)
+		}
+	}
 	if err := b.AddImage(ctx, "disk.img", f, store.ImageOptions{ChunkSize: img.ChunkSize, Workers: 1}); err != nil {
 		b.Abort()
 		t.Fatal(err)
