@@ -19,6 +19,9 @@
 // orders (OrderAuto, OrderInode, OrderIndex) and the sysfs reading that
 // tells whether the store sits on a rotational disk (PathRotational).
 //
+// jobs/internal/crypttest makes the encrypted snapshots (Backup.Encrypt)
+// that the kinds' tests verify, restore, export, sync and collect.
+//
 // Package jobs knows nothing of FUSE. Restores to files live in
 // jobs/restore.
 package jobs

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/crypt"
 	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/jobs/internal/crypttest"
+	"github.com/cairnfs/cairn/jobs/tape/drive"
 	"github.com/cairnfs/cairn/jobs/verify"
 	"github.com/cairnfs/cairn/store"
 )
@@ -22,7 +25,7 @@ type cryptFixture struct {
 	key                   *crypt.Key
 	plain, good, tag, sig string
 	goodData              []byte
-	encChunks             int // distinct encrypted chunks on tape
+	encChunks             map[chunk.Digest]bool // encrypted chunks on tape (the zero chunk is shared)
 	drive                 string
 }
 
@@ -30,11 +33,13 @@ func newCryptFixture(t *testing.T) *cryptFixture {
 	t.Helper()
 	s := newStore(t)
 	k := crypttest.NewKey(t)
-	f := &cryptFixture{s: s, key: k, goodData: crypttest.Data("good")}
+	f := &cryptFixture{s: s, key: k, goodData: crypttest.Data("good"), encChunks: map[chunk.Digest]bool{}}
 	enc := func(id string, data []byte) store.Snapshot {
 		g := store.Group{Type: store.TypeVM, ID: id}
 		snap := crypttest.Backup(t, s, g, t0, crypttest.Image{Data: data, Blobs: map[string][]byte{"qemu-server.conf.blob": []byte("memory: 512\n" + id)}}, k)
-		f.encChunks += len(crypttest.Chunks(t, s, snap, "disk.img.fidx"))
+		for d := range crypttest.Chunks(t, s, snap, "disk.img.fidx") {
+			f.encChunks[d] = true
+		}
 		return snap
 	}
 	f.plain = backup(t, s, "", "100", t0, randBytes("plain", 512<<10))
@@ -59,7 +64,12 @@ func newCryptFixture(t *testing.T) *cryptFixture {
 	}
 	f.drive = t.TempDir()
 	src := &StoreSource{S: s, StoreName: "store1"}
-	if _, err := Export(bg, openDrive(t, f.drive), src, []string{f.plain, f.good, f.tag, f.sig}, exportOpts(2)); err != nil {
+	dr, err := drive.Open(bg, f.drive)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dr.Close() // restoreInto opens it again
+	if _, err := Export(bg, dr, src, []string{f.plain, f.good, f.tag, f.sig}, exportOpts(2)); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -141,8 +151,8 @@ func TestTapeEncryptedWithoutKey(t *testing.T) {
 	if r := states[f.good]; !strings.Contains(r.Encryption, "not given") {
 		t.Errorf("encryption note %q", r.Encryption)
 	}
-	if rr.ChunksWithoutKey != int64(f.encChunks) || rr.ChunksDecrypted != 0 {
-		t.Errorf("%d chunks without key (want %d), %d decrypted", rr.ChunksWithoutKey, f.encChunks, rr.ChunksDecrypted)
+	if rr.ChunksWithoutKey != int64(len(f.encChunks)) || rr.ChunksDecrypted != 0 {
+		t.Errorf("%d chunks without key (want %d), %d decrypted", rr.ChunksWithoutKey, len(f.encChunks), rr.ChunksDecrypted)
 	}
 	sameSnapshot(t, f.s, target, f.good)
 	keyed := crypttest.KeyedView(t, target, f.key)
@@ -171,5 +181,28 @@ func checkVerifies(t *testing.T, s *store.Store, name string, ok bool) {
 	want := map[bool]jobs.State{true: jobs.StateOK, false: jobs.StateFailed}[ok]
 	if st.State != want || (ok && rep.ChunksDecrypted == 0) {
 		t.Fatalf("verify %s: %s, want %s: %+v", name, st.State, want, rep.Snapshots)
+	}
+}
+
+// The tape-restore job checks encrypted chunks with the store's keys
+// (--keyfile) and names keys only by fingerprint in its status.
+func TestTapeRestoreJobEncrypted(t *testing.T) {
+	f := newCryptFixture(t)
+	target := newStore(t)
+	target.SetKeys(store.NewKeys(f.key))
+	m := newTestManager(t, target, TapeRestoreKind{})
+	st := runJob(t, m, "tape-restore", map[string]string{"drive": f.drive, "pool": "pool", "snapshots": f.good})
+	rep, ok := st.Result.(TapeRestoreReport)
+	if st.State != jobs.StateOK || !ok || rep.RestoreReport == nil || rep.SnapshotsOK != 1 {
+		t.Fatalf("job: %s %+v", st.State, st.Result)
+	}
+	if rep.ChunksDecrypted == 0 || rep.ChunksWithoutKey != 0 {
+		t.Errorf("%d chunks decrypted, %d without key", rep.ChunksDecrypted, rep.ChunksWithoutKey)
+	}
+	js, _ := json.Marshal(st)
+	raw := f.key.Export()
+	defer clear(raw)
+	if bytes.Contains(js, []byte(hex.EncodeToString(raw))) || !bytes.Contains(js, []byte(f.key.Fingerprint().Short())) {
+		t.Errorf("status: key bytes in it, or no fingerprint: %s", js)
 	}
 }

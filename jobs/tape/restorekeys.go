@@ -2,7 +2,6 @@ package tape
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -50,7 +49,7 @@ func findKey(p *pendingSnapshot, opt RestoreOptions) (key *crypt.Key, note strin
 	if err != nil {
 		return nil, "", err
 	}
-	m, err := parseManifest(p.manifest.Bytes())
+	m, err := store.ParseManifest(p.ref.Snapshot+"/"+store.ManifestName+" (tape)", p.manifest.Bytes(), snap)
 	if err != nil {
 		return nil, "", err
 	}
@@ -65,18 +64,6 @@ func findKey(p *pendingSnapshot, opt RestoreOptions) (key *crypt.Key, note strin
 		return key, fmt.Sprintf(encDecrypted, key.Fingerprint().Short()), nil
 	}
 	return key, "", nil
-}
-
-func parseManifest(blob []byte) (*store.Manifest, error) {
-	data, err := chunk.DecodeBlob(nil, blob, maxTapeManifest)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w: %w", store.ManifestName, store.ErrBadManifest, err)
-	}
-	var m store.Manifest
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("%s: %w: %v", store.ManifestName, store.ErrBadManifest, err)
-	}
-	return &m, nil
 }
 
 // noteKeys records the key each chunk of p is checked with.

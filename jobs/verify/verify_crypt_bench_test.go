@@ -50,6 +50,8 @@ func BenchmarkVerifyEncrypted(b *testing.B) {
 					vs = cryptBenchKeys
 				}
 				b.SetBytes(size)
+				cpu := crypttest.CPUTime()
+				defer func() { b.ReportMetric((crypttest.CPUTime()-cpu).Seconds()/float64(b.N), "cpu-s/op") }()
 				for b.Loop() {
 					st, rep, _ := runVerify(b, vs, map[string]string{"ns": c.ns, "chunk-order": "index",
 						"verify-threads": strconv.Itoa(threads)})

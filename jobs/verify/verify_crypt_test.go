@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -44,7 +45,10 @@ func TestVerifyEncrypted(t *testing.T) {
 	if !strings.Contains(r.Encryption, "not given") || !strings.Contains(r.Encryption, k.Fingerprint().Short()) {
 		t.Errorf("without key: encryption note %q", r.Encryption)
 	}
-	if r := snapResult(t, rep, plain); r.Encryption != "" {
+	if next := strings.Join(rep.Next, "\n"); !r.WithoutKey || !strings.Contains(next, "--keyfile") || !strings.Contains(next, enc.String()) {
+		t.Errorf("without key: next steps %q", next)
+	}
+	if r := snapResult(t, rep, plain); r.Encryption != "" || r.WithoutKey {
 		t.Errorf("plain snapshot: encryption note %q", r.Encryption)
 	}
 	if vs, _ := verifyState(t, s, enc); vs.State != SnapOK {
@@ -233,6 +237,40 @@ func TestVerifyKeysDoNotMix(t *testing.T) {
 	for _, d := range chunksOf(t, s, e1, "disk.img.fidx") {
 		if !s.HasChunk(d) {
 			t.Errorf("chunk %s of %s was moved aside", d, e1)
+		}
+	}
+}
+
+// Without the key, an encrypted chunk's ciphertext must fit the plain
+// size the index gives it: as many bytes when stored uncompressed. A
+// chunk replaced by another encrypted blob of another size fails its
+// snapshot without the key (and stays: the chunk may be right and the
+// index wrong); with the key its keyed digest condemns it.
+func TestVerifyEncryptedSize(t *testing.T) {
+	for _, withKey := range []bool{false, true} {
+		s := testStore(t)
+		ns := "crypt-size-" + strconv.FormatBool(withKey)
+		k := newKey(t)
+		snap := backupEncrypted(t, s, store.Group{NS: store.NS(ns), Type: store.TypeVM, ID: "1"}, t0, crypttest.Data(ns), k)
+		d := chunksOf(t, s, snap, "disk.img.fidx")[0] // random data: stored uncompressed
+		other, err := chunk.EncodeEncryptedBlob(nil, randBytes(ns, testChunk-100), k, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(s.ChunkPath(d), other, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		vs, want := s, "holds 65436 bytes of ciphertext, the index says 65536 plain bytes"
+		if withKey {
+			vs, want = keyedView(t, s, k), chunk.ErrDigest.Error()
+		}
+		_, rep, _ := runVerify(t, vs, map[string]string{"ns": ns})
+		r := snapResult(t, rep, snap)
+		if errs := strings.Join(r.Errors, "\n"); r.State != SnapFailed || !strings.Contains(errs, want) {
+			t.Errorf("with key %v: %s %q, want failed with %q", withKey, r.State, errs, want)
+		}
+		if moved := !s.HasChunk(d); moved != withKey || rep.ChunksCorrupt != btoi(withKey) {
+			t.Errorf("with key %v: chunk moved aside %v, %d corrupt", withKey, moved, rep.ChunksCorrupt)
 		}
 	}
 }

@@ -60,7 +60,10 @@ type SnapshotResult struct {
 	Damaged bool `json:"damaged,omitempty"`
 	// Encryption says how an encrypted or signed snapshot was checked:
 	// with its key (named by fingerprint), or without it.
-	Encryption string   `json:"encryption,omitempty"`
+	Encryption string `json:"encryption,omitempty"`
+	// WithoutKey: encrypted with a key the job was not given, so its
+	// chunks' digests and its manifest's signature were not checked.
+	WithoutKey bool     `json:"without_key,omitempty"`
 	BadChunks  int      `json:"bad_chunks,omitempty"`
 	Errors     []string `json:"errors,omitempty"`
 	ErrorCount int      `json:"error_count,omitempty"`
@@ -132,6 +135,17 @@ func (r *VerifyReport) nextSteps(cancelled bool) []string {
 	}
 	if len(failed) > 0 {
 		out = append(out, "Then verify the failed snapshots again: cairn verify "+strings.Join(failed, " "))
+	}
+	var keyless []string
+	for _, s := range r.Snapshots {
+		if s.WithoutKey && s.State == SnapOK {
+			keyless = append(keyless, s.Snapshot)
+		}
+	}
+	if len(keyless) > 0 {
+		out = append(out, fmt.Sprintf("%d encrypted snapshot(s) were checked without their key (CRC, structure and "+
+			"sizes, as PBS does): verify them with --keyfile to check their data and manifest signatures too: %s",
+			len(keyless), strings.Join(keyless, " ")))
 	}
 	switch {
 	case len(failed) > 0 || cancelled:

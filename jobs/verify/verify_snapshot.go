@@ -62,6 +62,7 @@ func (v *verifier) verifySnapshot(ctx context.Context, j *jobs.Job, snap store.S
 	if key.err != nil {
 		fail(true, "manifest: %v", key.err)
 	}
+	res.WithoutKey = key.missing
 	if res.Encryption = key.note(m); res.Encryption != "" {
 		j.Logf("%s: %s", snap, res.Encryption)
 	}

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -169,6 +170,7 @@ func TestVerifyFindsDamage(t *testing.T) {
 func TestVerifyDynamicEncryptedAndBlobs(t *testing.T) {
 	s := testStore(t)
 	ctx := t.Context()
+	fp := newKey(t).Fingerprint()
 	build := func(id string, sizeSkew int, conf []byte) store.Snapshot {
 		g := store.Group{NS: "dyn", Type: store.TypeCT, ID: id}
 		b, err := s.StartBackup(ctx, g, t0)
@@ -201,12 +203,13 @@ func TestVerifyDynamicEncryptedAndBlobs(t *testing.T) {
 			t.Fatal(err)
 		}
 		b.AddFile(store.FileInfo{Filename: "root.pxar.didx", Size: uint64(size), Csum: store.CsumHex(csum)})
-		// An encrypted image: its chunk can only be checked by CRC.
+		// An encrypted image whose key is not given: its chunk can only
+		// be checked by CRC and ciphertext size (900 bytes, stored as is).
 		fw, err := store.NewFixedWriter(filepath.Join(b.Dir(), "secret.img.fidx"), testChunk)
 		if err != nil {
 			t.Fatal(err)
 		}
-		enc := slices.Concat(chunk.MagicEncrypted[:], make([]byte, 4), randBytes("enc "+id, 1000))
+		enc := slices.Concat(chunk.MagicEncrypted[:], make([]byte, 4), randBytes("enc "+id, chunk.EncryptedHeaderSize-chunk.BlobHeaderSize+900))
 		putCRC(enc)
 		ed := chunk.Sum(randBytes("enc key "+id, 8))
 		if _, err := s.InsertChunk(ed, enc); err != nil {
@@ -225,6 +228,14 @@ func TestVerifyDynamicEncryptedAndBlobs(t *testing.T) {
 		if err := b.Finish(); err != nil {
 			t.Fatal(err)
 		}
+		// the manifest names the key it is encrypted with
+		err = s.UpdateManifest(ctx, b.Snapshot(), func(m *store.Manifest) error {
+			m.Unprotected["key-fingerprint"], err = json.Marshal(fp.String())
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 		return b.Snapshot()
 	}
 	good := build("good", 0, []byte("cores: 2\n"))
@@ -235,8 +246,11 @@ func TestVerifyDynamicEncryptedAndBlobs(t *testing.T) {
 	if st.State != jobs.StateFailed || rep.SnapshotsOK != 1 || rep.SnapshotsFailed != 1 {
 		t.Fatalf("state %s, report %+v", st.State, rep)
 	}
-	if r, _ := resultOf(rep, good); r.State != SnapOK {
+	if r, _ := resultOf(rep, good); r.State != SnapOK || !strings.Contains(r.Encryption, "not given") {
 		t.Errorf("good snapshot: %+v", r)
+	}
+	if rep.ChunksWithoutKey != 2 {
+		t.Errorf("%d chunks checked without key, want 2", rep.ChunksWithoutKey)
 	}
 	r, _ := resultOf(rep, bad)
 	errs := strings.Join(r.Errors, "\n")

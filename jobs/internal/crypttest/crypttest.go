@@ -13,6 +13,7 @@ import (
 	"maps"
 	"os"
 	"slices"
+	"syscall"
 	"testing"
 	"time"
 
@@ -179,4 +180,13 @@ func RewriteChunk(t testing.TB, s *store.Store, d chunk.Digest, fixCRC bool, edi
 func FlipTag(t testing.TB, s *store.Store, d chunk.Digest) {
 	t.Helper()
 	RewriteChunk(t, s, d, false, func(b []byte) { b[chunk.BlobHeaderSize+crypt.IVSize+3] ^= 1 })
+}
+
+// CPUTime is the CPU time (user and system) the process has used: what
+// benchmarks compare plain and encrypted runs by on a shared machine,
+// where elapsed time depends on the neighbours.
+func CPUTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
