@@ -312,6 +312,18 @@ func TestCryptTwoKeysVerifyDamage(t *testing.T) {
 	if r.code == 0 || r.stdout != "" || !strings.Contains(r.stderr, "index.json.blob") || !strings.Contains(r.stderr, "signature") {
 		t.Errorf("cat with a tampered manifest signature: exit %d %d bytes %s", r.code, len(r.stdout), r.stderr)
 	}
+	// The mount answers EIO for it, with a log line, and reads the other.
+	mnt, _, logFile := daemonMount(t, e.st, append([]string{"--ns", e.ns}, both...)...)
+	rel := func(s string) string { return strings.TrimPrefix(s, "ns/"+e.ns+"/") }
+	if _, err := os.ReadDir(filepath.Join(mnt, rel(b))); !errors.Is(err, syscall.EIO) {
+		t.Errorf("readdir of the snapshot whose signature fails: %v, want EIO", err)
+	}
+	if got, err := os.ReadFile(filepath.Join(mnt, rel(a), "disk.img")); err != nil || !bytes.Equal(got, src.imgData) {
+		t.Errorf("the other snapshot through the same mount: %v", err)
+	}
+	if logged, _ := os.ReadFile(logFile); !strings.Contains(string(logged), "index.json.blob") || !strings.Contains(string(logged), rel(b)) {
+		t.Errorf("no log line on the failing signature:\n%s", logged)
+	}
 }
 
 // tamperSignature changes one digit of a manifest blob's "signature".
