@@ -173,3 +173,28 @@ func TestTreeEncrypted(t *testing.T) {
 		t.Fatalf("without the key: %v", err)
 	}
 }
+
+// A signed-only image (a key, plain chunks) restores with the key, its
+// zero chunks known by their plain digest.
+func TestImageSignOnly(t *testing.T) {
+	s := storetest.NewStore(t)
+	k := crypttest.NewKey(t)
+	img := slices.Concat(randBytes(3*cs, 21), make([]byte, 4*cs), randBytes(100, 22))
+	snap := storetest.BackupImage(t, s, cryptGroup, time.Unix(1700000000, 0), storetest.Image{Data: img, ChunkSize: cs})
+	crypttest.SignOnly(t, s, snap, k)
+	if _, err := openImage(t, s, snap); !errors.Is(err, store.ErrKeyMissing) {
+		t.Fatalf("without the key: %v", err)
+	}
+	x, err := openImage(t, crypttest.KeyedView(t, s, k), snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if store.IndexKey(x) == nil {
+		t.Fatal("the index of a signed snapshot has no key")
+	}
+	var out bytes.Buffer
+	rep, err := Image(context.Background(), x, s, Target{Stream: &out}, Options{Threads: 2})
+	if err != nil || !bytes.Equal(out.Bytes(), img) || rep.ZeroBytes != 4*cs {
+		t.Fatalf("signed-only image: %v, equal %v, %d zero bytes", err, bytes.Equal(out.Bytes(), img), rep.ZeroBytes)
+	}
+}

@@ -123,13 +123,11 @@ func (r *imageRestore) damaged() []Damage {
 
 // isZero tells whether chunk i is all zeros by its digest, so such
 // chunks are recognised without loading them: the plain digest of zeros
-// of its size, or of an encrypted archive the keyed one.
+// of its size, or with a key (an encrypted archive's) the keyed one; a
+// signed-only archive has a key and plain chunks.
 func (r *imageRestore) isZero(i int) bool {
 	d, start, end := r.idx.Chunk(i)
-	if r.key == nil {
-		return d == chunk.ZeroDigest(int(end-start))
-	}
-	return d == r.keyedZero(int(end-start))
+	return d == chunk.ZeroDigest(int(end-start)) || (r.key != nil && d == r.keyedZero(int(end-start)))
 }
 
 // keyedZero returns the keyed digest of size zero bytes, computed once
@@ -148,11 +146,11 @@ func (r *imageRestore) keyedZero(size int) chunk.Digest {
 	return d
 }
 
-// decode decodes and checks a chunk's blob: with the snapshot's key
-// (decrypted into b.dec), else plain data in place and compressed data
-// into b.dec.
+// decode decodes and checks a chunk's blob: an encrypted one with the
+// snapshot's key, decrypted into b.dec; a plain one (also of a
+// signed-only archive) in place, or into b.dec when compressed.
 func (r *imageRestore) decode(b *buffers, blob []byte, d chunk.Digest, size int) ([]byte, error) {
-	if r.key == nil {
+	if kind, _ := chunk.BlobKind(blob); r.key == nil || !kind.Encrypted() {
 		return chunk.DecodeChunkReuse(&b.dec, blob, d, size)
 	}
 	out, err := chunk.DecodeChunkKey(b.dec, blob, d, size, r.key)

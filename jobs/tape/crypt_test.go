@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -123,6 +124,13 @@ func TestTapeEncryptedWithKey(t *testing.T) {
 	sameSnapshot(t, f.s, target, f.good)
 	sameSnapshot(t, f.s, target, f.plain)
 	snap, _ := ParseSnapshot(f.good)
+	for d, kind := range crypttest.Chunks(t, f.s, snap, "disk.img.fidx") {
+		a, _ := os.ReadFile(f.s.ChunkPath(d))
+		b, err := os.ReadFile(target.ChunkPath(d))
+		if !kind.Encrypted() || err != nil || !bytes.Equal(a, b) {
+			t.Fatalf("chunk %s (%s) differs after the tape (%v)", d, kind, err)
+		}
+	}
 	m, err := target.ReadManifest(snap)
 	if err != nil {
 		t.Fatal(err)

@@ -76,7 +76,9 @@ type pendingSnapshot struct {
 // Restore restores snapshots of a media set into sink: the snapshot
 // archives first (their indexes tell which chunks are needed), then only
 // the chunk archives holding chunks the sink lacks; every chunk's CRC
-// and digest are checked before insert. A snapshot is committed only when
+// and digest are checked before insert (an encrypted chunk's keyed
+// digest when opt.SnapshotKey gives its snapshot's key, else its CRC and
+// header: restorekeys.go). A snapshot is committed only when
 // all its chunks are in the sink; otherwise it is removed and reported
 // failed while the others go on.
 func Restore(ctx context.Context, d *drive.Drive, sink Sink, opt RestoreOptions) (*RestoreReport, error) {

@@ -26,16 +26,8 @@ func TestVerifyRemoteStore(t *testing.T) {
 	good := backupImage(t, s, g, t0, randBytes("remote-good", 3*testChunk))
 	bad := backupImage(t, s, store.Group{Type: store.TypeCT, ID: "remote"}, t0, randBytes("remote-bad", 4*testChunk))
 	victim := chunksOf(t, s, bad, "disk.img.fidx")[1]
-	cred, err := objstore.LoadCredentials(cfg.CredentialsFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := objstore.Open(ctx, cfg.Config, cred, objstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, key := openBucket(t, cfg), chunkObject(victim)
 	h := victim.String()
-	key := ".chunks/" + h[:4] + "/" + h
 	garbage, err := chunk.EncodeBlob(nil, randBytes("not the chunk", testChunk), true)
 	if err != nil {
 		t.Fatal(err)
@@ -73,4 +65,24 @@ func TestVerifyRemoteStore(t *testing.T) {
 			t.Errorf("%s: verify state %+v in the bucket, want %s", snap, vs, want)
 		}
 	}
+}
+
+// openBucket opens the bucket of a remote store behind cairn's back.
+func openBucket(t testing.TB, cfg store.RemoteConfig) *objstore.Bucket {
+	t.Helper()
+	cred, err := objstore.LoadCredentials(cfg.CredentialsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := objstore.Open(context.Background(), cfg.Config, cred, objstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// chunkObject is the object key of chunk d.
+func chunkObject(d chunk.Digest) string {
+	h := d.String()
+	return ".chunks/" + h[:4] + "/" + h
 }

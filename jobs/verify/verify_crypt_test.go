@@ -225,6 +225,9 @@ func TestVerifyKeysDoNotMix(t *testing.T) {
 	if st.State != jobs.StateFailed || rep.SnapshotsOK != 2 || rep.SnapshotsFailed != 1 || rep.ChunksCorrupt != 0 {
 		t.Fatalf("both keys: state %s, report %+v", st.State, rep)
 	}
+	if rep.ChunksDecrypted != n { // a-forged goes first: its failures find k1, which e1 and e1b then reuse
+		t.Errorf("both keys: %d chunks decrypted, want %d", rep.ChunksDecrypted, n)
+	}
 	r := snapResult(t, rep, forged)
 	if errs := strings.Join(r.Errors, "\n"); r.State != SnapFailed || !strings.Contains(errs, "but with key "+k1.Fingerprint().Short()) {
 		t.Errorf("forged: %s %q", r.State, errs)

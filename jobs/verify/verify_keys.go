@@ -117,6 +117,7 @@ func (v *verifier) elsewhere(it *item, blob []byte, dec *[]byte) (badChunk, bool
 		v.mu.Lock()
 		v.chunks[chunkRef{it.d, o.ref}] = chunkInfo{state: chunkOK, facts: f}
 		v.mu.Unlock()
+		v.decrypted.Add(1)
 		return badChunk{it: *it, index: true, reason: fmt.Sprintf("index %s: chunk %s does not decrypt with the snapshot's key %s "+
 			"but with key %s of another snapshot; the chunk is good and stays in place",
 			it.file, it.d, it.key.Fingerprint().Short(), o.key.Fingerprint().Short())}, true

@@ -8,6 +8,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
 	"hash/crc32"
 	"io"
 	"maps"
@@ -189,4 +191,39 @@ func CPUTime() time.Duration {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// SignOnly makes the plain snapshot snap a signed-only one, as PBS's
+// --crypt-mode sign-only writes it: plain chunks and blobs, every file
+// "sign-only", the manifest naming key and signed with it.
+func SignOnly(t testing.TB, s *store.Store, snap store.Snapshot, key *crypt.Key) {
+	t.Helper()
+	err := s.UpdateManifest(context.Background(), snap, func(m *store.Manifest) error {
+		for i := range m.Files {
+			m.Files[i].CryptMode = store.CryptSignOnly
+		}
+		fp, err := json.Marshal(key.Fingerprint().String())
+		if err != nil {
+			return err
+		}
+		if m.Unprotected == nil {
+			m.Unprotected = map[string]json.RawMessage{}
+		}
+		m.Unprotected["key-fingerprint"] = fp
+		m.Signature = nil
+		js, err := json.Marshal(m)
+		if err != nil {
+			return err
+		}
+		sum, err := key.ManifestSignature(js)
+		if err != nil {
+			return err
+		}
+		sig := hex.EncodeToString(sum[:])
+		m.Signature = &sig
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
