@@ -2,6 +2,7 @@ package fs
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -156,7 +157,7 @@ func (d *dir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 // cancelled request) and maps it to an errno.
 func (f *mountFS) listErr(what string, err error) syscall.Errno {
 	e := errno(err)
-	if e == syscall.EIO {
+	if e == syscall.EIO && !errors.As(err, new(loggedError)) {
 		f.log.Error("listing failed", "dir", what, "err", err)
 	}
 	return e

@@ -32,6 +32,15 @@
 // the next small files of its directory in the page cache (prefill.go). A corrupt or missing chunk fails the read that
 // needs it with EIO and one log line; every other read goes on.
 //
+// Encrypted snapshots (PBS's client-side encryption) read through the
+// keys the store was given (store.Store.SetKeys, cairn mount --keyfile),
+// each with the key its manifest names; the mount decrypts as it reads
+// and shows the same bytes as a plain snapshot's. A snapshot whose key
+// the mount lacks is a directory answering EACCES, with one log line
+// naming it and its key's short fingerprint; one whose manifest
+// signature fails answers EIO (crypt.go). Plain snapshots of the same
+// store read as ever.
+//
 // This package knows go-fuse and the store's API; it parses no on-disk
 // format itself.
 package fs

@@ -34,6 +34,7 @@ type mountFS struct {
 	prefill    *prefiller // small files stored in the page cache ahead (prefill.go)
 	openTrees  sync.Map   // *openTree → true: closed at unmount
 	lazyFiles  sync.Map   // *lazyFile → true: released at unmount
+	keyLogged  sync.Map   // snapshot name → true: why it cannot be read was logged (crypt.go)
 	served     atomic.Int64
 	readErrors atomic.Int64
 }

@@ -76,6 +76,8 @@ func errno(err error) syscall.Errno {
 		return 0
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return syscall.EINTR
+	case errors.Is(err, store.ErrKeyMissing):
+		return syscall.EACCES // an encrypted snapshot whose key the mount was not given
 	case store.IsChunkError(err):
 		return syscall.EIO
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, iofs.ErrNotExist):

@@ -19,6 +19,9 @@ func (f *mountFS) snapshotLister(snap store.Snapshot) lister {
 		if err != nil {
 			return nil, err
 		}
+		if err := f.checkKey(snap, m); err != nil {
+			return nil, err
+		}
 		var es []entry
 		for _, a := range store.Archives(m) {
 			path := snap.String() + "/" + a.Name

@@ -24,6 +24,7 @@ type backupOpts struct {
 	workers     int
 	at          string
 	noSync      bool
+	masterPub   string // --master-pubkey
 	pxar        pxarOpts
 }
 
@@ -92,6 +93,8 @@ type backupSummary struct {
 	ReusedBytes int64         `json:"reused_bytes,omitempty"`
 	Errors      int64         `json:"errors"`
 	FileArchive []pxarSummary `json:"file_archives,omitempty"`
+	// KeyFingerprint is the key an encrypted backup used (absent: plain).
+	KeyFingerprint string `json:"key_fingerprint,omitempty"`
 }
 
 func (a *app) backupCmd() *cobra.Command {
@@ -134,6 +137,8 @@ and owner are unchanged but references their data in the previous snapshot.`,
 	f.StringVar(&o.at, "time", "", "snapshot time (RFC 3339; default now): newer than the group's newest snapshot, at most a day ahead")
 	f.BoolVar(&o.noSync, "no-sync", false, "do not syncfs the store before writing the manifest")
 	o.pxar.flags(f)
+	a.keyfileFlags(cmd, true)
+	f.StringVar(&o.masterPub, "master-pubkey", "", "with --keyfile: store the key file wrapped for this RSA master public key (PEM), for recovery with 'cairn key recover'")
 	a.lockWaitFlag(cmd)
 	cmd.MarkFlagRequired("id")
 	return cmd
@@ -165,6 +170,13 @@ func (a *app) backup(o backupOpts, args []string) error {
 	if err := g.Check(); err != nil {
 		return usageErr("--type/--id/--ns: %v", err)
 	}
+	if o.masterPub != "" && slices.ContainsFunc(specs, func(sp backupSpec) bool { return sp.name == store.MasterKeyBlob }) {
+		return usageErr("archive %s: --master-pubkey writes the wrapped key under that name", store.MasterKeyBlob)
+	}
+	enc, err := a.backupEncryption(o)
+	if err != nil {
+		return err
+	}
 	in, err := a.openInputs(specs)
 	if err != nil {
 		return err
@@ -192,6 +204,10 @@ func (a *app) backup(o backupOpts, args []string) error {
 	}
 	if o.noSync {
 		b.Sync = store.SyncNone
+	}
+	if err := enc.start(b); err != nil {
+		b.Abort()
+		return fmt.Errorf("backup %s failed, nothing kept: %w", b.Snapshot(), err)
 	}
 	start := time.Now()
 	imgStats, pxarStats := new(store.UploadStats), new(store.UploadStats)
@@ -232,6 +248,9 @@ func (a *app) backup(o backupOpts, args []string) error {
 		return fmt.Errorf("backup %s failed, nothing kept: %w", b.Snapshot(), err)
 	}
 	sum := newBackupSummary(b.Snapshot(), imgStats.Snapshot(), pxarStats.Snapshot(), sums, time.Since(start))
+	if enc.key != nil {
+		sum.KeyFingerprint = enc.key.Fingerprint().String()
+	}
 	if err := a.printBackupSummary(o, sum); err != nil {
 		return err
 	}
@@ -301,6 +320,9 @@ func (a *app) printBackupSummary(o backupOpts, sum backupSummary) error {
 	fmt.Fprintf(w, "  dedup     %s\n  compress  %s\n", ratio(sum.DedupRatio), ratio(sum.CompressRatio))
 	for _, p := range sum.FileArchive {
 		p.print(w)
+	}
+	if sum.KeyFingerprint != "" {
+		fmt.Fprintf(w, "  encrypted with key %s\n", sum.KeyFingerprint)
 	}
 	el := time.Duration(sum.Seconds * float64(time.Second))
 	fmt.Fprintf(w, "  time      %s, %.1f MB/s\n", el.Round(time.Millisecond), sum.MBps)

@@ -57,6 +57,7 @@ func (a *app) catCmd() *cobra.Command {
 			return a.catArchive(s, snap, m, ar, cs, readahead)
 		},
 	}
+	a.keyfileFlags(cmd, false)
 	nsFlag(cmd, &ns)
 	cmd.Flags().StringVar(&cacheSize, "cache-size", "64M", "chunk cache size (at least 128M on a remote store unless given)")
 	cmd.Flags().BoolVar(&asTar, "tar", false, "write PATH (default: the root) of a file archive as a tar stream, as cairn dump does")

@@ -87,6 +87,7 @@ changed). --json prints one document, described in docs/json.md.`,
 		Args: cobra.RangeArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.diff(o, args) },
 	}
+	a.keyfileFlags(cmd, false)
 	nsFlag(cmd, &o.ns)
 	cmd.Flags().BoolVar(&o.content, "content", false, "also compare the content (SHA-256) of files of equal size: reads their payloads")
 	cmd.Flags().BoolVar(&o.json, "json", false, "print the changes and summary as JSON (docs/json.md)")
@@ -120,6 +121,7 @@ func (a *app) diff(o diffOpts, args []string) error {
 	if err != nil {
 		return err
 	}
+	warnKeysDiffer(a, snap1, m1, snap2, m2)
 	names, err := diffArchiveNames(m1, m2, args[2:])
 	if err != nil {
 		return usageErr("snapshots %s and %s: %v", snap1, snap2, err)

@@ -6,4 +6,10 @@
 // foreground commands alike. The logic lives in the packages it calls
 // (one package per job kind), and every command runs in-process through
 // run, so tests can drive it without a subprocess.
+//
+// Encryption keys (keyfiles.go): the commands that read or write archive
+// data take --keyfile (keyfileFlags); openStore loads the key files once
+// per command, before the store is opened, and gives them to the store
+// (store.Store.SetKeys), through which every reader and job finds a
+// snapshot's key; run wipes them at exit. Only fingerprints are printed.
 package main

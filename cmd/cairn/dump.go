@@ -37,6 +37,7 @@ A tar stream is never written to a terminal.`,
 		Args: cobra.RangeArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.dump(cmd, args, cacheSize) },
 	}
+	a.keyfileFlags(cmd, false)
 	nsFlag(cmd, &ns)
 	cmd.Flags().StringVar(&cacheSize, "cache-size", "64M", "chunk cache size (at least 128M on a remote store unless given)")
 	return cmd

@@ -64,6 +64,7 @@ payload stream (file contents).
 		},
 	}
 	f := cmd.Flags()
+	a.keyfileFlags(cmd, false)
 	nsFlag(cmd, &o.ns)
 	f.StringVar(&o.cacheSize, "cache-size", "64M", "chunk cache size")
 	f.StringVar(&o.name, "name", "", "entry name matches this glob")

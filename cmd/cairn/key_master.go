@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cairnfs/cairn/crypt/keyfile"
+	"github.com/cairnfs/cairn/store"
 )
 
 // envMasterPasswordFile names the file the master key's passphrase is read
@@ -63,29 +64,35 @@ func (a *app) keyCreateMasterCmd() *cobra.Command {
 }
 
 func (a *app) keyRecoverCmd() *cobra.Command {
-	var master, pwFile string
+	var master, pwFile, snapshot string
 	cmd := &cobra.Command{
-		Use:   "recover --master-key PRIVATE.pem BLOB OUT",
+		Use:   "recover --master-key PRIVATE.pem (BLOB | --snapshot SNAPSHOT) OUT",
 		Short: "recover a key file wrapped for the master key (rsa-encrypted.key.blob)",
 		Long: "Decrypts BLOB (a key file wrapped for the master public key, PBS's\n" +
-			"rsa-encrypted.key.blob) with the private master key and writes the key file to\n" +
-			"the new file OUT, as it was (still under its own passphrase; cairn key\n" +
-			"change-passphrase gives it a new one).",
-		Args: cobra.ExactArgs(2),
+			"rsa-encrypted.key.blob, as 'cairn cat SNAPSHOT rsa-encrypted.key.blob' writes it)\n" +
+			"or, with --snapshot, the one a snapshot of the store (--store) carries, made by\n" +
+			"'cairn backup --keyfile K --master-pubkey PUBLIC.pem'. It needs the private master\n" +
+			"key and writes the key file to the new file OUT, as it was (still under its own\n" +
+			"passphrase; cairn key change-passphrase gives it a new one).",
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(_ *cobra.Command, args []string) error {
 			if master == "" {
 				return usageErr("recover needs --master-key PRIVATE.pem")
 			}
-			if _, err := os.Lstat(args[1]); err == nil {
-				return fmt.Errorf("key file %s exists already; cairn does not replace key files", args[1])
+			if (snapshot == "") != (len(args) == 2) {
+				return usageErr("recover takes BLOB OUT, or --snapshot SNAPSHOT OUT")
+			}
+			out := args[len(args)-1]
+			if _, err := os.Lstat(out); err == nil {
+				return fmt.Errorf("key file %s exists already; cairn does not replace key files", out)
 			}
 			pemData, err := os.ReadFile(master)
 			if err != nil {
 				return fmt.Errorf("master key: %w", err)
 			}
-			blob, err := os.ReadFile(args[0])
+			name, blob, err := a.wrappedKey(snapshot, args)
 			if err != nil {
-				return fmt.Errorf("wrapped key: %w", err)
+				return err
 			}
 			pw, err := a.passphrase(pwFile, envMasterPasswordFile, "passphrase of "+master, false)
 			if err != nil {
@@ -96,11 +103,11 @@ func (a *app) keyRecoverCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, err := keyfile.UnwrapRSA(priv, args[0], blob)
+			c, err := keyfile.UnwrapRSA(priv, name, blob)
 			if err != nil {
 				return err
 			}
-			if err := c.WriteNew(args[1]); err != nil {
+			if err := c.WriteNew(out); err != nil {
 				return err
 			}
 			if !a.quiet {
@@ -108,12 +115,40 @@ func (a *app) keyRecoverCmd() *cobra.Command {
 				if c.Fingerprint != nil {
 					fp = c.Fingerprint.String()
 				}
-				fmt.Fprintf(a.stdout, "recovered key file %s, fingerprint %s\n", args[1], fp)
+				fmt.Fprintf(a.stdout, "recovered key file %s, fingerprint %s\n", out, fp)
 			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&master, "master-key", "", "the private master key (PEM) the blob was wrapped for")
+	cmd.Flags().StringVar(&snapshot, "snapshot", "", "read the wrapped key from this snapshot of the store: [ns/NAME/…]TYPE/ID/TIME|latest")
 	cmd.Flags().StringVar(&pwFile, "master-password-file", "", "read the master key's passphrase from this file (else $"+envMasterPasswordFile+" or the terminal)")
 	return cmd
+}
+
+// wrappedKey reads the wrapped key file: the file args[0], or the
+// rsa-encrypted.key.blob of snapshot (no key needed: it is a plain blob).
+func (a *app) wrappedKey(snapshot string, args []string) (name string, blob []byte, err error) {
+	if snapshot == "" {
+		blob, err = os.ReadFile(args[0])
+		if err != nil {
+			return "", nil, fmt.Errorf("wrapped key: %w", err)
+		}
+		return args[0], blob, nil
+	}
+	s, err := a.openStore()
+	if err != nil {
+		return "", nil, err
+	}
+	defer s.Close()
+	snap, m, err := a.resolveSnapshot(s, snapshot)
+	if err != nil {
+		return "", nil, err
+	}
+	name = snap.String() + "/" + store.MasterKeyBlob
+	if _, ok := m.File(store.MasterKeyBlob); !ok {
+		return "", nil, fmt.Errorf("snapshot %s has no %s: it was not backed up with --master-pubkey", snap, store.MasterKeyBlob)
+	}
+	blob, err = s.ReadBlob(snap, m, store.MasterKeyBlob)
+	return name, blob, err
 }

@@ -59,6 +59,7 @@ Names are printed escaped ("a\nb") when they hold control characters.`,
 			})
 		},
 	}
+	a.keyfileFlags(cmd, false)
 	nsFlag(cmd, &o.ns)
 	cmd.Flags().StringVar(&o.cacheSize, "cache-size", "64M", "chunk cache size")
 	cmd.Flags().BoolVarP(&o.dirItself, "directory", "d", false, "show a directory itself, not its entries")

@@ -78,6 +78,7 @@ fusermount3 (package fuse3), and --allow-other needs user_allow_other in
 	f.BoolVar(&o.debug, "debug", false, "log every FUSE request")
 	f.BoolVar(&o.daemon, "daemon", false, "run in the background once the mount is ready (exit 0), or exit with the mount's error")
 	f.StringVar(&o.logFile, "log-file", "", "with --daemon: append the log (and --stats) to this file (default: discarded)")
+	a.keyfileFlags(cmd, false)
 	return cmd
 }
 

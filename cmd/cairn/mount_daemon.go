@@ -25,6 +25,7 @@ const (
 	daemonEnv     = "CAIRN_MOUNT_DAEMON_CHILD"
 	daemonReadyFD = 3
 	daemonLogFD   = 4
+	daemonPassFD  = 5 // the key files' passphrase typed at the parent's terminal
 )
 
 // daemonChild tells whether this process is the child of --daemon (and
@@ -67,6 +68,13 @@ func daemonReady() error {
 // daemonize starts the mount in the background and waits until it is
 // ready or has failed. logFile receives the daemon's log ("": discarded).
 func (a *app) daemonize(logFile string) error {
+	pass, err := a.daemonPassphrase()
+	if err != nil {
+		return err
+	}
+	if pass != nil {
+		defer pass.Close()
+	}
 	log, err := openDaemonLog(logFile)
 	if err != nil {
 		return err
@@ -83,7 +91,7 @@ func (a *app) daemonize(logFile string) error {
 		return fmt.Errorf("--daemon: %w", err)
 	}
 	defer errR.Close()
-	cmd, err := startDaemon(readyW, errW, log)
+	cmd, err := startDaemon(readyW, errW, log, pass)
 	readyW.Close()
 	errW.Close()
 	if err != nil {
@@ -129,8 +137,9 @@ func (a *app) daemonize(logFile string) error {
 
 // startDaemon runs this program again with the same arguments as the
 // --daemon child: in a new session, stdin and stdout on /dev/null,
-// stderr on errW, ready and log as fds 3 and 4.
-func startDaemon(ready, errW, log *os.File) (*exec.Cmd, error) {
+// stderr on errW, ready and log as fds 3 and 4, pass (when not nil: the
+// key files' passphrase) as fd 5.
+func startDaemon(ready, errW, log, pass *os.File) (*exec.Cmd, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("--daemon: cannot find this program to run it again: %w", err)
@@ -139,6 +148,10 @@ func startDaemon(ready, errW, log *os.File) (*exec.Cmd, error) {
 	cmd.Env = append(os.Environ(), daemonEnv+"=1")
 	cmd.Stderr = errW
 	cmd.ExtraFiles = []*os.File{ready, log} // daemonReadyFD, daemonLogFD
+	if pass != nil {
+		cmd.ExtraFiles = append(cmd.ExtraFiles, pass) // daemonPassFD
+		cmd.Env = append(cmd.Env, fmt.Sprintf("%s=/dev/fd/%d", envPasswordFile, daemonPassFD))
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("--daemon: start %s: %w", exe, err)

@@ -45,6 +45,7 @@ type app struct {
 	quiet     bool          // -q: errors only, no progress, no summary
 	logFormat string        // --log-format: text or json
 	lockWait  time.Duration // --lock-wait of the commands that take locks
+	keyOpts   keyOpts       // --keyfile of the commands that read or write archive data
 }
 
 // newLogger returns a logger writing to stderr in the --log-format, at
@@ -70,11 +71,16 @@ func (a *app) openStore() (*store.Store, error) {
 	if a.lockWait < 0 {
 		return nil, usageErr("--lock-wait %s is negative", a.lockWait)
 	}
+	keys, err := a.loadKeys() // before the store: a key file that fails stops the command first
+	if err != nil {
+		return nil, err
+	}
 	s, err := store.Open(a.storeDir)
 	if err != nil {
 		return nil, err
 	}
 	s.SetLockWait(a.lockWait)
+	s.SetKeys(keys)
 	return s, nil
 }
 
@@ -94,6 +100,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	defer a.wipeKeys()
 	cmd, err := root.ExecuteContextC(ctx)
 	if err != nil && !a.started && !errors.Is(err, errUsage) {
 		err = usageErr("%v", err) // found by cobra before the command ran: flags, arguments
@@ -133,6 +140,8 @@ func (a *app) hint(cmd, root *cobra.Command, err error) {
 		}
 		fmt.Fprintf(a.stderr, "cairn: the store was looked for at %s (%s); choose another with --store DIR or CAIRN_STORE=DIR, or create one there with 'cairn init'\n",
 			a.storeDir, from)
+	case errors.Is(err, store.ErrKeyMissing):
+		fmt.Fprintf(a.stderr, "cairn: give the snapshot's key file with --keyfile FILE ('cairn key show FILE' prints its fingerprint)\n")
 	case errors.Is(err, errUsage) && cmd != nil:
 		fmt.Fprintf(a.stderr, "cairn: see '%s --help'\n", cmd.CommandPath())
 	}
@@ -214,6 +223,7 @@ func (a *app) rootCmd() *cobra.Command {
 				return usageErr("--log-format %q: want text or json", a.logFormat)
 			}
 			a.logger = a.newLogger(slog.LevelInfo)
+			a.keyOpts.wanted = cmd.Flags().Lookup("keyfile") != nil // $CAIRN_KEYFILE is for these only
 			return nil
 		},
 	}

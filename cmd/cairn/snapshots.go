@@ -27,7 +27,12 @@ type snapshotRow struct {
 	// backup added to the store; nil when not recorded.
 	StoredSize *int64 `json:"stored_size,omitempty"`
 	Notes      string `json:"notes,omitempty"`
-	Error      string `json:"error,omitempty"`
+	// CryptMode is "none", "encrypt" or "sign-only" (finished
+	// snapshots); KeyFingerprint the short fingerprint of the key its
+	// manifest names.
+	CryptMode      string `json:"crypt_mode,omitempty"`
+	KeyFingerprint string `json:"key_fingerprint,omitempty"`
+	Error          string `json:"error,omitempty"`
 }
 
 const notVerified = "not verified"
@@ -108,6 +113,12 @@ func snapshotRowOf(s *store.Store, si store.SnapshotInfo) snapshotRow {
 	}
 	for _, f := range m.Files {
 		r.Size += f.Size
+	}
+	r.CryptMode = m.CryptMode()
+	if fp, ok, err := m.KeyFingerprint(); err != nil {
+		r.Error = err.Error()
+	} else if ok {
+		r.KeyFingerprint = fp.Short()
 	}
 	r.Verified = notVerified
 	if vs, ok := m.VerifyState(); ok {
@@ -209,7 +220,7 @@ func printSnapshots(a *app, rows []snapshotRow, groupsOnly bool) error {
 		}
 		fmt.Fprintf(a.stdout, "group %s\n", g)
 		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "  SNAPSHOT\tSIZE\tARCHIVES\tPROTECTED\tSTATE\tNOTES")
+		fmt.Fprintln(tw, "  SNAPSHOT\tSIZE\tARCHIVES\tPROTECTED\tENCRYPTED\tSTATE\tNOTES")
 		for ; i < len(rows) && rows[i].Group == g.Group; i++ {
 			printSnapshotRow(tw, rows[i])
 		}
@@ -242,7 +253,25 @@ func printSnapshotRow(tw *tabwriter.Writer, r snapshotRow) {
 	if notes == "" {
 		notes = "-"
 	}
-	fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", r.Snapshot, size, joinNames(r.Archives), prot, state, quoteName(notes))
+	fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Snapshot, size, joinNames(r.Archives), prot, r.encrypted(), state, quoteName(notes))
+}
+
+// encrypted is the ENCRYPTED column: "-" for a plain snapshot, else the
+// crypt mode's word and the key's short fingerprint.
+func (r snapshotRow) encrypted() string {
+	var word string
+	switch r.CryptMode {
+	case "", store.CryptNone:
+		return "-"
+	case store.CryptEncrypt:
+		word = "key"
+	default:
+		word = r.CryptMode
+	}
+	if r.KeyFingerprint == "" {
+		return word + " (no fingerprint)"
+	}
+	return word + " " + r.KeyFingerprint
 }
 
 func joinNames(n []string) string {

@@ -246,6 +246,7 @@ code 3 means some snapshots were not restored.`,
 	f.StringVar(&o.source, "source-store", "", "restore only snapshots exported from this datastore name")
 	f.IntVar(&o.workers, "worker-threads", tape.DefaultRestoreWorkers, "chunk check-and-insert threads (1-32)")
 	f.BoolVar(&o.json, "json", false, "print the final status as JSON")
+	a.keyfileFlags(cmd, false)
 	nsFlag(cmd, &o.ns)
 	a.lockWaitFlag(cmd)
 	return cmd

@@ -52,6 +52,7 @@ it (default: the whole store). Exit code 3 means something failed.`,
 	f.BoolVar(&o.ignoreVerified, "ignore-verified", false, "skip snapshots whose last verification was ok")
 	f.IntVar(&o.outdatedAfter, "outdated-after", 0, "with --ignore-verified: verify again when the last verification is older than DAYS")
 	f.BoolVar(&o.json, "json", false, "print the final status as JSON")
+	a.keyfileFlags(cmd, false)
 	a.lockWaitFlag(cmd)
 	return cmd
 }
@@ -126,6 +127,15 @@ func printVerifyReport(w io.Writer, st jobs.Status, rep verify.VerifyReport) {
 	fmt.Fprintf(w, "  snapshots  %d ok, %d failed, %d skipped, %d unfinished (not verified)\n",
 		rep.SnapshotsOK, rep.SnapshotsFailed, rep.SnapshotsSkipped, rep.SnapshotsUnfinished)
 	fmt.Fprintf(w, "  chunks     %d checked, %d corrupt or missing\n", rep.Chunks, rep.ChunksCorrupt)
+	if rep.ChunksDecrypted > 0 || rep.ChunksWithoutKey > 0 {
+		fmt.Fprintf(w, "  encrypted  %d decrypted and checked by keyed digest, %d checked without their key (CRC, size)\n",
+			rep.ChunksDecrypted, rep.ChunksWithoutKey)
+	}
+	for _, r := range rep.Snapshots {
+		if r.WithoutKey {
+			fmt.Fprintf(w, "  no key     %s: %s\n", r.Snapshot, r.Encryption)
+		}
+	}
 	fmt.Fprintf(w, "  data       %s read (%s plain) in %s: %.1f MB/s\n", humanize.IBytes(uint64(rep.StoredBytes)),
 		humanize.IBytes(uint64(rep.Bytes)), (time.Duration(rep.Seconds * float64(time.Second))).Round(time.Millisecond), rep.MBps)
 	fmt.Fprintf(w, "  order      %s, %d read / %d verify threads (%s)\n", rep.ChunkOrder, rep.ReadThreads, rep.VerifyThreads, rep.ChunkOrderReason)
