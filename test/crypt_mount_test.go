@@ -1,0 +1,225 @@
+package test
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// Encrypted snapshots in the mount, on tape, with gc and master-key
+// recovery, and bad key files (fixtures: crypt_fixtures_test.go).
+
+// TestCryptMount: a mount with the key reads the encrypted snapshot as
+// the data backed up, and a verify started through its control file uses
+// its key; a mount without it answers EACCES for that snapshot (with one
+// log line) and reads the plain one. No key material in ps, logs or
+// .jobs status.
+func TestCryptMount(t *testing.T) {
+	t.Parallel()
+	e := newCryptEnv(t, sharedStore(t))
+	src := e.source(t, 3)
+	snap := e.backup(t, "enc", src, "--keyfile", e.none)
+	plain := e.backup(t, "plain", src)
+	mnt, pid, logFile := daemonMount(t, e.st, "--ns", e.ns, "--keyfile", e.none)
+	material := e.keyMaterial(t)
+	cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+	environ, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	noKeyMaterial(t, "the mount's command line and environment", string(cmdline)+string(environ), material)
+	rel := func(s string) string { return strings.TrimPrefix(s, "ns/"+e.ns+"/") }
+	for path, want := range map[string][]byte{"disk.img": src.imgData, "conf.blob": src.blobData, "root.pxar/sub/big.bin": src.file} {
+		if b, err := os.ReadFile(filepath.Join(mnt, rel(snap), path)); err != nil || !bytes.Equal(b, want) {
+			t.Errorf("%s through the mount with the key: %v, %d bytes", path, err, len(b))
+		}
+	}
+	jobs := filepath.Join(mnt, ".jobs", "verify")
+	writeFile(t, filepath.Join(jobs, "control"), []byte("start snapshots="+snap+"\n"))
+	status := waitJob(t, filepath.Join(jobs, "status"))
+	if !strings.Contains(status, `"state": "ok"`) {
+		t.Errorf("verify through the mount: %s", status)
+	}
+	jobLog, _ := os.ReadFile(filepath.Join(jobs, "log"))
+	noKeyMaterial(t, ".jobs/verify status and log", status+string(jobLog), material)
+
+	bare, _, bareLog := daemonMount(t, e.st, "--ns", e.ns)
+	encDir := filepath.Join(bare, rel(snap))
+	if _, err := os.ReadDir(encDir); !errors.Is(err, syscall.EACCES) {
+		t.Errorf("readdir of the encrypted snapshot without the key: %v, want EACCES", err)
+	}
+	for _, p := range []string{"disk.img", "conf.blob", "root.pxar"} {
+		if _, err := os.ReadFile(filepath.Join(encDir, p)); !errors.Is(err, syscall.EACCES) {
+			t.Errorf("%s without the key: %v, want EACCES", p, err)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(bare, rel(plain), "disk.img")); err != nil || !bytes.Equal(b, src.imgData) {
+		t.Errorf("the plain snapshot beside it: %v, %d bytes", err, len(b))
+	}
+	logged, _ := os.ReadFile(bareLog)
+	if n := strings.Count(string(logged), "mount with --keyfile"); n != 1 || !strings.Contains(string(logged), e.fpNone) ||
+		!strings.Contains(string(logged), snap) {
+		t.Errorf("%d log lines on the missing key:\n%s", n, logged)
+	}
+	for _, f := range []string{logFile, bareLog} {
+		b, _ := os.ReadFile(f)
+		noKeyMaterial(t, "the mount's log", string(b), material)
+	}
+}
+
+// TestCryptTapeGCRecover: an encrypted snapshot exported to tape is
+// restored into a new store as it was (read with the key, not without);
+// gc on a store of plain and encrypted groups keeps what both use; a
+// backup with --master-pubkey whose key file is lost is read again with
+// the key file `cairn key recover` gets back with the master key.
+func TestCryptTapeGCRecover(t *testing.T) {
+	t.Parallel()
+	st := filepath.Join(t.TempDir(), "store")
+	mustCairn(t, "--store", st, "init", "-q")
+	e := newCryptEnv(t, st)
+	src := e.source(t, 4)
+	mpw := writePass(t, e.dir, "mpw", "master passphrase")
+	mustCairn(t, "key", "create-master", "--master-password-file", mpw, filepath.Join(e.dir, "master"))
+	lost := filepath.Join(e.dir, "lost.key")
+	mustCairn(t, "key", "create", "--kdf", "scrypt", "--password-file", e.pw, lost)
+	snap := e.backup(t, "enc", src, "--keyfile", lost, "--password-file", e.pw, "--master-pubkey", filepath.Join(e.dir, "master-public.pem"))
+	plain := e.backup(t, "plain", src)
+	gone := e.backup(t, "gone", cryptSource{img: src.img, tree: src.tree, blob: src.blob}, "--keyfile", e.none)
+	fpLost := shortFP(t, lost)
+	if err := os.Remove(lost); err != nil {
+		t.Fatal(err)
+	}
+
+	// gc after forgetting one encrypted snapshot keeps the others whole.
+	mustCairn(t, "--store", st, "forget", gone)
+	mustCairn(t, "--store", st, "gc", "--atime-cutoff", "0s")
+	recovered := filepath.Join(e.dir, "recovered.key")
+	r := cairn(t, []string{"CAIRN_MASTER_PASSWORD_FILE=" + mpw}, "--store", st, "key", "recover",
+		"--master-key", filepath.Join(e.dir, "master-private.pem"), "--snapshot", snap, recovered)
+	if r.code != 0 || shortFP(t, recovered) != fpLost {
+		t.Fatalf("recover from the snapshot: exit %d %s", r.code, r.stderr)
+	}
+	key := []string{"--keyfile", recovered, "--password-file", e.pw}
+	if r := cairn(t, nil, append([]string{"--store", st, "cat", snap, "disk.img"}, key...)...); r.code != 0 || r.stdout != string(src.imgData) {
+		t.Fatalf("cat with the recovered key after gc: exit %d %s", r.code, r.stderr)
+	}
+	if r := cairn(t, nil, "--store", st, "cat", plain, "disk.img"); r.code != 0 || r.stdout != string(src.imgData) {
+		t.Fatalf("cat of the plain snapshot after gc: exit %d %s", r.code, r.stderr)
+	}
+	wrapped := cairn(t, nil, "--store", st, "cat", snap, "rsa-encrypted.key.blob")
+	if wrapped.code != 0 || len(wrapped.stdout) != 512 {
+		t.Fatalf("cat of the wrapped key without the key: exit %d, %d bytes %s", wrapped.code, len(wrapped.stdout), wrapped.stderr)
+	}
+	if r := cairn(t, nil, "--store", st, "verify", "--ns", e.ns, "--keyfile", recovered, "--password-file", e.pw); r.code != 0 {
+		t.Fatalf("verify after gc: exit %d %s %s", r.code, r.stdout, r.stderr)
+	}
+
+	drive := t.TempDir()
+	mustCairn(t, "--store", st, "tape", "export", "--drive", drive, "--pool", "c", "--tape-size", "16M", snap)
+	dst := sharedStore(t) // the snapshot's namespace is not there: the restore adds it
+	mustCairn(t, append([]string{"--store", dst, "tape", "restore", "--drive", drive, snap}, key...)...)
+	if r := cairn(t, nil, append([]string{"--store", dst, "cat", snap, "root.pxar", "sub/big.bin"}, key...)...); r.code != 0 || r.stdout != string(src.file) {
+		t.Fatalf("cat after tape restore: exit %d %s", r.code, r.stderr)
+	}
+	missingKey(t, cairn(t, nil, "--store", dst, "cat", snap, "disk.img"), snap, fpLost)
+	if e.holdsMarker(t, snap) || (&cryptEnv{st: dst, marker: e.marker}).holdsMarker(t, snap) {
+		t.Error("plaintext in the store or the restored store")
+	}
+	tapes, _ := filepath.Glob(filepath.Join(drive, "*"))
+	for _, f := range tapes {
+		if b, _ := os.ReadFile(f); bytes.Contains(b, e.marker) {
+			t.Errorf("tape file %s holds plaintext", f)
+		}
+	}
+}
+
+// TestCryptBadKeyFiles: a truncated key file, one with an unknown kdf and
+// a missing one stop a reader before it reads anything, naming the file;
+// $CAIRN_KEYFILE is left alone by commands that read no archive data.
+func TestCryptBadKeyFiles(t *testing.T) {
+	t.Parallel()
+	st := sharedStore(t)
+	e := newCryptEnv(t, st)
+	good, _ := os.ReadFile(e.scrypt)
+	bad := map[string][]byte{
+		"truncated.key": good[:len(good)/2],
+		"argon.key":     bytes.Replace(good, []byte(`{"Scrypt":`), []byte(`{"Argon2":`), 1),
+	}
+	for name, data := range bad {
+		path := writeFile(t, filepath.Join(e.dir, name), data)
+		r := cairn(t, nil, "--store", st, "cat", "host/none/latest", "disk.img", "--keyfile", path, "--password-file", e.pw)
+		if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, path) || strings.Contains(r.stderr, "panic") {
+			t.Errorf("%s: exit %d %s", name, r.code, r.stderr)
+		}
+	}
+	missing := filepath.Join(e.dir, "missing.key")
+	if r := cairn(t, nil, "--store", st, "ls", "host/none/latest", "--keyfile", missing); r.code != 1 || !strings.Contains(r.stderr, missing) {
+		t.Errorf("missing key file: exit %d %s", r.code, r.stderr)
+	}
+	if r := cairn(t, []string{"CAIRN_KEYFILE=" + missing}, "--store", st, "snapshots", "--ns", e.ns); r.code != 0 {
+		t.Errorf("snapshots with $CAIRN_KEYFILE naming a missing file: exit %d %s", r.code, r.stderr)
+	}
+}
+
+// TestCryptMountDaemonPrompt: mount --daemon asks for the key file's
+// passphrase at the terminal (a pseudo-terminal of Python's pty module)
+// and the background mount reads the encrypted snapshot with it.
+func TestCryptMountDaemonPrompt(t *testing.T) {
+	t.Parallel()
+	needFUSE(t)
+	if exec.Command("python3", "-c", "import pty").Run() != nil {
+		t.Skip("python3 is not installed: no pseudo-terminal to type at")
+	}
+	e := newCryptEnv(t, sharedStore(t))
+	src := e.source(t, 5)
+	snap := e.backup(t, "tty", src, "--keyfile", e.scrypt, "--password-file", e.pw)
+	mnt, logFile := t.TempDir(), filepath.Join(e.dir, "mount.log")
+	// The passphrase is typed once the prompt is out and the terminal's
+	// echo is off, not after a fixed time (under load it would be echoed).
+	script := `
+import os, select, sys, termios, time
+master, slave = os.openpty()
+pid = os.fork()
+if pid == 0:
+    os.close(master)
+    os.login_tty(slave)
+    os.execv(sys.argv[1], sys.argv[1:])
+out = b""
+def read(wait):
+    global out
+    r, _, _ = select.select([master], [], [], wait)
+    if r:
+        try:
+            b = os.read(master, 4096)
+            out += b
+            return len(b) > 0
+        except OSError:
+            pass
+    return False
+deadline = time.time() + 120
+while b"passphrase of the key file(s): " not in out or termios.tcgetattr(slave)[3] & termios.ECHO:
+    if time.time() > deadline:
+        sys.stdout.write("no prompt with echo off: %r" % out.decode())
+        sys.exit(9)
+    read(0.02)
+os.write(master, b"correct horse battery\n")
+_, status = os.waitpid(pid, 0)
+while read(0.2):
+    pass
+sys.stdout.write(out.decode())
+sys.exit(os.waitstatus_to_exitcode(status))
+`
+	out, err := exec.Command("python3", "-c", script, binPath, "--store", e.st, "mount", "--daemon", "--log-file", logFile,
+		"--ns", e.ns, "--keyfile", e.scrypt, mnt).CombinedOutput()
+	t.Cleanup(func() { cairn(t, nil, "umount", "--lazy", mnt) })
+	if err != nil || !strings.Contains(string(out), "passphrase") || strings.Contains(string(out), "correct horse") {
+		t.Fatalf("mount --daemon at a terminal: %v\n%s", err, out)
+	}
+	path := filepath.Join(mnt, strings.TrimPrefix(snap, "ns/"+e.ns+"/"), "disk.img")
+	if b, err := os.ReadFile(path); err != nil || !bytes.Equal(b, src.imgData) {
+		t.Fatalf("read through the background mount: %v, %d bytes", err, len(b))
+	}
+}
