@@ -118,8 +118,8 @@ func testBackupSummary(t *testing.T, st string) {
 			t.Errorf("snapshots lacks %q:\n%s", want, out)
 		}
 	}
-	for snap, want := range map[string]string{"2024-05-01T10:00:00Z": ` -\s+not verified\s+weekly full …$`,
-		"2024-05-02T10:00:00Z": ` -\s+verify ok\s+-$`, "2024-05-03T10:00:00Z": ` yes\s+not verified\s+-$`} {
+	for snap, want := range map[string]string{"2024-05-01T10:00:00Z": ` -\s+-\s+not verified\s+weekly full …$`,
+		"2024-05-02T10:00:00Z": ` -\s+-\s+verify ok\s+-$`, "2024-05-03T10:00:00Z": ` yes\s+-\s+not verified\s+-$`} {
 		if !regexp.MustCompile(`(?m)^  ns/` + ns + `/vm/1/` + snap + ` .*` + want).MatchString(out) {
 			t.Errorf("snapshot %s: want %q:\n%s", snap, want, out)
 		}
