@@ -22,7 +22,9 @@ import (
 // .jobs status.
 func TestCryptMount(t *testing.T) {
 	t.Parallel()
-	e := newCryptEnv(t, sharedStore(t))
+	// a store of its own: its verify job holds the store's verify lock,
+	// which a `cairn verify` of a test sharing the store would meet
+	e := newCryptEnv(t, contractStore(t))
 	src := e.source(t, 3)
 	snap := e.backup(t, "enc", src, "--keyfile", e.none)
 	plain := e.backup(t, "plain", src)

@@ -92,7 +92,9 @@ func TestCryptBackupRead(t *testing.T) {
 // manifest whose signature was changed fails, naming the manifest.
 func TestCryptTwoKeysVerifyDamage(t *testing.T) {
 	t.Parallel()
-	e := newCryptEnv(t, sharedStore(t))
+	// a store of its own, as TestCryptMount's: two verify runs on one
+	// store meet at its verify lock
+	e := newCryptEnv(t, contractStore(t))
 	src := e.source(t, 2)
 	a := e.backup(t, "a", src, "--keyfile", e.none)
 	b := e.backup(t, "b", src, "--keyfile", e.scrypt, "--password-file", e.pw)
