@@ -26,7 +26,10 @@
 // Reads of an archive go through one shared store.Cache and a
 // store.IndexReader per open file (per node in no-open mode), without a
 // lock around I/O; the kernel keeps file pages (FOPEN_KEEP_CACHE) and
-// entries for long because snapshots never change. As root, the store is
+// entries for long because snapshots never change; the directories of a
+// snapshot (its archives, the trees of its file archives) are opened with
+// FOPEN_CACHE_DIR, so a second listing costs no READDIR, while the
+// changing listings are not (cachedir.go). As root, the store is
 // a read-only mount in no-open mode and extra entries (.jobs) are mounted
 // on their own (submount.go, noopen.go). Reading a file of a tree stores
 // the next small files of its directory in the page cache (prefill.go). A corrupt or missing chunk fails the read that

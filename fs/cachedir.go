@@ -1,0 +1,103 @@
+package fs
+
+import (
+	"context"
+	"sync/atomic"
+	"syscall"
+
+	gofs "github.com/hanwen/go-fuse/v2/fs"
+	"github.com/hanwen/go-fuse/v2/fuse"
+)
+
+// Cached listings. What a snapshot holds never changes: its list of
+// archives (a snapshot directory) and every directory of its file
+// archives. Such directories are opened with FOPEN_CACHE_DIR and
+// FOPEN_KEEP_CACHE, so the kernel keeps the listing in the directory's
+// page cache and serves a second getdents without READDIR(PLUS). The
+// namespace, group and snapshot lists change and are opened without
+// them (go-fuse's default handle), so a new snapshot appears.
+//
+// No-opendir (CAP_NO_OPENDIR_SUPPORT: opendir answering ENOSYS) is not
+// used: the kernel then caches every directory of the connection, the
+// changing lists included, which would need an invalidation per refresh.
+
+// dirHandle is a directory's handle: go-fuse's own (dirStreamAsFile) is
+// unexported, and NodeOpendirHandler, the only way to return open
+// flags, must return one.
+type dirHandle struct {
+	creator func(context.Context) (gofs.DirStream, syscall.Errno)
+	ds      gofs.DirStream
+}
+
+var (
+	_ gofs.FileReaddirenter = (*dirHandle)(nil)
+	_ gofs.FileSeekdirer    = (*dirHandle)(nil)
+	_ gofs.FileReleasedirer = (*dirHandle)(nil)
+)
+
+// readdirs counts the listings made for the kernel (tests: a cached
+// listing makes none).
+var readdirs atomic.Int64
+
+// cachedDir answers OPENDIR with a handle over list and the cache flags.
+func cachedDir(flags uint32, list func(context.Context) (gofs.DirStream, syscall.Errno)) (gofs.FileHandle, uint32, syscall.Errno) {
+	if flags&(syscall.O_WRONLY|syscall.O_RDWR) != 0 {
+		return nil, 0, syscall.EISDIR
+	}
+	return &dirHandle{creator: list}, fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE, 0
+}
+
+func (d *dirHandle) stream(ctx context.Context) syscall.Errno {
+	if d.ds != nil {
+		return 0
+	}
+	readdirs.Add(1)
+	ds, e := d.creator(ctx)
+	if e != 0 {
+		return e
+	}
+	d.ds = ds
+	return 0
+}
+
+func (d *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Errno) {
+	if e := d.stream(ctx); e != 0 {
+		return nil, e
+	}
+	if !d.ds.HasNext() {
+		return nil, 0
+	}
+	de, e := d.ds.Next()
+	return &de, e
+}
+
+func (d *dirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
+	if e := d.stream(ctx); e != 0 {
+		return e
+	}
+	if sd, ok := d.ds.(gofs.FileSeekdirer); ok {
+		return sd.Seekdir(ctx, off)
+	}
+	return syscall.ENOTSUP
+}
+
+func (d *dirHandle) Releasedir(ctx context.Context, flags uint32) {
+	if d.ds != nil {
+		d.ds.Close()
+	}
+}
+
+// OpendirHandle: a snapshot directory (ttl 0) is cached by the kernel;
+// a listing that changes is not.
+func (d *dir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	h, ff, e := cachedDir(flags, d.Readdir)
+	if d.ttl > 0 {
+		ff = 0
+	}
+	return h, ff, e
+}
+
+// OpendirHandle: a directory of a file archive never changes.
+func (n *treeNode) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+	return cachedDir(flags, n.Readdir)
+}

@@ -1,0 +1,53 @@
+package fs
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cairnfs/cairn/store"
+)
+
+// TestCachedListings: a second listing of what a snapshot holds (its
+// archives, a directory of a file archive) comes from the kernel's page
+// cache and makes no Readdir; a group's snapshot list is not cached, so
+// a new snapshot appears.
+func TestCachedListings(t *testing.T) {
+	needFUSE(t)
+	f, err := buildFixture(filepath.Join(t.TempDir(), "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refresh := 50 * time.Millisecond
+	_, mnt, _ := mountT(t, Options{Store: f.s, Trees: fakeOpener{}, Refresh: refresh})
+	list := func(rel string) []string { t.Helper(); return readNames(t, filepath.Join(mnt, rel)) }
+	snapDir := "vm/101/2024-01-01T00:00:00Z"
+	for _, rel := range []string{snapDir, snapDir + "/root.pxar", snapDir + "/root.pxar/etc"} {
+		first := list(rel)
+		before := readdirs.Load()
+		if again := list(rel); !slices.Equal(again, first) {
+			t.Errorf("%s: second listing %q, first %q", rel, again, first)
+		}
+		if n := readdirs.Load() - before; n != 0 {
+			t.Errorf("%s: second listing made %d Readdir calls, want 0 (kernel cache)", rel, n)
+		}
+	}
+
+	group := "vm/100"
+	first := list(group)
+	before := readdirs.Load()
+	snap, err := f.backup(snapSpec{g: store.Group{Type: "vm", ID: "100"}, at: t0.Add(5 * time.Hour),
+		images: map[string][]byte{"disk.img": randomData(9, 1000)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * refresh)
+	again := list(group)
+	if !slices.Contains(again, snap.TimeString()) {
+		t.Errorf("%s after a new snapshot: %q (before %q), want %s in it", group, again, first, snap.TimeString())
+	}
+	if readdirs.Load() == before {
+		t.Errorf("%s: second listing made no Readdir: the group's list is cached", group)
+	}
+}
