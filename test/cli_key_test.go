@@ -139,51 +139,10 @@ func pythonLoads(t *testing.T, key, pass, fingerprint string) {
 // pseudo-terminal Python's pty module opens (skipped without python3).
 func TestCLIKeyTerminalPrompt(t *testing.T) {
 	t.Parallel()
-	if exec.Command("python3", "-c", "import pty").Run() != nil {
-		t.Skip("python3 is not installed: no pseudo-terminal to type at")
-	}
+	needTerminal(t)
 	key := filepath.Join(t.TempDir(), "tty.key")
-	// The script types each passphrase once the prompt is out and the
-	// terminal's echo is off (ReadPassword turns it off after printing
-	// the prompt): waiting for that, not for a time, so a slow binary
-	// under load cannot have the typing echoed.
-	script := `
-import os, select, sys, termios, time
-master, slave = os.openpty()
-pid = os.fork()
-if pid == 0:
-    os.close(master)
-    os.login_tty(slave)
-    os.execv(sys.argv[1], sys.argv[1:])
-out = b""
-def read(wait):
-    global out
-    r, _, _ = select.select([master], [], [], wait)
-    if r:
-        try:
-            b = os.read(master, 4096)
-            out += b
-            return len(b) > 0
-        except OSError:
-            pass
-    return False
-def typed(prompt, line):
-    deadline = time.time() + 120
-    while prompt not in out or termios.tcgetattr(slave)[3] & termios.ECHO:
-        if time.time() > deadline:
-            sys.stdout.write("no prompt %r with echo off: %r" % (prompt, out.decode()))
-            sys.exit(9)
-        read(0.02)
-    os.write(master, line)
-typed(b"passphrase for the new key: ", b"typed passphrase\n")
-typed(b"(again): ", b"typed passphrase\n")
-_, status = os.waitpid(pid, 0)
-while read(0.2):
-    pass
-sys.stdout.write(out.decode())
-sys.exit(os.waitstatus_to_exitcode(status))
-`
-	out, err := exec.Command("python3", "-c", script, binPath, "key", "create", "--kdf", "pbkdf2", key).CombinedOutput()
+	out, err := atTerminal([][2]string{{"passphrase for the new key: ", "typed passphrase"}, {"(again): ", "typed passphrase"}},
+		binPath, "key", "create", "--kdf", "pbkdf2", key)
 	if err != nil || !strings.Contains(string(out), "(again)") || strings.Contains(string(out), "typed passphrase") {
 		t.Fatalf("create at a terminal: %v\n%s", err, out)
 	}
@@ -256,3 +215,62 @@ func TestCLIKeyPaperkey(t *testing.T) {
 		t.Errorf("--output-format html: exit %d", r.code)
 	}
 }
+
+// needTerminal skips a test that types at a pseudo-terminal (atTerminal)
+// where python3 is missing.
+func needTerminal(t *testing.T) {
+	t.Helper()
+	if exec.Command("python3", "-c", "import pty").Run() != nil {
+		t.Skip("python3 is not installed: no pseudo-terminal to type at")
+	}
+}
+
+// atTerminal runs args on a pseudo-terminal (python3's pty) and types each
+// answer's line once its prompt is out and the terminal's echo is off
+// (ReadPassword turns it off after printing the prompt): waiting for
+// that, not for a time, so a slow binary under load cannot have the
+// typing echoed. It returns what the terminal showed.
+func atTerminal(answers [][2]string, args ...string) ([]byte, error) {
+	enc, err := json.Marshal(answers)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command("python3", append([]string{"-c", ptyScript}, args...)...)
+	cmd.Env = append(os.Environ(), "CAIRN_TEST_PTY_ANSWERS="+string(enc))
+	return cmd.CombinedOutput()
+}
+
+const ptyScript = `
+import json, os, select, sys, termios, time
+master, slave = os.openpty()
+pid = os.fork()
+if pid == 0:
+    os.close(master)
+    os.login_tty(slave)
+    os.execv(sys.argv[1], sys.argv[1:])
+out = b""
+def read(wait):
+    global out
+    r, _, _ = select.select([master], [], [], wait)
+    if r:
+        try:
+            b = os.read(master, 4096)
+            out += b
+            return len(b) > 0
+        except OSError:
+            pass
+    return False
+for prompt, line in json.loads(os.environ["CAIRN_TEST_PTY_ANSWERS"]):
+    deadline = time.time() + 120
+    while prompt.encode() not in out or termios.tcgetattr(slave)[3] & termios.ECHO:
+        if time.time() > deadline:
+            sys.stdout.write("no prompt %r with echo off: %r" % (prompt, out.decode()))
+            sys.exit(9)
+        read(0.02)
+    os.write(master, line.encode() + b"\n")
+_, status = os.waitpid(pid, 0)
+while read(0.2):
+    pass
+sys.stdout.write(out.decode())
+sys.exit(os.waitstatus_to_exitcode(status))
+`

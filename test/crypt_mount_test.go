@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -172,50 +171,13 @@ func TestCryptBadKeyFiles(t *testing.T) {
 func TestCryptMountDaemonPrompt(t *testing.T) {
 	t.Parallel()
 	needFUSE(t)
-	if exec.Command("python3", "-c", "import pty").Run() != nil {
-		t.Skip("python3 is not installed: no pseudo-terminal to type at")
-	}
+	needTerminal(t)
 	e := newCryptEnv(t, sharedStore(t))
 	src := e.source(t, 5)
 	snap := e.backup(t, "tty", src, "--keyfile", e.scrypt, "--password-file", e.pw)
 	mnt, logFile := t.TempDir(), filepath.Join(e.dir, "mount.log")
-	// The passphrase is typed once the prompt is out and the terminal's
-	// echo is off, not after a fixed time (under load it would be echoed).
-	script := `
-import os, select, sys, termios, time
-master, slave = os.openpty()
-pid = os.fork()
-if pid == 0:
-    os.close(master)
-    os.login_tty(slave)
-    os.execv(sys.argv[1], sys.argv[1:])
-out = b""
-def read(wait):
-    global out
-    r, _, _ = select.select([master], [], [], wait)
-    if r:
-        try:
-            b = os.read(master, 4096)
-            out += b
-            return len(b) > 0
-        except OSError:
-            pass
-    return False
-deadline = time.time() + 120
-while b"passphrase of the key file(s): " not in out or termios.tcgetattr(slave)[3] & termios.ECHO:
-    if time.time() > deadline:
-        sys.stdout.write("no prompt with echo off: %r" % out.decode())
-        sys.exit(9)
-    read(0.02)
-os.write(master, b"correct horse battery\n")
-_, status = os.waitpid(pid, 0)
-while read(0.2):
-    pass
-sys.stdout.write(out.decode())
-sys.exit(os.waitstatus_to_exitcode(status))
-`
-	out, err := exec.Command("python3", "-c", script, binPath, "--store", e.st, "mount", "--daemon", "--log-file", logFile,
-		"--ns", e.ns, "--keyfile", e.scrypt, mnt).CombinedOutput()
+	out, err := atTerminal([][2]string{{"passphrase of the key file(s): ", "correct horse battery"}},
+		binPath, "--store", e.st, "mount", "--daemon", "--log-file", logFile, "--ns", e.ns, "--keyfile", e.scrypt, mnt)
 	t.Cleanup(func() { cairn(t, nil, "umount", "--lazy", mnt) })
 	if err != nil || !strings.Contains(string(out), "passphrase") || strings.Contains(string(out), "correct horse") {
 		t.Fatalf("mount --daemon at a terminal: %v\n%s", err, out)
