@@ -113,7 +113,7 @@ func hasOpen(pid int, path string) bool {
 
 func TestCLIContractNamespaces(t *testing.T) {
 	t.Parallel()
-	st := sharedStore(t)
+	st := contractStore(t) // verify and prune are jobs: their locks are the store's
 	img := filepath.Join(t.TempDir(), "img")
 	os.WriteFile(img, randBytes(50000, 31), 0o644)
 	mustCairn(t, "--store", st, "backup", "-q", "--ns", "contract/b", "--id", "nsx", "--type", "host", "d.img:"+img)

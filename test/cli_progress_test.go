@@ -27,7 +27,7 @@ var progressEnv = []string{"CAIRN_PROGRESS_INTERVAL=5ms"}
 // and tape export of a group with the restored copy not verified.
 func TestCLIProgress(t *testing.T) {
 	t.Parallel()
-	st := sharedStore(t)
+	st := contractStore(t) // the tape restores' target: jobs take the store's lock
 	dst := filepath.Join(tmpfsDir(t, "cairn-e2e-progress-"), "new")
 
 	// init: a progress line on stderr (not a terminal) counting the
@@ -46,7 +46,7 @@ func TestCLIProgress(t *testing.T) {
 	}
 	// The subtests run one after the other in the new store: a second
 	// verify or tape export job on a store is refused while one runs.
-	// Tape restores go to the shared store.
+	// Tape restores go to a second store of this test's own.
 	t.Run("Plain", func(t *testing.T) { testProgressPlain(t, dst) })
 	t.Run("Terminal", func(t *testing.T) { testProgressTerminal(t, dst) })
 	t.Run("Summary", func(t *testing.T) { testBackupSummary(t, dst) })

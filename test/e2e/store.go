@@ -20,7 +20,10 @@ var (
 // of this test process, on a tmpfs when there is one
 // (storetest.FastTempDir): init makes 65,536 directories, and making and
 // removing them on a loaded disk took 7.5 s and 4 s of system time and
-// over a minute of waiting. Tests use groups of their own.
+// over a minute of waiting. Tests use groups of their own. A parallel
+// test that runs a job (verify, gc, prune, tape export or restore, sync
+// into it) uses a store of its own instead: a job holds the store's lock
+// of its kind, and a second one in another test would be refused.
 func SharedStore(t testing.TB) string {
 	t.Helper()
 	storeOnce.Do(func() {
