@@ -22,8 +22,11 @@ need() {
 
 drop_caches() {
   sync
-  if [ -w /proc/sys/vm/drop_caches ]; then echo 3 > /proc/sys/vm/drop_caches; else echo "(cannot drop caches: not root)" >&2; fi
+  if ! { echo 3 > /proc/sys/vm/drop_caches; } 2>/dev/null; then echo "(cannot drop caches: not root, or /proc/sys read-only)" >&2; fi
 }
+
+# can_drop_caches: whether drop_caches works here (root, writable /proc/sys).
+can_drop_caches() { { echo 1 > /proc/sys/vm/drop_caches; } 2>/dev/null; }
 
 now() { date +%s.%N; }
 

@@ -41,6 +41,10 @@ source "$(dirname "$0")/lib.sh"
 source "$ROOT/test/bench/run-tools.sh"
 source "$ROOT/test/bench/run-steps.sh"
 [ "$(id -u)" = 0 ] || { echo "run.sh needs root (drop_caches, loop mounts)" >&2; exit 2; }
+if [ "${QUICK:-0}" != 1 ] && ! can_drop_caches; then
+  echo "run.sh cannot drop the page cache here: the cold rows would be warm" >&2
+  exit 2
+fi
 
 QUICK=${QUICK:-0}
 if [ "$QUICK" = 1 ]; then
