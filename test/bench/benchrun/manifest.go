@@ -47,27 +47,29 @@ func sumOf(r io.Reader) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// perm is the permission bits with setuid, setgid and sticky in their
-// octal places.
-func perm(m fs.FileMode) fs.FileMode {
-	p := m.Perm()
-	if m&fs.ModeSetuid != 0 {
-		p |= 0o4000
+// perm is the permission bits of a file's st_mode (with setuid, setgid
+// and sticky), as in a tar header's mode.
+func perm(fi fs.FileInfo) fs.FileMode {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return fs.FileMode(st.Mode & 0o7777)
 	}
-	if m&fs.ModeSetgid != 0 {
-		p |= 0o2000
-	}
-	if m&fs.ModeSticky != 0 {
-		p |= 0o1000
-	}
-	return p
+	return fi.Mode().Perm()
 }
 
 func cmdManifest(args []string) error {
 	if len(args) != 1 {
 		return errors.New("manifest DIR")
 	}
-	root := args[0]
+	es, err := treeManifest(args[0])
+	if err != nil {
+		return err
+	}
+	printManifest(es)
+	return nil
+}
+
+// treeManifest is the manifest of the tree below root (root left out).
+func treeManifest(root string) ([]entry, error) {
 	var es []entry
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -81,7 +83,7 @@ func cmdManifest(args []string) error {
 		if err != nil {
 			return err
 		}
-		e := entry{path: rel, mode: perm(fi.Mode())}
+		e := entry{path: rel, mode: perm(fi)}
 		switch m := fi.Mode(); {
 		case m.IsDir():
 			e.typ = "d"
@@ -107,11 +109,7 @@ func cmdManifest(args []string) error {
 		es = append(es, e)
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	printManifest(es)
-	return nil
+	return es, err
 }
 
 func cmdTarManifest(args []string) error {
@@ -123,7 +121,17 @@ func cmdTarManifest(args []string) error {
 		return err
 	}
 	defer f.Close()
-	tr := tar.NewReader(f)
+	es, err := tarManifest(f)
+	if err != nil {
+		return err
+	}
+	printManifest(es)
+	return nil
+}
+
+// tarManifest is the manifest of a tar stream (its "." left out).
+func tarManifest(r io.Reader) ([]entry, error) {
+	tr := tar.NewReader(r)
 	var es []entry
 	byPath := map[string]entry{}
 	for {
@@ -132,25 +140,25 @@ func cmdTarManifest(args []string) error {
 			break
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		name := strings.TrimSuffix(strings.TrimPrefix(h.Name, "./"), "/")
 		if name == "." || name == "" {
 			continue
 		}
-		e := entry{path: name, mode: perm(h.FileInfo().Mode())}
+		e := entry{path: name, mode: fs.FileMode(h.Mode & 0o7777)}
 		switch h.Typeflag {
 		case tar.TypeDir:
 			e.typ = "d"
 		case tar.TypeReg:
 			e.typ, e.size = "f", h.Size
 			if e.sum, err = sumOf(tr); err != nil {
-				return err
+				return nil, err
 			}
 		case tar.TypeLink: // a hard link: the content of the entry it names
 			t, ok := byPath[strings.TrimSuffix(strings.TrimPrefix(h.Linkname, "./"), "/")]
 			if !ok {
-				return fmt.Errorf("%s: hard link to unknown %s", name, h.Linkname)
+				return nil, fmt.Errorf("%s: hard link to unknown %s", name, h.Linkname)
 			}
 			e.typ, e.size, e.sum = "f", t.size, t.sum
 		case tar.TypeSymlink:
@@ -161,8 +169,7 @@ func cmdTarManifest(args []string) error {
 		byPath[name] = e
 		es = append(es, e)
 	}
-	printManifest(es)
-	return nil
+	return es, nil
 }
 
 // cmdRandCmp reads n random 4 KiB blocks of a (with O_DIRECT unless the
