@@ -67,6 +67,14 @@ step_mount_image() { # step_mount_image TOOL STEP KIND SOURCE
 }
 same_bytes() { cmp "$CMPDST" "$CMPSRC"; }
 
+# step_cat: cairn cat of the incompressible image to /dev/null, the
+# reference for reads through the mount; checked by a second, untimed cat.
+step_cat() {
+  drop_caches
+  checked "$1" "$2" same_cat -o /dev/null -- "$CAIRN" --store "$(repo cairn)" cat host/r x.img
+}
+same_cat() { "$CAIRN" --store "$(repo cairn)" cat host/r x.img | cmp - "$RAND"; }
+
 step_mount_tar() {
   mount_tool "$1" tree || { REC="{\"step\":\"$2\",\"tool\":\"$1\",\"round\":$ROUND,\"exit\":1}"; finish false "mount"; return; }
   drop_caches
