@@ -64,6 +64,16 @@ data_random() {
   [ -f "$1" ] || head -c "$(( $2 << 20 ))" /dev/urandom > "$1"
 }
 
+# loop_ext4 FILE DIR SIZE: a fresh ext4 file system in the sparse FILE,
+# mounted on DIR through a loop device (detached again at umount).
+loop_ext4() {
+  rm -f "$1"
+  truncate -s "$3" "$1"
+  mkfs.ext4 -q "$1"
+  mkdir -p "$2"
+  mount -o loop "$1" "$2"
+}
+
 size_of() { stat -L -c %s "$1"; }
 
 wait_mounted() { # wait_mounted DIR TRIES: poll the mount table, not a sleep per se

@@ -16,10 +16,7 @@ src=${SRC:-$(go env GOROOT)}
 bytes=$(du -sb "$src" | cut -f1)
 rm -rf out-t
 backup_all t t go.pxar "$src"
-rm -f out-t.ext4; truncate -s 8G out-t.ext4
-mkfs.ext4 -q out-t.ext4
-mkdir -p out-t
-mount -o loop out-t.ext4 out-t
+loop_ext4 out-t.ext4 out-t 8G
 trap 'umount out-t; rm -f out-t.ext4' EXIT
 sync; sleep 10 # let the writeback and discards of the setup settle
 for i in $(seq "${ROUNDS:-3}"); do

@@ -115,9 +115,7 @@ out_fs() {
   OUTFS=$RUN/out
   mkdir -p "$OUTFS"
   [ "$QUICK" = 1 ] && return 0
-  truncate -s 16G "$RUN/out.ext4"
-  mkfs.ext4 -q "$RUN/out.ext4"
-  mount -o loop "$RUN/out.ext4" "$OUTFS"
+  loop_ext4 "$RUN/out.ext4" "$OUTFS" 16G
 }
 
 header() {
