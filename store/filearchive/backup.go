@@ -82,6 +82,7 @@ type Options struct {
 
 	racyMargin time.Duration     // tests: see statTable; default 2 s
 	onRead     func(path string) // tests: a file's content is being read
+	runFiles   int               // tests: files of a run before it is split; default maxRunFiles
 }
 
 // Result is what AddArchive did.
@@ -180,6 +181,7 @@ type builder struct {
 	hold                 holdWriter
 	stat                 *statWriter
 	run                  run
+	mirror               mirror
 	streams              []*StreamWriter
 }
 
