@@ -34,6 +34,9 @@
 // on their own (submount.go, noopen.go). Reading a file of a tree stores
 // the next small files of its directory in the page cache (prefill.go). A corrupt or missing chunk fails the read that
 // needs it with EIO and one log line; every other read goes on.
+// A looked-up entry of a tree keeps only its TreeEntry.Ref (a pxar.Ref):
+// its attributes and metadata are decoded again when asked for, and the
+// node goes when the kernel forgets it (Stats.TreeEntries counts them).
 //
 // Encrypted snapshots (PBS's client-side encryption) read through the
 // keys the store was given (store.Store.SetKeys, cairn mount --keyfile),

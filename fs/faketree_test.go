@@ -158,6 +158,14 @@ func (t *fakeTree) node(e TreeEntry) (*fakeNode, error) {
 
 func (t *fakeTree) Root(ctx context.Context) (TreeEntry, error) { return t.nodes["/"].e, nil }
 
+func (t *fakeTree) Entry(ctx context.Context, ref any) (TreeEntry, error) {
+	n, err := t.node(TreeEntry{Ref: ref})
+	if err != nil {
+		return TreeEntry{}, err
+	}
+	return n.e, nil
+}
+
 func (t *fakeTree) Lookup(ctx context.Context, dir TreeEntry, name string) (TreeEntry, error) {
 	p, _ := dir.Ref.(string)
 	n, err := t.node(TreeEntry{Ref: path.Join(p, name)})

@@ -71,7 +71,7 @@ func (t *pxarTree) Close() error {
 func treeEntry(e *pxar.Entry) TreeEntry {
 	st := e.Metadata.Stat
 	te := TreeEntry{ID: e.ID, Name: e.Name, Mode: uint32(st.Mode), UID: st.UID, GID: st.GID,
-		Mtime: time.Unix(st.Mtime.Secs, int64(st.Mtime.Nanos)), Ref: e}
+		Mtime: time.Unix(st.Mtime.Secs, int64(st.Mtime.Nanos)), Ref: e.Ref()}
 	switch e.Kind {
 	case pxar.KindFile:
 		te.Size = e.Size
@@ -85,8 +85,33 @@ func treeEntry(e *pxar.Entry) TreeEntry {
 
 func (t *pxarTree) Root(ctx context.Context) (TreeEntry, error) { return treeEntry(t.acc.Root()), nil }
 
+// entry decodes the entry of a TreeEntry again from its pxar.Ref.
+func (t *pxarTree) entry(ctx context.Context, te TreeEntry) (*pxar.Entry, error) {
+	return t.reload(ctx, te.Ref)
+}
+
+func (t *pxarTree) reload(ctx context.Context, ref any) (*pxar.Entry, error) {
+	r, ok := ref.(pxar.Ref)
+	if !ok {
+		return nil, fmt.Errorf("not an entry of a pxar archive: %T", ref)
+	}
+	return t.acc.Reload(ctx, r)
+}
+
+func (t *pxarTree) Entry(ctx context.Context, ref any) (TreeEntry, error) {
+	e, err := t.reload(ctx, ref)
+	if err != nil {
+		return TreeEntry{}, err
+	}
+	return treeEntry(e), nil
+}
+
 func (t *pxarTree) Lookup(ctx context.Context, dir TreeEntry, name string) (TreeEntry, error) {
-	e, err := t.acc.Lookup(ctx, dir.Ref.(*pxar.Entry), name)
+	d, err := t.entry(ctx, dir)
+	if err != nil {
+		return TreeEntry{}, err
+	}
+	e, err := t.acc.Lookup(ctx, d, name)
 	if err != nil {
 		return TreeEntry{}, err
 	}
@@ -98,7 +123,12 @@ func (t *pxarTree) ReadDir(ctx context.Context, dir TreeEntry) iter.Seq2[TreeEnt
 		// Stored order is name order, and the order of the contents in the
 		// payload stream: a reader walking the listing (tar, cp -a)
 		// reads the payload forward and gets it loaded ahead.
-		r, err := t.acc.ReadDirSorted(ctx, dir.Ref.(*pxar.Entry))
+		d, err := t.entry(ctx, dir)
+		if err != nil {
+			yield(TreeEntry{}, err)
+			return
+		}
+		r, err := t.acc.ReadDirSorted(ctx, d)
 		if err != nil {
 			yield(TreeEntry{}, err)
 			return
@@ -119,7 +149,11 @@ func (t *pxarTree) ReadDir(ctx context.Context, dir TreeEntry) iter.Seq2[TreeEnt
 }
 
 func (t *pxarTree) Open(ctx context.Context, file TreeEntry) (TreeFile, error) {
-	sec, err := t.acc.Open(ctx, file.Ref.(*pxar.Entry))
+	e, err := t.entry(ctx, file)
+	if err != nil {
+		return nil, err
+	}
+	sec, err := t.acc.Open(ctx, e)
 	if err != nil {
 		return nil, err
 	}
@@ -134,13 +168,20 @@ func (t *pxarTree) Open(ctx context.Context, file TreeEntry) (TreeFile, error) {
 }
 
 func (t *pxarTree) Readlink(ctx context.Context, link TreeEntry) (string, error) {
-	return link.Ref.(*pxar.Entry).Target, nil
+	e, err := t.entry(ctx, link)
+	if err != nil {
+		return "", err
+	}
+	return e.Target, nil
 }
 
 // Xattrs returns the entry's extended attributes, its POSIX ACLs as the
 // system.posix_acl_* attributes and its file capabilities.
 func (t *pxarTree) Xattrs(ctx context.Context, e TreeEntry) ([]Xattr, error) {
-	pe := e.Ref.(*pxar.Entry)
+	pe, err := t.entry(ctx, e)
+	if err != nil {
+		return nil, err
+	}
 	m := &pe.Metadata
 	var out []Xattr
 	for _, x := range m.Xattrs {

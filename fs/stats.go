@@ -29,6 +29,7 @@ type Stats struct {
 	Prefilled     int64 `json:"prefilled_files"`  // small files stored in the page cache before they were read
 	ChunkErrors   int64 `json:"chunk_errors"`     // chunk loads that failed (missing, corrupt)
 	ReadErrors    int64 `json:"read_errors"`      // read requests that failed with EIO
+	TreeEntries   int64 `json:"tree_entries"`     // file archive entries the kernel has looked up and not forgotten
 }
 
 // stats collects the counters.
@@ -46,6 +47,7 @@ func (f *mountFS) stats() Stats {
 		Prefilled:     f.prefill.filled.Load(),
 		ChunkErrors:   c.Errors.Load(),
 		ReadErrors:    f.readErrors.Load(),
+		TreeEntries:   f.treeNodes.Load(),
 	}
 }
 

@@ -37,6 +37,9 @@ type Stream interface {
 // exist and a *store.ChunkReadError for a chunk that cannot be read.
 type ArchiveTree interface {
 	Root(ctx context.Context) (TreeEntry, error)
+	// Entry returns the entry whose TreeEntry.Ref is ref, decoded again:
+	// the mount keeps only the Ref of each entry the kernel looked up.
+	Entry(ctx context.Context, ref any) (TreeEntry, error)
 	Lookup(ctx context.Context, dir TreeEntry, name string) (TreeEntry, error)
 	// ReadDir yields a directory's entries in a stable order, without
 	// holding them all in memory.
@@ -68,7 +71,7 @@ type TreeEntry struct {
 	Mtime time.Time
 	Rdev  uint64
 	Nlink uint32 // 0: 1
-	Ref   any    // the tree's own data for the entry, handed back to it
+	Ref   any    // the tree's own handle of the entry (small: one per looked-up entry is kept)
 }
 
 // Xattr is one extended attribute.

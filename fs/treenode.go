@@ -3,7 +3,9 @@ package fs
 import (
 	"context"
 	"iter"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -81,19 +83,22 @@ func (o *openTree) attrOf(e TreeEntry) fuse.Attr {
 func (f *mountFS) treeEntry(snap store.Snapshot, m *store.Manifest, a store.Archive, path string) entry {
 	attr := f.makeAttr(modeDir, inoOf(path), 0, snap.Time)
 	return entry{name: a.Name, attr: attr, make: func(at fuse.Attr) gofs.InodeEmbedder {
-		return &treeNode{node: node{fsys: f, attr: at}, tree: &openTree{fsys: f, snap: snap, m: m, a: a, path: path}, root: true}
+		return &treeNode{fsys: f, tree: &openTree{fsys: f, snap: snap, m: m, a: a, path: path}, root: true}
 	}}
 }
 
 // treeNode is any entry of a file archive; the kernel only calls the
-// operations that fit its type.
+// operations that fit its type. It holds only what names the entry
+// (TreeEntry.Ref): its attributes and everything else are decoded from
+// the archive again when asked for, so that the kernel's many looked-up
+// entries cost little memory.
 type treeNode struct {
-	node
+	gofs.Inode
 	readOnly
+	fsys *mountFS
 	tree *openTree
-	e    TreeEntry // unset for the root until the tree is opened
+	ref  any // the entry's TreeEntry.Ref; unused for the root
 	root bool
-	rel  string // path inside the archive, for log lines
 	lazy lazyFile
 
 	listing   atomic.Pointer[dirListing] // a directory's last listing (prefill.go)
@@ -115,10 +120,30 @@ var (
 // this is its root.
 func (n *treeNode) entry(ctx context.Context) (ArchiveTree, TreeEntry, error) {
 	t, root, err := n.tree.get(ctx)
-	if n.root {
+	if n.root || err != nil {
 		return t, root, err
 	}
-	return t, n.e, err
+	e, err := t.Entry(ctx, n.ref)
+	return t, e, err
+}
+
+// rel is the node's path inside the archive, for log lines.
+func (n *treeNode) rel() string {
+	var names []string
+	for c := n; !c.root; {
+		name, parent := c.Parent()
+		if parent == nil {
+			break
+		}
+		p, ok := parent.Operations().(*treeNode)
+		if !ok {
+			break
+		}
+		names = append(names, name)
+		c = p
+	}
+	slices.Reverse(names)
+	return strings.Join(names, "/")
 }
 
 // fail maps an error of the tree to an errno, logging what is not a plain
@@ -126,23 +151,21 @@ func (n *treeNode) entry(ctx context.Context) (ArchiveTree, TreeEntry, error) {
 func (n *treeNode) fail(op string, err error) syscall.Errno {
 	e := errno(err)
 	if e == syscall.EIO {
-		n.fsys.log.Error(op+" failed", "snapshot", n.tree.snap.String(), "archive", n.tree.a.Name, "path", "/"+n.rel, "err", err)
+		n.fsys.log.Error(op+" failed", "snapshot", n.tree.snap.String(), "archive", n.tree.a.Name, "path", "/"+n.rel(), "err", err)
 	}
 	return e
 }
 
-// Getattr returns the entry's attributes; the root's come from the tree.
+// Getattr returns the entry's attributes, decoded again.
 func (n *treeNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	if !n.root {
-		out.Attr = n.attr
-		return 0
-	}
-	_, root, err := n.tree.get(ctx)
+	_, e, err := n.entry(ctx)
 	if err != nil {
-		return n.fail("open archive", err)
+		return n.fail("getattr", err)
 	}
-	out.Attr = n.tree.attrOf(root)
-	out.Attr.Ino = n.attr.Ino
+	out.Attr = n.tree.attrOf(e)
+	if n.root {
+		out.Attr.Ino = inoOf(n.tree.path)
+	}
 	return 0
 }
 
@@ -156,16 +179,13 @@ func (n *treeNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) 
 		return nil, n.fail("lookup", err)
 	}
 	attr := n.tree.attrOf(ce)
-	child := &treeNode{node: node{fsys: n.fsys, attr: attr}, tree: n.tree, e: ce, rel: joinRel(n.rel, name)}
+	child := &treeNode{fsys: n.fsys, tree: n.tree, ref: ce.Ref}
 	out.Attr = attr
-	return n.NewInode(ctx, child, gofs.StableAttr{Mode: ce.Mode & syscall.S_IFMT, Ino: attr.Ino}), 0
-}
-
-func joinRel(dir, name string) string {
-	if dir == "" {
-		return name
+	in := n.NewInode(ctx, child, gofs.StableAttr{Mode: ce.Mode & syscall.S_IFMT, Ino: attr.Ino})
+	if in.Operations() == gofs.InodeEmbedder(child) { // not a hard link's inode the kernel holds already
+		n.fsys.treeNodes.Add(1)
 	}
-	return dir + "/" + name
+	return in, 0
 }
 
 func (n *treeNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
@@ -243,7 +263,7 @@ func (n *treeNode) open(ctx context.Context) (gofs.FileHandle, syscall.Errno) {
 	if err != nil {
 		return nil, n.fail("open", err)
 	}
-	return &readHandle{fsys: n.fsys, snap: n.tree.snap, archive: n.tree.a.Name, path: "/" + n.rel,
+	return &readHandle{fsys: n.fsys, snap: n.tree.snap, archive: n.tree.a.Name, path: "/" + n.rel(),
 		r: tf, size: int64(e.Size), closer: tf}, 0
 }
 
@@ -317,5 +337,7 @@ func (n *treeNode) OnForget() {
 	n.lazy.release(n.fsys)
 	if n.root {
 		n.tree.close()
+	} else {
+		n.fsys.treeNodes.Add(-1)
 	}
 }

@@ -73,7 +73,7 @@ type Options struct {
 	// read or reused.
 	Progress *atomic.Int64
 	// CacheSize bounds the chunk cache used to read the previous archive;
-	// default 64 MiB.
+	// default 16 MiB (prevCacheSize).
 	CacheSize int64
 	// PaddingRatio is the largest share of unreferenced bytes in the
 	// chunks of a run of unchanged files for which they are reused; more
@@ -82,6 +82,7 @@ type Options struct {
 
 	racyMargin time.Duration     // tests: see statTable; default 2 s
 	onRead     func(path string) // tests: a file's content is being read
+	runFiles   int               // tests: files of a run before it is split; default maxRunFiles
 }
 
 // Result is what AddArchive did.
@@ -180,6 +181,7 @@ type builder struct {
 	hold                 holdWriter
 	stat                 *statWriter
 	run                  run
+	mirror               mirror
 	streams              []*StreamWriter
 }
 
@@ -209,7 +211,7 @@ func (b *builder) openPrevious(ctx context.Context) error {
 	}
 	size := b.opts.CacheSize
 	if size <= 0 {
-		size = 64 << 20
+		size = prevCacheSize
 	}
 	if b.cache, err = store.NewCache(b.s, size); err != nil {
 		return err
@@ -217,6 +219,13 @@ func (b *builder) openPrevious(ctx context.Context) error {
 	b.prev, err = openPrevious(ctx, b.s, snap, b.name, b.cache)
 	return err
 }
+
+// prevCacheSize is the default cache of the previous archive. It is read
+// forward, once (prev.go): a cursor per directory on the current path
+// and the goodbye tables at the ends of those directories, a few
+// metadata chunks of 256 KiB each. A larger cache only holds chunks
+// already passed, up to its bound, whatever the tree's size.
+const prevCacheSize = 16 << 20
 
 // metaChunkSize is the average chunk size of the metadata stream and the
 // stat table of a split archive: a sixteenth of the payload's (256 KiB by

@@ -1,6 +1,7 @@
 package filearchive
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -11,8 +12,8 @@ import (
 
 // Limits of an undecided run: its metadata is held in memory.
 const (
-	maxHeldMeta  = 16 << 20
-	maxRunFiles  = 1 << 16
+	maxHeldMeta  = 4 << 20
+	maxRunFiles  = 1 << 14
 	defaultRatio = 0.1 // PBS's CHUNK_PADDING_THRESHOLD
 )
 
@@ -117,28 +118,61 @@ type pendingFile struct {
 // run is a sequence of files whose PAYLOAD items lie back to back in
 // the previous payload stream, referenced with offsets as if they were
 // written anew from newBase; resolve decides between reusing the chunks
-// that hold them and reading the files again.
+// that hold them and reading the files again. A run that starts inside
+// the mirror (cont) references its first file where the mirror holds
+// it, and needs only the chunks after the mirror.
 type run struct {
 	active             bool
+	cont               bool
 	prevStart, prevEnd uint64
 	newBase            uint64
 	files              []pendingFile
 }
 
+// mirror is the range [from, to) of the previous payload stream whose
+// chunks were injected last, placed at newFrom of the new stream. While
+// nothing else follows them (the payload stream ends at its end), a file
+// inside it is referenced there at once, and a run that continues past
+// it injects only the chunks after it: runs split by the limits above
+// cost no padding and no reading.
+type mirror struct {
+	from, to, newFrom uint64
+}
+
+// inMirror reports whether the mirror is still the end of the new
+// payload stream and holds previous offset x.
+func (b *builder) inMirror(enc *pxar.Encoder, x uint64) bool {
+	m := &b.mirror
+	return m.to > m.from && enc.PayloadPosition() == m.newFrom+(m.to-m.from) && x >= m.from && x < m.to
+}
+
 // addRef adds a file whose content equals the previous archive's entry
-// pe: its PAYLOAD item joins the current run (or starts one).
+// pe: it is referenced in the mirror, or its PAYLOAD item joins the
+// current run (or starts one).
 func (b *builder) addRef(ctx context.Context, enc *pxar.Encoder, name, path string, m *pxar.Metadata,
 	pe *pxar.Entry, rec statRecord) (pxar.LinkOffset, error) {
 	x, _ := pe.PayloadRef()
+	end := x + pxar.HeaderSize + pe.Size
 	r := &b.run
-	if r.active && (x != r.prevEnd || len(r.files) >= maxRunFiles || b.hold.held() >= maxHeldMeta) {
-		if err := b.resolve(ctx, enc); err != nil {
+	if r.active && x != r.prevEnd {
+		if err := b.resolveRun(ctx, enc, false); err != nil {
 			return 0, err
 		}
+	}
+	if r.active && (len(r.files) >= cmp.Or(b.opts.runFiles, maxRunFiles) || b.hold.held() >= maxHeldMeta) {
+		if err := b.resolveRun(ctx, enc, true); err != nil {
+			return 0, err
+		}
+	}
+	if !r.active && b.inMirror(enc, x) && end <= b.mirror.to {
+		return b.addMirrored(enc, name, m, pe, rec)
 	}
 	if !r.active {
 		b.hold.hold()
 		*r = run{active: true, prevStart: x, prevEnd: x, newBase: enc.PayloadPosition(), files: r.files[:0]}
+		if b.inMirror(enc, x) {
+			r.cont, r.newBase = true, b.mirror.newFrom+(x-b.mirror.from)
+		}
 	}
 	off, err := enc.AddFileRef(name, m, r.newBase+(x-r.prevStart), pe.Size)
 	if err != nil {
@@ -146,38 +180,80 @@ func (b *builder) addRef(ctx context.Context, enc *pxar.Encoder, name, path stri
 	}
 	rec.ID = uint64(off)
 	r.files = append(r.files, pendingFile{path: path, size: pe.Size, patchAt: enc.MetadataPosition() - 16, rec: rec})
-	r.prevEnd = x + pxar.HeaderSize + pe.Size
+	r.prevEnd = end
 	b.progress(pe.Size)
 	return off, nil
 }
 
-// resolve ends the current run: if the chunks holding it carry little
+// addMirrored references a file that the mirror holds whole.
+func (b *builder) addMirrored(enc *pxar.Encoder, name string, m *pxar.Metadata, pe *pxar.Entry, rec statRecord) (pxar.LinkOffset, error) {
+	x, _ := pe.PayloadRef()
+	off, err := enc.AddFileRef(name, m, b.mirror.newFrom+(x-b.mirror.from), pe.Size)
+	if err != nil {
+		return 0, err
+	}
+	rec.ID = uint64(off)
+	b.res.ReusedFiles++
+	b.res.ReusedBytes += int64(pe.Size)
+	b.progress(pe.Size)
+	return off, b.stat.add(&rec)
+}
+
+// resolve ends the current run (the walk's Finish hook, and before a
+// file is written anew).
+func (b *builder) resolve(ctx context.Context, enc *pxar.Encoder) error {
+	return b.resolveRun(ctx, enc, false)
+}
+
+// resolveRun ends the current run: if the chunks holding it carry little
 // padding (at most the threshold of their size) and are all in the
 // store, they are injected into the payload index and the references
-// shifted onto them; otherwise the files are read again.
-func (b *builder) resolve(ctx context.Context, enc *pxar.Encoder) error {
+// shifted onto them; otherwise the files are read again. A run split by
+// the limits (split) goes on in its last chunk, whose tail is then not
+// padding.
+func (b *builder) resolveRun(ctx context.Context, enc *pxar.Encoder, split bool) error {
 	r := &b.run
 	if !r.active {
 		return nil
 	}
 	r.active = false
-	chunks, chunkStart, err := b.prev.chunks(r.prevStart, r.prevEnd)
+	from := r.prevStart
+	if r.cont {
+		from = b.mirror.to
+	}
+	chunks, chunkStart, err := b.prev.chunks(from, r.prevEnd)
 	if err != nil {
 		return err
+	}
+	if r.cont && chunkStart != from {
+		return fmt.Errorf("internal error: mirror ends at %d inside a chunk starting at %d", from, chunkStart)
 	}
 	var total uint64
 	for _, c := range chunks {
 		total += uint64(c.Size)
 	}
-	startPad := r.prevStart - chunkStart
-	padding := total - (r.prevEnd - r.prevStart)
+	padding := total - (r.prevEnd - max(r.prevStart, chunkStart))
+	if split {
+		padding -= chunkStart + total - r.prevEnd
+	}
 	if float64(padding) <= b.ratio*float64(total) {
 		ok, err := b.present(chunks)
 		if err != nil {
 			return err
 		}
 		if ok {
-			return b.inject(enc, chunks, total, startPad, padding)
+			var shift uint64 // cont: the references are where the chunks go
+			if !r.cont {
+				shift = r.prevStart - chunkStart
+			}
+			return b.inject(enc, chunks, chunkStart, total, shift, padding)
+		}
+	}
+	if r.cont { // written anew from newBase on, not in the mirror
+		for _, f := range r.files {
+			if err := b.hold.add(f.patchAt, b.mirror.to-r.prevStart); err != nil {
+				return err
+			}
 		}
 	}
 	if err := b.hold.release(); err != nil {
@@ -191,13 +267,15 @@ func (b *builder) resolve(ctx context.Context, enc *pxar.Encoder) error {
 	return nil
 }
 
-func (b *builder) inject(enc *pxar.Encoder, chunks []ChunkRef, total, startPad, padding uint64) error {
+func (b *builder) inject(enc *pxar.Encoder, chunks []ChunkRef, chunkStart, total, shift, padding uint64) error {
 	if err := enc.Flush(); err != nil {
 		return err
 	}
-	for _, f := range b.run.files {
-		if err := b.hold.add(f.patchAt, startPad); err != nil {
-			return err
+	if shift != 0 {
+		for _, f := range b.run.files {
+			if err := b.hold.add(f.patchAt, shift); err != nil {
+				return err
+			}
 		}
 	}
 	if err := b.hold.release(); err != nil {
@@ -206,9 +284,16 @@ func (b *builder) inject(enc *pxar.Encoder, chunks []ChunkRef, total, startPad, 
 	if err := b.payload.Inject(chunks); err != nil {
 		return err
 	}
+	at := enc.PayloadPosition()
 	if err := enc.AdvancePayload(total); err != nil {
 		return err
 	}
+	if b.run.cont {
+		b.mirror.to = chunkStart + total // the chunks follow the mirror
+	} else {
+		b.mirror = mirror{from: chunkStart, to: chunkStart + total, newFrom: at}
+	}
+	enc.Reused(b.mirror.newFrom)
 	b.res.InjectedBytes += int64(total)
 	b.res.PaddingBytes += int64(padding)
 	for i := range b.run.files {

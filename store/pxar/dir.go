@@ -109,7 +109,7 @@ func (a *Accessor) decodeChild(dir *Entry, it goodbyeItem, want *string) (*Entry
 	if HashFilename(name) != it.hash {
 		return nil, corrupt(streamMeta, fileOfs, "goodbye table hash %#x does not match name %q", it.hash, name)
 	}
-	e := &Entry{Name: name, ID: fileOfs, parent: dir}
+	e := &Entry{Name: name, ID: fileOfs, parent: dir, ref: Ref{at: fileOfs, size: it.size, end: dir.goodbyeOfs, hash: it.hash}}
 	h, err := c.peekHeader()
 	if err != nil {
 		return nil, err
@@ -200,7 +200,7 @@ func (a *Accessor) hardlink(c *cursor, e *Entry) error {
 	if t.Kind != KindFile {
 		return corrupt(streamMeta, target, "hard link target is a %s, not a regular file", t.Kind)
 	}
-	t.Name, t.ID, t.Hardlink, t.parent = e.Name, target, string(b[8:len(b)-1]), e.parent
+	t.Name, t.ID, t.Hardlink, t.parent, t.ref = e.Name, target, string(b[8:len(b)-1]), e.parent, e.ref
 	*e = *t
 	return nil
 }

@@ -22,6 +22,8 @@
 //     content. It reads only the few small regions a lookup needs.
 //     Entry.ID (the offset of the entry's FILENAME item, the target's for
 //     hard links, 0 for the root) is stable and serves as an inode number.
+//     Entry.Ref is a 32-byte handle from which Reload decodes the entry
+//     again, for holders of many entries (the mount's inodes).
 //   - For readers that decode a single stream front to back (tape
 //     snapshot archives, jobs/tape/format): DecodeEntry decodes an ENTRY
 //     item and GoodbyeTable rebuilds the GOODBYE item the Encoder writes

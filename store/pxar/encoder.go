@@ -37,12 +37,14 @@ type Encoder struct {
 	payload    io.Writer // nil: single stream
 	payloadPos uint64
 	refEnd     uint64 // end of the furthest payload reference made
-	stack      []*dirState
-	err        error
-	closed     bool
-	scratch    []byte
-	copyBuf    []byte
-	anyOrder   bool // WithAnyOrder
+	// [reusedFrom, reusedTo) may be referenced though before payloadPos
+	reusedFrom, reusedTo uint64
+	stack                []*dirState
+	err                  error
+	closed               bool
+	scratch              []byte
+	copyBuf              []byte
+	anyOrder             bool // WithAnyOrder
 }
 
 type dirState struct {

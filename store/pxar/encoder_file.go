@@ -113,9 +113,10 @@ func (e *Encoder) copyContent(write func([]byte) error, name string, size uint64
 // AddFileRef adds a regular file of size bytes whose PAYLOAD item (header
 // and content) the caller places at payloadOffset of the payload stream
 // itself, e.g. by reusing chunks of a previous backup's payload stream.
-// As in pxar, payloadOffset must not lie before PayloadPosition: add the
-// references first, then put the bytes in the payload stream and account
-// for them with AdvancePayload. Close fails if references point past the
+// As in pxar, payloadOffset must not lie before PayloadPosition (unless
+// in the range declared with Reused): add the references first, then put
+// the bytes in the payload stream and account for them with
+// AdvancePayload. Close fails if references point past the
 // payload stream's end. Split archives only.
 func (e *Encoder) AddFileRef(name string, m *Metadata, payloadOffset, size uint64) (LinkOffset, error) {
 	d, err := e.begin(name)
@@ -128,7 +129,7 @@ func (e *Encoder) AddFileRef(name string, m *Metadata, payloadOffset, size uint6
 	if err := checkType(m, m.Stat.IsRegular(), "regular file"); err != nil {
 		return 0, err
 	}
-	if payloadOffset < e.payloadPos {
+	if payloadOffset < e.payloadPos && (payloadOffset < e.reusedFrom || payloadOffset >= e.reusedTo) {
 		return 0, fmt.Errorf("%w: payload reference for %q to offset %d before payload position %d",
 			ErrState, name, payloadOffset, e.payloadPos)
 	}
@@ -142,6 +143,15 @@ func (e *Encoder) AddFileRef(name string, m *Metadata, payloadOffset, size uint6
 	}
 	e.refEnd = max(e.refEnd, payloadOffset+HeaderSize+size)
 	return off, nil
+}
+
+// Reused declares that the payload stream from offset from up to
+// PayloadPosition holds a previous stream's PAYLOAD items placed there
+// as they are (reused chunks): AddFileRef accepts references that start
+// in that range, until the next call. The caller answers for them
+// pointing at whole PAYLOAD items.
+func (e *Encoder) Reused(from uint64) {
+	e.reusedFrom, e.reusedTo = min(from, e.payloadPos), e.payloadPos
 }
 
 // AdvancePayload accounts for n bytes the caller appended to the payload

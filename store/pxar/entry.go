@@ -56,6 +56,7 @@ type Entry struct {
 	goodbyeOfs uint64 // directory: its GOODBYE item
 	count      uint64 // directory: number of goodbye table items
 	parent     *Entry // the directory it was found in; nil for the root
+	ref        Ref
 }
 
 // IsDir reports whether e is a directory.
