@@ -137,8 +137,9 @@
 // leave the cache alone. An object too large for a blob is
 // ErrCorruptChunk, a missing one ErrMissingChunk. Latency, not bandwidth,
 // is what a bucket costs, so the store says how much to keep in flight:
-// Readahead (chunks a sequential reader prefetches) and the Uploader's
-// request goroutines beside its hash/compress workers.
+// Readahead (chunks a sequential reader prefetches; zero chunks, which
+// need no load, are skipped and not counted: readahead.go) and the
+// Uploader's request goroutines beside its hash/compress workers.
 //
 // Rule 2, reusing a chunk (remote_chunks_reuse.go, ReuseChunkContext). A
 // writer stores a chunk it holds unless the bucket has it. A chunk of its

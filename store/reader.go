@@ -29,13 +29,15 @@ type IndexReader struct {
 	nextOff atomic.Int64 // offset just after the last read
 	ahead   atomic.Int64 // highest chunk index prefetched
 	slots   chan struct{}
-	// recent holds the chunks this reader loaded or prefetched last, by
-	// chunk index modulo its length. The shared cache may refuse to keep
-	// a newcomer while a sequential read streams through more data than
-	// it holds (its admission favours chunks read often); recent makes
-	// sure a prefetched chunk is not loaded again when it is asked for,
-	// and spares the cache a lookup per request within one chunk.
-	recent []atomic.Pointer[recentChunk]
+	// recent holds the chunks (not zero chunks) this reader loaded or
+	// prefetched last, in the order they came (readahead.go). The shared
+	// cache may refuse to keep a newcomer while a sequential read streams
+	// through more data than it holds (its admission favours chunks read
+	// often); recent makes sure a prefetched chunk is not loaded again
+	// when it is asked for, and spares the cache a lookup per request
+	// within one chunk.
+	recent     []atomic.Pointer[recentChunk]
+	recentNext atomic.Uint64
 }
 
 type recentChunk struct {
@@ -122,64 +124,6 @@ func (r *IndexReader) entry(i int, off int64) (d chunk.Digest, start, end int64,
 			Err: fmt.Errorf("%w: entry %d covers [%d, %d), not offset %d", ErrBadIndex, i, start, end, off)}
 	}
 	return d, start, end, nil
-}
-
-// chunk returns chunk i (digest d, size bytes) from the reader's recent
-// chunks or through the cache, and keeps it among the recent ones.
-func (r *IndexReader) chunk(ctx context.Context, i int, d chunk.Digest, size int) ([]byte, error) {
-	slot := &r.recent[i%len(r.recent)]
-	if rc := slot.Load(); rc != nil && rc.i == i {
-		r.c.Stats.Hits.Add(1)
-		return rc.data, nil
-	}
-	data, err := r.c.GetKey(ctx, r.key, d, size)
-	if err == nil {
-		slot.Store(&recentChunk{i: i, data: data})
-	}
-	return data, err
-}
-
-// seqWindow is how far a read may land from the end of the previous one
-// and still count as sequential: the kernel's read-ahead sends several
-// requests at once, and they arrive in any order.
-const seqWindow = 8 << 20
-
-// sequential notes a read of n bytes at off and reports whether it
-// follows the previous read closely enough to load ahead for it.
-func (r *IndexReader) sequential(off int64, n int) bool {
-	prev := r.nextOff.Swap(off + int64(n))
-	return prev >= 0 && off >= prev-seqWindow && off <= prev+seqWindow
-}
-
-// prefetch starts background loads of the chunks after i, up to the
-// readahead window, each at most once per reader.
-func (r *IndexReader) prefetch(i int) {
-	if r.readahead <= 0 {
-		return
-	}
-	last := min(i+r.readahead, r.idx.Len()-1)
-	a := int(r.ahead.Load())
-	if a < i || a > last {
-		a = i // a seek: start a new window here
-	}
-	for j := a + 1; j <= last; j++ {
-		select {
-		case r.slots <- struct{}{}:
-		default:
-			return // window busy; the next read will try again
-		}
-		r.ahead.Store(int64(j))
-		d, start, end := r.idx.Chunk(j)
-		if r.idx.Err() != nil {
-			<-r.slots
-			return // the read of chunk j will report it
-		}
-		r.c.Stats.PrefetchLoads.Add(1)
-		go func() {
-			defer func() { <-r.slots }()
-			r.chunk(r.bg, j, d, int(end-start)) // an error surfaces on the real read
-		}()
-	}
 }
 
 // ChunkReadError is a failed read of an archive: where, which chunk, why.

@@ -1,0 +1,107 @@
+package store
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// readaheadImage backs up data as an image of testCS chunks and returns
+// a reader of it (readahead 4) through a cache of its own.
+func readaheadImage(t *testing.T, data []byte) (*IndexReader, *Cache) {
+	t.Helper()
+	s := testStore(t)
+	path := filepath.Join(t.TempDir(), "disk.raw")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	snap, _ := backupImage(t, s, Group{Type: TypeVM, ID: "ra"}, time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC), path)
+	c, err := NewCache(s, 64<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return openImage(t, s, snap, c), c
+}
+
+// waitPrefetches waits until no load ahead of r runs.
+func waitPrefetches(r *IndexReader) {
+	for range cap(r.slots) {
+		r.slots <- struct{}{}
+	}
+	for range cap(r.slots) {
+		<-r.slots
+	}
+}
+
+func readCheck(t *testing.T, r *IndexReader, want []byte, off int64, n int) {
+	t.Helper()
+	buf := make([]byte, n)
+	if _, err := r.ReadAt(buf, off); err != nil {
+		t.Fatalf("read %d at %d: %v", n, off, err)
+	}
+	if !bytes.Equal(buf, want[off:off+int64(n)]) {
+		t.Fatalf("read %d at %d: content differs", n, off)
+	}
+}
+
+// TestReadaheadSequentialReads: reads that follow each other, small and
+// contiguous or large and out of order (the kernel's read-ahead), load
+// ahead; random ones read the right bytes.
+func TestReadaheadSequentialReads(t *testing.T) {
+	data := randBytes(32*testCS, 5)
+	r, c := readaheadImage(t, data)
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for range 100 {
+		readCheck(t, r, data, int64(rnd.IntN(len(data)-4096)), 4096)
+	}
+	waitPrefetches(r)
+	r.nextOff.Store(-1)
+	r.ahead.Store(-1) // as a new reader
+	before := c.Stats.PrefetchLoads.Load()
+	for off := int64(0); off < 3*4096; off += 4096 { // small and contiguous
+		readCheck(t, r, data, off, 4096)
+	}
+	waitPrefetches(r)
+	if c.Stats.PrefetchLoads.Load() == before {
+		t.Error("contiguous 4 KiB reads loaded nothing ahead")
+	}
+	r.nextOff.Store(-1)
+	r.ahead.Store(-1)
+	before = c.Stats.PrefetchLoads.Load()
+	// The kernel's read-ahead: large requests, the second before the first.
+	readCheck(t, r, data, 20*testCS+testCS/2, testCS/2)
+	readCheck(t, r, data, 20*testCS, testCS/2)
+	waitPrefetches(r)
+	if c.Stats.PrefetchLoads.Load() == before {
+		t.Error("large reads out of order loaded nothing ahead")
+	}
+}
+
+// TestReadaheadSkipsZeroChunks: the chunks loaded ahead of a read are the
+// data chunks past a hole, not the hole's zero chunks; they are then
+// served without a load of their own.
+func TestReadaheadSkipsZeroChunks(t *testing.T) {
+	data := make([]byte, 40*testCS)
+	copy(data, randBytes(testCS, 6))
+	copy(data[30*testCS:], randBytes(5*testCS, 7)) // chunks 30-34 data
+	r, c := readaheadImage(t, data)
+	readCheck(t, r, data, 0, 4096)
+	readCheck(t, r, data, 4096, 4096) // follows: loads ahead
+	waitPrefetches(r)
+	if n := c.Stats.PrefetchLoads.Load(); n != int64(r.readahead) {
+		t.Errorf("%d chunks loaded ahead, want %d (the data chunks past the hole)", n, r.readahead)
+	}
+	misses := c.Stats.Misses.Load()
+	for i := int64(30); i < 30+int64(r.readahead); i++ {
+		r.nextOff.Store(-1) // a seek: load nothing more ahead
+		readCheck(t, r, data, i*testCS, testCS)
+	}
+	if n := c.Stats.Misses.Load() - misses; n != 0 {
+		t.Errorf("reading the chunks loaded ahead missed %d times, want 0", n)
+	}
+	readCheck(t, r, data, 0, len(data)) // and everything reads back
+}
