@@ -215,6 +215,30 @@ func (f *fixture) addImageChunk(ctx context.Context, b *store.Backup, name strin
 	return b.AddImage(ctx, name, in, store.ImageOptions{ChunkSize: cs})
 }
 
+// splitArchiveStore makes a store with one snapshot of group host/id
+// holding a split archive root.pxar made of meta and payload.
+func splitArchiveStore(t *testing.T, id string, meta, payload []byte) (*store.Store, store.Snapshot) {
+	t.Helper()
+	s, err := store.CreateWith(filepath.Join(t.TempDir(), "store"), store.CreateOptions{LazyPrefixDirs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.StartBackup(context.Background(), store.Group{Type: "host", ID: id}, time.Unix(1700000000, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Sync = store.SyncNone
+	for name, data := range map[string][]byte{"root.mpxar.didx": meta, "root.ppxar.didx": payload} {
+		if err := addDynamic(s, b, name, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	return s, b.Snapshot()
+}
+
 // addDynamic stores data as a dynamic index of uneven chunks.
 func addDynamic(s *store.Store, b *store.Backup, name string, data []byte) error {
 	w, err := store.NewDynamicWriter(filepath.Join(b.Dir(), name))

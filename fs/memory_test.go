@@ -2,7 +2,6 @@ package fs
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -53,24 +52,7 @@ func manyFilesArchive(t *testing.T, dirs, per int) (*store.Store, store.Snapshot
 	if err := enc.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err := store.CreateWith(filepath.Join(t.TempDir(), "store"), store.CreateOptions{LazyPrefixDirs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := s.StartBackup(context.Background(), store.Group{Type: "host", ID: "many"}, time.Unix(1700000000, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.Sync = store.SyncNone
-	for name, data := range map[string][]byte{"root.mpxar.didx": meta.Bytes(), "root.ppxar.didx": payload.Bytes()} {
-		if err := addDynamic(s, b, name, data); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := b.Finish(); err != nil {
-		t.Fatal(err)
-	}
-	return s, b.Snapshot()
+	return splitArchiveStore(t, "many", meta.Bytes(), payload.Bytes())
 }
 
 // TestLookupMemory looks up 20,000 files of a file archive and counts the

@@ -2,7 +2,6 @@ package fs
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/pxar"
 )
 
@@ -65,27 +63,10 @@ func TestPrefill(t *testing.T) {
 	if err := enc.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err := store.CreateWith(filepath.Join(t.TempDir(), "store"), store.CreateOptions{LazyPrefixDirs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := s.StartBackup(context.Background(), store.Group{Type: "host", ID: "pf"}, time.Unix(1700000000, 0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.Sync = store.SyncNone
-	if err := addDynamic(s, b, "root.mpxar.didx", meta.Bytes()); err != nil {
-		t.Fatal(err)
-	}
-	if err := addDynamic(s, b, "root.ppxar.didx", payload.Bytes()); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Finish(); err != nil {
-		t.Fatal(err)
-	}
+	s, snap := splitArchiveStore(t, "pf", meta.Bytes(), payload.Bytes())
 
 	srv, mnt, logs := mountT(t, Options{Store: s, Trees: PxarTrees{}, Debug: true})
-	dir := filepath.Join(mnt, b.Snapshot().String(), "root.pxar", "d")
+	dir := filepath.Join(mnt, snap.String(), "root.pxar", "d")
 	ents, err := os.ReadDir(dir)
 	if err != nil || len(ents) != 41 {
 		t.Fatalf("list: %d entries (%v)", len(ents), err)
