@@ -79,6 +79,9 @@ type Options struct {
 	// chunks of a run of unchanged files for which they are reused; more
 	// and the files are read again. Default 0.1, as PBS.
 	PaddingRatio float64
+	// ReadAhead tunes the walk's helper that lists, stats and reads
+	// files ahead of it (walk.ReadAhead); it never changes the archive.
+	ReadAhead walk.ReadAhead
 
 	racyMargin time.Duration     // tests: see statTable; default 2 s
 	onRead     func(path string) // tests: a file's content is being read
@@ -241,7 +244,8 @@ func (b *builder) stream(ctx context.Context, path string, avg int, known store.
 }
 
 func (b *builder) walkOptions() walk.Options {
-	return walk.Options{Exclude: b.opts.Exclude, AllFileSystems: b.opts.AllFileSystems, OnError: b.report}
+	return walk.Options{Exclude: b.opts.Exclude, AllFileSystems: b.opts.AllFileSystems, OnError: b.report,
+		ReadAhead: b.opts.ReadAhead}
 }
 
 func (b *builder) report(path string, err error) {
