@@ -336,6 +336,11 @@ func (b *builder) split(ctx context.Context, snapDir, dir string) ([]store.FileI
 	opts.Finish = b.resolve
 	if b.prev != nil && b.prev.stats != nil {
 		opts.Reuse = b.reuse
+		if opts.ReadAhead.ChangedSince.IsZero() {
+			// files changed since the previous backup (or untrusted in it)
+			// will be read: the walk's helper reads them ahead too
+			opts.ReadAhead.ChangedSince = b.prevSnap.Time.Add(-2 * b.opts.racyMargin)
+		}
 	}
 	if b.res.Walk, err = walk.Walk(ctx, dir, &b.hold, b.payload, opts); err != nil {
 		return nil, err

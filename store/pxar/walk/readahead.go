@@ -3,6 +3,7 @@ package walk
 import (
 	"cmp"
 	"sync"
+	"time"
 )
 
 // ReadAhead tunes the helper that runs ahead of a walk (readahead_tree.go).
@@ -21,6 +22,10 @@ type ReadAhead struct {
 	// Workers is the number of goroutines that open and stat entries
 	// ahead (they wait on the disk, not on a CPU); default 16.
 	Workers int
+	// ChangedSince, in a walk with a Reuse hook (where the helper only
+	// stats), has it read ahead the content of regular files whose ctime
+	// is not before it as well: they are likely to be read.
+	ChangedSince time.Time
 }
 
 func (r ReadAhead) withDefaults() ReadAhead {

@@ -34,6 +34,7 @@ type readAhead struct {
 	allFS   bool
 	rootDev uint64
 	perFile int64
+	since   int64 // ReadAhead.ChangedSince in ns (0: none)
 	pats    patternList
 	buf     []byte
 	advised atomic.Int64 // files whose content was asked for
@@ -70,6 +71,9 @@ func startReadAhead(ctx context.Context, rootFD int, rootDev uint64, cli pattern
 	lim = lim.withDefaults()
 	r := &readAhead{win: newWindow(lim), jobs: make(chan raJob, 2*lim.Workers), content: content,
 		allFS: allFS, rootDev: rootDev, perFile: max(lim.Bytes/4, 1), pats: slices.Clone(cli)}
+	if !content && !lim.ChangedSince.IsZero() {
+		r.since = max(lim.ChangedSince.UnixNano(), 1)
+	}
 	r.ctx, r.cancel = context.WithCancel(ctx)
 	if testStarted != nil {
 		testStarted(r)
@@ -189,11 +193,25 @@ func (r *readAhead) do(j raJob) {
 	if r.ctx.Err() != nil || r.win.stale(j.it) {
 		return
 	}
-	if !r.content || j.typ != unix.DT_REG {
-		var st unix.Stat_t
-		_ = unix.Fstatat(j.dir.fd, j.name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	if j.typ == unix.DT_REG && (r.content || r.recent(j)) {
+		r.advise(j)
 		return
 	}
+	var st unix.Stat_t
+	_ = unix.Fstatat(j.dir.fd, j.name, &st, unix.AT_SYMLINK_NOFOLLOW)
+}
+
+// recent stats an entry and tells whether its ctime is not before
+// ChangedSince.
+func (r *readAhead) recent(j raJob) bool {
+	var st unix.Stat_t
+	return r.since != 0 && unix.Fstatat(j.dir.fd, j.name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil &&
+		st.Ctim.Nano() >= r.since
+}
+
+// advise opens a regular file and asks the kernel for its content,
+// once it fits in the window.
+func (r *readAhead) advise(j raJob) {
 	fd, err := openNoatime(j.dir.fd, j.name, unix.O_NONBLOCK)
 	if err != nil {
 		return
