@@ -336,7 +336,7 @@ func (b *builder) split(ctx context.Context, snapDir, dir string) ([]store.FileI
 	opts.Finish = b.resolve
 	if b.prev != nil && b.prev.stats != nil {
 		opts.Reuse = b.reuse
-		if opts.ReadAhead.ChangedSince.IsZero() {
+		if opts.ReadAhead.StatAhead && opts.ReadAhead.ChangedSince.IsZero() {
 			// files changed since the previous backup (or untrusted in it)
 			// will be read: the walk's helper reads them ahead too
 			opts.ReadAhead.ChangedSince = b.prevSnap.Time.Add(-2 * b.opts.racyMargin)

@@ -29,7 +29,7 @@ func TestReadAheadSameIndexes(t *testing.T) {
 		}
 		var got [2][]string // the same tree backed up without and with the helper
 		for k, off := range []bool{true, false} {
-			opt := Options{ChunkSize: 1 << 20, ReadAhead: walk.ReadAhead{Off: off}}
+			opt := Options{ChunkSize: 1 << 20, ReadAhead: walk.ReadAhead{Off: off, StatAhead: true}}
 			res, snap := backupTree(t, stores[k], dir, opt)
 			if round == 1 && (res.Mode != ModeMetadata || res.ReusedFiles == 0 || res.ReadFiles == 0) {
 				t.Fatalf("second backup: %+v", res)

@@ -22,9 +22,16 @@ type ReadAhead struct {
 	// Workers is the number of goroutines that open and stat entries
 	// ahead (they wait on the disk, not on a CPU); default 16.
 	Workers int
-	// ChangedSince, in a walk with a Reuse hook (where the helper only
-	// stats), has it read ahead the content of regular files whose ctime
-	// is not before it as well: they are likely to be read.
+	// StatAhead runs the helper in a walk with a Reuse hook too, where
+	// it lists and stats ahead but reads no content (but see
+	// ChangedSince). Off by default: measured on Go's tree with 1% of
+	// the files changed and the caches dropped, the second backup was not
+	// bound by its lstats, and the helper's own listing and stats cost
+	// more CPU than they saved.
+	StatAhead bool
+	// ChangedSince, with StatAhead, has the helper read ahead the content
+	// of regular files whose ctime is not before it as well: they are
+	// likely to be read.
 	ChangedSince time.Time
 }
 

@@ -66,6 +66,7 @@ func TestReadAheadSameArchive(t *testing.T) {
 				}
 				o := base
 				o.ReadAhead = lim
+				o.ReadAhead.StatAhead = reuse != nil
 				_, st, m, p := walkTo(t, root, split, o)
 				if st != st0 || !bytes.Equal(m, m0) || !bytes.Equal(p, p0) {
 					t.Errorf("split=%v reuse=%v %+v: archive differs (stats %+v, want %+v)", split, reuse != nil, lim, st, st0)
@@ -90,7 +91,7 @@ func TestReadAheadBounded(t *testing.T) {
 		lim   ReadAhead
 		reuse ReuseFunc
 	}{{ReadAhead{Entries: 8}, nil}, {ReadAhead{Entries: 100, Bytes: 20_000}, nil},
-		{ReadAhead{Entries: 8, ChangedSince: time.Unix(1, 0)}, never}} {
+		{ReadAhead{Entries: 8, StatAhead: true, ChangedSince: time.Unix(1, 0)}, never}} {
 		lim := c.lim
 		var got *readAhead
 		testStarted = func(r *readAhead) { got = r }

@@ -45,7 +45,8 @@ type Options struct {
 	Finish func(ctx context.Context, enc *pxar.Encoder) error
 	// ReadAhead tunes the helper that lists, stats and (for a walk
 	// without Reuse, whose files are all read) reads files into the page
-	// cache ahead of the walk. It changes nothing that is stored.
+	// cache ahead of the walk. It changes nothing that is stored. With
+	// Reuse it runs only if ReadAhead.StatAhead is set.
 	ReadAhead ReadAhead
 }
 
@@ -144,7 +145,7 @@ func Walk(ctx context.Context, root string, meta, payload io.Writer, opts Option
 		return w.stats, fmt.Errorf("%s: refusing to back up a virtual file system", root)
 	}
 	w.rootDev = st.Dev
-	if !opts.ReadAhead.Off {
+	if !opts.ReadAhead.Off && (opts.Reuse == nil || opts.ReadAhead.StatAhead) {
 		w.ra = startReadAhead(ctx, fd, st.Dev, w.cli, opts.Reuse == nil, opts.AllFileSystems, opts.ReadAhead)
 		defer w.ra.stop()
 	}
