@@ -134,6 +134,7 @@ func readImage(ctx context.Context, src io.Reader, cs int, u *Uploader) error {
 			off += int64(cs)
 			continue
 		}
+		holes.readAhead(off, (1+imageReadAhead)*int64(cs))
 		buf := u.Buffer(cs)
 		n, err := readFullAt(src, buf, off, holes.seekable)
 		if n > 0 {
@@ -183,6 +184,7 @@ type holeFinder struct {
 	size     int64
 	nextData int64 // first data byte at or after lastOff; -1 unknown
 	lastOff  int64
+	advised  int64 // read ahead up to here
 }
 
 func newHoleFinder(src io.Reader) *holeFinder {
@@ -202,6 +204,25 @@ func newHoleFinder(src io.Reader) *holeFinder {
 		h.sparse = true
 	}
 	return h
+}
+
+// imageReadAhead is how many chunks ahead of the one being read a file's
+// data is asked for (posix_fadvise WILLNEED): the disk works while the
+// reader waits for room in the Uploader, and the reader finds its data
+// in the page cache. Holes cost the kernel nothing to read ahead.
+const imageReadAhead = 2
+
+// readAhead asks the kernel to start reading [off, off+n) of a file,
+// each range once: the reader asks for its chunks in increasing order.
+func (h *holeFinder) readAhead(off, n int64) {
+	if h.f == nil || !h.sparse || off >= h.size {
+		return
+	}
+	from := max(off, h.advised)
+	if end := min(off+n, h.size); from < end {
+		_ = unix.Fadvise(int(h.f.Fd()), from, end-from, unix.FADV_WILLNEED)
+		h.advised = end
+	}
 }
 
 func (h *holeFinder) isHole(off, n int64) bool {

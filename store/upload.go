@@ -124,9 +124,10 @@ type upJob struct {
 // hands their digests to a sink in submission order. Where the store's
 // chunks cost a request each (a remote store) the pool has more
 // goroutines than hash/compress workers, so that many requests are in
-// flight while at most workers goroutines use a CPU. Memory is bounded:
-// at most goroutines+workers+2 chunks are in flight (2·workers+2 on a
-// local store).
+// flight while at most workers goroutines use a CPU; on a local store it
+// has one more, so that a chunk being written to disk leaves no CPU
+// idle. Memory is bounded: at most goroutines+workers+2 chunks are in
+// flight (2·workers+3 on a local store).
 type Uploader struct {
 	s       *Store
 	known   KnownSet
@@ -169,7 +170,7 @@ func (s *Store) NewKeyUploader(ctx context.Context, key *crypt.Key, workers int,
 	if stats == nil {
 		stats = new(UploadStats)
 	}
-	n := max(workers, s.ioParallelism())
+	n := max(workers+1, s.ioParallelism())
 	g, ctx := errgroup.WithContext(ctx)
 	u := &Uploader{s: s, known: known, sink: sink, Stats: stats, g: g, ctx: ctx, key: key,
 		work: make(chan *upJob, n), order: make(chan *upJob, n+workers+2),
@@ -282,6 +283,9 @@ func (u *Uploader) process(j *upJob, blob *[]byte) error {
 	if j.zero {
 		data = make([]byte, len(j.buf)) // the buffer of a hole holds garbage
 	}
+	if want := blobBound(len(data)); cap(*blob) < want {
+		*blob = make([]byte, 0, want) // once per worker, not grown by copying chunk after chunk
+	}
 	u.cpu <- struct{}{}
 	hdr, payload, err := chunk.EncodeBlobParts(*blob, data, true)
 	<-u.cpu
@@ -291,6 +295,11 @@ func (u *Uploader) process(j *upJob, blob *[]byte) error {
 	}
 	return u.insert(j.d, n, hdr, payload)
 }
+
+// blobBound is room for the compressed blob of n plain bytes, header
+// included: zstd's worst case (ZSTD_COMPRESSBOUND); a blob that would
+// not be smaller than n is stored plain anyway.
+func blobBound(n int) int { return chunk.BlobHeaderSize + n + n>>8 + 64<<10 }
 
 // insert stores chunk d (n plain bytes) as the blob hdr ‖ payload.
 func (u *Uploader) insert(d chunk.Digest, n int64, hdr, payload []byte) error {

@@ -79,6 +79,9 @@ type Options struct {
 	// chunks of a run of unchanged files for which they are reused; more
 	// and the files are read again. Default 0.1, as PBS.
 	PaddingRatio float64
+	// ReadAhead tunes the walk's helper that lists, stats and reads
+	// files ahead of it (walk.ReadAhead); it never changes the archive.
+	ReadAhead walk.ReadAhead
 
 	racyMargin time.Duration     // tests: see statTable; default 2 s
 	onRead     func(path string) // tests: a file's content is being read
@@ -250,7 +253,8 @@ func (b *builder) stream(ctx context.Context, path string, avg int, known store.
 }
 
 func (b *builder) walkOptions() walk.Options {
-	return walk.Options{Exclude: b.opts.Exclude, AllFileSystems: b.opts.AllFileSystems, OnError: b.report}
+	return walk.Options{Exclude: b.opts.Exclude, AllFileSystems: b.opts.AllFileSystems, OnError: b.report,
+		ReadAhead: b.opts.ReadAhead}
 }
 
 func (b *builder) report(path string, err error) {
@@ -341,6 +345,11 @@ func (b *builder) split(ctx context.Context, snapDir, dir string) ([]store.FileI
 	opts.Finish = b.resolve
 	if b.prev != nil && b.prev.stats != nil {
 		opts.Reuse = b.reuse
+		if opts.ReadAhead.StatAhead && opts.ReadAhead.ChangedSince.IsZero() {
+			// files changed since the previous backup (or untrusted in it)
+			// will be read: the walk's helper reads them ahead too
+			opts.ReadAhead.ChangedSince = b.prevSnap.Time.Add(-2 * b.opts.racyMargin)
+		}
 	}
 	if b.res.Walk, err = walk.Walk(ctx, dir, &b.hold, b.payload, opts); err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 // are reported and skipped; only encoder errors end the walk.
 func (w *walker) entry(dirfd int, parent, name string) error {
 	rel := join(parent, name)
+	w.ra.pass(rel)
 	var st unix.Stat_t
 	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		w.reportGone(rel, err)

@@ -43,6 +43,11 @@ type Options struct {
 	// Finish, if set, is called after the last entry, before the archive
 	// is closed (a File or Reuse hook may have payload to place yet).
 	Finish func(ctx context.Context, enc *pxar.Encoder) error
+	// ReadAhead tunes the helper that lists, stats and (for a walk
+	// without Reuse, whose files are all read) reads files into the page
+	// cache ahead of the walk. It changes nothing that is stored. With
+	// Reuse it runs only if ReadAhead.StatAhead is set.
+	ReadAhead ReadAhead
 }
 
 // Candidate is a regular file offered to a ReuseFunc, not yet opened.
@@ -101,6 +106,7 @@ type walker struct {
 	procFD    bool
 	links     map[devIno]link
 	direntBuf []byte
+	ra        *readAhead // nil: no helper
 }
 
 // cliName is the file that records the command line patterns of a
@@ -139,6 +145,10 @@ func Walk(ctx context.Context, root string, meta, payload io.Writer, opts Option
 		return w.stats, fmt.Errorf("%s: refusing to back up a virtual file system", root)
 	}
 	w.rootDev = st.Dev
+	if !opts.ReadAhead.Off && (opts.Reuse == nil || opts.ReadAhead.StatAhead) {
+		w.ra = startReadAhead(ctx, fd, st.Dev, w.cli, opts.Reuse == nil, opts.AllFileSystems, opts.ReadAhead)
+		defer w.ra.stop()
+	}
 	rootMeta, err := readMetadata(&st, xattrSource{fd: fd}, fd)
 	if err != nil {
 		return w.stats, fmt.Errorf("%s: %w", root, err)
