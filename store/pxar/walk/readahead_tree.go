@@ -3,7 +3,6 @@ package walk
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"os"
 	"slices"
 	"sync"
@@ -247,23 +246,11 @@ func (r *readAhead) readExcludes(dirfd int, rel string) {
 }
 
 // list reads a directory's names and their types (DT_*) as getdents
-// gives them.
+// gives them; an error ends the list early (the walk reports it).
 func (r *readAhead) list(fd int) ([]string, map[string]uint8) {
-	if r.buf == nil {
-		r.buf = make([]byte, 64<<10)
-	}
-	var names []string
 	types := map[string]uint8{}
-	for {
-		n, err := unix.ReadDirent(fd, r.buf)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil || n <= 0 {
-			return names, types
-		}
-		names = parseDirents(r.buf[:n], names, types)
-	}
+	names, _ := listDir(fd, &r.buf, types)
+	return names, types
 }
 
 // parseDirents appends the names of linux_dirent64 records (without "."

@@ -242,12 +242,20 @@ func (w *walker) dir(fd int, rel string) error {
 // readNames lists the directory open at fd (moving its offset), without
 // "." and "..", in directory order.
 func (w *walker) readNames(fd int) ([]string, error) {
-	if w.direntBuf == nil {
-		w.direntBuf = make([]byte, 64<<10)
+	return listDir(fd, &w.direntBuf, nil)
+}
+
+// listDir lists the directory open at fd (moving its offset) with
+// getdents into *buf (made on first use), without "." and "..", in
+// directory order; with types not nil it also records each name's DT_*
+// type (parseDirents), which the read-ahead helper uses.
+func listDir(fd int, buf *[]byte, types map[string]uint8) ([]string, error) {
+	if *buf == nil {
+		*buf = make([]byte, 64<<10)
 	}
 	var names []string
 	for {
-		n, err := unix.ReadDirent(fd, w.direntBuf)
+		n, err := unix.ReadDirent(fd, *buf)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}
@@ -257,7 +265,11 @@ func (w *walker) readNames(fd int) ([]string, error) {
 		if n <= 0 {
 			return names, nil
 		}
-		_, _, names = unix.ParseDirent(w.direntBuf[:n], -1, names)
+		if types == nil {
+			_, _, names = unix.ParseDirent((*buf)[:n], -1, names)
+		} else {
+			names = parseDirents((*buf)[:n], names, types)
+		}
 	}
 }
 
