@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/cairnfs/cairn/store"
@@ -79,9 +80,9 @@ type contextReaderAt interface {
 }
 
 // slicer is a reader that can return a range inside one chunk without a
-// copy (store.IndexReader).
+// copy, held until released (store.IndexReader).
 type slicer interface {
-	Slice(ctx context.Context, off int64, n int) ([]byte, bool, error)
+	Slice(ctx context.Context, off int64, n int) (store.Held, bool, error)
 }
 
 var _ slicer = (*store.IndexReader)(nil)
@@ -115,13 +116,13 @@ func (h *readHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.Rea
 	}
 	if s, ok := h.r.(slicer); ok {
 		// Within one chunk: hand the kernel the cached chunk itself.
-		b, ok, err := s.Slice(ctx, off, len(dest))
+		held, ok, err := s.Slice(ctx, off, len(dest))
 		if err != nil {
 			return nil, h.fail(err, off)
 		}
 		if ok {
-			h.fsys.served.Add(int64(len(b)))
-			return fuse.ReadResultData(b), 0
+			h.fsys.served.Add(int64(len(held.Data)))
+			return &heldResult{h: held}, 0
 		}
 	}
 	n, err := h.r.ReadAtContext(ctx, dest, off)
@@ -157,10 +158,43 @@ func (h *readHandle) fail(err error, off int64) syscall.Errno {
 	return e
 }
 
-// Release closes what the handle read from.
+// Release closes what the handle read from, and gives back the chunks
+// its reader kept.
 func (h *readHandle) Release(ctx context.Context) syscall.Errno {
+	if c, ok := h.r.(interface{ Close() }); ok {
+		c.Close()
+	}
 	h.closer.Close()
 	return 0
+}
+
+// heldResult is a READ reply of a cached chunk's memory, held from
+// recycling until go-fuse has written it to the kernel. It offers
+// Slices: go-fuse (v2.12.1, fusefd_linux.go) then writes the slices
+// with writev and calls Done after the write. A result without Slices
+// would have its Bytes taken and Done called before the write when
+// splice is off (protocol-server.go), as it is here; so Bytes, for any
+// other path, copies.
+type heldResult struct {
+	h    store.Held
+	done atomic.Bool
+}
+
+var _ fuse.ReadResult = (*heldResult)(nil)
+
+func (r *heldResult) Size() int { return len(r.h.Data) }
+
+func (r *heldResult) Bytes(buf []byte) ([]byte, fuse.Status) {
+	return append(buf[:0], r.h.Data...), fuse.OK
+}
+
+func (r *heldResult) Slices() ([][]byte, fuse.Status) { return [][]byte{r.h.Data}, fuse.OK }
+
+// Done releases the chunk, once.
+func (r *heldResult) Done() {
+	if r.done.CompareAndSwap(false, true) {
+		r.h.Release()
+	}
 }
 
 // bytesHandle serves reads from memory.

@@ -13,7 +13,6 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/crypt"
 	"github.com/dgraph-io/ristretto/v2"
-	"golang.org/x/sync/singleflight"
 )
 
 // CacheStats counts cache activity; read with Load.
@@ -25,17 +24,24 @@ type CacheStats struct {
 	Errors        atomic.Int64
 	Collapsed     atomic.Int64 // misses that joined a load in flight
 	PrefetchLoads atomic.Int64
+	BuffersReused atomic.Int64 // loads into a recycled buffer
+	BuffersNew    atomic.Int64 // loads into a new one
 }
 
 // Cache is a byte-bounded cache of decoded, digest-checked chunks shared by
 // every reader of a store. Concurrent misses of one digest are collapsed
 // into one load. Returned slices are shared: callers must not modify them.
+// The buffers of chunks it drops are recycled (chunkbuf.go).
 type Cache struct {
-	src   ChunkReader
-	rc    *ristretto.Cache[string, []byte]
-	sf    singleflight.Group
-	Stats CacheStats
-	zeros sync.Map // size → *zeroChunk
+	src      ChunkReader
+	rc       *ristretto.Cache[string, *chunkBuf]
+	pool     *bufPool
+	maxBytes int64
+	Stats    CacheStats
+	zeros    sync.Map // size → *zeroChunk
+
+	fmu    sync.Mutex
+	flight map[string]*flight // loads in progress, by cache key
 
 	mu     sync.RWMutex // held shared by loads, exclusively by Close
 	closed bool
@@ -52,29 +58,43 @@ var ErrSizeMismatch = errors.New("chunk size differs from the index")
 var errLoadPanic = errors.New("chunk load failed")
 
 type zeroChunk struct {
-	d    chunk.Digest
-	data []byte
+	d chunk.Digest
+	b *chunkBuf // holds a reference of its own: never recycled
 }
 
 // DefaultCacheSize is the default bound of a Cache.
 const DefaultCacheSize = 256 << 20
 
 // NewCache returns a cache of src's chunks bounded to maxBytes of
-// decoded data.
+// decoded data, the free list of recycled buffers included (it holds at
+// most an eighth of maxBytes, 2 to 16 buffers of 4 MiB; under 64 MiB its
+// two buffers come on top).
 func NewCache(src ChunkReader, maxBytes int64) (*Cache, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultCacheSize
 	}
+	n := min(max(maxBytes/8/bufClass, 2), maxFreeBuffers)
+	c := &Cache{src: src, flight: map[string]*flight{}, maxBytes: maxBytes}
+	c.pool = &bufPool{max: int(n), stats: &c.Stats}
+	cost := maxBytes
+	if maxBytes >= 64<<20 {
+		cost -= n * bufClass
+	}
 	counters := max(maxBytes/(64<<10)*10, 10000)
-	rc, err := ristretto.NewCache(&ristretto.Config[string, []byte]{
-		NumCounters: counters, MaxCost: maxBytes, BufferItems: 64,
+	rc, err := ristretto.NewCache(&ristretto.Config[string, *chunkBuf]{
+		NumCounters: counters, MaxCost: cost, BufferItems: 64,
 		IgnoreInternalCost: true,
+		OnExit:             (*chunkBuf).uncache, // evicted, rejected or replaced
 	})
 	if err != nil {
 		return nil, fmt.Errorf("chunk cache: %w", err)
 	}
-	return &Cache{src: src, rc: rc}, nil
+	c.rc = rc
+	return c, nil
 }
+
+// MaxBytes returns the cache's bound.
+func (c *Cache) MaxBytes() int64 { return c.maxBytes }
 
 // Close waits for loads in flight (prefetches among them) and releases
 // the cache; later Gets fail with ErrCacheClosed.
@@ -98,9 +118,10 @@ func (c *Cache) zero(size int) *zeroChunk {
 	if z, ok := c.zeros.Load(size); ok {
 		return z.(*zeroChunk)
 	}
-	z := &zeroChunk{d: chunk.ZeroDigest(size), data: make([]byte, size)}
-	c.zeros.Store(size, z)
-	return z
+	z := &zeroChunk{d: chunk.ZeroDigest(size), b: &chunkBuf{data: make([]byte, size)}}
+	z.b.refs.Store(1)
+	v, _ := c.zeros.LoadOrStore(size, z)
+	return v.(*zeroChunk)
 }
 
 // IsZeroChunk reports whether d is the digest of size zero bytes.
@@ -114,41 +135,45 @@ func (c *Cache) IsZeroChunk(d chunk.Digest, size int) bool {
 // ctx ends (others may be waiting on it); the wait is. Whether it comes
 // from the cache, a load of its own or one it joined, a chunk whose size
 // is not size fails with ErrSizeMismatch (an index may list one chunk with
-// two sizes; the chunk itself stays cached, it is good).
+// two sizes; the chunk itself stays cached, it is good). The data is
+// never recycled: GetHeld, whose data is, costs less memory.
 func (c *Cache) Get(ctx context.Context, d chunk.Digest, size int) ([]byte, error) {
-	if z := c.zero(size); z != nil && z.d == d {
-		c.Stats.ZeroHits.Add(1)
-		return z.data, nil
-	}
-	return c.get(ctx, nil, d, size)
+	return c.GetKey(ctx, nil, d, size)
 }
 
-// get is Get and GetKey past the zero chunk. A chunk read with a key is
-// cached under the key's fingerprint and its digest, a plain one under
-// its digest: what was checked under one key is never served to a
-// reader of another, nor to a plain reader.
-func (c *Cache) get(ctx context.Context, key *crypt.Key, d chunk.Digest, size int) ([]byte, error) {
+// GetHeld is GetKey whose data is held until Release (chunkbuf.go).
+func (c *Cache) GetHeld(ctx context.Context, key *crypt.Key, d chunk.Digest, size int) (Held, error) {
+	b, err := c.get(ctx, key, d, size)
+	if err != nil {
+		return Held{}, err
+	}
+	return Held{Data: b.data, b: b}, nil
+}
+
+// get returns chunk d with a reference the caller releases. A zero
+// chunk of a plain read comes from the shared zero buffer. A chunk read
+// with a key is cached under the key's fingerprint and its digest, a
+// plain one under its digest: what was checked under one key is never
+// served to a reader of another, nor to a plain reader.
+func (c *Cache) get(ctx context.Context, key *crypt.Key, d chunk.Digest, size int) (*chunkBuf, error) {
+	if z := c.zero(size); key == nil && z != nil && z.d == d {
+		c.Stats.ZeroHits.Add(1)
+		z.b.acquire()
+		return z.b, nil
+	}
 	ck := cacheKey(key, d)
-	if b, ok := c.rc.Get(ck); ok {
+	if b, ok := c.rc.Get(ck); ok && b != nil && b.acquire() {
 		c.Stats.Hits.Add(1)
 		return checkSize(d, b, size)
 	}
 	c.Stats.Misses.Add(1)
-	ch := c.sf.DoChan(ck, func() (any, error) {
+	b, err := c.join(ctx, ck, func() (*chunkBuf, error) {
 		return c.load(context.WithoutCancel(ctx), key, d, ck)
 	})
-	select {
-	case r := <-ch:
-		if r.Shared {
-			c.Stats.Collapsed.Add(1)
-		}
-		if r.Err != nil {
-			return nil, r.Err
-		}
-		return checkSize(d, r.Val.([]byte), size)
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	if err != nil {
+		return nil, err
 	}
+	return checkSize(d, b, size)
 }
 
 // cacheKey is the cache's key of chunk d read with key (nil: plain).
@@ -160,99 +185,112 @@ func cacheKey(key *crypt.Key, d chunk.Digest) string {
 	return string(fp[:]) + string(d[:])
 }
 
-// checkSize returns data if it holds size bytes, else an ErrSizeMismatch.
-func checkSize(d chunk.Digest, data []byte, size int) ([]byte, error) {
-	if len(data) != size {
-		return nil, fmt.Errorf("chunk %s: %w: the chunk holds %d bytes, the index entry says %d", d, ErrSizeMismatch, len(data), size)
+// checkSize returns b if it holds size bytes, else releases it and
+// returns an ErrSizeMismatch.
+func checkSize(d chunk.Digest, b *chunkBuf, size int) (*chunkBuf, error) {
+	if len(b.data) != size {
+		b.release()
+		return nil, fmt.Errorf("chunk %s: %w: the chunk holds %d bytes, the index entry says %d", d, ErrSizeMismatch, len(b.data), size)
 	}
-	return data, nil
+	return b, nil
 }
 
-// load loads, decodes and checks chunk d and caches it. Its size is the
-// chunk's own: Get compares it with each index entry. A panic in the
-// load (a decoder bug met by a hostile chunk) is its error: the waiters
-// of a collapsed load are released with it, and the process lives on.
-func (c *Cache) load(ctx context.Context, key *crypt.Key, d chunk.Digest, ck string) (data []byte, err error) {
+// load loads, decodes and checks chunk d and caches it; the chunk comes
+// with the caller's reference. Its size is the chunk's own: get compares
+// it with each index entry. A panic in the load (a decoder bug met by a
+// hostile chunk) is its error: the waiters of a collapsed load are
+// released with it, and the process lives on.
+func (c *Cache) load(ctx context.Context, key *crypt.Key, d chunk.Digest, ck string) (b *chunkBuf, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			c.Stats.Errors.Add(1)
 			slog.Error("chunk load panicked", "digest", d.String(), "panic", p, "stack", string(debug.Stack()))
-			data, err = nil, fmt.Errorf("chunk %s: %w: %v", d, errLoadPanic, p)
+			b, err = nil, fmt.Errorf("chunk %s: %w: %v", d, errLoadPanic, p)
 		}
 	}()
-	const size = -1 // any: the digest is checked, the size is Get's
+	const size = -1 // any: the digest is checked, the size is get's
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.closed {
 		return nil, ErrCacheClosed
 	}
-	if data, err = c.loadBlob(ctx, key, d, size); err != nil {
+	if b, err = c.loadBlob(ctx, key, d, size); err != nil {
 		c.Stats.Errors.Add(1)
 		return nil, err
 	}
-	c.Stats.DecodedBytes.Add(int64(len(data)))
-	if c.rc.Set(ck, data, int64(cap(data))) {
-		c.rc.Wait() // make it visible before the load ends: a Get right after must hit
+	c.Stats.DecodedBytes.Add(int64(len(b.data)))
+	cost := int64(cap(b.data))
+	if b.full != nil {
+		cost = int64(cap(b.full))
 	}
-	return data, nil
+	b.refs.Store(2) // the caller's and the cache's
+	b.cached.Store(true)
+	if c.rc.Set(ck, b, cost) {
+		c.rc.Wait() // make it visible before the load ends: a get right after must hit
+	} else {
+		b.uncache() // dropped: never in the cache, no OnExit
+	}
+	return b, nil
 }
 
-// blobBufs are the buffers of compressed blobs read (not mapped) by
-// loads: a blob is garbage once decoded, and a fresh 4 MiB buffer per
-// load costs page faults on memory the runtime just gave back.
-var blobBufs sync.Pool
-
 // loadBlob decodes a chunk from its mapped file (or, when the page cache
-// does not hold it, from a reused buffer): no copy of the blob and no
-// allocation for it. Plain data is copied out of a mapping, since the
-// cache keeps it. With key, an encrypted chunk is decrypted and checked
-// against the keyed digest (chunk.DecodeChunkKey).
-func (c *Cache) loadBlob(ctx context.Context, key *crypt.Key, d chunk.Digest, size int) (data []byte, err error) {
-	var buf []byte
-	if b, ok := blobBufs.Get().(*[]byte); ok {
-		buf = *b
-	}
+// does not hold it, from a recycled buffer) into a recycled buffer:
+// plain data is used in place of a blob read, or copied out of a
+// mapping (the cache keeps it). With key, an encrypted chunk is
+// decrypted (in place in a read buffer) and checked against the keyed
+// digest (chunk.DecodeChunkKey).
+func (c *Cache) loadBlob(ctx context.Context, key *crypt.Key, d chunk.Digest, size int) (*chunkBuf, error) {
+	buf := c.pool.get()
 	blob, err := c.src.ReadChunk(ctx, d, ChunkOptions{Buf: buf, Map: MapCompressed})
 	if err != nil {
-		if buf != nil {
-			blobBufs.Put(&buf)
-		}
+		c.pool.put(buf)
 		return nil, err
 	}
 	defer blob.Release()
+	if !blob.inBuf || !inside(blob.Bytes(), buf) {
+		c.pool.put(buf) // not read into it (mapped, or grown past it)
+		buf = nil
+	}
 	c.Stats.LoadedBytes.Add(int64(len(blob.Bytes())))
-	aliased := false // data lives in the blob's buffer
+	var data, dst []byte // dst: a buffer of the pool to decode into
 	err = blob.Do(func(b []byte) error {
+		var out []byte // where the data goes: nil lets the decoder choose
 		kind, _ := chunk.BlobKind(b)
-		var dst []byte
 		switch {
-		case kind == chunk.KindPlain && !blob.inBuf:
-			dst = make([]byte, 0, len(b)) // out of a mapping, or memory not ours
+		case kind == chunk.KindPlain && blob.inBuf: // used in place
 		case kind == chunk.KindEncrypted && blob.inBuf && key != nil:
-			dst = b[chunk.EncryptedHeaderSize:chunk.EncryptedHeaderSize] // decrypted in place
+			out = b[chunk.EncryptedHeaderSize:chunk.EncryptedHeaderSize] // decrypted in place
+		case len(b) <= bufClass: // the data of a blob this small usually fits
+			dst = c.pool.get()
+			out = dst
+		case kind == chunk.KindPlain: // out of a mapping, or memory not ours
+			out = make([]byte, 0, len(b))
 		}
+		var err error
 		if key != nil {
-			data, err = chunk.DecodeChunkKey(dst, b, d, size, key)
+			data, err = chunk.DecodeChunkKey(out, b, d, size, key)
 		} else {
-			data, err = chunk.DecodeChunk(dst, b, d, size)
+			data, err = chunk.DecodeChunk(out, b, d, size)
 		}
 		if err != nil {
 			return fmt.Errorf("chunk %s: %w: %w", d, ErrCorruptChunk, err)
 		}
-		aliased = blob.inBuf && inside(data, b)
 		return nil
 	})
+	cb := &chunkBuf{data: data, pool: c.pool}
+	switch {
+	case err != nil:
+	case buf != nil && inside(data, buf):
+		cb.full, buf = buf, nil
+	case dst != nil && inside(data, dst):
+		cb.full, dst = dst, nil
+	}
+	c.pool.put(buf) // unused ones (put keeps only whole buffers of the pool)
+	c.pool.put(dst)
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case !blob.inBuf && buf != nil: // not used
-		blobBufs.Put(&buf)
-	case blob.inBuf && !aliased: // free again
-		b := blob.Bytes()
-		blobBufs.Put(&b)
-	}
-	return data, nil
+	return cb, nil
 }
 
 // inside reports whether data's memory lies in b's (b[:cap(b)]).

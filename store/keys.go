@@ -229,12 +229,17 @@ func IndexKey(x Index) *crypt.Key {
 }
 
 // GetKey is Get for a chunk of an encrypted archive: it is decoded with
-// key and checked against the keyed digest (key nil: Get).
+// key and checked against the keyed digest (key nil: Get). Its data,
+// handed out without a reference, is never recycled.
 func (c *Cache) GetKey(ctx context.Context, key *crypt.Key, d chunk.Digest, size int) ([]byte, error) {
-	if key == nil {
-		return c.Get(ctx, d, size)
+	b, err := c.get(ctx, key, d, size)
+	if err != nil {
+		return nil, err
 	}
-	return c.get(ctx, key, d, size)
+	b.escaped.Store(true) // before the release: never recycled
+	data := b.data
+	b.release()
+	return data, nil
 }
 
 // Encrypt makes the backup an encrypted one with key: call it before any

@@ -75,28 +75,44 @@ func (r *IndexReader) prefetch(i int) {
 		r.c.Stats.PrefetchLoads.Add(1)
 		go func() {
 			defer func() { <-r.slots }()
-			r.chunk(r.bg, j, d, size) // an error surfaces on the real read
+			if b, err := r.chunk(r.bg, j, d, size); err == nil { // an error surfaces on the real read
+				b.release()
+			}
 		}()
 	}
 }
 
-// chunk returns chunk i (digest d, size bytes): a zero chunk from the
-// cache's zero buffer, another from the reader's recent chunks or
-// through the cache; a loaded one is kept among the recent ones.
-func (r *IndexReader) chunk(ctx context.Context, i int, d chunk.Digest, size int) ([]byte, error) {
+// chunk returns chunk i (digest d, size bytes) with a reference the
+// caller releases: a zero chunk from the cache's zero buffer, another
+// from the reader's recent chunks or through the cache; a loaded one is
+// kept among the recent ones (with a reference of its own).
+func (r *IndexReader) chunk(ctx context.Context, i int, d chunk.Digest, size int) (*chunkBuf, error) {
 	if r.zeroChunk(d, size) {
-		return r.c.Get(ctx, d, size)
+		return r.c.get(ctx, nil, d, size)
 	}
 	for k := range r.recent {
-		if rc := r.recent[k].Load(); rc != nil && rc.i == i {
+		if rc := r.recent[k].Load(); rc != nil && rc.i == i && rc.b.acquire() {
 			r.c.Stats.Hits.Add(1)
-			return rc.data, nil
+			return rc.b, nil
 		}
 	}
-	data, err := r.c.GetKey(ctx, r.key, d, size)
+	b, err := r.c.get(ctx, r.key, d, size)
 	if err == nil {
+		b.acquire() // the recent slot's: never fails, the caller's is held
 		k := r.recentNext.Add(1) % uint64(len(r.recent))
-		r.recent[k].Store(&recentChunk{i: i, data: data})
+		if old := r.recent[k].Swap(&recentChunk{i: i, b: b}); old != nil {
+			old.b.release()
+		}
 	}
-	return data, err
+	return b, err
+}
+
+// Close gives back the chunks the reader keeps, so that their buffers
+// can be recycled. The reader still works (it keeps chunks again).
+func (r *IndexReader) Close() {
+	for k := range r.recent {
+		if old := r.recent[k].Swap(nil); old != nil {
+			old.b.release()
+		}
+	}
 }

@@ -41,8 +41,8 @@ type IndexReader struct {
 }
 
 type recentChunk struct {
-	i    int
-	data []byte
+	i int
+	b *chunkBuf // with the slot's reference
 }
 
 var _ io.ReaderAt = (*IndexReader)(nil)
@@ -94,13 +94,14 @@ func (r *IndexReader) ReadAtContext(ctx context.Context, p []byte, off int64) (i
 		if sequential || n > 0 {
 			r.prefetch(i)
 		}
-		data, err := r.chunk(ctx, i, d, int(end-start))
+		b, err := r.chunk(ctx, i, d, int(end-start))
 		if err != nil {
 			return n, &ChunkReadError{Path: r.idx.Path(), Offset: off, Digest: d.String(), Err: err}
 		}
 		// The chunk holds end-start bytes (the cache checks) and off is
 		// inside it (entry checks): every pass copies at least a byte.
-		m := copy(p[n:], data[off-start:])
+		m := copy(p[n:], b.data[off-start:])
+		b.release()
 		n += m
 		off += int64(m)
 	}
@@ -156,11 +157,12 @@ func (r *IndexReader) WriteTo(w io.Writer) (int64, error) {
 			return n, &ChunkReadError{Path: r.idx.Path(), Offset: n, Err: err}
 		}
 		r.prefetch(i)
-		data, err := r.chunk(r.bg, i, d, int(end-start))
+		b, err := r.chunk(r.bg, i, d, int(end-start))
 		if err != nil {
 			return n, &ChunkReadError{Path: r.idx.Path(), Offset: start, Digest: d.String(), Err: err}
 		}
-		m, err := w.Write(data)
+		m, err := w.Write(b.data)
+		b.release()
 		n += int64(m)
 		if err != nil {
 			return n, err

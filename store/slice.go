@@ -3,28 +3,29 @@ package store
 import "context"
 
 // Slice returns the n bytes at off when they lie within one chunk, as a
-// slice of the cached chunk (no copy; callers must not modify it), with
-// the read-ahead and sequential tracking of ReadAtContext. ok is false
-// when the range spans chunks or passes the end: use ReadAtContext then.
-func (r *IndexReader) Slice(ctx context.Context, off int64, n int) (b []byte, ok bool, err error) {
+// slice of the cached chunk (no copy; callers must not modify it) held
+// until Release, with the read-ahead and sequential tracking of
+// ReadAtContext. ok is false when the range spans chunks or passes the
+// end: use ReadAtContext then.
+func (r *IndexReader) Slice(ctx context.Context, off int64, n int) (h Held, ok bool, err error) {
 	if off < 0 || n <= 0 || off+int64(n) > r.idx.Size() {
-		return nil, false, nil
+		return Held{}, false, nil
 	}
 	i := r.idx.Find(off, int(r.hint.Load()))
 	d, start, end, err := r.entry(i, off)
 	if err != nil {
-		return nil, true, err
+		return Held{}, true, err
 	}
 	if off+int64(n) > end {
-		return nil, false, nil
+		return Held{}, false, nil
 	}
 	if r.sequential(off, n) {
 		r.prefetch(i)
 	}
-	data, err := r.chunk(ctx, i, d, int(end-start))
+	b, err := r.chunk(ctx, i, d, int(end-start))
 	if err != nil {
-		return nil, true, &ChunkReadError{Path: r.idx.Path(), Offset: off, Digest: d.String(), Err: err}
+		return Held{}, true, &ChunkReadError{Path: r.idx.Path(), Offset: off, Digest: d.String(), Err: err}
 	}
 	r.hint.Store(int64(i))
-	return data[off-start : off-start+int64(n)], true, nil
+	return Held{Data: b.data[off-start : off-start+int64(n)], b: b}, true, nil
 }
