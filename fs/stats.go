@@ -30,6 +30,9 @@ type Stats struct {
 	ChunkErrors   int64 `json:"chunk_errors"`     // chunk loads that failed (missing, corrupt)
 	ReadErrors    int64 `json:"read_errors"`      // read requests that failed with EIO
 	TreeEntries   int64 `json:"tree_entries"`     // file archive entries the kernel has looked up and not forgotten
+	CacheSize     int64 `json:"cache_size"`       // the cache's bound, bytes (--cache-size or its default)
+	BuffersReused int64 `json:"buffers_reused"`   // chunk loads into a recycled buffer
+	BuffersNew    int64 `json:"buffers_new"`      // chunk loads into a new buffer
 }
 
 // stats collects the counters.
@@ -48,6 +51,9 @@ func (f *mountFS) stats() Stats {
 		ChunkErrors:   c.Errors.Load(),
 		ReadErrors:    f.readErrors.Load(),
 		TreeEntries:   f.treeNodes.Load(),
+		CacheSize:     f.cache.MaxBytes(),
+		BuffersReused: c.BuffersReused.Load(),
+		BuffersNew:    c.BuffersNew.Load(),
 	}
 }
 

@@ -68,7 +68,7 @@ fusermount3 (package fuse3), and --allow-other needs user_allow_other in
 	f.StringVar(&o.ns, "ns", "", "mount only this namespace (and those below it)")
 	f.StringVar(&o.group, "group", "", "mount only this group: [ns/NAME/…]TYPE/ID")
 	f.StringVar(&o.snapshot, "snapshot", "", "mount only this snapshot: [ns/NAME/…]TYPE/ID/TIME|latest")
-	f.StringVar(&o.cacheSize, "cache-size", "256M", "bytes of decoded chunks kept in memory")
+	f.StringVar(&o.cacheSize, "cache-size", "", "bytes of decoded chunks kept in memory (default: 1/32 of the RAM (or of the cgroup's memory.max), at least 256M, at most 1G)")
 	f.IntVar(&o.readahead, "readahead", store.DefaultReadahead, "chunks loaded ahead of a sequential reader (default: 4, 16 on a remote store; 0: none; at most as many 4 MiB chunks as fill half of --cache-size)")
 	f.DurationVar(&o.refresh, "refresh", cfs.DefaultRefresh, "how often snapshot lists are read again at most")
 	f.BoolVar(&o.allowOther, "allow-other", false, "let other users read the mount (files of file archives as their modes and ACLs allow)")
@@ -87,11 +87,19 @@ fusermount3 (package fuse3), and --allow-other needs user_allow_other in
 const mountOverhead = 40 << 20
 
 func (a *app) mount(o mountOpts, dir string) error {
-	cs, err := parseSize(o.cacheSize)
-	if err != nil {
-		return usageErr("--cache-size: %v", err)
+	cs := defaultMountCache(memoryBudget())
+	if o.cacheSize != "" {
+		var err error
+		if cs, err = parseSize(o.cacheSize); err != nil {
+			return usageErr("--cache-size: %v", err)
+		}
 	}
-	if o.readahead, err = checkReadahead(o.readahead, o.readaheadSet, cs, o.cacheSize); err != nil {
+	var err error
+	flag := o.cacheSize
+	if flag == "" {
+		flag = fmt.Sprintf("%dM (the default here)", cs>>20)
+	}
+	if o.readahead, err = checkReadahead(o.readahead, o.readaheadSet, cs, flag); err != nil {
 		return err
 	}
 	imageMode, err := parseImageMode(o.imageMode)
@@ -129,7 +137,7 @@ func (a *app) mount(o mountOpts, dir string) error {
 	if err != nil {
 		return err
 	}
-	a.logger.Info("mounted", "dir", srv.Dir(), "store", s.Root(), "cache", o.cacheSize)
+	a.logger.Info("mounted", "dir", srv.Dir(), "store", s.Root(), "cache_bytes", cs)
 	if o.ready != nil {
 		if err := o.ready(); err != nil {
 			srv.Unmount()
