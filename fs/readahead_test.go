@@ -68,7 +68,7 @@ func directReads(p string, want []byte, seed uint64) error {
 	r := rand.New(rand.NewPCG(seed, 9))
 	for range 200 {
 		off := int64(r.IntN(len(want)/4096)) * 4096
-		n, err := unix.Pread(fd, buf, off)
+		n, err := preadRetry(fd, buf, off)
 		if err != nil || n != len(buf) {
 			return fmt.Errorf("read at %d: %d bytes, %v", off, n, err)
 		}

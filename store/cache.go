@@ -168,7 +168,7 @@ func (c *Cache) get(ctx context.Context, key *crypt.Key, d chunk.Digest, size in
 	}
 	c.Stats.Misses.Add(1)
 	b, err := c.join(ctx, ck, func() (*chunkBuf, error) {
-		return c.load(context.WithoutCancel(ctx), key, d, ck)
+		return c.load(context.WithoutCancel(ctx), key, d, ck, size)
 	})
 	if err != nil {
 		return nil, err
@@ -200,7 +200,7 @@ func checkSize(d chunk.Digest, b *chunkBuf, size int) (*chunkBuf, error) {
 // it with each index entry. A panic in the load (a decoder bug met by a
 // hostile chunk) is its error: the waiters of a collapsed load are
 // released with it, and the process lives on.
-func (c *Cache) load(ctx context.Context, key *crypt.Key, d chunk.Digest, ck string) (b *chunkBuf, err error) {
+func (c *Cache) load(ctx context.Context, key *crypt.Key, d chunk.Digest, ck string, hint int) (b *chunkBuf, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			c.Stats.Errors.Add(1)
@@ -208,13 +208,12 @@ func (c *Cache) load(ctx context.Context, key *crypt.Key, d chunk.Digest, ck str
 			b, err = nil, fmt.Errorf("chunk %s: %w: %v", d, errLoadPanic, p)
 		}
 	}()
-	const size = -1 // any: the digest is checked, the size is get's
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.closed {
 		return nil, ErrCacheClosed
 	}
-	if b, err = c.loadBlob(ctx, key, d, size); err != nil {
+	if b, err = c.loadBlob(ctx, key, d, hint); err != nil {
 		c.Stats.Errors.Add(1)
 		return nil, err
 	}
@@ -233,22 +232,55 @@ func (c *Cache) load(ctx context.Context, key *crypt.Key, d chunk.Digest, ck str
 	return b, nil
 }
 
+// blobBufs are the buffers of compressed blobs read (not mapped) by
+// loads of chunks the pool's buffers do not fit (pooled): a blob is
+// garbage once decoded.
+var blobBufs sync.Pool
+
+// pooled reports whether a chunk of n bytes (the index's word, a hint
+// until the digest is checked) is loaded into the pool's buffers: from
+// half a buffer up (a smaller chunk would waste most of one, and the
+// cache counts what it holds by buffer) to what fits with its blob's
+// header.
+func pooled(n int) bool {
+	return n >= bufClass/2 && n+chunk.EncryptedHeaderSize <= bufClass
+}
+
 // loadBlob decodes a chunk from its mapped file (or, when the page cache
-// does not hold it, from a recycled buffer) into a recycled buffer:
-// plain data is used in place of a blob read, or copied out of a
-// mapping (the cache keeps it). With key, an encrypted chunk is
-// decrypted (in place in a read buffer) and checked against the keyed
-// digest (chunk.DecodeChunkKey).
-func (c *Cache) loadBlob(ctx context.Context, key *crypt.Key, d chunk.Digest, size int) (*chunkBuf, error) {
-	buf := c.pool.get()
+// does not hold it, from a reused buffer): plain data is used in place
+// of a blob read, or copied out of a mapping (the cache keeps it). With
+// key, an encrypted chunk is decrypted (in place in a read buffer) and
+// checked against the keyed digest (chunk.DecodeChunkKey). A chunk of
+// about hint bytes that fits the pool's buffers is read and decoded into
+// them.
+func (c *Cache) loadBlob(ctx context.Context, key *crypt.Key, d chunk.Digest, hint int) (*chunkBuf, error) {
+	const size = -1 // any: the digest is checked, the size is get's
+	usePool := pooled(hint)
+	var buf []byte
+	if usePool {
+		buf = c.pool.get()
+	} else if b, ok := blobBufs.Get().(*[]byte); ok {
+		buf = *b
+	}
+	giveBack := func(b []byte) {
+		switch {
+		case usePool:
+			c.pool.put(b) // keeps only whole buffers of the pool
+		case cap(b) > 0:
+			blobBufs.Put(&b)
+		}
+	}
 	blob, err := c.src.ReadChunk(ctx, d, ChunkOptions{Buf: buf, Map: MapCompressed})
 	if err != nil {
-		c.pool.put(buf)
+		giveBack(buf)
 		return nil, err
 	}
 	defer blob.Release()
-	if !blob.inBuf || !inside(blob.Bytes(), buf) {
-		c.pool.put(buf) // not read into it (mapped, or grown past it)
+	if blob.inBuf && !inside(blob.Bytes(), buf) {
+		giveBack(buf)
+		buf = blob.Bytes() // grown past buf: read into a new one
+	} else if !blob.inBuf {
+		giveBack(buf) // mapped, or memory not ours
 		buf = nil
 	}
 	c.Stats.LoadedBytes.Add(int64(len(blob.Bytes())))
@@ -260,7 +292,7 @@ func (c *Cache) loadBlob(ctx context.Context, key *crypt.Key, d chunk.Digest, si
 		case kind == chunk.KindPlain && blob.inBuf: // used in place
 		case kind == chunk.KindEncrypted && blob.inBuf && key != nil:
 			out = b[chunk.EncryptedHeaderSize:chunk.EncryptedHeaderSize] // decrypted in place
-		case len(b) <= bufClass: // the data of a blob this small usually fits
+		case usePool && len(b) <= bufClass:
 			dst = c.pool.get()
 			out = dst
 		case kind == chunk.KindPlain: // out of a mapping, or memory not ours
@@ -280,12 +312,17 @@ func (c *Cache) loadBlob(ctx context.Context, key *crypt.Key, d chunk.Digest, si
 	cb := &chunkBuf{data: data, pool: c.pool}
 	switch {
 	case err != nil:
-	case buf != nil && inside(data, buf):
-		cb.full, buf = buf, nil
+	case buf != nil && inside(data, buf): // in place: buf is the chunk's now
+		if usePool {
+			cb.full = buf
+		}
+		buf = nil
 	case dst != nil && inside(data, dst):
 		cb.full, dst = dst, nil
 	}
-	c.pool.put(buf) // unused ones (put keeps only whole buffers of the pool)
+	if buf != nil {
+		giveBack(buf)
+	}
 	c.pool.put(dst)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,137 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// bigChunkImage backs up data as an image of 4 MiB chunks (the size
+// whose buffers a cache recycles) and returns a reader of it without
+// read-ahead through a new cache of cacheSize bytes.
+func bigChunkImage(t *testing.T, data []byte, cacheSize int64) (*IndexReader, *Cache) {
+	t.Helper()
+	s := testStore(t)
+	path := filepath.Join(t.TempDir(), "disk.raw")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ctx := context.Background()
+	b, err := s.StartBackup(ctx, Group{Type: TypeVM, ID: "big"}, time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Sync = SyncNone
+	if err := b.AddImage(ctx, "disk.img", f, ImageOptions{ChunkSize: 4 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	c, err := NewCache(s, cacheSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	r := openImage(t, s, b.Snapshot(), c)
+	r.readahead = 0
+	return r, c
+}
+
+// TestHeldNotRecycled holds a slice of a chunk while every other chunk
+// of the image is read through a cache of three chunks: the held chunk
+// is evicted and buffers are recycled around it, but its bytes stay as
+// they were until it is released; then its buffer is free. Data
+// handed out by Get (no reference) is never recycled.
+func TestHeldNotRecycled(t *testing.T) {
+	const cs = 4 << 20
+	data := randBytes(10*cs, 8)
+	r, c := bigChunkImage(t, data, 16<<20)
+	h, ok, err := r.Slice(context.Background(), 100, cs-200)
+	if err != nil || !ok {
+		t.Fatalf("slice: %v, %v", ok, err)
+	}
+	d, _, _ := r.idx.Chunk(1)
+	escaped, err := c.Get(context.Background(), d, cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close() // the reader's recent chunks: only h and escaped hold theirs
+	for pass := range 3 {
+		for i := 2; i < 10; i++ {
+			readCheck(t, r, data, int64(i*cs), cs)
+		}
+		if !bytes.Equal(h.Data, data[100:cs-100]) || !bytes.Equal(escaped, data[cs:2*cs]) {
+			t.Fatalf("pass %d: a held chunk changed while held", pass)
+		}
+	}
+	if c.Stats.BuffersReused.Load() == 0 {
+		t.Fatal("no buffer was reused")
+	}
+	h.Release()
+	if n := h.b.refs.Load(); n != 0 || c.pool.len() == 0 {
+		t.Errorf("after the release: %d references, %d buffers free; want 0 and the freed one", n, c.pool.len())
+	}
+	for i := 2; i < 10; i++ {
+		readCheck(t, r, data, int64(i*cs), cs)
+	}
+	if !bytes.Equal(escaped, data[cs:2*cs]) {
+		t.Fatal("data handed out by Get was recycled")
+	}
+}
+
+// TestFreeListBound: however many buffers come back, the free list keeps
+// at most its bound (an eighth of the cache, 2 to 16 buffers).
+func TestFreeListBound(t *testing.T) {
+	for _, tt := range []struct {
+		cache int64
+		max   int
+	}{{16 << 20, 2}, {256 << 20, 7}, {1 << 30, 16}, {64 << 30, 16}} {
+		c, err := NewCache(nil, tt.cache)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bufs := make([][]byte, 40)
+		for i := range bufs {
+			bufs[i] = c.pool.get()
+		}
+		for _, b := range bufs {
+			c.pool.put(b)
+		}
+		c.pool.put(make([]byte, 100)) // not a buffer of the pool: dropped
+		if n := c.pool.len(); n != tt.max {
+			t.Errorf("cache %d MiB: %d buffers kept, want %d", tt.cache>>20, n, tt.max)
+		}
+		if tt.cache >= 64<<20 && int64(tt.max)*bufClass > tt.cache/8 {
+			t.Errorf("cache %d MiB: the free list may hold more than an eighth of it", tt.cache>>20)
+		}
+		c.Close()
+	}
+}
+
+// TestRefsNeverResurrect: a chunk whose count reached zero cannot be
+// taken again (its buffer may hold another chunk by then).
+func TestRefsNeverResurrect(t *testing.T) {
+	p := &bufPool{max: 1, stats: new(CacheStats)}
+	b := &chunkBuf{full: p.get(), pool: p}
+	b.refs.Store(1)
+	if !b.acquire() {
+		t.Fatal("acquire of a live chunk failed")
+	}
+	b.release()
+	b.release()
+	if b.acquire() {
+		t.Fatal("a released chunk was taken again")
+	}
+	if p.len() != 1 {
+		t.Fatalf("free list holds %d, want the released buffer", p.len())
+	}
+}
