@@ -60,6 +60,7 @@ func (n *archiveFile) open(ctx context.Context) (gofs.FileHandle, syscall.Errno)
 		return nil, n.openFailed(err)
 	}
 	r := store.NewIndexReader(n.fsys.bg, x, n.fsys.cache, n.fsys.readahead)
+	r.LimitScans()
 	return &readHandle{fsys: n.fsys, snap: n.snap, archive: n.archive.Name, r: r, size: r.Size(), closer: x}, 0
 }
 

@@ -93,7 +93,6 @@ func directSequential(p string, want []byte, start int) error {
 	return nil
 }
 
-
 // preadRetry is pread, again after EINTR: the runtime's preemption
 // signals interrupt a FUSE read in flight.
 func preadRetry(fd int, buf []byte, off int64) (int, error) {

@@ -37,6 +37,7 @@ type Cache struct {
 	rc       *ristretto.Cache[string, *chunkBuf]
 	pool     *bufPool
 	maxBytes int64
+	scanned  atomic.Int64 // bytes of scan chunks cached (scanShare)
 	Stats    CacheStats
 	zeros    sync.Map // size → *zeroChunk
 
@@ -93,6 +94,26 @@ func NewCache(src ChunkReader, maxBytes int64) (*Cache, error) {
 	return c, nil
 }
 
+// scanShare is the part of a cache that chunks loaded for scans (the
+// sequential reads of a reader that LimitScans) may take: a dd of an
+// image does not flush the chunks random readers of other images (or of
+// the same one) keep coming back to, and streams through recycled
+// buffers instead of filling the cache with memory never touched
+// before. A scan's chunks beyond the share are held by the reader (its
+// read-ahead and recent chunks) and recycled when it moves on.
+const scanShare = 8 // 1/8
+
+// admitScan reports whether chunk b, loaded for a scan, may be cached
+// within the scan share, and counts it there if so.
+func (c *Cache) admitScan(b *chunkBuf, cost int64) bool {
+	if c.scanned.Add(cost) > c.maxBytes/scanShare {
+		c.scanned.Add(-cost)
+		return false
+	}
+	b.scanCost, b.scanned = cost, &c.scanned
+	return true
+}
+
 // MaxBytes returns the cache's bound.
 func (c *Cache) MaxBytes() int64 { return c.maxBytes }
 
@@ -143,7 +164,7 @@ func (c *Cache) Get(ctx context.Context, d chunk.Digest, size int) ([]byte, erro
 
 // GetHeld is GetKey whose data is held until Release (chunkbuf.go).
 func (c *Cache) GetHeld(ctx context.Context, key *crypt.Key, d chunk.Digest, size int) (Held, error) {
-	b, err := c.get(ctx, key, d, size)
+	b, err := c.get(ctx, key, d, size, false)
 	if err != nil {
 		return Held{}, err
 	}
@@ -154,8 +175,9 @@ func (c *Cache) GetHeld(ctx context.Context, key *crypt.Key, d chunk.Digest, siz
 // chunk of a plain read comes from the shared zero buffer. A chunk read
 // with a key is cached under the key's fingerprint and its digest, a
 // plain one under its digest: what was checked under one key is never
-// served to a reader of another, nor to a plain reader.
-func (c *Cache) get(ctx context.Context, key *crypt.Key, d chunk.Digest, size int) (*chunkBuf, error) {
+// served to a reader of another, nor to a plain reader. A chunk loaded
+// for a scan is cached only within the scan share (scanShare).
+func (c *Cache) get(ctx context.Context, key *crypt.Key, d chunk.Digest, size int, scan bool) (*chunkBuf, error) {
 	if z := c.zero(size); key == nil && z != nil && z.d == d {
 		c.Stats.ZeroHits.Add(1)
 		z.b.acquire()
@@ -168,7 +190,7 @@ func (c *Cache) get(ctx context.Context, key *crypt.Key, d chunk.Digest, size in
 	}
 	c.Stats.Misses.Add(1)
 	b, err := c.join(ctx, ck, func() (*chunkBuf, error) {
-		return c.load(context.WithoutCancel(ctx), key, d, ck, size)
+		return c.load(context.WithoutCancel(ctx), key, d, ck, size, scan)
 	})
 	if err != nil {
 		return nil, err
@@ -200,7 +222,7 @@ func checkSize(d chunk.Digest, b *chunkBuf, size int) (*chunkBuf, error) {
 // it with each index entry. A panic in the load (a decoder bug met by a
 // hostile chunk) is its error: the waiters of a collapsed load are
 // released with it, and the process lives on.
-func (c *Cache) load(ctx context.Context, key *crypt.Key, d chunk.Digest, ck string, hint int) (b *chunkBuf, err error) {
+func (c *Cache) load(ctx context.Context, key *crypt.Key, d chunk.Digest, ck string, hint int, scan bool) (b *chunkBuf, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			c.Stats.Errors.Add(1)
@@ -222,7 +244,11 @@ func (c *Cache) load(ctx context.Context, key *crypt.Key, d chunk.Digest, ck str
 	if b.full != nil {
 		cost = int64(cap(b.full))
 	}
-	b.refs.Store(2) // the caller's and the cache's
+	b.refs.Store(1) // the caller's
+	if scan && !c.admitScan(b, cost) {
+		return b, nil // held by its readers only, then recycled
+	}
+	b.refs.Add(1) // the cache's
 	b.cached.Store(true)
 	if c.rc.Set(ck, b, cost) {
 		c.rc.Wait() // make it visible before the load ends: a get right after must hit

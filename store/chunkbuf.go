@@ -40,6 +40,9 @@ type chunkBuf struct {
 	refs    atomic.Int32
 	cached  atomic.Bool // the cache holds one of the refs
 	escaped atomic.Bool // handed out without a reference: never recycle
+
+	scanCost int64         // counted in *scanned while cached
+	scanned  *atomic.Int64 // the cache's bytes of scan chunks (admitScan)
 }
 
 // acquire takes a reference unless the count reached zero (the buffer
@@ -67,6 +70,9 @@ func (b *chunkBuf) release() {
 // uncache gives back the cache's reference, once.
 func (b *chunkBuf) uncache() {
 	if b != nil && b.cached.CompareAndSwap(true, false) {
+		if b.scanned != nil {
+			b.scanned.Add(-b.scanCost)
+		}
 		b.release()
 	}
 }

@@ -232,7 +232,7 @@ func IndexKey(x Index) *crypt.Key {
 // key and checked against the keyed digest (key nil: Get). Its data,
 // handed out without a reference, is never recycled.
 func (c *Cache) GetKey(ctx context.Context, key *crypt.Key, d chunk.Digest, size int) ([]byte, error) {
-	b, err := c.get(ctx, key, d, size)
+	b, err := c.get(ctx, key, d, size, false)
 	if err != nil {
 		return nil, err
 	}

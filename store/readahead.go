@@ -75,20 +75,20 @@ func (r *IndexReader) prefetch(i int) {
 		r.c.Stats.PrefetchLoads.Add(1)
 		go func() {
 			defer func() { <-r.slots }()
-			if b, err := r.chunk(r.bg, j, d, size); err == nil { // an error surfaces on the real read
+			if b, err := r.chunk(r.bg, j, d, size, true); err == nil { // an error surfaces on the real read
 				b.release()
 			}
 		}()
 	}
 }
 
-// chunk returns chunk i (digest d, size bytes) with a reference the
-// caller releases: a zero chunk from the cache's zero buffer, another
+// chunk returns chunk i (digest d, size bytes), read sequentially or
+// not (seq), with a reference the caller releases: a zero chunk from the cache's zero buffer, another
 // from the reader's recent chunks or through the cache; a loaded one is
 // kept among the recent ones (with a reference of its own).
-func (r *IndexReader) chunk(ctx context.Context, i int, d chunk.Digest, size int) (*chunkBuf, error) {
+func (r *IndexReader) chunk(ctx context.Context, i int, d chunk.Digest, size int, seq bool) (*chunkBuf, error) {
 	if r.zeroChunk(d, size) {
-		return r.c.get(ctx, nil, d, size)
+		return r.c.get(ctx, nil, d, size, false)
 	}
 	for k := range r.recent {
 		if rc := r.recent[k].Load(); rc != nil && rc.i == i && rc.b.acquire() {
@@ -96,8 +96,8 @@ func (r *IndexReader) chunk(ctx context.Context, i int, d chunk.Digest, size int
 			return rc.b, nil
 		}
 	}
-	b, err := r.c.get(ctx, r.key, d, size)
-	if err == nil {
+	b, err := r.c.get(ctx, r.key, d, size, seq && r.scanLimited)
+	if err == nil && !r.isRecent(i) { // reads that joined a load find it kept already
 		b.acquire() // the recent slot's: never fails, the caller's is held
 		k := r.recentNext.Add(1) % uint64(len(r.recent))
 		if old := r.recent[k].Swap(&recentChunk{i: i, b: b}); old != nil {
@@ -105,6 +105,16 @@ func (r *IndexReader) chunk(ctx context.Context, i int, d chunk.Digest, size int
 		}
 	}
 	return b, err
+}
+
+// isRecent reports whether chunk i is among the recent ones.
+func (r *IndexReader) isRecent(i int) bool {
+	for k := range r.recent {
+		if rc := r.recent[k].Load(); rc != nil && rc.i == i {
+			return true
+		}
+	}
+	return false
 }
 
 // Close gives back the chunks the reader keeps, so that their buffers

@@ -38,6 +38,8 @@ type IndexReader struct {
 	// within one chunk.
 	recent     []atomic.Pointer[recentChunk]
 	recentNext atomic.Uint64
+
+	scanLimited bool // LimitScans
 }
 
 type recentChunk struct {
@@ -61,6 +63,14 @@ func NewIndexReader(bg context.Context, idx Index, c *Cache, readahead int) *Ind
 	r.recent = make([]atomic.Pointer[recentChunk], max(readahead, 0)+2)
 	return r
 }
+
+// LimitScans makes the chunks the reader loads for sequential reads
+// take at most the cache's scan share (scanShare); call it before the
+// first read. Images read through the mount do: their sequential reads
+// (a copy, a dd) seldom come back to a chunk, their random reads (a VM,
+// a loop mount) do. File archives do not: their files share chunks, one
+// file's read comes back to the chunk the last one ended in.
+func (r *IndexReader) LimitScans() { r.scanLimited = true }
 
 // Size returns the data size.
 func (r *IndexReader) Size() int64 { return r.idx.Size() }
@@ -94,7 +104,7 @@ func (r *IndexReader) ReadAtContext(ctx context.Context, p []byte, off int64) (i
 		if sequential || n > 0 {
 			r.prefetch(i)
 		}
-		b, err := r.chunk(ctx, i, d, int(end-start))
+		b, err := r.chunk(ctx, i, d, int(end-start), sequential || n > 0)
 		if err != nil {
 			return n, &ChunkReadError{Path: r.idx.Path(), Offset: off, Digest: d.String(), Err: err}
 		}
@@ -157,7 +167,7 @@ func (r *IndexReader) WriteTo(w io.Writer) (int64, error) {
 			return n, &ChunkReadError{Path: r.idx.Path(), Offset: n, Err: err}
 		}
 		r.prefetch(i)
-		b, err := r.chunk(r.bg, i, d, int(end-start))
+		b, err := r.chunk(r.bg, i, d, int(end-start), true)
 		if err != nil {
 			return n, &ChunkReadError{Path: r.idx.Path(), Offset: start, Digest: d.String(), Err: err}
 		}

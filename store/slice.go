@@ -19,10 +19,11 @@ func (r *IndexReader) Slice(ctx context.Context, off int64, n int) (h Held, ok b
 	if off+int64(n) > end {
 		return Held{}, false, nil
 	}
-	if r.sequential(off, n) {
+	seq := r.sequential(off, n)
+	if seq {
 		r.prefetch(i)
 	}
-	b, err := r.chunk(ctx, i, d, int(end-start))
+	b, err := r.chunk(ctx, i, d, int(end-start), seq)
 	if err != nil {
 		return Held{}, true, &ChunkReadError{Path: r.idx.Path(), Offset: off, Digest: d.String(), Err: err}
 	}
