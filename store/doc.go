@@ -21,6 +21,24 @@
 // that cache (IndexReader), the seam between the store and everything
 // that reads archives.
 //
+// # Chunk memory
+//
+// Chunks of 2 to 4 MiB (an image's) are read and decoded into buffers
+// the cache recycles (chunkbuf.go): memory never touched before costs a
+// page fault per 4 KiB, which on a VM was half of a mount's CPU. Every
+// holder of a cached chunk counts: the cache while it keeps it, a Held
+// (Cache.GetHeld, IndexReader.Slice; the mount releases it once the
+// kernel has the reply), an IndexReader's recent chunks and each read
+// while it copies. The last release puts the buffer on a free list
+// bounded by count (16) and bytes (an eighth of the cache, counted
+// within it); a count that reached zero is never raised again. Get and
+// GetKey hand data out without a reference: it is never recycled. An
+// IndexReader that LimitScans (the mount's images) caches the chunks of
+// its sequential reads only within an eighth of the cache (scanShare):
+// a copy of an image neither flushes the chunks random readers come
+// back to nor fills the cache with new memory; it streams through its
+// read-ahead and recent chunks, which are recycled as it moves on.
+//
 // A snapshot copied from another store (jobs/storesync) is written as a
 // Backup too; sync.go has what such a copy adds: the source's index and
 // blob files byte for byte, checked against its manifest, and that

@@ -141,6 +141,18 @@ func TestMountCommand(t *testing.T) {
 		if err != nil || !bytes.Equal(got, data) {
 			t.Errorf("read with a 12 MiB cache: %v, content equal %v", err, bytes.Equal(got, data))
 		}
+		if n := statsCacheSize(t, mnt); n != 12<<20 {
+			t.Errorf(".stats cache_size %d with --cache-size 12M", n)
+		}
+		cancel()
+		<-done
+	})
+	t.Run("default cache", func(t *testing.T) { // from the memory budget, shown in .stats
+		ctx, cancel := context.WithCancel(t.Context())
+		done, _ := startMount(t, ctx, "--store", st, "mount", mnt)
+		if n, want := statsCacheSize(t, mnt), defaultMountCache(memoryBudget()); n != want {
+			t.Errorf(".stats cache_size %d, want the default %d", n, want)
+		}
 		cancel()
 		<-done
 	})
@@ -218,4 +230,42 @@ func startMount(t *testing.T, ctx context.Context, args ...string) (<-chan int, 
 func mounted(dir string) bool {
 	data, _ := os.ReadFile("/proc/self/mountinfo")
 	return bytes.Contains(data, []byte(" "+dir+" "))
+}
+
+// statsCacheSize reads cache_size from the mount's .stats.
+func statsCacheSize(t *testing.T, mnt string) int64 {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(mnt, ".stats"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		CacheSize int64 `json:"cache_size"`
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		t.Fatalf(".stats: %v", err)
+	}
+	return st.CacheSize
+}
+
+// TestDefaultMountCache: 1/32 of the memory budget, at least 256 MiB
+// (also when the budget is unknown), at most 1 GiB; the budget is the
+// RAM or less.
+func TestDefaultMountCache(t *testing.T) {
+	for _, tt := range []struct {
+		mem  uint64
+		want int64
+	}{{0, 256 << 20}, {2 << 30, 256 << 20}, {8 << 30, 256 << 20}, {16 << 30, 512 << 20},
+		{24 << 30, 768 << 20}, {32 << 30, 1 << 30}, {1 << 40, 1 << 30}} {
+		if got := defaultMountCache(tt.mem); got != tt.want {
+			t.Errorf("memory %d MiB: default cache %d MiB, want %d", tt.mem>>20, got>>20, tt.want>>20)
+		}
+	}
+	var si unix.Sysinfo_t
+	if err := unix.Sysinfo(&si); err != nil {
+		t.Fatal(err)
+	}
+	if m, ram := memoryBudget(), uint64(si.Totalram)*uint64(si.Unit); m == 0 || m > ram {
+		t.Errorf("memory budget %d, RAM %d", m, ram)
+	}
 }
