@@ -135,3 +135,44 @@ func TestRefsNeverResurrect(t *testing.T) {
 		t.Fatalf("free list holds %d, want the released buffer", p.len())
 	}
 }
+
+// TestScanShare reads an image of 12 chunks from start to end through
+// a cache of 64 MiB: with LimitScans the chunks of the sequential reads
+// take at most an eighth of the cache, and a chunk random reads keep
+// coming back to stays cached; without it (file archives) the scan is
+// cached like any read.
+func TestScanShare(t *testing.T) {
+	const cs = 4 << 20
+	data := randBytes(12*cs, 9)
+	for _, limit := range []bool{true, false} {
+		r, c := bigChunkImage(t, data, 64<<20)
+		r.readahead = 2
+		r.slots = make(chan struct{}, 2)
+		if limit {
+			r.LimitScans()
+		}
+		readCheck(t, r, data, 5*cs+7, 4096) // a random read: cached
+		for off := 0; off < len(data); off += 1 << 20 {
+			readCheck(t, r, data, int64(off), 1<<20)
+			if n := c.scanned.Load(); n > c.MaxBytes()/scanShare {
+				t.Fatalf("scan chunks hold %d bytes of the cache, more than an eighth", n)
+			}
+		}
+		waitPrefetches(r)
+		r.Close()
+		scanned, misses := c.scanned.Load(), c.Stats.Misses.Load()
+		readCheck(t, r, data, 5*cs+9, 4096)
+		if c.Stats.Misses.Load() != misses {
+			t.Errorf("limit %v: the chunk read at random was evicted by the scan", limit)
+		}
+		if (scanned > 0) != limit {
+			t.Errorf("limit %v: %d bytes counted as scanned", limit, scanned)
+		}
+		for i := range 12 { // again: what the scan left out of the cache loads again
+			readCheck(t, r, data, int64(i*cs+11), 4096)
+		}
+		if again := c.Stats.Misses.Load() - misses; limit != (again > 6) {
+			t.Errorf("limit %v: %d of 12 chunks missed when read again", limit, again)
+		}
+	}
+}
