@@ -93,7 +93,7 @@ func TestMountCommand(t *testing.T) {
 			{[]string{"--store", st, "mount", "--group", "vm/1/latest", mnt}, exitUsage, "TYPE/ID"},
 			{[]string{"umount", mnt}, exitError, "not a mount point"},
 			{[]string{"--store", st, "mount", full}, exitError, "not empty"},
-			{[]string{"--store", st, "mount", "--readahead", "33", mnt}, exitUsage, "at most 32"},
+			{[]string{"--store", st, "mount", "--cache-size", "256M", "--readahead", "33", mnt}, exitUsage, "at most 32"},
 			{[]string{"--store", st, "mount", "--cache-size", "16M", "--readahead", "3", mnt}, exitUsage, "at most 2"},
 			{[]string{"--store", st, "mount", "--readahead", "-1", mnt}, exitUsage, "negative"},
 			{[]string{"--store", st, "cat", "--readahead", "9", "vm/1", "disk.img"}, exitUsage, "at most 8"},
