@@ -26,13 +26,23 @@ import (
 // flags, must return one.
 type dirHandle struct {
 	creator func(context.Context) (gofs.DirStream, syscall.Errno)
+	lookup  lookupFunc // the node's Lookup
 	ds      gofs.DirStream
+}
+
+type lookupFunc func(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno)
+
+// currentLookuper is a stream that can make the node of the entry its
+// Next just returned (READDIRPLUS looks up each entry it sends).
+type currentLookuper interface {
+	lookupCurrent(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, bool)
 }
 
 var (
 	_ gofs.FileReaddirenter = (*dirHandle)(nil)
 	_ gofs.FileSeekdirer    = (*dirHandle)(nil)
 	_ gofs.FileReleasedirer = (*dirHandle)(nil)
+	_ gofs.FileLookuper     = (*dirHandle)(nil)
 )
 
 // readdirs counts the listings made for the kernel (tests: a cached
@@ -40,11 +50,23 @@ var (
 var readdirs atomic.Int64
 
 // cachedDir answers OPENDIR with a handle over list and the cache flags.
-func cachedDir(flags uint32, list func(context.Context) (gofs.DirStream, syscall.Errno)) (gofs.FileHandle, uint32, syscall.Errno) {
+func cachedDir(flags uint32, list func(context.Context) (gofs.DirStream, syscall.Errno), lookup lookupFunc) (gofs.FileHandle, uint32, syscall.Errno) {
 	if flags&(syscall.O_WRONLY|syscall.O_RDWR) != 0 {
 		return nil, 0, syscall.EISDIR
 	}
-	return &dirHandle{creator: list}, fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE, 0
+	return &dirHandle{creator: list, lookup: lookup}, fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE, 0
+}
+
+// Lookup is READDIRPLUS's lookup of the entry just listed: the stream
+// makes its node from what it decoded when it can, else the node looks
+// the name up.
+func (d *dirHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if l, ok := d.ds.(currentLookuper); ok {
+		if ch, ok := l.lookupCurrent(ctx, name, out); ok {
+			return ch, 0
+		}
+	}
+	return d.lookup(ctx, name, out)
 }
 
 func (d *dirHandle) stream(ctx context.Context) syscall.Errno {
@@ -90,7 +112,7 @@ func (d *dirHandle) Releasedir(ctx context.Context, flags uint32) {
 // OpendirHandle: a snapshot directory (ttl 0) is cached by the kernel;
 // a listing that changes is not.
 func (d *dir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	h, ff, e := cachedDir(flags, d.Readdir)
+	h, ff, e := cachedDir(flags, d.Readdir, d.Lookup)
 	if d.ttl > 0 {
 		ff = 0
 	}
@@ -99,5 +121,5 @@ func (d *dir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle,
 
 // OpendirHandle: a directory of a file archive never changes.
 func (n *treeNode) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	return cachedDir(flags, n.Readdir)
+	return cachedDir(flags, n.Readdir, n.Lookup)
 }

@@ -178,6 +178,12 @@ func (n *treeNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) 
 	if err != nil {
 		return nil, n.fail("lookup", err)
 	}
+	return n.child(ctx, ce, out), 0
+}
+
+// child makes (or finds again, by inode number) the node of ce, an entry
+// of this directory, and fills out.
+func (n *treeNode) child(ctx context.Context, ce TreeEntry, out *fuse.EntryOut) *gofs.Inode {
 	attr := n.tree.attrOf(ce)
 	child := &treeNode{fsys: n.fsys, tree: n.tree, ref: ce.Ref}
 	out.Attr = attr
@@ -185,7 +191,7 @@ func (n *treeNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) 
 	if in.Operations() == gofs.InodeEmbedder(child) { // not a hard link's inode the kernel holds already
 		n.fsys.treeNodes.Add(1)
 	}
-	return in, 0
+	return in
 }
 
 func (n *treeNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
@@ -238,6 +244,15 @@ func (s *treeDirStream) Next() (fuse.DirEntry, syscall.Errno) {
 		return fuse.DirEntry{}, s.n.fail("readdir", s.err)
 	}
 	return fuse.DirEntry{Name: s.e.Name, Mode: s.e.Mode, Ino: s.n.tree.attrOf(s.e).Ino}, 0
+}
+
+// lookupCurrent answers READDIRPLUS's lookup of the entry Next just
+// returned from that entry, without decoding it (or its directory) again.
+func (s *treeDirStream) lookupCurrent(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, bool) {
+	if !s.ok || s.err != nil || s.fetched || s.e.Name != name {
+		return nil, false
+	}
+	return s.n.child(ctx, s.e, out), true
 }
 
 // Close ends the stream. Only now, at RELEASEDIR, does the kernel surely
