@@ -17,9 +17,8 @@ import (
 // namespace, group and snapshot lists change and are opened without
 // them (go-fuse's default handle), so a new snapshot appears.
 //
-// No-opendir (CAP_NO_OPENDIR_SUPPORT: opendir answering ENOSYS) is not
-// used: the kernel then caches every directory of the connection, the
-// changing lists included, which would need an invalidation per refresh.
+// The read-only store mount goes further: no OPENDIR at all, and every
+// listing cached (noopendir.go).
 
 // dirHandle is a directory's handle: go-fuse's own (dirStreamAsFile) is
 // unexported, and NodeOpendirHandler, the only way to return open
@@ -28,6 +27,11 @@ type dirHandle struct {
 	creator func(context.Context) (gofs.DirStream, syscall.Errno)
 	lookup  lookupFunc // the node's Lookup
 	ds      gofs.DirStream
+	pos     uint64 // entries ds returned
+	// inval drops the kernel's cached listing of a listing that changes
+	// (no-opendir mode caches every listing); nil for the others
+	inval     func()
+	emptyNext bool // the next Readdirent starts a request: nothing returned since the end or a seek
 }
 
 type lookupFunc func(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno)
@@ -87,20 +91,46 @@ func (d *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Err
 		return nil, e
 	}
 	if !d.ds.HasNext() {
+		if d.emptyNext && d.inval != nil {
+			// The reply that ends the listing (empty) is being made: the
+			// kernel stored the entries before it and marks its cache
+			// complete when the reply arrives. Dropping the pages now
+			// makes that cache useless, so the next listing asks again.
+			d.inval()
+		}
+		d.emptyNext = true
 		return nil, 0
 	}
 	de, e := d.ds.Next()
+	d.pos++
+	d.emptyNext = false
 	return &de, e
 }
 
+// Seekdir: a stream that cannot seek is listed again from the start and
+// off entries skipped (offsets count entries: go-fuse numbers them).
 func (d *dirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
 	if e := d.stream(ctx); e != 0 {
 		return e
 	}
+	d.emptyNext = true
 	if sd, ok := d.ds.(gofs.FileSeekdirer); ok {
 		return sd.Seekdir(ctx, off)
 	}
-	return syscall.ENOTSUP
+	if off < d.pos {
+		d.ds.Close()
+		d.ds, d.pos = nil, 0
+		if e := d.stream(ctx); e != 0 {
+			return e
+		}
+	}
+	for d.pos < off && d.ds.HasNext() {
+		if _, e := d.ds.Next(); e != 0 {
+			return e
+		}
+		d.pos++
+	}
+	return 0
 }
 
 func (d *dirHandle) Releasedir(ctx context.Context, flags uint32) {
@@ -115,6 +145,9 @@ func (d *dir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle,
 	h, ff, e := cachedDir(flags, d.Readdir, d.Lookup)
 	if d.ttl > 0 {
 		ff = 0
+		if h != nil && d.fsys.noOpen { // no-opendir mode (noopendir.go)
+			h.(*dirHandle).inval = func() { d.NotifyContent(0, 0) }
+		}
 	}
 	return h, ff, e
 }
