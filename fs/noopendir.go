@@ -20,11 +20,12 @@ import (
 // go-fuse serves READDIR(PLUS) without a handle as an empty directory,
 // so noOpendirFS opens a handle of the node filesystem for each listing
 // and keeps it between the requests of one listing (a directory larger
-// than one reply, and the request that finds its end).
+// than one reply or than the caller's buffer, and the request that finds
+// its end).
 
 // maxKeptDirs bounds the listings kept open between requests (each is
-// a directory stream); the oldest is closed first.
-const maxKeptDirs = 64
+// a directory stream); the oldest is closed first. A variable for tests.
+var maxKeptDirs = 64
 
 type noOpendirFS struct {
 	fuse.RawFileSystem
@@ -33,9 +34,13 @@ type noOpendirFS struct {
 	kept []keptDir // oldest first
 }
 
-// keptDir is a listing of node whose next entry is at offset off.
+// keptDir is a listing of node whose last reply held the entries after
+// offset from up to offset to. It serves a request at to (the next
+// entries) or inside that reply: the kernel asks again from the last
+// entry its caller took when the caller's buffer was smaller than the
+// reply, and go-fuse's handle answers that from the entries it sent.
 type keptDir struct {
-	node, off, fh uint64
+	node, from, to, fh uint64
 }
 
 // OpenDir answers ENOSYS: from then on the kernel opens directories
@@ -77,16 +82,17 @@ func (w *noOpendirFS) list(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.Di
 		w.release(in.NodeId, fh)
 		return st
 	}
-	w.keep(keptDir{node: in.NodeId, off: out.Offset, fh: fh})
+	w.keep(keptDir{node: in.NodeId, from: in.Offset, to: out.Offset, fh: fh})
 	return st
 }
 
-// take removes and returns the kept handle of node's listing at off.
+// take removes and returns a kept handle of node's listing that can
+// answer a request at off.
 func (w *noOpendirFS) take(node, off uint64) (uint64, bool) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for i, k := range w.kept {
-		if k.node == node && k.off == off {
+		if k.node == node && k.from < off && off <= k.to {
 			w.kept = append(w.kept[:i], w.kept[i+1:]...)
 			return k.fh, true
 		}
