@@ -99,7 +99,7 @@ type treeNode struct {
 	tree *openTree
 	ref  any // the entry's TreeEntry.Ref; unused for the root
 	root bool
-	lazy lazyFile
+	lazy atomic.Pointer[lazyFile] // a file's reader, made at its first read (most entries are never read)
 
 	listing   atomic.Pointer[dirListing] // a directory's last listing (prefill.go)
 	prefilled atomic.Bool                // a file's content went to the page cache
@@ -286,7 +286,12 @@ func (n *treeNode) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, of
 	if off == 0 && n.fsys.prefill != nil {
 		n.fsys.prefill.after(n)
 	}
-	return n.lazy.read(ctx, n.fsys, fh, dest, off, n.open)
+	l := n.lazy.Load()
+	if l == nil {
+		n.lazy.CompareAndSwap(nil, new(lazyFile))
+		l = n.lazy.Load()
+	}
+	return l.read(ctx, n.fsys, fh, dest, off, n.open)
 }
 
 func (n *treeNode) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
@@ -349,7 +354,9 @@ func (n *treeNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.
 // OnForget closes the node's reader, and the tree when the kernel
 // forgets the archive's root.
 func (n *treeNode) OnForget() {
-	n.lazy.release(n.fsys)
+	if l := n.lazy.Load(); l != nil {
+		l.release(n.fsys)
+	}
 	if n.root {
 		n.tree.close()
 	} else {
