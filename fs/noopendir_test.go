@@ -117,3 +117,44 @@ func waitNames(t *testing.T, dir string, ok func([]string) bool) {
 	}
 	t.Errorf("%s lists %q", dir, got)
 }
+
+// TestNoOpendirForget: the kernel forgets a directory whose listing was
+// left half read (its handle kept), then another listing pushes that
+// handle out: it must be released before go-fuse drops the node (else
+// go-fuse panics on an unknown node), and the directory lists whole
+// afterwards.
+func TestNoOpendirForget(t *testing.T) {
+	const per = 9000
+	s, snap := manyFilesArchive(t, 2, per)
+	old := maxKeptDirs
+	maxKeptDirs = 1
+	t.Cleanup(func() { maxKeptDirs = old })
+	srv, mnt, _ := mountT(t, Options{Store: s, Trees: PxarTrees{}})
+	root := filepath.Join(mnt, snap.String(), "root.pxar")
+	half := func(dir string) {
+		f, err := os.Open(filepath.Join(root, dir))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if names, err := f.Readdirnames(7); err != nil || len(names) != 7 {
+			t.Fatalf("%s: %q (%v)", dir, names, err)
+		}
+	}
+	half("d000")
+	if err := os.WriteFile("/proc/sys/vm/drop_caches", []byte("2"), 0); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); srv.Stats().TreeEntries > 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := srv.Stats().TreeEntries; n > 0 {
+		t.Fatalf("the kernel still holds %d entries after drop_caches", n)
+	}
+	half("d001") // keeps its handle, releasing d000's
+	for _, d := range []string{"d000", "d001"} {
+		if n := len(readNames(t, filepath.Join(root, d))); n != per {
+			t.Errorf("%s: %d names, want %d", d, n, per)
+		}
+	}
+}
