@@ -142,7 +142,7 @@ func (d *dirHandle) Releasedir(ctx context.Context, flags uint32) {
 // OpendirHandle: a snapshot directory (ttl 0) is cached by the kernel;
 // a listing that changes is not.
 func (d *dir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	h, ff, e := cachedDir(flags, d.Readdir, d.Lookup)
+	h, ff, e := cachedDir(flags, d.Readdir, d.plusLookup)
 	if d.ttl > 0 {
 		ff = 0
 		if h != nil && d.fsys.noOpen { // no-opendir mode (noopendir.go)
@@ -155,4 +155,19 @@ func (d *dir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle,
 // OpendirHandle: a directory of a file archive never changes.
 func (n *treeNode) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	return cachedDir(flags, n.Readdir, n.Lookup)
+}
+
+// plusLookup is READDIRPLUS's lookup of a listed name. An entry whose
+// attributes cost a load (a file archive's root: its first metadata
+// chunk) and whose node the kernel does not hold yet goes without
+// attributes (an errno leaves its node id 0, and the kernel links no
+// entry for it): listing snapshots then opens no archive, and the
+// LOOKUP of a name that is used gets the real attributes.
+func (d *dir) plusLookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if es, err := d.load(ctx); err == nil {
+		if e, ok := find(es, name); ok && e.lazy && d.GetChild(name) == nil {
+			return nil, syscall.EAGAIN
+		}
+	}
+	return d.Lookup(ctx, name, out)
 }

@@ -23,6 +23,9 @@ type entry struct {
 	// keeps the long entry timeout in a listing that changes (.jobs is
 	// a mountpoint in split mode: no need to revalidate it every Refresh)
 	fixed bool
+	// lazy: making the node's attributes costs a load (a file archive's
+	// root: its tree is opened); READDIRPLUS leaves it for a LOOKUP
+	lazy bool
 }
 
 // lister produces a directory's entries, in any order.

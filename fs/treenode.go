@@ -82,7 +82,7 @@ func (o *openTree) attrOf(e TreeEntry) fuse.Attr {
 // treeEntry is a file archive's directory in a snapshot.
 func (f *mountFS) treeEntry(snap store.Snapshot, m *store.Manifest, a store.Archive, path string) entry {
 	attr := f.makeAttr(modeDir, inoOf(path), 0, snap.Time)
-	return entry{name: a.Name, attr: attr, make: func(at fuse.Attr) gofs.InodeEmbedder {
+	return entry{name: a.Name, attr: attr, lazy: true, make: func(at fuse.Attr) gofs.InodeEmbedder {
 		return &treeNode{fsys: f, tree: &openTree{fsys: f, snap: snap, m: m, a: a, path: path}, root: true}
 	}}
 }
