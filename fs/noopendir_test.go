@@ -68,17 +68,26 @@ func TestNoOpendir(t *testing.T) {
 	if n := count(); n > dirs {
 		t.Errorf("%d OPENDIR or RELEASEDIR requests for %d directories opened at once, want at most %d", n, dirs, dirs)
 	}
-	before, opened := readdirs.Load(), count()
-	for d := range dirs {
-		if err := list(d); err != nil {
-			t.Error(err)
+	// Another process dropping caches empties the kernel's cache: three
+	// tries, one of which must list from the cache.
+	var made, sent int64
+	for range 3 {
+		before, opened := readdirs.Load(), count()
+		for d := range dirs {
+			if err := list(d); err != nil {
+				t.Error(err)
+			}
+		}
+		made, sent = readdirs.Load()-before, int64(count()-opened)
+		if made == 0 && sent == 0 {
+			break
 		}
 	}
-	if n := readdirs.Load() - before; n != 0 {
-		t.Errorf("listing again made %d listings, want 0 (kernel cache)", n)
+	if made != 0 {
+		t.Errorf("listing again made %d listings, want 0 (kernel cache)", made)
 	}
-	if n := count() - opened; n != 0 {
-		t.Errorf("listing again sent %d OPENDIR or RELEASEDIR requests, want 0", n)
+	if sent != 0 {
+		t.Errorf("listing again sent %d OPENDIR or RELEASEDIR requests, want 0", sent)
 	}
 
 	// the changing lists: a new snapshot appears, a forgotten one goes
