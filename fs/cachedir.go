@@ -17,22 +17,36 @@ import (
 // namespace, group and snapshot lists change and are opened without
 // them (go-fuse's default handle), so a new snapshot appears.
 //
-// No-opendir (CAP_NO_OPENDIR_SUPPORT: opendir answering ENOSYS) is not
-// used: the kernel then caches every directory of the connection, the
-// changing lists included, which would need an invalidation per refresh.
+// The read-only store mount goes further: no OPENDIR at all, and every
+// listing cached (noopendir.go).
 
 // dirHandle is a directory's handle: go-fuse's own (dirStreamAsFile) is
 // unexported, and NodeOpendirHandler, the only way to return open
 // flags, must return one.
 type dirHandle struct {
 	creator func(context.Context) (gofs.DirStream, syscall.Errno)
+	lookup  lookupFunc // the node's Lookup
 	ds      gofs.DirStream
+	pos     uint64 // entries ds returned
+	// inval drops the kernel's cached listing of a listing that changes
+	// (no-opendir mode caches every listing); nil for the others
+	inval     func()
+	emptyNext bool // the next Readdirent starts a request: nothing returned since the end or a seek
+}
+
+type lookupFunc func(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno)
+
+// currentLookuper is a stream that can make the node of the entry its
+// Next just returned (READDIRPLUS looks up each entry it sends).
+type currentLookuper interface {
+	lookupCurrent(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, bool)
 }
 
 var (
 	_ gofs.FileReaddirenter = (*dirHandle)(nil)
 	_ gofs.FileSeekdirer    = (*dirHandle)(nil)
 	_ gofs.FileReleasedirer = (*dirHandle)(nil)
+	_ gofs.FileLookuper     = (*dirHandle)(nil)
 )
 
 // readdirs counts the listings made for the kernel (tests: a cached
@@ -40,11 +54,23 @@ var (
 var readdirs atomic.Int64
 
 // cachedDir answers OPENDIR with a handle over list and the cache flags.
-func cachedDir(flags uint32, list func(context.Context) (gofs.DirStream, syscall.Errno)) (gofs.FileHandle, uint32, syscall.Errno) {
+func cachedDir(flags uint32, list func(context.Context) (gofs.DirStream, syscall.Errno), lookup lookupFunc) (gofs.FileHandle, uint32, syscall.Errno) {
 	if flags&(syscall.O_WRONLY|syscall.O_RDWR) != 0 {
 		return nil, 0, syscall.EISDIR
 	}
-	return &dirHandle{creator: list}, fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE, 0
+	return &dirHandle{creator: list, lookup: lookup}, fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE, 0
+}
+
+// Lookup is READDIRPLUS's lookup of the entry just listed: the stream
+// makes its node from what it decoded when it can, else the node looks
+// the name up.
+func (d *dirHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if l, ok := d.ds.(currentLookuper); ok {
+		if ch, ok := l.lookupCurrent(ctx, name, out); ok {
+			return ch, 0
+		}
+	}
+	return d.lookup(ctx, name, out)
 }
 
 func (d *dirHandle) stream(ctx context.Context) syscall.Errno {
@@ -65,20 +91,46 @@ func (d *dirHandle) Readdirent(ctx context.Context) (*fuse.DirEntry, syscall.Err
 		return nil, e
 	}
 	if !d.ds.HasNext() {
+		if d.emptyNext && d.inval != nil {
+			// The reply that ends the listing (empty) is being made: the
+			// kernel stored the entries before it and marks its cache
+			// complete when the reply arrives. Dropping the pages now
+			// makes that cache useless, so the next listing asks again.
+			d.inval()
+		}
+		d.emptyNext = true
 		return nil, 0
 	}
 	de, e := d.ds.Next()
+	d.pos++
+	d.emptyNext = false
 	return &de, e
 }
 
+// Seekdir: a stream that cannot seek is listed again from the start and
+// off entries skipped (offsets count entries: go-fuse numbers them).
 func (d *dirHandle) Seekdir(ctx context.Context, off uint64) syscall.Errno {
 	if e := d.stream(ctx); e != 0 {
 		return e
 	}
+	d.emptyNext = true
 	if sd, ok := d.ds.(gofs.FileSeekdirer); ok {
 		return sd.Seekdir(ctx, off)
 	}
-	return syscall.ENOTSUP
+	if off < d.pos {
+		d.ds.Close()
+		d.ds, d.pos = nil, 0
+		if e := d.stream(ctx); e != 0 {
+			return e
+		}
+	}
+	for d.pos < off && d.ds.HasNext() {
+		if _, e := d.ds.Next(); e != 0 {
+			return e
+		}
+		d.pos++
+	}
+	return 0
 }
 
 func (d *dirHandle) Releasedir(ctx context.Context, flags uint32) {
@@ -90,14 +142,32 @@ func (d *dirHandle) Releasedir(ctx context.Context, flags uint32) {
 // OpendirHandle: a snapshot directory (ttl 0) is cached by the kernel;
 // a listing that changes is not.
 func (d *dir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	h, ff, e := cachedDir(flags, d.Readdir)
+	h, ff, e := cachedDir(flags, d.Readdir, d.plusLookup)
 	if d.ttl > 0 {
 		ff = 0
+		if h != nil && d.fsys.noOpen { // no-opendir mode (noopendir.go)
+			h.(*dirHandle).inval = func() { d.NotifyContent(0, 0) }
+		}
 	}
 	return h, ff, e
 }
 
 // OpendirHandle: a directory of a file archive never changes.
 func (n *treeNode) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	return cachedDir(flags, n.Readdir)
+	return cachedDir(flags, n.Readdir, n.Lookup)
+}
+
+// plusLookup is READDIRPLUS's lookup of a listed name. An entry whose
+// attributes cost a load (a file archive's root: its first metadata
+// chunk) and whose node the kernel does not hold yet goes without
+// attributes (an errno leaves its node id 0, and the kernel links no
+// entry for it): listing snapshots then opens no archive, and the
+// LOOKUP of a name that is used gets the real attributes.
+func (d *dir) plusLookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
+	if es, err := d.load(ctx); err == nil {
+		if e, ok := find(es, name); ok && e.lazy && d.GetChild(name) == nil {
+			return nil, syscall.EAGAIN
+		}
+	}
+	return d.Lookup(ctx, name, out)
 }

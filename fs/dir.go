@@ -23,6 +23,9 @@ type entry struct {
 	// keeps the long entry timeout in a listing that changes (.jobs is
 	// a mountpoint in split mode: no need to revalidate it every Refresh)
 	fixed bool
+	// lazy: making the node's attributes costs a load (a file archive's
+	// root: its tree is opened); READDIRPLUS leaves it for a LOOKUP
+	lazy bool
 }
 
 // lister produces a directory's entries, in any order.
@@ -41,6 +44,7 @@ type dir struct {
 	mu      sync.Mutex
 	loaded  bool
 	at      time.Time
+	changed time.Time // when a re-list found other names than before
 	entries []entry
 }
 
@@ -73,6 +77,9 @@ func (d *dir) load(ctx context.Context) ([]entry, error) {
 	slices.SortFunc(es, func(a, b entry) int { return strings.Compare(a.name, b.name) })
 	if d.loaded {
 		d.forgetGone(es)
+		if !sameNames(d.entries, es) {
+			d.changed = time.Now()
+		}
 	}
 	d.entries, d.loaded, d.at = es, true, time.Now()
 	return es, nil
@@ -97,6 +104,46 @@ func (d *dir) forgetGone(now []entry) {
 			d.NotifyEntry(name)
 		}
 	}()
+}
+
+// sameNames: a and b (sorted) list the same names, types and inode
+// numbers, all a cached listing holds.
+func sameNames(a, b []entry) bool {
+	return slices.EqualFunc(a, b, func(x, y entry) bool {
+		return x.name == y.name && x.attr.Ino == y.attr.Ino && x.attr.Mode&syscall.S_IFMT == y.attr.Mode&syscall.S_IFMT
+	})
+}
+
+// Getattr: a listing that changes is listed again when stale, its mtime
+// is when it last changed and its attributes expire when it gets stale.
+// The kernel, which caches every listing in no-opendir mode, checks the
+// mtime before it serves a cached listing from the start (with
+// CAP_AUTO_INVAL_DATA) and lists again when it moved.
+func (d *dir) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+	out.Attr = d.attr
+	if d.ttl == 0 {
+		return 0
+	}
+	d.mu.Lock()
+	loaded := d.loaded
+	d.mu.Unlock()
+	if loaded {
+		_, _ = d.load(ctx) // a failed re-list keeps the previous list
+	}
+	d.mu.Lock()
+	valid := d.ttl
+	if d.loaded {
+		valid -= time.Since(d.at)
+	}
+	if ch := d.changed; !ch.IsZero() {
+		sec, nsec := uint64(ch.Unix()), uint32(ch.Nanosecond())
+		out.Mtime, out.Mtimensec = sec, nsec
+		out.Ctime, out.Ctimensec = sec, nsec
+	}
+	d.mu.Unlock()
+	// 0 would be go-fuse's default timeout: at least a millisecond
+	out.SetTimeout(max(min(valid, d.fsys.timeout), time.Millisecond))
+	return 0
 }
 
 func find(es []entry, name string) (entry, bool) {
@@ -129,8 +176,14 @@ func (d *dir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gof
 		out.SetEntryTimeout(min(d.ttl, d.fsys.timeout))
 	}
 	// A node may know better attributes than the listing (the root of
-	// a file archive has its own mode, owner and time).
-	if g, ok := ch.Operations().(gofs.NodeGetattrer); ok {
+	// a file archive has its own mode, owner and time; a changing
+	// listing its mtime): the node the kernel holds already, if any, as
+	// go-fuse keeps that one and drops ch.
+	src := ch
+	if old := d.GetChild(name); old != nil && old.StableAttr() == ch.StableAttr() {
+		src = old
+	}
+	if g, ok := src.Operations().(gofs.NodeGetattrer); ok {
 		var ao fuse.AttrOut
 		if g.Getattr(ctx, nil, &ao) == 0 {
 			out.Attr = ao.Attr

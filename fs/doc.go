@@ -33,8 +33,12 @@
 // snapshot (its archives, the trees of its file archives) are opened with
 // FOPEN_CACHE_DIR, so a second listing costs no READDIR, while the
 // changing listings are not (cachedir.go). As root, the store is
-// a read-only mount in no-open mode and extra entries (.jobs) are mounted
-// on their own (submount.go, noopen.go). Reading a file of a tree stores
+// a read-only mount in no-open and no-opendir mode (no OPEN, RELEASE,
+// OPENDIR or RELEASEDIR; every listing cached by the kernel, the changing
+// ones dropped at the end of each listing: noopendir.go) and extra
+// entries (.jobs) are mounted on their own (submount.go, noopen.go).
+// READDIRPLUS makes each entry's node from the entry the listing just
+// decoded (dirHandle.Lookup). Reading a file of a tree stores
 // the next small files of its directory in the page cache (prefill.go). A corrupt or missing chunk fails the read that
 // needs it with EIO and one log line; every other read goes on.
 // A looked-up entry of a tree keeps only its TreeEntry.Ref (a pxar.Ref):

@@ -87,7 +87,11 @@ func Mount(ctx context.Context, dir string, opt Options) (*Server, error) {
 	}
 	root, onAdd := f.newRoot(opt.Scope, rootExtra)
 	gopts := m.fuseOptions(opt, onAdd, split)
-	server, err := fuse.NewServer(gofs.NewNodeFS(root, gopts), mp, &gopts.MountOptions)
+	raw := gofs.NewNodeFS(root, gopts)
+	if split {
+		raw = &noOpendirFS{RawFileSystem: raw} // read-only: every listing may be cached (noopendir.go)
+	}
+	server, err := fuse.NewServer(raw, mp, &gopts.MountOptions)
 	if err != nil {
 		cancel()
 		cache.Close()

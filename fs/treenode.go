@@ -82,7 +82,7 @@ func (o *openTree) attrOf(e TreeEntry) fuse.Attr {
 // treeEntry is a file archive's directory in a snapshot.
 func (f *mountFS) treeEntry(snap store.Snapshot, m *store.Manifest, a store.Archive, path string) entry {
 	attr := f.makeAttr(modeDir, inoOf(path), 0, snap.Time)
-	return entry{name: a.Name, attr: attr, make: func(at fuse.Attr) gofs.InodeEmbedder {
+	return entry{name: a.Name, attr: attr, lazy: true, make: func(at fuse.Attr) gofs.InodeEmbedder {
 		return &treeNode{fsys: f, tree: &openTree{fsys: f, snap: snap, m: m, a: a, path: path}, root: true}
 	}}
 }
@@ -99,7 +99,7 @@ type treeNode struct {
 	tree *openTree
 	ref  any // the entry's TreeEntry.Ref; unused for the root
 	root bool
-	lazy lazyFile
+	lazy atomic.Pointer[lazyFile] // a file's reader, made at its first read (most entries are never read)
 
 	listing   atomic.Pointer[dirListing] // a directory's last listing (prefill.go)
 	prefilled atomic.Bool                // a file's content went to the page cache
@@ -178,6 +178,12 @@ func (n *treeNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) 
 	if err != nil {
 		return nil, n.fail("lookup", err)
 	}
+	return n.child(ctx, ce, out), 0
+}
+
+// child makes (or finds again, by inode number) the node of ce, an entry
+// of this directory, and fills out.
+func (n *treeNode) child(ctx context.Context, ce TreeEntry, out *fuse.EntryOut) *gofs.Inode {
 	attr := n.tree.attrOf(ce)
 	child := &treeNode{fsys: n.fsys, tree: n.tree, ref: ce.Ref}
 	out.Attr = attr
@@ -185,7 +191,7 @@ func (n *treeNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) 
 	if in.Operations() == gofs.InodeEmbedder(child) { // not a hard link's inode the kernel holds already
 		n.fsys.treeNodes.Add(1)
 	}
-	return in, 0
+	return in
 }
 
 func (n *treeNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
@@ -240,6 +246,15 @@ func (s *treeDirStream) Next() (fuse.DirEntry, syscall.Errno) {
 	return fuse.DirEntry{Name: s.e.Name, Mode: s.e.Mode, Ino: s.n.tree.attrOf(s.e).Ino}, 0
 }
 
+// lookupCurrent answers READDIRPLUS's lookup of the entry Next just
+// returned from that entry, without decoding it (or its directory) again.
+func (s *treeDirStream) lookupCurrent(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, bool) {
+	if !s.ok || s.err != nil || s.fetched || s.e.Name != name {
+		return nil, false
+	}
+	return s.n.child(ctx, s.e, out), true
+}
+
 // Close ends the stream. Only now, at RELEASEDIR, does the kernel surely
 // know every entry's inode, as storing pages in the cache needs: a
 // READDIRPLUS reply is not yet sent while its entries are looked up.
@@ -271,7 +286,12 @@ func (n *treeNode) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, of
 	if off == 0 && n.fsys.prefill != nil {
 		n.fsys.prefill.after(n)
 	}
-	return n.lazy.read(ctx, n.fsys, fh, dest, off, n.open)
+	l := n.lazy.Load()
+	if l == nil {
+		n.lazy.CompareAndSwap(nil, new(lazyFile))
+		l = n.lazy.Load()
+	}
+	return l.read(ctx, n.fsys, fh, dest, off, n.open)
 }
 
 func (n *treeNode) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
@@ -334,7 +354,9 @@ func (n *treeNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.
 // OnForget closes the node's reader, and the tree when the kernel
 // forgets the archive's root.
 func (n *treeNode) OnForget() {
-	n.lazy.release(n.fsys)
+	if l := n.lazy.Load(); l != nil {
+		l.release(n.fsys)
+	}
 	if n.root {
 		n.tree.close()
 	} else {
