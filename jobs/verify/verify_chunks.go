@@ -87,12 +87,7 @@ func (v *verifier) verifyChunks(ctx context.Context, j *jobs.Job, items []item) 
 	var verifiers sync.WaitGroup
 	for range v.opt.VerifyThreads {
 		verifiers.Go(func() {
-			// Never nil: with a nil buffer a plain blob's data (of a
-			// signed-only archive, whose chunks judge decodes with the
-			// key) comes back in place, and dec would alias a read
-			// buffer that putBuf hands to a reader while the next chunk
-			// is decoded into it.
-			dec := []byte{}
+			var dec []byte
 			for l := range out {
 				if ctx.Err() == nil {
 					if b, ok := v.checkChunk(ctx, j, &items[l.i], l.blob, l.err, &dec); ok {
