@@ -85,18 +85,41 @@ func BlobKind(blob []byte) (Kind, error) {
 	return 0, ErrBadMagic
 }
 
-var (
-	encoders = sync.Pool{New: func() any {
-		// No frame checksum (as PBS writes them): the chunk's SHA-256
-		// digest covers the data, and the xxhash is a visible share of a
-		// backup's CPU.
-		e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest),
-			zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true), zstd.WithEncoderCRC(false))
-		if err != nil {
-			panic(err) // only on invalid options
-		}
+// encoderPool holds idle zstd encoders. Unlike a sync.Pool it survives
+// garbage collections: an encoder's history buffer is several MiB, and
+// making it again after each collection costs page faults that showed up
+// as a tenth of a backup's page faults. It holds at most encoderPoolMax
+// idle encoders; more may be in use at once, and those are let go.
+type encoderPool struct{ free chan *zstd.Encoder }
+
+const encoderPoolMax = 16
+
+func (p encoderPool) Get() *zstd.Encoder {
+	select {
+	case e := <-p.free:
 		return e
-	}}
+	default:
+	}
+	// No frame checksum (as PBS writes them): the chunk's SHA-256
+	// digest covers the data, and the xxhash is a visible share of a
+	// backup's CPU.
+	e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest),
+		zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true), zstd.WithEncoderCRC(false))
+	if err != nil {
+		panic(err) // only on invalid options
+	}
+	return e
+}
+
+func (p encoderPool) Put(e *zstd.Encoder) {
+	select {
+	case p.free <- e:
+	default:
+	}
+}
+
+var (
+	encoders = encoderPool{free: make(chan *zstd.Encoder, encoderPoolMax)}
 	decoders = sync.Pool{New: func() any { return newDecoder() }}
 	// chunkDecoders skip the zstd frame's content checksum (xxhash64):
 	// DecodeChunk checks the SHA-256 digest of the same bytes anyway.
@@ -139,7 +162,7 @@ func incompressible(data []byte) bool {
 	if len(data) < probeMin {
 		return false
 	}
-	enc := encoders.Get().(*zstd.Encoder)
+	enc := encoders.Get()
 	defer encoders.Put(enc)
 	buf := make([]byte, 0, sampleSize+512)
 	step := (len(data) - sampleSize) / (samples - 1)
@@ -165,7 +188,7 @@ func EncodeBlobParts(dst, data []byte, compress bool) (header, payload []byte, e
 	}
 	dst = append(dst[:0], make([]byte, BlobHeaderSize)...)
 	if compress && !incompressible(data) {
-		enc := encoders.Get().(*zstd.Encoder)
+		enc := encoders.Get()
 		dst = enc.EncodeAll(data, dst)
 		encoders.Put(enc)
 		if len(dst)-BlobHeaderSize < len(data) {

@@ -134,9 +134,8 @@ func TestMakeBlobFixtures(t *testing.T) {
 }
 
 func forceZstd(msg []byte) []byte {
-	enc := encoders.Get().(interface {
-		EncodeAll(src, dst []byte) []byte
-	})
+	enc := encoders.Get()
+	defer encoders.Put(enc)
 	out := enc.EncodeAll(msg, make([]byte, BlobHeaderSize))
 	finishHeader(out, MagicZstd)
 	return out

@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/cairnfs/cairn/crypt"
-	"github.com/klauspost/compress/zstd"
 )
 
 // EncryptedHeaderSize is magic[8] + crc32[4] + iv[16] + tag[16], the
@@ -39,7 +38,7 @@ func EncodeEncryptedBlob(dst, data []byte, key *crypt.Key, compress bool) ([]byt
 	magic := MagicEncrypted
 	plain := data
 	if compress && !incompressible(data) {
-		enc := encoders.Get().(*zstd.Encoder)
+		enc := encoders.Get()
 		dst = enc.EncodeAll(data, dst)
 		encoders.Put(enc)
 		if len(dst)-encryptedHeaderSize < len(data) {

@@ -89,7 +89,7 @@ Blobs (NAME.blob) are written to the file TARGET, or - for stdout.`,
 	f.StringArrayVar(&o.exclude, "exclude", nil, "file archives: leave out entries matching this pattern (repeatable; see above)")
 	a.keyfileFlags(cmd, false)
 	nsFlag(cmd, &o.ns)
-	f.StringVar(&o.cacheSize, "cache-size", "32M", "file archives: bytes of decoded chunks kept in memory (4M to 64G)")
+	f.StringVar(&o.cacheSize, "cache-size", "16M", "file archives: bytes of decoded chunks kept in memory (4M to 64G)")
 	a.lockWaitFlag(cmd)
 	return cmd
 }

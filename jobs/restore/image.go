@@ -107,6 +107,8 @@ type imageRestore struct {
 	zeros  map[int]chunk.Digest // keyed digests of zero chunks by size
 
 	free chan buffers  // of an ordered restore, for reuse once written
+	decs bufStack      // decode buffers the workers of a file restore share
+	alis bufStack      // their aligned copies for O_DIRECT (directio.Buf)
 	held *slot         // taken by the ordered writer and left when it failed
 	cpu  chan struct{} // Threads slots: decoding chunks at once
 
@@ -150,6 +152,9 @@ func (r *imageRestore) keyedZero(size int) chunk.Digest {
 // snapshot's key, decrypted into b.dec; a plain one (also of a
 // signed-only archive) in place, or into b.dec when compressed.
 func (r *imageRestore) decode(b *buffers, blob []byte, d chunk.Digest, size int) ([]byte, error) {
+	if b.dec == nil {
+		b.dec = r.decs.get() // a file restore's workers share them from here until written
+	}
 	if kind, _ := chunk.BlobKind(blob); r.key == nil || !kind.Encrypted() {
 		return chunk.DecodeChunkReuse(&b.dec, blob, d, size)
 	}
@@ -248,11 +253,16 @@ func (r *imageRestore) toFile(ctx context.Context, f *os.File) error {
 		}
 		return nil
 	})
+	r.decs.max, r.alis.max = r.ioWorkers(), r.ioWorkers()
 	for range r.ioWorkers() {
 		g.Go(func() error {
-			var b buffers // reused: no 4 MiB allocation per chunk
+			var b buffers // its read buffer is the worker's; dec and aligned are shared (bufStack)
 			for i := range next {
-				if err := r.writeChunk(ctx, w, dev, i, &b); err != nil {
+				err := r.writeChunk(ctx, w, dev, i, &b)
+				r.decs.put(b.dec)
+				r.alis.put(b.aligned)
+				b.dec, b.aligned = nil, nil
+				if err != nil {
 					return err
 				}
 			}
@@ -288,6 +298,9 @@ func (r *imageRestore) writeChunk(ctx context.Context, w directWriter, dev bool,
 			return zeroRange(f, start, n, false)
 		}
 		return nil
+	}
+	if b.aligned == nil {
+		b.aligned = r.alis.get()
 	}
 	err = b.blob.Do(func([]byte) error { return w.writeAt(data, start, &b.aligned) })
 	if err != nil {
