@@ -10,7 +10,6 @@ import (
 	"github.com/cairnfs/cairn/store"
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
-	"golang.org/x/sync/errgroup"
 )
 
 type snapshotRow struct {
@@ -83,40 +82,19 @@ first line of their notes. --groups lists the groups only.`,
 	return cmd
 }
 
-// manifestReaders is how many manifests listSnapshots reads at once: a
-// cold store is many small random reads, and decoding them is CPU.
-const manifestReaders = 8
-
-// listSnapshots lists the snapshots below top, in the store's order, each
-// with what its manifest says (read by manifestReaders workers).
 func listSnapshots(ctx context.Context, s *store.Store, top store.NS) ([]snapshotRow, error) {
 	sel, err := store.ParseSelector(top, nil)
 	if err != nil {
 		return nil, usageErr("--ns: %v", err)
 	}
-	var infos []store.SnapshotInfo
+	var rows []snapshotRow
 	for si, err := range s.Walk(ctx, sel) {
 		if err != nil {
 			return nil, err
 		}
-		infos = append(infos, si)
+		rows = append(rows, snapshotRowOf(s, si))
 	}
-	if len(infos) == 0 {
-		return nil, nil
-	}
-	rows := make([]snapshotRow, len(infos))
-	g, ctx := errgroup.WithContext(ctx)
-	g.SetLimit(manifestReaders)
-	for i := range infos {
-		g.Go(func() error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			rows[i] = snapshotRowOf(s, infos[i])
-			return nil
-		})
-	}
-	return rows, g.Wait()
+	return rows, nil
 }
 
 func snapshotRowOf(s *store.Store, si store.SnapshotInfo) snapshotRow {
