@@ -66,6 +66,11 @@ data_random() {
 
 # loop_ext4 FILE DIR SIZE: a fresh ext4 file system in the sparse FILE,
 # mounted on DIR through a loop device (detached again at umount).
+# Tree restores are measured on one: this VM's root ext4 has no journal,
+# and such an ext4 skips inodes freed in the last 60 s (300 s while their
+# block is dirty) when it allocates new ones (recently_deleted()): after
+# a large rm -rf, creating files was 2-3x slower for every tool, and runs
+# swung with it.
 loop_ext4() {
   rm -f "$1"
   truncate -s "$3" "$1"

@@ -31,7 +31,7 @@
 # cairn runs with --no-sync for backups and restores as the peers do not
 # wait for the disk; the tree restore row with cairn's default sync is
 # beside it. Restores go to a fresh ext4 on a loop device (see
-# restore-tree.sh for why), not in QUICK mode.
+# lib.sh's loop_ext4 for why), not in QUICK mode.
 #
 # Output in $OUT: table.md (machine and versions, then per step cairn's
 # median and range, the best peer's median, cairn's speed relative to it,
