@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // Encrypted snapshots in the mount, on tape, with gc and master-key
@@ -41,7 +43,7 @@ func TestCryptMount(t *testing.T) {
 	jobs := filepath.Join(mnt, ".jobs", "verify")
 	writeFile(t, filepath.Join(jobs, "control"), []byte("start snapshots="+snap+"\n"))
 	status := waitJob(t, filepath.Join(jobs, "status"))
-	if !strings.Contains(status, `"state": "ok"`) {
+	if e2e.JobState(t, status) != "ok" {
 		t.Errorf("verify through the mount: %s", status)
 	}
 	jobLog, _ := os.ReadFile(filepath.Join(jobs, "log"))

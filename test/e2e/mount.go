@@ -134,7 +134,8 @@ func WaitGone(pid int) bool {
 }
 
 // WaitJob polls a job status file until the job has ended; it returns
-// the final status.
+// the final status. It reads the status's own top-level state: a running
+// job's result can already list a snapshot whose "state" is "ok".
 func WaitJob(t *testing.T, status string) string {
 	t.Helper()
 	for range 600 {
@@ -142,11 +143,19 @@ func WaitJob(t *testing.T, status string) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s := string(b); strings.Contains(s, `"state": "ok"`) || strings.Contains(s, `"state": "failed"`) {
+		if s := string(b); JobState(t, s) == "ok" || JobState(t, s) == "failed" {
 			return s
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("job of %s did not end", status)
 	return ""
+}
+
+// JobState is the top-level state of a job's status document.
+func JobState(t *testing.T, status string) string {
+	t.Helper()
+	var st struct{ State string }
+	DecodeJSON(t, status, "", &st)
+	return st.State
 }

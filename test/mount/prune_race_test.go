@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // flockHeld reports whether process pid holds a flock on the file with
@@ -135,7 +137,7 @@ func TestPruneRacingReaders(t *testing.T) {
 		t.Errorf("text output does not say the snapshot was skipped:\n%s", text.stdout)
 	}
 
-	if out := verify.resume(t); !strings.Contains(out, `"state": "ok"`) {
+	if out := verify.resume(t); e2e.JobState(t, out) != "ok" {
 		t.Errorf("verify of the held snapshot: %s", out)
 	}
 	var eres tapeExportResult
