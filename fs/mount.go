@@ -37,7 +37,7 @@ type mountFS struct {
 	keyLogged  sync.Map   // snapshot name → true: why it cannot be read was logged (crypt.go)
 	served     atomic.Int64
 	readErrors atomic.Int64
-	treeNodes  atomic.Int64 // file archive entries the kernel holds
+	treeNodes  nodeCounter // file archive entries the kernel holds (nodecount.go)
 }
 
 // Server serves a store mounted on a directory.

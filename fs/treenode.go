@@ -103,6 +103,7 @@ type treeNode struct {
 
 	listing   atomic.Pointer[dirListing] // a directory's last listing (prefill.go)
 	prefilled atomic.Bool                // a file's content went to the page cache
+	counted   atomic.Uint32              // nodeNew, nodeCounted or nodeForgotten (nodecount.go)
 }
 
 var (
@@ -188,9 +189,7 @@ func (n *treeNode) child(ctx context.Context, ce TreeEntry, out *fuse.EntryOut) 
 	child := &treeNode{fsys: n.fsys, tree: n.tree, ref: ce.Ref}
 	out.Attr = attr
 	in := n.NewInode(ctx, child, gofs.StableAttr{Mode: ce.Mode & syscall.S_IFMT, Ino: attr.Ino})
-	if in.Operations() == gofs.InodeEmbedder(child) { // not a hard link's inode the kernel holds already
-		n.fsys.treeNodes.Add(1)
-	}
+	n.fsys.treeNodes.made(child)
 	return in
 }
 
@@ -360,6 +359,6 @@ func (n *treeNode) OnForget() {
 	if n.root {
 		n.tree.close()
 	} else {
-		n.fsys.treeNodes.Add(-1)
+		n.fsys.treeNodes.forgotten(n)
 	}
 }
