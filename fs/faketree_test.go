@@ -55,8 +55,25 @@ type fakeNode struct {
 	kids    []string
 }
 
-// fakeTree is an in-memory ArchiveTree; entries' Ref is their path.
-type fakeTree struct{ nodes map[string]*fakeNode }
+// fakeTree is an in-memory ArchiveTree; an entry's Ref is 1 + the index
+// of its path in paths.
+type fakeTree struct {
+	nodes map[string]*fakeNode
+	paths []string
+}
+
+func (t *fakeTree) refOf(p string) TreeRef {
+	t.paths = append(t.paths, p)
+	return TreeRef{uint64(len(t.paths))}
+}
+
+// pathOf is the path of ref; "" for a ref of no entry.
+func (t *fakeTree) pathOf(ref TreeRef) string {
+	if i := ref[0]; i >= 1 && i <= uint64(len(t.paths)) {
+		return t.paths[i-1]
+	}
+	return ""
+}
 
 var _ ArchiveTree = (*fakeTree)(nil)
 
@@ -93,7 +110,7 @@ func (t *fakeTree) parseLine(id uint64, f []string) (*fakeNode, error) {
 		return nil, fmt.Errorf("bad number in %q", f)
 	}
 	n := &fakeNode{e: TreeEntry{ID: id, Name: path.Base(f[0]), Mode: uint32(mode), UID: uint32(uid), GID: uint32(gid),
-		Mtime: time.Unix(mtime, 0), Ref: f[0]}}
+		Mtime: time.Unix(mtime, 0), Ref: t.refOf(f[0])}}
 	rest := f[6:]
 	switch f[1] {
 	case "d":
@@ -148,7 +165,7 @@ func fakeContent(arg string) ([]byte, error) {
 }
 
 func (t *fakeTree) node(e TreeEntry) (*fakeNode, error) {
-	p, _ := e.Ref.(string)
+	p := t.pathOf(e.Ref)
 	n, ok := t.nodes[p]
 	if !ok {
 		return nil, fmt.Errorf("fake tree: %q: %w", p, store.ErrNotFound)
@@ -158,7 +175,7 @@ func (t *fakeTree) node(e TreeEntry) (*fakeNode, error) {
 
 func (t *fakeTree) Root(ctx context.Context) (TreeEntry, error) { return t.nodes["/"].e, nil }
 
-func (t *fakeTree) Entry(ctx context.Context, ref any) (TreeEntry, error) {
+func (t *fakeTree) Entry(ctx context.Context, ref TreeRef) (TreeEntry, error) {
 	n, err := t.node(TreeEntry{Ref: ref})
 	if err != nil {
 		return TreeEntry{}, err
@@ -167,10 +184,9 @@ func (t *fakeTree) Entry(ctx context.Context, ref any) (TreeEntry, error) {
 }
 
 func (t *fakeTree) Lookup(ctx context.Context, dir TreeEntry, name string) (TreeEntry, error) {
-	p, _ := dir.Ref.(string)
-	n, err := t.node(TreeEntry{Ref: path.Join(p, name)})
-	if err != nil {
-		return TreeEntry{}, err
+	n, ok := t.nodes[path.Join(t.pathOf(dir.Ref), name)]
+	if !ok {
+		return TreeEntry{}, fmt.Errorf("fake tree: %q in %q: %w", name, t.pathOf(dir.Ref), store.ErrNotFound)
 	}
 	return n.e, nil
 }

@@ -71,7 +71,7 @@ func (t *pxarTree) Close() error {
 func treeEntry(e *pxar.Entry) TreeEntry {
 	st := e.Metadata.Stat
 	te := TreeEntry{ID: e.ID, Name: e.Name, Mode: uint32(st.Mode), UID: st.UID, GID: st.GID,
-		Mtime: time.Unix(st.Mtime.Secs, int64(st.Mtime.Nanos)), Ref: e.Ref()}
+		Mtime: time.Unix(st.Mtime.Secs, int64(st.Mtime.Nanos)), Ref: e.Ref().Words()}
 	switch e.Kind {
 	case pxar.KindFile:
 		te.Size = e.Size
@@ -90,15 +90,11 @@ func (t *pxarTree) entry(ctx context.Context, te TreeEntry) (*pxar.Entry, error)
 	return t.reload(ctx, te.Ref)
 }
 
-func (t *pxarTree) reload(ctx context.Context, ref any) (*pxar.Entry, error) {
-	r, ok := ref.(pxar.Ref)
-	if !ok {
-		return nil, fmt.Errorf("not an entry of a pxar archive: %T", ref)
-	}
-	return t.acc.Reload(ctx, r)
+func (t *pxarTree) reload(ctx context.Context, ref TreeRef) (*pxar.Entry, error) {
+	return t.acc.Reload(ctx, pxar.RefOfWords(ref))
 }
 
-func (t *pxarTree) Entry(ctx context.Context, ref any) (TreeEntry, error) {
+func (t *pxarTree) Entry(ctx context.Context, ref TreeRef) (TreeEntry, error) {
 	e, err := t.reload(ctx, ref)
 	if err != nil {
 		return TreeEntry{}, err

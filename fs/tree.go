@@ -39,7 +39,7 @@ type ArchiveTree interface {
 	Root(ctx context.Context) (TreeEntry, error)
 	// Entry returns the entry whose TreeEntry.Ref is ref, decoded again:
 	// the mount keeps only the Ref of each entry the kernel looked up.
-	Entry(ctx context.Context, ref any) (TreeEntry, error)
+	Entry(ctx context.Context, ref TreeRef) (TreeEntry, error)
 	Lookup(ctx context.Context, dir TreeEntry, name string) (TreeEntry, error)
 	// ReadDir yields a directory's entries in a stable order, without
 	// holding them all in memory.
@@ -70,9 +70,14 @@ type TreeEntry struct {
 	Size  uint64
 	Mtime time.Time
 	Rdev  uint64
-	Nlink uint32 // 0: 1
-	Ref   any    // the tree's own handle of the entry (small: one per looked-up entry is kept)
+	Nlink uint32  // 0: 1
+	Ref   TreeRef // the tree's own handle of the entry: one per looked-up entry is kept
 }
+
+// TreeRef is an ArchiveTree's handle of an entry, four words of its own
+// choosing, kept inline in each looked-up node (no allocation, nothing
+// for the garbage collector to follow). Only the root's may be zero.
+type TreeRef [4]uint64
 
 // Xattr is one extended attribute.
 type Xattr struct {

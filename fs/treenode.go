@@ -83,7 +83,7 @@ func (o *openTree) attrOf(e TreeEntry) fuse.Attr {
 func (f *mountFS) treeEntry(snap store.Snapshot, m *store.Manifest, a store.Archive, path string) entry {
 	attr := f.makeAttr(modeDir, inoOf(path), 0, snap.Time)
 	return entry{name: a.Name, attr: attr, lazy: true, make: func(at fuse.Attr) gofs.InodeEmbedder {
-		return &treeNode{fsys: f, tree: &openTree{fsys: f, snap: snap, m: m, a: a, path: path}, root: true}
+		return &treeNode{tree: &openTree{fsys: f, snap: snap, m: m, a: a, path: path}}
 	}}
 }
 
@@ -92,19 +92,23 @@ func (f *mountFS) treeEntry(snap store.Snapshot, m *store.Manifest, a store.Arch
 // (TreeEntry.Ref): its attributes and everything else are decoded from
 // the archive again when asked for, so that the kernel's many looked-up
 // entries cost little memory.
+//
+// Its size is the mount's memory per looked-up entry beside go-fuse's
+// own: keep it at 192 bytes (a size class; the test in memory_test.go).
 type treeNode struct {
 	gofs.Inode
 	readOnly
-	fsys *mountFS
+	ref  TreeRef // the entry's TreeEntry.Ref; zero for the root
 	tree *openTree
-	ref  any // the entry's TreeEntry.Ref; unused for the root
-	root bool
 	lazy atomic.Pointer[lazyFile] // a file's reader, made at its first read (most entries are never read)
 
 	listing   atomic.Pointer[dirListing] // a directory's last listing (prefill.go)
-	prefilled atomic.Bool                // a file's content went to the page cache
 	counted   atomic.Uint32              // nodeNew, nodeCounted or nodeForgotten (nodecount.go)
+	prefilled atomic.Bool                // a file's content went to the page cache
 }
+
+// isRoot tells the archive's root, the one node without a Ref.
+func (n *treeNode) isRoot() bool { return n.ref == TreeRef{} }
 
 var (
 	_ gofs.NodeLookuper    = (*treeNode)(nil)
@@ -121,7 +125,7 @@ var (
 // this is its root.
 func (n *treeNode) entry(ctx context.Context) (ArchiveTree, TreeEntry, error) {
 	t, root, err := n.tree.get(ctx)
-	if n.root || err != nil {
+	if n.isRoot() || err != nil {
 		return t, root, err
 	}
 	e, err := t.Entry(ctx, n.ref)
@@ -131,7 +135,7 @@ func (n *treeNode) entry(ctx context.Context) (ArchiveTree, TreeEntry, error) {
 // rel is the node's path inside the archive, for log lines.
 func (n *treeNode) rel() string {
 	var names []string
-	for c := n; !c.root; {
+	for c := n; !c.isRoot(); {
 		name, parent := c.Parent()
 		if parent == nil {
 			break
@@ -152,7 +156,7 @@ func (n *treeNode) rel() string {
 func (n *treeNode) fail(op string, err error) syscall.Errno {
 	e := errno(err)
 	if e == syscall.EIO {
-		n.fsys.log.Error(op+" failed", "snapshot", n.tree.snap.String(), "archive", n.tree.a.Name, "path", "/"+n.rel(), "err", err)
+		n.tree.fsys.log.Error(op+" failed", "snapshot", n.tree.snap.String(), "archive", n.tree.a.Name, "path", "/"+n.rel(), "err", err)
 	}
 	return e
 }
@@ -164,7 +168,7 @@ func (n *treeNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.Att
 		return n.fail("getattr", err)
 	}
 	out.Attr = n.tree.attrOf(e)
-	if n.root {
+	if n.isRoot() {
 		out.Attr.Ino = inoOf(n.tree.path)
 	}
 	return 0
@@ -186,10 +190,10 @@ func (n *treeNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) 
 // of this directory, and fills out.
 func (n *treeNode) child(ctx context.Context, ce TreeEntry, out *fuse.EntryOut) *gofs.Inode {
 	attr := n.tree.attrOf(ce)
-	child := &treeNode{fsys: n.fsys, tree: n.tree, ref: ce.Ref}
+	child := &treeNode{tree: n.tree, ref: ce.Ref}
 	out.Attr = attr
 	in := n.NewInode(ctx, child, gofs.StableAttr{Mode: ce.Mode & syscall.S_IFMT, Ino: attr.Ino})
-	n.fsys.treeNodes.made(child)
+	n.tree.fsys.treeNodes.made(child)
 	return in
 }
 
@@ -259,13 +263,13 @@ func (s *treeDirStream) lookupCurrent(ctx context.Context, name string, out *fus
 // READDIRPLUS reply is not yet sent while its entries are looked up.
 func (s *treeDirStream) Close() {
 	s.stop()
-	if p := s.n.fsys.prefill; p != nil && s.done != nil {
+	if p := s.n.tree.fsys.prefill; p != nil && s.done != nil {
 		p.listed(s.n, s.done)
 	}
 }
 
 func (n *treeNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	return n.fsys.openMode(ctx, flags, n.open, fuse.FOPEN_KEEP_CACHE)
+	return n.tree.fsys.openMode(ctx, flags, n.open, fuse.FOPEN_KEEP_CACHE)
 }
 
 func (n *treeNode) open(ctx context.Context) (gofs.FileHandle, syscall.Errno) {
@@ -277,20 +281,20 @@ func (n *treeNode) open(ctx context.Context) (gofs.FileHandle, syscall.Errno) {
 	if err != nil {
 		return nil, n.fail("open", err)
 	}
-	return &readHandle{fsys: n.fsys, snap: n.tree.snap, archive: n.tree.a.Name, path: "/" + n.rel(),
+	return &readHandle{fsys: n.tree.fsys, snap: n.tree.snap, archive: n.tree.a.Name, path: "/" + n.rel(),
 		r: tf, size: int64(e.Size), closer: tf}, 0
 }
 
 func (n *treeNode) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	if off == 0 && n.fsys.prefill != nil {
-		n.fsys.prefill.after(n)
+	if off == 0 && n.tree.fsys.prefill != nil {
+		n.tree.fsys.prefill.after(n)
 	}
 	l := n.lazy.Load()
 	if l == nil {
 		n.lazy.CompareAndSwap(nil, new(lazyFile))
 		l = n.lazy.Load()
 	}
-	return l.read(ctx, n.fsys, fh, dest, off, n.open)
+	return l.read(ctx, n.tree.fsys, fh, dest, off, n.open)
 }
 
 func (n *treeNode) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
@@ -354,11 +358,11 @@ func (n *treeNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.
 // forgets the archive's root.
 func (n *treeNode) OnForget() {
 	if l := n.lazy.Load(); l != nil {
-		l.release(n.fsys)
+		l.release(n.tree.fsys)
 	}
-	if n.root {
+	if n.isRoot() {
 		n.tree.close()
 	} else {
-		n.fsys.treeNodes.forgotten(n)
+		n.tree.fsys.treeNodes.forgotten(n)
 	}
 }

@@ -19,6 +19,14 @@ type Ref struct {
 // Ref returns e's handle.
 func (e *Entry) Ref() Ref { return e.ref }
 
+// Words is r as four words, for a holder that keeps refs of several
+// kinds inline; RefOfWords makes it a Ref again (Reload checks it as it
+// checks any Ref).
+func (r Ref) Words() [4]uint64 { return [4]uint64{r.at, r.size, r.end, r.hash} }
+
+// RefOfWords is the Ref whose Words are w.
+func RefOfWords(w [4]uint64) Ref { return Ref{at: w[0], size: w[1], end: w[2], hash: w[3]} }
+
 // Reload decodes the entry r names, as the lookup or listing that found
 // it did (hard links resolved); its Path is its name alone.
 func (a *Accessor) Reload(ctx context.Context, r Ref) (*Entry, error) {
