@@ -41,9 +41,11 @@
 // decoded (dirHandle.Lookup). Reading a file of a tree stores
 // the next small files of its directory in the page cache (prefill.go). A corrupt or missing chunk fails the read that
 // needs it with EIO and one log line; every other read goes on.
-// A looked-up entry of a tree keeps only its TreeEntry.Ref (a pxar.Ref):
-// its attributes and metadata are decoded again when asked for, and the
-// node goes when the kernel forgets it (Stats.TreeEntries counts them).
+// A looked-up entry of a tree keeps only its TreeEntry.Ref (a TreeRef,
+// a pxar.Ref's four words, inline in a 192-byte node): its attributes
+// and metadata are decoded again when asked for, and the node goes when
+// the kernel forgets it. Stats.TreeEntries counts the nodes go-fuse
+// registered, not those it dropped for a parallel lookup's (nodecount.go).
 //
 // Encrypted snapshots (PBS's client-side encryption) read through the
 // keys the store was given (store.Store.SetKeys, cairn mount --keyfile),
