@@ -34,9 +34,11 @@ func TestFillContent(t *testing.T) {
 	tree := dirNode("", fileNode("a", bytes.Repeat([]byte("x"), 1<<20+7)))
 	data := tree.children[0].data
 	readers := map[string]func() io.Reader{
-		"whole":   func() io.Reader { return bytes.NewReader(data) },
-		"short":   func() io.Reader { return io.LimitReader(bytes.NewReader(data), 300<<10+3) },
-		"failing": func() io.Reader { return io.MultiReader(bytes.NewReader(data[:5000]), iotest.ErrReader(io.ErrClosedPipe)) },
+		"whole": func() io.Reader { return bytes.NewReader(data) },
+		"short": func() io.Reader { return io.LimitReader(bytes.NewReader(data), 300<<10+3) },
+		"failing": func() io.Reader {
+			return io.MultiReader(bytes.NewReader(data[:5000]), iotest.ErrReader(io.ErrClosedPipe))
+		},
 	}
 	for name, open := range readers {
 		var wantMeta, wantPayload bytes.Buffer
