@@ -10,6 +10,7 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/crypt"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/pxar"
 )
 
 // ChunkRef is one chunk of a stored index: its digest and size.
@@ -63,7 +64,10 @@ type injection struct {
 	chunks []ChunkRef
 }
 
-var _ io.Writer = (*StreamWriter)(nil)
+var (
+	_ io.Writer          = (*StreamWriter)(nil)
+	_ pxar.ContentFiller = (*StreamWriter)(nil)
+)
 
 // NewStreamWriter starts a stream whose index goes to path (written to a
 // temp name and renamed into place by Close).
@@ -136,21 +140,64 @@ func (w *StreamWriter) grow(n int) {
 	w.stage = append(make([]byte, 0, max(w.maxCut, len(w.stage)+n)), w.stage...)
 }
 
+// Fill implements pxar.ContentFiller: file content is read straight
+// into the chunk being cut, where Write would copy it there from the
+// caller's buffer. At most n bytes are read, with one Read call, and
+// never more than the stage has room for (the largest chunk).
+func (w *StreamWriter) Fill(r io.Reader, n int) (int, error, error) {
+	if w.err != nil {
+		return 0, nil, w.err
+	}
+	if room := cap(w.stage) - len(w.stage); room < n && cap(w.stage) < w.maxCut {
+		w.grow(min(n, w.maxCut-len(w.stage)))
+	}
+	n = min(n, cap(w.stage)-len(w.stage))
+	if n <= 0 {
+		return 0, nil, nil
+	}
+	start := len(w.stage)
+	k, rerr := r.Read(w.stage[start : start+n])
+	if k < 0 || k > n {
+		k, rerr = 0, fmt.Errorf("read returned %d bytes of %d", k, n)
+	}
+	w.stage = w.stage[:start+k]
+	for len(w.stage) > start {
+		c := w.ch.Scan(w.stage[start:])
+		if c == 0 {
+			w.pos += uint64(len(w.stage) - start)
+			break
+		}
+		w.pos += uint64(c)
+		if err := w.cutAt(start + c); err != nil {
+			return k, rerr, err
+		}
+		start = 0 // the rest of the read begins the next stage
+	}
+	return k, rerr, nil
+}
+
 // cut submits the chunk being cut, if any.
 func (w *StreamWriter) cut() error {
 	if len(w.stage) == 0 {
 		return nil
 	}
+	return w.cutAt(len(w.stage))
+}
+
+// cutAt submits the stage's first end bytes as a chunk; the bytes after
+// them begin the next stage.
+func (w *StreamWriter) cutAt(end int) error {
 	// The stage itself goes to the uploader, and a buffer it is done
 	// with becomes the next stage: no copy of the stream's bytes.
 	// A stage smaller than the chunk just cut would grow again by
 	// copying (a tenth of a backup's CPU time on Go's tree): the next one
 	// starts at least as large.
-	buf := w.stage
+	buf, rest := w.stage[:end], w.stage[end:]
 	w.stage = w.up.Recycled()
 	if cap(w.stage) < cap(buf) {
 		w.stage = make([]byte, 0, cap(buf))
 	}
+	w.stage = append(w.stage, rest...) // before buf goes: the uploader may reuse it
 	w.mu.Lock()
 	w.submitted++
 	w.mu.Unlock()
