@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -15,7 +16,15 @@ import (
 // a new snapshot appears.
 func TestCachedListings(t *testing.T) {
 	needFUSE(t)
-	f, err := buildFixture(filepath.Join(t.TempDir(), "store"))
+	// a fixture of its own (it adds a snapshot), beside the shared one on
+	// a tmpfs: store.Create makes 65,536 directories, which on a loaded
+	// disk took minutes to make and remove
+	dir, err := os.MkdirTemp(tmpRoot, "cachedir-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	f, err := buildFixture(filepath.Join(dir, "store"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -42,7 +42,15 @@ func makeImage(t testing.TB, dir string, seed uint64) (string, []byte) {
 	return path, img
 }
 
+// backupImage backs the image at path up as g's snapshot at at, in
+// chunks of testCS bytes, with a blob beside it.
 func backupImage(t testing.TB, s *Store, g Group, at time.Time, path string) (Snapshot, UploadTotals) {
+	t.Helper()
+	return backupImageSized(t, s, g, at, path, testCS)
+}
+
+// backupImageSized is backupImage with chunks of size bytes.
+func backupImageSized(t testing.TB, s *Store, g Group, at time.Time, path string, size int) (Snapshot, UploadTotals) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -54,7 +62,7 @@ func backupImage(t testing.TB, s *Store, g Group, at time.Time, path string) (Sn
 		t.Fatal(err)
 	}
 	stats := new(UploadStats)
-	if err := b.AddImage(context.Background(), "disk.img", f, ImageOptions{ChunkSize: testCS, Stats: stats}); err != nil {
+	if err := b.AddImage(context.Background(), "disk.img", f, ImageOptions{ChunkSize: size, Stats: stats}); err != nil {
 		b.Abort()
 		t.Fatal(err)
 	}

@@ -19,29 +19,13 @@ func bigChunkImage(t *testing.T, data []byte, cacheSize int64) (*IndexReader, *C
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	ctx := context.Background()
-	b, err := s.StartBackup(ctx, Group{Type: TypeVM, ID: "big"}, time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.Sync = SyncNone
-	if err := b.AddImage(ctx, "disk.img", f, ImageOptions{ChunkSize: 4 << 20}); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Finish(); err != nil {
-		t.Fatal(err)
-	}
+	snap, _ := backupImageSized(t, s, Group{Type: TypeVM, ID: "big"}, time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC), path, 4<<20)
 	c, err := NewCache(s, cacheSize)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	r := openImage(t, s, b.Snapshot(), c)
+	r := openImage(t, s, snap, c)
 	r.readahead = 0
 	return r, c
 }

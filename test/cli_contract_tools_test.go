@@ -255,7 +255,8 @@ func TestCLIContractMakeInstall(t *testing.T) {
 	dest := t.TempDir()
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Dir(filepath.Dir(file))
-	cmd := exec.Command("make", "install", "DESTDIR="+dest, "PREFIX=/usr", "VERSION=v0.0.1-test")
+	cmd := exec.Command("make", "install", "DESTDIR="+dest, "PREFIX=/usr", "VERSION=v9.8.7", "COMMIT=0123abcd",
+		"CTIME=2026-11-30T10:00:00Z", "DIRTY=true")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("make install: %v\n%s", err, out)
@@ -268,8 +269,26 @@ func TestCLIContractMakeInstall(t *testing.T) {
 			t.Errorf("make install: %s: %v", f, err)
 		}
 	}
-	out, err := exec.Command(filepath.Join(dest, "usr/bin/cairn"), "version").Output()
-	if err != nil || !strings.HasPrefix(string(out), "cairn v0.0.1-test (") {
-		t.Errorf("installed cairn version: %q, %v", out, err)
+	// the version, commit, commit time and dirty flag the Makefile set
+	// with -ldflags -X
+	bin := filepath.Join(dest, "usr/bin/cairn")
+	out, err := exec.Command(bin, "version", "--json").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(out, &v); err != nil {
+		t.Fatalf("version --json: %v\n%s", err, out)
+	}
+	want := map[string]any{"version": "v9.8.7", "commit": "0123abcd", "commit_time": "2026-11-30T10:00:00Z",
+		"dirty": true, "go_version": runtime.Version(), "platform": runtime.GOOS + "/" + runtime.GOARCH}
+	for k, w := range want {
+		if v[k] != w {
+			t.Errorf("version --json: %s = %v, want %v", k, v[k], w)
+		}
+	}
+	line, _ := exec.Command(bin, "--version").Output()
+	if want := "cairn v9.8.7 (" + runtime.Version(); !strings.HasPrefix(string(line), want) || !strings.Contains(string(line), "0123abcd-dirty") {
+		t.Errorf("--version: %q", line)
 	}
 }

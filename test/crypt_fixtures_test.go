@@ -12,6 +12,10 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/cairnfs/cairn/crypt"
+	"github.com/cairnfs/cairn/crypt/keyfile"
 )
 
 // Encrypted snapshots (issue 18) with the real binary: key files made by
@@ -36,11 +40,34 @@ func newCryptEnv(t *testing.T, st string) *cryptEnv {
 	e := &cryptEnv{st: st, dir: t.TempDir(), ns: "crypt" + strconv.FormatInt(n, 10)}
 	e.marker = []byte("CAIRN-PLAINTEXT-MARKER-" + e.ns)
 	e.none, e.scrypt = filepath.Join(e.dir, "none.key"), filepath.Join(e.dir, "scrypt.key")
-	e.pw, e.wrongPW = writePass(t, e.dir, "pw", "correct horse battery"), writePass(t, e.dir, "wrong", "not the passphrase")
+	const pass = "correct horse battery"
+	e.pw, e.wrongPW = writePass(t, e.dir, "pw", pass), writePass(t, e.dir, "wrong", "not the passphrase")
 	mustCairn(t, "key", "create", "--kdf", "none", e.none)
-	mustCairn(t, "key", "create", "--kdf", "scrypt", "--password-file", e.pw, e.scrypt)
+	writeScryptKey(t, e.scrypt, pass)
 	e.fpNone, e.fpScr = shortFP(t, e.none), shortFP(t, e.scrypt)
 	return e
+}
+
+// writeScryptKey writes a new key file at path under pass with scrypt
+// at N=1024 (r=8, p=1): the binary derives the key as from PBS's
+// N=65536, 64 times cheaper. Every command given this file derives it,
+// which at PBS's N took about 3 CPU-s under -race. `key create --kdf
+// scrypt` itself, with PBS's parameters, is run by
+// TestCryptTapeGCRecover.
+func writeScryptKey(t *testing.T, path, pass string) {
+	t.Helper()
+	k, err := crypt.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := keyfile.Params{KDF: keyfile.Scrypt, N: 1024, R: 8, P: 1, Salt: randBytes(32, uint64(len(path)))}
+	c, err := keyfile.NewWithParams(k, p, []byte(pass), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WriteNew(path); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // shortFP is the short form (first 8 bytes) of a key file's fingerprint.

@@ -69,10 +69,26 @@ func buildLock() func() {
 // shared store, and returns the exit code for os.Exit.
 func Main(m *testing.M) int {
 	setParallel(4)
+	noRaceExitSleep()
 	code := m.Run()
 	os.RemoveAll(binDir)
 	removeSharedStore()
 	return code
+}
+
+// noRaceExitSleep sets GORACE=atexit_sleep_ms=0 for the binaries the
+// tests start, unless GORACE already sets it. A race-enabled program
+// sleeps a second before it exits by default, so that goroutines still
+// running after main returns may yet report a race; every run of the
+// binary (hundreds per package) waited that second. Races in the work
+// a command does before it exits are reported as before: exit code 66
+// and the report on stderr, which the tests see.
+func noRaceExitSleep() {
+	v := os.Getenv("GORACE")
+	if strings.Contains(v, "atexit_sleep_ms") {
+		return
+	}
+	os.Setenv("GORACE", strings.TrimSpace(v+" atexit_sleep_ms=0"))
 }
 
 // setParallel runs up to n parallel tests at once unless -parallel was

@@ -69,6 +69,7 @@ func hostileArchiveStore(t *testing.T) (st string, dups map[string]string, plain
 // with an error naming the name, in bounded time; the mount lives on and
 // a plain archive in the same store reads.
 func TestDuplicateNamesRefusedEverywhere(t *testing.T) {
+	t.Parallel() // a store of its own (hostileArchiveStore)
 	st, dups, plain := hostileArchiveStore(t)
 	for trick, name := range duplicateTricks {
 		snap := dups[trick]

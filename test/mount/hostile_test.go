@@ -59,6 +59,7 @@ func hostileStore(t *testing.T) (st string, good, victim store.Snapshot, want []
 // exit non-zero with a message naming the index file, in bounded time;
 // the good snapshot that shares the chunks cats and verifies fine.
 func TestCatVerifyHostileIndexes(t *testing.T) {
+	t.Parallel() // a store of its own (hostileStore): its verify runs meet no other test's
 	st, good, _, want, cases := hostileStore(t)
 	for _, ic := range hostile.IndexCases() {
 		t.Run(ic.Name, func(t *testing.T) {
