@@ -3,6 +3,7 @@ package store
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 	"sync"
 	"time"
@@ -119,9 +120,29 @@ func (c *ChunkDir) Prefix(i int) (*PrefixDir, error) {
 	name := string([]byte{hexdigits[i>>12&0xf], hexdigits[i>>8&0xf], hexdigits[i>>4&0xf], hexdigits[i&0xf]})
 	fd, err := unix.Openat(c.fd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("open %s/%s: %w", c.path, name, notFound(err))
+		return nil, &prefixOpenError{dir: c.path, name: name, err: err}
 	}
 	return &PrefixDir{fd: fd, path: c.path + "/" + name, buf: direntBufs.Get().(*[]byte)}, nil
+}
+
+// prefixOpenError is a prefix directory that would not open. It is
+// formatted only when printed: a sweep of a lazily created store meets
+// up to 65,536 missing directories and skips them all.
+type prefixOpenError struct {
+	dir, name string
+	err       error
+}
+
+func (e *prefixOpenError) Error() string {
+	return fmt.Sprintf("open %s/%s: %v", e.dir, e.name, notFound(e.err))
+}
+
+// Unwrap gives the cause, and ErrNotFound when the directory is missing.
+func (e *prefixOpenError) Unwrap() []error {
+	if errors.Is(e.err, fs.ErrNotExist) {
+		return []error{ErrNotFound, e.err}
+	}
+	return []error{e.err}
 }
 
 // direntBufs are the buffers PrefixDirs read directory entries into: a
