@@ -61,10 +61,10 @@ func fileKeyOf(st *unix.Stat_t) fileKey {
 // ManifestSummary is what a snapshot listing shows of a manifest.
 type ManifestSummary struct {
 	Archives       []string `json:"a"`
-	Size           uint64   `json:"z"`            // sum of the files' sizes
-	CryptMode      string   `json:"c"`            // Manifest.CryptMode
-	KeyFingerprint string   `json:"k,omitempty"`  // short form
-	Verify         string   `json:"v,omitempty"`  // verify state (when HasVerify)
+	Size           uint64   `json:"z"`           // sum of the files' sizes
+	CryptMode      string   `json:"c"`           // Manifest.CryptMode
+	KeyFingerprint string   `json:"k,omitempty"` // short form
+	Verify         string   `json:"v,omitempty"` // verify state (when HasVerify)
 	HasVerify      bool     `json:"hv,omitempty"`
 	StoredSize     *int64   `json:"ss,omitempty"` // chunk_upload_stats' compressed_size
 	Notes          string   `json:"n,omitempty"`  // first line, cut to 60 runes
