@@ -40,10 +40,13 @@ const (
 	// 150 bytes per snapshot): a larger store caches the first entries.
 	maxSnapIndexFile    = 32 << 20
 	maxSnapIndexEntries = 100_000
-	snapIndexSettle     = 2 * time.Second
 	// notesRunes is how much of the notes' first line a summary keeps.
 	notesRunes = 60
 )
+
+// snapIndexSettle is how old a manifest's ctime must be for an entry
+// (a variable for tests).
+var snapIndexSettle = 2 * time.Second
 
 // fileKey identifies one version of a file: a replaced file has another
 // inode, a rewritten one another ctime.
@@ -159,13 +162,19 @@ func (x *SnapIndex) path() string { return filepath.Join(x.s.root, SnapIndexName
 // readSnapIndex decodes the index file at path, refusing what this user
 // did not write alone.
 func readSnapIndex(path string) (map[string]snapIndexEntry, error) {
-	f, fi, err := OpenRegular(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
 	st, _ := fi.Sys().(*syscall.Stat_t)
 	switch {
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("not a regular file (%v)", fi.Mode().Type())
 	case st == nil || fi.Mode().Perm()&0o022 != 0:
 		return nil, fmt.Errorf("writable by others (%v)", fi.Mode().Perm())
 	case st.Uid != uint32(os.Geteuid()) && st.Uid != 0:
