@@ -148,6 +148,8 @@ func (s *Store) OpenSnapIndex(log *slog.Logger) *SnapIndex {
 	old, err := readSnapIndex(x.path())
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrPermission): // another user's store: list without
+		log.Debug("snapshot index not readable", "file", x.path(), "err", err)
 	case err != nil:
 		log.Warn("snapshot index ignored; it is rebuilt", "file", x.path(), "err", err)
 		x.dirty = true
