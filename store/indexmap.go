@@ -3,7 +3,6 @@ package store
 import (
 	"errors"
 	"fmt"
-	"io"
 	"runtime"
 	"runtime/debug"
 	"sync/atomic"
@@ -26,15 +25,7 @@ type indexMap struct {
 	path  string
 	data  []byte
 	fault atomic.Pointer[error]
-	// heap: data was read into memory, not mapped (a small file:
-	// mmap, its first page fault and munmap cost more than a read).
-	heap bool
 }
-
-// maxHeapIndex is the largest index file read into memory rather than
-// mapped: a snapshot's small archives (a metadata archive of a few
-// chunks) are opened per archive by a listing of many snapshots.
-const maxHeapIndex = 64 << 10
 
 // mapIndex maps a whole index file read-only after checking its size
 // against the header's minimum and its magic.
@@ -53,16 +44,11 @@ func mapIndex(path string, magic [8]byte) (*indexMap, error) {
 	if fi.Size() > maxIndexFile {
 		return nil, fmt.Errorf("%s: %w: %d bytes, more than an index may have", path, ErrBadIndex, fi.Size())
 	}
-	m := &indexMap{path: path}
-	if fi.Size() <= maxHeapIndex {
-		m.heap = true
-		m.data = make([]byte, fi.Size())
-		if _, err := io.ReadFull(f, m.data); err != nil {
-			return nil, fmt.Errorf("%s: %w: %w", path, ErrIndexFault, err) // it shrank
-		}
-	} else if m.data, err = unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED); err != nil {
+	data, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
 		return nil, fmt.Errorf("%s: mmap: %w", path, err)
 	}
+	m := &indexMap{path: path, data: data}
 	var got [8]byte
 	if m.read(got[:], 0); m.err() != nil {
 		m.close()
@@ -134,10 +120,6 @@ func (m *indexMap) sum(off int) (s [32]byte) {
 
 func (m *indexMap) close() error {
 	if m == nil || m.data == nil {
-		return nil
-	}
-	if m.heap {
-		m.data = nil
 		return nil
 	}
 	err := unix.Munmap(m.data)
