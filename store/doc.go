@@ -9,6 +9,15 @@
 // snapshots, and every command and job that works on several of them
 // ranges over Walk's sequence.
 //
+// A listing of many snapshots reads their manifests through the snapshot
+// index (snapindex.go, .cairn-snapindex at the store's root): a cache of
+// each finished snapshot's ManifestSummary, an entry used only while the
+// manifest file is the one it was made from (inode, size, mtime and
+// ctime, from the stat Snapshots makes anyway) and made only of a
+// manifest older than a clock tick or two. It is never needed: a file
+// that does not decode or is not the user's own is ignored and rebuilt,
+// and a store the user cannot write lists without it.
+//
 // Chunks are read through Backend (backend.go), the seam between where
 // chunks live and what is done with them; the local directory
 // (local_read.go, local_chunks.go) is its first implementation and keeps its fast paths

@@ -1,11 +1,13 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -62,23 +64,66 @@ var manifestKeys = map[string]bool{"backup-type": true, "backup-id": true, "back
 // manifestJSON has Manifest's fields without its methods, for the codec.
 type manifestJSON Manifest
 
-// UnmarshalJSON keeps unknown top-level fields in Extra.
+// UnmarshalJSON keeps unknown top-level fields in Extra. It reads the
+// JSON once: each top-level value is decoded straight into its field
+// (json.Unmarshal of the struct and again of a map read it four times).
 func (m *Manifest) UnmarshalJSON(b []byte) error {
-	if err := json.Unmarshal(b, (*manifestJSON)(m)); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil {
 		return err
+	} else if t != json.Delim('{') {
+		return fmt.Errorf("manifest: want a JSON object, got %v", t)
 	}
-	var all map[string]json.RawMessage
-	if err := json.Unmarshal(b, &all); err != nil {
-		return err
-	}
-	for k, v := range all {
-		if !manifestKeys[k] {
-			if m.Extra == nil {
-				m.Extra = map[string]json.RawMessage{}
-			}
-			m.Extra[k] = v
+	var known manifestJSON
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		k, _ := t.(string) // object keys are strings
+		if err := known.decodeField(dec, k); err != nil {
+			return fmt.Errorf("manifest field %q: %w", k, err)
 		}
 	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Errorf("manifest: data after the JSON object")
+	}
+	*m = Manifest(known)
+	return nil
+}
+
+// decodeField decodes the value of top-level key k into its field, an
+// unknown key's into Extra. A repeated key keeps the last value, as
+// json.Unmarshal does.
+func (m *manifestJSON) decodeField(dec *json.Decoder, k string) error {
+	switch k {
+	case "backup-type":
+		return dec.Decode(&m.BackupType)
+	case "backup-id":
+		return dec.Decode(&m.BackupID)
+	case "backup-time":
+		return dec.Decode(&m.BackupTime)
+	case "files":
+		m.Files = nil
+		return dec.Decode(&m.Files)
+	case "unprotected":
+		m.Unprotected = nil
+		return dec.Decode(&m.Unprotected)
+	case "signature":
+		m.Signature = nil
+		return dec.Decode(&m.Signature)
+	}
+	var v json.RawMessage
+	if err := dec.Decode(&v); err != nil {
+		return err
+	}
+	if m.Extra == nil {
+		m.Extra = map[string]json.RawMessage{}
+	}
+	m.Extra[k] = v
 	return nil
 }
 
@@ -162,7 +207,7 @@ func decodeManifest(path string, blob []byte, snap Snapshot) (*Manifest, error) 
 		return nil, fmt.Errorf("%s: %w: %w", path, ErrBadManifest, err)
 	}
 	var m Manifest
-	if err := json.Unmarshal(data, &m); err != nil {
+	if err := m.UnmarshalJSON(data); err != nil { // not json.Unmarshal: that reads it once more first
 		return nil, fmt.Errorf("%s: %w: %v", path, ErrBadManifest, err)
 	}
 	m.raw, m.auth = data, new(manifestAuth)

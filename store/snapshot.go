@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Backup types.
@@ -167,6 +169,10 @@ type SnapshotInfo struct {
 	Snapshot
 	Finished  bool // has a manifest
 	Protected bool // carries the protection marker (ProtectedName)
+	// manifest identifies the manifest file as Snapshots found it
+	// (zero when not known): what the snapshot index checks its
+	// entries against (snapindex.go).
+	manifest fileKey
 }
 
 // Namespaces returns ns and every namespace below it, depth first, sorted.
@@ -219,14 +225,21 @@ func (s *Store) Groups(ns NS) ([]Group, error) {
 	return out, nil
 }
 
-// Snapshots returns the group's snapshots, oldest first.
+// Snapshots returns the group's snapshots, oldest first. Each costs two
+// stats relative to the group's directory (its manifest, its protection
+// marker).
 func (s *Store) Snapshots(g Group) ([]SnapshotInfo, error) {
-	dir := s.GroupPath(g)
-	names, err := readNames(dir)
+	dir, err := os.Open(s.GroupPath(g))
 	if err != nil {
 		return nil, fmt.Errorf("list snapshots of %s: %w", g, notFound(err))
 	}
+	defer dir.Close()
+	names, err := dir.Readdirnames(-1)
+	if err != nil {
+		return nil, fmt.Errorf("list snapshots of %s: %w", g, err)
+	}
 	slices.Sort(names)
+	fd := int(dir.Fd())
 	var out []SnapshotInfo
 	for _, n := range names {
 		t, err := ParseTime(n)
@@ -234,13 +247,23 @@ func (s *Store) Snapshots(g Group) ([]SnapshotInfo, error) {
 			continue
 		}
 		info := SnapshotInfo{Snapshot: Snapshot{Group: g, Time: t}}
-		_, err = os.Stat(filepath.Join(dir, n, ManifestName))
-		info.Finished = err == nil
-		_, err = os.Lstat(filepath.Join(dir, n, ProtectedName))
-		info.Protected = err == nil
+		var st unix.Stat_t
+		if info.Finished = fstatat(fd, n+"/"+ManifestName, &st, 0) == nil; info.Finished {
+			info.manifest = fileKeyOf(&st)
+		}
+		info.Protected = fstatat(fd, n+"/"+ProtectedName, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
 		out = append(out, info)
 	}
 	return out, nil
+}
+
+// fstatat is unix.Fstatat, retried on EINTR.
+func fstatat(dirfd int, path string, st *unix.Stat_t, flags int) error {
+	for {
+		if err := unix.Fstatat(dirfd, path, st, flags); err != unix.EINTR {
+			return err
+		}
+	}
 }
 
 // Latest returns the group's newest finished snapshot.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -56,7 +55,7 @@ first line of their notes. --groups lists the groups only.`,
 				return err
 			}
 			defer s.Close()
-			rows, err := listSnapshots(a.ctx, s, store.NS(strings.Trim(ns, "/")))
+			rows, err := listSnapshots(a.ctx, a, s, store.NS(strings.Trim(ns, "/")))
 			if err != nil {
 				return err
 			}
@@ -82,69 +81,47 @@ first line of their notes. --groups lists the groups only.`,
 	return cmd
 }
 
-func listSnapshots(ctx context.Context, s *store.Store, top store.NS) ([]snapshotRow, error) {
+func listSnapshots(ctx context.Context, a *app, s *store.Store, top store.NS) ([]snapshotRow, error) {
 	sel, err := store.ParseSelector(top, nil)
 	if err != nil {
 		return nil, usageErr("--ns: %v", err)
 	}
+	idx := s.OpenSnapIndex(a.logger)
 	var rows []snapshotRow
 	for si, err := range s.Walk(ctx, sel) {
 		if err != nil {
 			return nil, err
 		}
-		rows = append(rows, snapshotRowOf(s, si))
+		rows = append(rows, snapshotRowOf(idx, si))
 	}
+	idx.Save(top != "")
 	return rows, nil
 }
 
-func snapshotRowOf(s *store.Store, si store.SnapshotInfo) snapshotRow {
+func snapshotRowOf(idx *store.SnapIndex, si store.SnapshotInfo) snapshotRow {
 	r := snapshotRow{Snapshot: si.String(), Group: si.Group.String(), Time: si.TimeString(),
 		Finished: si.Finished, Protect: si.Protected, Archives: []string{}}
 	if !si.Finished {
 		return r
 	}
-	m, err := s.ReadManifest(si.Snapshot)
+	sum, err := idx.Summary(si)
 	if err != nil {
 		r.Error = err.Error()
-		return r
+		if sum.Archives == nil {
+			return r // the manifest did not decode
+		}
 	}
-	for _, ar := range store.Archives(m) {
-		r.Archives = append(r.Archives, ar.Name)
-	}
-	for _, f := range m.Files {
-		r.Size += f.Size
-	}
-	r.CryptMode = m.CryptMode()
-	if fp, ok, err := m.KeyFingerprint(); err != nil {
-		r.Error = err.Error()
-	} else if ok {
-		r.KeyFingerprint = fp.Short()
-	}
+	r.Archives, r.Size, r.CryptMode, r.KeyFingerprint = sum.Archives, sum.Size, sum.CryptMode, sum.KeyFingerprint
 	r.Verified = notVerified
-	if vs, ok := m.VerifyState(); ok {
-		r.Verify, r.Verified = vs.State, vs.State
+	if sum.HasVerify {
+		r.Verify, r.Verified = sum.Verify, sum.Verify
 	}
-	if st, ok := m.ChunkUploadStats(); ok {
-		r.StoredSize = &st.CompressedSize
-	}
-	var notes string
-	if raw, ok := m.Unprotected["notes"]; ok && json.Unmarshal(raw, &notes) == nil {
-		r.Notes = firstLine(notes, 60)
-	}
+	r.StoredSize, r.Notes = sum.StoredSize, sum.Notes
 	return r
 }
 
 // firstLine is the first line of s, cut to n runes (… marks a cut).
-func firstLine(s string, n int) string {
-	line, _, more := strings.Cut(strings.TrimSpace(s), "\n")
-	line = strings.TrimSpace(line)
-	if r := []rune(line); len(r) > n {
-		return string(r[:n-1]) + "…"
-	} else if more {
-		return line + " …"
-	}
-	return line
-}
+var firstLine = store.FirstLine
 
 // groupRow sums one group's snapshots (snapshots --groups).
 type groupRow struct {

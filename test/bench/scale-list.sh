@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# `cairn snapshots` of a large store, old binary against new, cold
-# (caches dropped before each run) and warm, alternating, ROUNDS rounds:
-# wall and CPU seconds (user+system) of each run.
+# `cairn snapshots` (text and --json) of a large store, old binary against
+# new, cold (caches dropped before each run) and warm, alternating, ROUNDS
+# rounds: wall and CPU seconds (user+system) of each run. The new binary
+# keeps its snapshot index (.cairn-snapindex) in the store: its first run
+# builds it (ROUNDS >= 2 shows both).
 #
 #   OLD=/tmp/cairn-old STORE=$BENCH_DIR/snaps/store ROUNDS=3 test/bench/scale-list.sh
 #
@@ -15,9 +17,12 @@ TIMEFORMAT='%R s wall, %U+%S CPU-s'
 for ((r = 1; r <= ROUNDS; r++)); do
   for b in "$OLD" "$CAIRN"; do
     for mode in cold warm; do
-      [ $mode = cold ] && drop_caches
-      printf 'round %d %-4s %-5s ' "$r" "$([ "$b" = "$OLD" ] && echo old || echo new)" "$mode"
-      { time "$b" --store "$STORE" snapshots --json >/dev/null; } 2>&1
+      for fmt in text json; do
+        [ $mode = cold ] && drop_caches
+        printf 'round %d %-4s %-5s %-4s ' "$r" "$([ "$b" = "$OLD" ] && echo old || echo new)" "$mode" "$fmt"
+        # shellcheck disable=SC2046
+        { time "$b" --store "$STORE" snapshots $([ $fmt = json ] && echo --json) >/dev/null; } 2>&1
+      done
     done
   done
 done
