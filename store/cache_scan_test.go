@@ -29,3 +29,32 @@ func TestScanBytesBound(t *testing.T) {
 	}
 	r.Close()
 }
+
+// TestSmallReadsNotScan: small reads that land near the last one (fio
+// 4k, a VM's disk) load ahead but are no scan: every chunk they load is
+// cached, and reading them again misses none.
+func TestSmallReadsNotScan(t *testing.T) {
+	const cs = 4 << 20
+	data := randBytes(8*cs, 22)
+	r, c := bigChunkImage(t, data, 1<<30)
+	r.readahead = 2
+	r.slots = make(chan struct{}, 2)
+	r.LimitScans()
+	for i := range 8 {
+		readCheck(t, r, data, int64(i*cs+4096*i), 4096)
+	}
+	waitPrefetches(r)
+	if n := c.scanned.Load(); n != 0 {
+		t.Errorf("small reads cached %d bytes as a scan's", n)
+	}
+	r.Close()
+	misses := c.Stats.Misses.Load()
+	r.nextOff.Store(-1)
+	for i := range 8 {
+		readCheck(t, r, data, int64(i*cs+11), 4096)
+		r.nextOff.Store(-1) // random reads: no read-ahead
+	}
+	if again := c.Stats.Misses.Load() - misses; again != 0 {
+		t.Errorf("%d of 8 chunks read by small reads missed when read again", again)
+	}
+}
