@@ -43,7 +43,8 @@
 // within it); a count that reached zero is never raised again. Get and
 // GetKey hand data out without a reference: it is never recycled. An
 // IndexReader that LimitScans (the mount's images) caches the chunks of
-// its sequential reads only within an eighth of the cache (scanShare):
+// its sequential reads only within an eighth of the cache and four
+// chunks (scanShare, maxScanBytes):
 // a copy of an image neither flushes the chunks random readers come
 // back to nor fills the cache with new memory; it streams through its
 // read-ahead and recent chunks, which are recycled as it moves on.

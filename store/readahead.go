@@ -24,6 +24,13 @@ const (
 	// prefetchScan bounds the index entries looked at past a read for
 	// chunks to load ahead (zero chunks among them are skipped).
 	prefetchScan = 64
+	// streamRead is the smallest read that, following the last one,
+	// makes its chunks (and those loaded ahead for it) a scan's, which a
+	// reader that LimitScans caches only within the scan share: the
+	// kernel's read-ahead for a dd or a cp asks for 128 KiB to 1 MiB at a
+	// time, while a random reader that lands near its last read (fio
+	// 4k, a VM's disk) comes back to the chunks it loads.
+	streamRead = 64 << 10
 )
 
 // sequential notes a read of n bytes at off and reports whether it
@@ -42,8 +49,9 @@ func (r *IndexReader) zeroChunk(d chunk.Digest, size int) bool {
 
 // prefetch starts background loads of the chunks after i that are not
 // zero chunks, up to readahead of them within prefetchScan entries, each
-// at most once per reader. At most readahead loads run at a time.
-func (r *IndexReader) prefetch(i int) {
+// at most once per reader, for a scan or not (see chunk). At most
+// readahead loads run at a time.
+func (r *IndexReader) prefetch(i int, scan bool) {
 	if r.readahead <= 0 {
 		return
 	}
@@ -75,18 +83,19 @@ func (r *IndexReader) prefetch(i int) {
 		r.c.Stats.PrefetchLoads.Add(1)
 		go func() {
 			defer func() { <-r.slots }()
-			if b, err := r.chunk(r.bg, j, d, size, true); err == nil { // an error surfaces on the real read
+			if b, err := r.chunk(r.bg, j, d, size, scan); err == nil { // an error surfaces on the real read
 				b.release()
 			}
 		}()
 	}
 }
 
-// chunk returns chunk i (digest d, size bytes), read sequentially or
-// not (seq), with a reference the caller releases: a zero chunk from the cache's zero buffer, another
+// chunk returns chunk i (digest d, size bytes), read for a scan (a
+// stream of sequential reads, streamRead) or not, with a reference the
+// caller releases: a zero chunk from the cache's zero buffer, another
 // from the reader's recent chunks or through the cache; a loaded one is
 // kept among the recent ones (with a reference of its own).
-func (r *IndexReader) chunk(ctx context.Context, i int, d chunk.Digest, size int, seq bool) (*chunkBuf, error) {
+func (r *IndexReader) chunk(ctx context.Context, i int, d chunk.Digest, size int, scan bool) (*chunkBuf, error) {
 	if r.zeroChunk(d, size) {
 		return r.c.get(ctx, nil, d, size, false)
 	}
@@ -96,7 +105,7 @@ func (r *IndexReader) chunk(ctx context.Context, i int, d chunk.Digest, size int
 			return rc.b, nil
 		}
 	}
-	b, err := r.c.get(ctx, r.key, d, size, seq && r.scanLimited)
+	b, err := r.c.get(ctx, r.key, d, size, scan && r.scanLimited)
 	if err == nil && !r.isRecent(i) { // reads that joined a load find it kept already
 		b.acquire() // the recent slot's: never fails, the caller's is held
 		k := r.recentNext.Add(1) % uint64(len(r.recent))

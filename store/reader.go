@@ -93,6 +93,7 @@ func (r *IndexReader) ReadAtContext(ctx context.Context, p []byte, off int64) (i
 		return 0, io.EOF
 	}
 	sequential := r.sequential(off, len(p))
+	stream := len(p) >= streamRead
 	n := 0
 	i := int(r.hint.Load())
 	for n < len(p) && off < size {
@@ -102,9 +103,9 @@ func (r *IndexReader) ReadAtContext(ctx context.Context, p []byte, off int64) (i
 			return n, err
 		}
 		if sequential || n > 0 {
-			r.prefetch(i)
+			r.prefetch(i, stream)
 		}
-		b, err := r.chunk(ctx, i, d, int(end-start), sequential || n > 0)
+		b, err := r.chunk(ctx, i, d, int(end-start), stream && (sequential || n > 0))
 		if err != nil {
 			return n, &ChunkReadError{Path: r.idx.Path(), Offset: off, Digest: d.String(), Err: err}
 		}
@@ -166,7 +167,7 @@ func (r *IndexReader) WriteTo(w io.Writer) (int64, error) {
 		if err := r.idx.Err(); err != nil {
 			return n, &ChunkReadError{Path: r.idx.Path(), Offset: n, Err: err}
 		}
-		r.prefetch(i)
+		r.prefetch(i, true)
 		b, err := r.chunk(r.bg, i, d, int(end-start), true)
 		if err != nil {
 			return n, &ChunkReadError{Path: r.idx.Path(), Offset: start, Digest: d.String(), Err: err}

@@ -20,10 +20,11 @@ func (r *IndexReader) Slice(ctx context.Context, off int64, n int) (h Held, ok b
 		return Held{}, false, nil
 	}
 	seq := r.sequential(off, n)
+	stream := seq && n >= streamRead
 	if seq {
-		r.prefetch(i)
+		r.prefetch(i, stream)
 	}
-	b, err := r.chunk(ctx, i, d, int(end-start), seq)
+	b, err := r.chunk(ctx, i, d, int(end-start), stream)
 	if err != nil {
 		return Held{}, true, &ChunkReadError{Path: r.idx.Path(), Offset: off, Digest: d.String(), Err: err}
 	}
