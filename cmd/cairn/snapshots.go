@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"strings"
@@ -178,25 +179,29 @@ func (g groupRow) String() string {
 		humanize.IBytes(g.Size), g.stored())
 }
 
+// printSnapshots writes the text listing through one buffer: tabwriter
+// writes each cell and its padding separately, which unbuffered was a
+// system call per cell (about 140,000 for 10,000 snapshots).
 func printSnapshots(a *app, rows []snapshotRow, groupsOnly bool) error {
 	if len(rows) == 0 {
 		fmt.Fprintln(a.stdout, "no snapshots")
 		return nil
 	}
+	out := bufio.NewWriter(a.stdout)
 	groups := groupRows(rows)
 	if groupsOnly {
 		for _, g := range groups {
-			fmt.Fprintf(a.stdout, "group %s\n", g)
+			fmt.Fprintf(out, "group %s\n", g)
 		}
-		return nil
+		return out.Flush()
 	}
 	i := 0
 	for gi, g := range groups {
 		if gi > 0 {
-			fmt.Fprintln(a.stdout)
+			fmt.Fprintln(out)
 		}
-		fmt.Fprintf(a.stdout, "group %s\n", g)
-		tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintf(out, "group %s\n", g)
+		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "  SNAPSHOT\tSIZE\tARCHIVES\tPROTECTED\tENCRYPTED\tSTATE\tNOTES")
 		for ; i < len(rows) && rows[i].Group == g.Group; i++ {
 			printSnapshotRow(tw, rows[i])
@@ -205,7 +210,7 @@ func printSnapshots(a *app, rows []snapshotRow, groupsOnly bool) error {
 			return err
 		}
 	}
-	return nil
+	return out.Flush()
 }
 
 func printSnapshotRow(tw *tabwriter.Writer, r snapshotRow) {
