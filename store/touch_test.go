@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -184,22 +185,27 @@ func TestInsertRacesRemoval(t *testing.T) {
 	s := storetest.NewStore(t)
 	d, blob := insertChunk(t, s, "race")
 	stop := make(chan struct{})
-	done := make(chan int)
+	done := make(chan struct{})
+	var removed atomic.Int64
 	go func() {
-		n := 0
+		defer close(done)
 		for {
 			select {
 			case <-stop:
-				done <- n
 				return
 			default:
 			}
 			if os.Remove(s.ChunkPath(d)) == nil {
-				n++
+				removed.Add(1)
 			}
 		}
 	}()
-	for i := range 5000 {
+	// Insert until the remover has removed the chunk often enough (on a
+	// loaded machine it may not run during the first thousands of
+	// inserts), at least 5,000 times and at most a million.
+	const minInserts, maxInserts, minRemoved = 5000, 1_000_000, 100
+	i := 0
+	for ; i < maxInserts && (i < minInserts || removed.Load() < minRemoved); i++ {
 		if _, err := s.InsertChunk(d, blob); err != nil {
 			close(stop)
 			<-done
@@ -207,7 +213,8 @@ func TestInsertRacesRemoval(t *testing.T) {
 		}
 	}
 	close(stop)
-	if n := <-done; n == 0 {
-		t.Fatal("the chunk was never removed: the test raced nothing")
+	<-done
+	if n := removed.Load(); n < minRemoved {
+		t.Fatalf("the chunk was removed %d times in %d inserts: the test raced too little", n, i)
 	}
 }
