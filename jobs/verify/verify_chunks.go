@@ -40,18 +40,9 @@ func (v *verifier) verifyChunks(ctx context.Context, j *jobs.Job, items []item) 
 	}
 	feed := make(chan int, v.opt.ReadThreads)
 	out := make(chan loaded, max(2*v.opt.VerifyThreads, 3))
-	var bufs sync.Pool
-	getBuf := func() []byte {
-		if b, ok := bufs.Get().(*[]byte); ok {
-			return *b
-		}
-		return nil
-	}
-	putBuf := func(b []byte) {
-		if cap(b) > 0 {
-			bufs.Put(&b)
-		}
-	}
+	bufs := newBlobBufs(v.opt.ReadThreads + cap(out) + v.opt.VerifyThreads)
+	getBuf, putBuf := bufs.get, bufs.put
+	decCap := decodeCap(items)
 	go func() {
 		defer close(feed)
 		for i := range items {
@@ -89,6 +80,9 @@ func (v *verifier) verifyChunks(ctx context.Context, j *jobs.Job, items []item) 
 		verifiers.Go(func() {
 			var dec []byte
 			for l := range out {
+				if dec == nil {
+					dec = make([]byte, 0, decCap)
+				}
 				if ctx.Err() == nil {
 					if b, ok := v.checkChunk(ctx, j, &items[l.i], l.blob, l.err, &dec); ok {
 						mu.Lock()
