@@ -4,27 +4,32 @@ import (
 	"testing"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/internal/directio"
 )
 
 // TestBlobBufsBound: the free list keeps at most its count, never a
 // buffer larger than a chunk's blob, and hands back what it kept.
 func TestBlobBufsBound(t *testing.T) {
-	b := newBlobBufs(3)
+	b := newBlobBufs(3, blobCap(2<<20))
 	for range 5 {
 		b.put(make([]byte, 0, 1<<20))
 	}
 	b.put(make([]byte, 0, maxBlobBuf+1)) // too big: dropped
 	b.put(nil)
-	if len(b) != 3 {
-		t.Fatalf("%d buffers kept, want 3", len(b))
+	if len(b.free) != 3 {
+		t.Fatalf("%d buffers kept, want 3", len(b.free))
 	}
 	for range 3 {
 		if buf := b.get(); cap(buf) != 1<<20 {
 			t.Fatalf("got a buffer of %d bytes", cap(buf))
 		}
 	}
-	if buf := b.get(); buf != nil {
-		t.Fatal("an empty list handed out a buffer")
+	// A new buffer holds the largest blob, aligned for O_DIRECT.
+	if buf := b.get(); cap(buf) < 2<<20+chunk.EncryptedHeaderSize+directio.Align || len(buf) != 0 {
+		t.Fatalf("a new buffer of %d bytes (length %d)", cap(buf), len(buf))
+	}
+	if got := newBlobBufs(1, 1<<40).get(); cap(got) > maxBlobBuf {
+		t.Fatalf("a new buffer of %d bytes, beyond any blob", cap(got))
 	}
 }
 
