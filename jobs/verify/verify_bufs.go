@@ -62,7 +62,6 @@ func blobCap(n int) int {
 // header and O_DIRECT's alignment.
 const maxBlobBuf = chunk.MaxChunkSize + 64<<10
 
-
 // decodeCap is the capacity of a worker's decode buffer: the largest
 // chunk the items name, within the chunk size limit (an index naming a
 // larger one is wrong; the decoder grows the buffer for what a chunk
