@@ -67,19 +67,20 @@ type zeroChunk struct {
 const DefaultCacheSize = 256 << 20
 
 // NewCache returns a cache of src's chunks bounded to maxBytes of
-// decoded data, the free list of recycled buffers included (it holds at
-// most an eighth of maxBytes, 2 to 16 buffers of 4 MiB; under 64 MiB its
-// two buffers come on top).
+// decoded data, an eighth of it for the free list of recycled buffers
+// included. The free list holds an eighth of maxBytes, at least 6 and at
+// most 16 buffers' worth of 4 MiB: what it holds beyond the eighth (all
+// of it under 64 MiB) comes on top, 24 MiB at most.
 func NewCache(src ChunkReader, maxBytes int64) (*Cache, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultCacheSize
 	}
-	n := min(max(maxBytes/8/bufClass, 2), maxFreeBuffers)
+	n := min(max(maxBytes/8/bufClass, minFreeBuffers), maxFreeBuffers)
 	c := &Cache{src: src, flight: map[string]*flight{}, maxBytes: maxBytes}
 	c.pool = &bufPool{max: int(n), stats: &c.Stats}
 	cost := maxBytes
 	if maxBytes >= 64<<20 {
-		cost -= n * bufClass
+		cost -= min(n*bufClass, maxBytes/8)
 	}
 	counters := max(maxBytes/(64<<10)*10, 10000)
 	rc, err := ristretto.NewCache(&ristretto.Config[string, *chunkBuf]{
@@ -270,32 +271,23 @@ func (c *Cache) load(ctx context.Context, key *crypt.Key, d chunk.Digest, ck str
 }
 
 // blobBufs are the buffers of compressed blobs read (not mapped) by
-// loads of chunks the pool's buffers do not fit (pooled): a blob is
+// loads of chunks that have no buffer class (classOf): a blob is
 // garbage once decoded.
 var blobBufs sync.Pool
-
-// pooled reports whether a chunk of n bytes (the index's word, a hint
-// until the digest is checked) is loaded into the pool's buffers: from
-// half a buffer up (a smaller chunk would waste most of one, and the
-// cache counts what it holds by buffer) to what fits with its blob's
-// header.
-func pooled(n int) bool {
-	return n >= bufClass/2 && n+chunk.EncryptedHeaderSize <= bufClass
-}
 
 // loadBlob decodes a chunk from its mapped file (or, when the page cache
 // does not hold it, from a reused buffer): plain data is used in place
 // of a blob read, or copied out of a mapping (the cache keeps it). With
 // key, an encrypted chunk is decrypted (in place in a read buffer) and
 // checked against the keyed digest (chunk.DecodeChunkKey). A chunk of
-// about hint bytes that fits the pool's buffers is read and decoded into
-// them.
+// about hint bytes that has a buffer class is read and decoded into the
+// pool's buffers of its class.
 func (c *Cache) loadBlob(ctx context.Context, key *crypt.Key, d chunk.Digest, hint int) (*chunkBuf, error) {
 	const size = -1 // any: the digest is checked, the size is get's
-	usePool := pooled(hint)
+	class, usePool := classOf(hint)
 	var buf []byte
 	if usePool {
-		buf = c.pool.get()
+		buf = c.pool.getClass(class)
 	} else if b, ok := blobBufs.Get().(*[]byte); ok {
 		buf = *b
 	}
@@ -329,8 +321,8 @@ func (c *Cache) loadBlob(ctx context.Context, key *crypt.Key, d chunk.Digest, hi
 		case kind == chunk.KindPlain && blob.inBuf: // used in place
 		case kind == chunk.KindEncrypted && blob.inBuf && key != nil:
 			out = b[chunk.EncryptedHeaderSize:chunk.EncryptedHeaderSize] // decrypted in place
-		case usePool && len(b) <= bufClass:
-			dst = c.pool.get()
+		case usePool && len(b) <= classCap(class):
+			dst = c.pool.getClass(class)
 			out = dst
 		case kind == chunk.KindPlain: // out of a mapping, or memory not ours
 			out = make([]byte, 0, len(b))

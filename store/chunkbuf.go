@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/internal/directio"
 )
 
@@ -25,11 +26,41 @@ import (
 // dead. Data handed out without a reference (Get, GetKey) marks its
 // buffer escaped: it is never recycled and the GC frees it.
 
-// bufClass is the capacity of a recyclable buffer: a 4 MiB chunk, or
-// its blob (header included), rounded up for O_DIRECT. Chunks of other
-// sizes (the dynamic chunks of file archives vary) get buffers of their
-// own, which are not recycled when they do not have this capacity.
-const bufClass = 4<<20 + directio.Align
+// Buffers come in size classes: a power of two from 256 KiB to 16 MiB
+// plus directio.Align (room for a blob's header and O_DIRECT's
+// alignment). A chunk goes to the smallest class it fits with its blob's
+// header and is recycled within it: fixed chunks of an image are 4 MiB,
+// the dynamic chunks of a file archive anything from a few KiB to 16 MiB
+// (Go's tree: mostly 1-2 MiB). A chunk smaller than half the smallest
+// class gets a buffer of its own.
+const (
+	minClassShift = 18 // 256 KiB
+	numClasses    = 7  // up to 16 MiB
+)
+
+// bufClass is the capacity of the class of 4 MiB chunks (those of
+// images), the unit the cache's free list is bounded in.
+const (
+	bufClass   = 4<<20 + directio.Align
+	imageClass = 22 - minClassShift // bufClass's
+)
+
+// classCap returns the capacity of class k's buffers.
+func classCap(k int) int { return 1<<(minClassShift+k) + directio.Align }
+
+// classOf returns the class of a chunk of n bytes, false when it has
+// none (too small to be worth a buffer of a class, or too big).
+func classOf(n int) (int, bool) {
+	if n < classCap(0)/2 {
+		return 0, false
+	}
+	for k := range numClasses {
+		if n+chunk.EncryptedHeaderSize <= classCap(k) {
+			return k, true
+		}
+	}
+	return 0, false
+}
 
 // chunkBuf is one load of a chunk: its plain data and the buffer it
 // lies in. It is never reused; its buffer is.
@@ -92,25 +123,42 @@ func (h Held) Release() {
 	}
 }
 
-// bufPool is a free list of bufClass buffers, bounded by count and bytes.
+// bufPool is a free list of buffers of every class, bounded by bytes
+// (max buffers of bufClass in all, or one buffer of a bigger class) and
+// by count (at most maxFreeBuffers of a class).
 type bufPool struct {
 	mu    sync.Mutex
-	free  [][]byte
-	max   int // buffers kept at most
+	free  [numClasses][][]byte
+	bytes int // on the lists
+	max   int // bufClass buffers' worth kept at most
 	stats *CacheStats
 }
 
-// maxFreeBuffers bounds a free list by count (NewCache bounds it by
-// bytes too).
-const maxFreeBuffers = 16
+// A free list holds from minFreeBuffers to maxFreeBuffers buffers'
+// worth of bytes (bufClass each: NewCache chooses within these by the
+// cache's size), and at most maxFreeBuffers of a class. A file archive's
+// restore, whose cache is small, has about 24 chunks of 1-2 MiB in use
+// at a time (cached, recent, loaded ahead), and as many fewer a moment
+// later: with only two buffers' worth kept, half the loads took a new
+// buffer.
+const (
+	minFreeBuffers = 6
+	maxFreeBuffers = 16
+)
 
 // get returns an empty, aligned buffer of capacity bufClass.
 func (p *bufPool) get() []byte {
+	return p.getClass(imageClass)
+}
+
+// getClass returns an empty, aligned buffer of class k's capacity.
+func (p *bufPool) getClass(k int) []byte {
 	p.mu.Lock()
-	if n := len(p.free); n > 0 {
-		b := p.free[n-1]
-		p.free[n-1] = nil
-		p.free = p.free[:n-1]
+	if n := len(p.free[k]); n > 0 {
+		b := p.free[k][n-1]
+		p.free[k][n-1] = nil
+		p.free[k] = p.free[k][:n-1]
+		p.bytes -= cap(b)
 		p.mu.Unlock()
 		p.stats.BuffersReused.Add(1)
 		return b[:0]
@@ -118,19 +166,22 @@ func (p *bufPool) get() []byte {
 	p.mu.Unlock()
 	p.stats.BuffersNew.Add(1)
 	var b []byte
-	return directio.Buf(&b, bufClass)[:0:bufClass]
+	return directio.Buf(&b, classCap(k))[:0:classCap(k)]
 }
 
-// put keeps b for a later get when it is a whole buffer of the class
-// and the list has room; else the GC frees it.
+// put keeps b for a later get when it is a whole buffer of a class and
+// the list has room; else the GC frees it.
 func (p *bufPool) put(b []byte) {
-	if cap(b) != bufClass || !directio.Aligned(b) {
+	k, ok := classOf(cap(b) - chunk.EncryptedHeaderSize)
+	if !ok || cap(b) != classCap(k) || !directio.Aligned(b) {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.free) < p.max {
-		p.free = append(p.free, b[:0])
+	limit := p.max * bufClass
+	if len(p.free[k]) < maxFreeBuffers && p.bytes+cap(b) <= max(limit, cap(b)) {
+		p.free[k] = append(p.free[k], b[:0])
+		p.bytes += cap(b)
 	}
 }
 
@@ -138,5 +189,9 @@ func (p *bufPool) put(b []byte) {
 func (p *bufPool) len() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return len(p.free)
+	n := 0
+	for _, f := range p.free {
+		n += len(f)
+	}
+	return n
 }

@@ -78,7 +78,7 @@ func TestFreeListBound(t *testing.T) {
 	for _, tt := range []struct {
 		cache int64
 		max   int
-	}{{16 << 20, 2}, {256 << 20, 7}, {1 << 30, 16}, {64 << 30, 16}} {
+	}{{16 << 20, 6}, {256 << 20, 7}, {1 << 30, 16}, {64 << 30, 16}} {
 		c, err := NewCache(nil, tt.cache)
 		if err != nil {
 			t.Fatal(err)

@@ -32,15 +32,19 @@
 //
 // # Chunk memory
 //
-// Chunks of 2 to 4 MiB (an image's) are read and decoded into buffers
-// the cache recycles (chunkbuf.go): memory never touched before costs a
-// page fault per 4 KiB, which on a VM was half of a mount's CPU. Every
+// Chunks are read and decoded into buffers the cache recycles
+// (chunkbuf.go), in size classes of a power of two from 256 KiB to
+// 16 MiB (an image's 4 MiB chunks, a file archive's dynamic ones, mostly
+// 1-2 MiB): memory never touched before costs a page fault per 4 KiB,
+// which on a VM was half of a mount's CPU and a tenth of a tree
+// restore's. Every
 // holder of a cached chunk counts: the cache while it keeps it, a Held
 // (Cache.GetHeld, IndexReader.Slice; the mount releases it once the
 // kernel has the reply), an IndexReader's recent chunks and each read
 // while it copies. The last release puts the buffer on a free list
-// bounded by count (16) and bytes (an eighth of the cache, counted
-// within it); a count that reached zero is never raised again. Get and
+// bounded by count (16 of a class) and bytes (an eighth of the cache,
+// counted within it, but at least 6 buffers of 4 MiB, which a small
+// cache gets on top); a count that reached zero is never raised again. Get and
 // GetKey hand data out without a reference: it is never recycled. An
 // IndexReader that LimitScans (the mount's images) caches the chunks of
 // its sequential reads only within an eighth of the cache and four

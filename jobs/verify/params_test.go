@@ -9,7 +9,7 @@ import (
 )
 
 func TestParseVerifyParams(t *testing.T) {
-	def := VerifyOptions{ChunkOrder: jobs.OrderAuto, ReadThreads: 1, VerifyThreads: 4, OutdatedAfter: -1}
+	def := VerifyOptions{ChunkOrder: jobs.OrderAuto, ReadThreads: 2, VerifyThreads: 4, OutdatedAfter: -1}
 	with := func(f func(*VerifyOptions)) VerifyOptions { o := def; f(&o); return o }
 	tests := []struct {
 		params  string

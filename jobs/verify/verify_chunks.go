@@ -31,27 +31,19 @@ type loaded struct {
 
 // verifyChunks reads items in order on read-threads goroutines and checks
 // them on verify-threads goroutines, connected by bounded channels, so at
-// most read-threads + 2·verify-threads + verify-threads blobs are in
-// memory. It returns the chunks judged bad; on cancellation it stops
+// most 2·read-threads (at least 2) + verify-threads blobs are in memory:
+// a longer queue only holds more buffers, each new memory (verify-threads
+// already exceed this machine's 2 cores). It returns the chunks judged bad; on cancellation it stops
 // within a chunk or two per worker.
 func (v *verifier) verifyChunks(ctx context.Context, j *jobs.Job, items []item) []badChunk {
 	if len(items) == 0 {
 		return nil
 	}
 	feed := make(chan int, v.opt.ReadThreads)
-	out := make(chan loaded, max(2*v.opt.VerifyThreads, 3))
-	var bufs sync.Pool
-	getBuf := func() []byte {
-		if b, ok := bufs.Get().(*[]byte); ok {
-			return *b
-		}
-		return nil
-	}
-	putBuf := func(b []byte) {
-		if cap(b) > 0 {
-			bufs.Put(&b)
-		}
-	}
+	out := make(chan loaded, max(v.opt.ReadThreads, 2))
+	decCap := decodeCap(items)
+	bufs := newBlobBufs(v.opt.ReadThreads+cap(out)+v.opt.VerifyThreads, blobCap(decCap))
+	getBuf, putBuf := bufs.get, bufs.put
 	go func() {
 		defer close(feed)
 		for i := range items {
@@ -89,6 +81,9 @@ func (v *verifier) verifyChunks(ctx context.Context, j *jobs.Job, items []item) 
 		verifiers.Go(func() {
 			var dec []byte
 			for l := range out {
+				if dec == nil {
+					dec = make([]byte, 0, decCap)
+				}
 				if ctx.Err() == nil {
 					if b, ok := v.checkChunk(ctx, j, &items[l.i], l.blob, l.err, &dec); ok {
 						mu.Lock()

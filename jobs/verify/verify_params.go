@@ -8,9 +8,12 @@ import (
 	"github.com/cairnfs/cairn/store"
 )
 
-// Bounds and defaults of verify's worker pools.
+// Bounds and defaults of verify's worker pools. Two readers keep two
+// direct reads in flight: one at a time, the disk idles between a read
+// and the next (the test VM reads 4 MiB chunks with O_DIRECT at about
+// 500 MB/s one at a time, 1.05 GB/s two at a time).
 const (
-	DefaultReadThreads   = 1
+	DefaultReadThreads   = 2
 	DefaultVerifyThreads = 4
 	MaxThreads           = 32
 	maxOutdatedDays      = 100 * 365
