@@ -37,7 +37,7 @@ type mountFS struct {
 	keyLogged  sync.Map   // snapshot name → true: why it cannot be read was logged (crypt.go)
 	served     atomic.Int64
 	readErrors atomic.Int64
-	raw        *rawTable   // file archive entries the kernel holds, served on the raw API (raw.go)
+	raw        *rawTable // file archive entries the kernel holds, served on the raw API (raw.go)
 }
 
 // Server serves a store mounted on a directory.

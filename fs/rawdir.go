@@ -27,9 +27,9 @@ type rawDir struct {
 	buf     []TreeEntry // entries from index from on
 	from    uint64
 	eof     bool
-	err     error            // the stream failed after entries were sent: the next request gets it
-	list    *listingBuilder  // the first pass's listing, for prefill
-	done    *dirListing      // the listing the first pass completed
+	err     error           // the stream failed after entries were sent: the next request gets it
+	list    *listingBuilder // the first pass's listing, for prefill
+	done    *dirListing     // the listing the first pass completed
 	started bool
 }
 
