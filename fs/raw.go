@@ -74,15 +74,16 @@ func rawAttr(o *openTree, e *TreeEntry) fuse.Attr {
 	return a
 }
 
-// entryOut counts a lookup of e, an entry of directory dir, and fills out.
-func (w *rawFS) entryOut(dir rawNode, e *TreeEntry, out *fuse.EntryOut) fuse.Status {
+// entryOut counts a lookup of e, an entry of directory dir whose
+// attributes are a, and fills out.
+func (w *rawFS) entryOut(dir rawNode, e *TreeEntry, a *fuse.Attr, out *fuse.EntryOut) fuse.Status {
 	id, ok := w.t.lookup(dir.tree, e, dir.nodeID)
 	if !ok {
 		w.f.log.Error("too many entries looked up", "limit", rawMaxSlots)
 		return fuse.Status(syscall.ENOMEM)
 	}
 	out.NodeId, out.Generation = id, 0
-	out.Attr = rawAttr(dir.tree, e)
+	out.Attr = *a
 	out.SetEntryTimeout(w.f.timeout)
 	out.SetAttrTimeout(w.f.timeout)
 	return fuse.OK
@@ -139,7 +140,8 @@ func (w *rawFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, ou
 	if err != nil {
 		return fuse.Status(w.fail(r, "lookup", err))
 	}
-	return w.entryOut(r, &ce, out)
+	a := rawAttr(r.tree, &ce)
+	return w.entryOut(r, &ce, &a, out)
 }
 
 func (w *rawFS) Forget(id, nlookup uint64) {

@@ -170,7 +170,8 @@ func (w *rawFS) serve(d *rawDir, off uint64, out *fuse.DirEntryList, plus bool) 
 		if !ok {
 			return fuse.OK
 		}
-		de := fuse.DirEntry{Name: e.Name, Mode: e.Mode, Ino: d.node.tree.attrOf(e).Ino, Off: i + 1}
+		a := rawAttr(d.node.tree, &e)
+		de := fuse.DirEntry{Name: e.Name, Mode: e.Mode, Ino: a.Ino, Off: i + 1}
 		if !plus {
 			if !out.AddDirEntry(de) {
 				return fuse.OK
@@ -181,7 +182,7 @@ func (w *rawFS) serve(d *rawDir, off uint64, out *fuse.DirEntryList, plus bool) 
 		if eo == nil {
 			return fuse.OK
 		}
-		if w.entryOut(d.node, &e, eo) != fuse.OK {
+		if w.entryOut(d.node, &e, &a, eo) != fuse.OK {
 			*eo = fuse.EntryOut{} // no node: the kernel links no entry for it
 		}
 	}

@@ -80,6 +80,23 @@ type rawTable struct {
 	sweepAt  int                    //
 	lazy     map[uint32]*lazyFile   // a file slot's reader in no-open mode (noopen.go)
 	listings map[uint64]*dirListing // a directory's last listing, by node id (prefill.go)
+	lazyHigh int                    // most entries lazy had since it was made
+	listHigh int                    // the same for listings
+}
+
+// shrunk returns m, or a copy of it once it holds less than an eighth of
+// the most it held: a Go map keeps its memory when entries go.
+func shrunk[K comparable, V any](m map[K]V, high *int) map[K]V {
+	*high = max(*high, len(m)+1)
+	if *high < 1024 || len(m) > *high/8 {
+		return m
+	}
+	c := make(map[K]V, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	*high = len(m)
+	return c
 }
 
 func newRawTable() *rawTable {
@@ -193,8 +210,14 @@ func (t *rawTable) forget(id, n uint64) (*lazyFile, *openTree) {
 		return nil, nil
 	}
 	l := t.lazy[s]
-	delete(t.lazy, s)
-	delete(t.listings, id)
+	if l != nil {
+		delete(t.lazy, s)
+		t.lazy = shrunk(t.lazy, &t.lazyHigh)
+	}
+	if _, ok := t.listings[id]; ok {
+		delete(t.listings, id)
+		t.listings = shrunk(t.listings, &t.listHigh)
+	}
 	t.remove(s)
 	o := t.trees[sl.tree]
 	*sl = rawSlot{}
