@@ -162,17 +162,28 @@ func (w *rawFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.At
 	if !isRawID(in.NodeId) {
 		return w.RawFileSystem.GetAttr(cancel, in, out)
 	}
-	r, ok := w.raw(in.NodeId)
-	if !ok {
-		return fuse.Status(syscall.ESTALE)
-	}
-	_, e, err := entryOf(reqCtx(&in.InHeader, cancel), r)
-	if err != nil {
-		return fuse.Status(w.fail(r, "getattr", err))
+	r, _, e, _, st := w.decoded(cancel, &in.InHeader, "getattr")
+	if st != fuse.OK {
+		return st
 	}
 	out.Attr = rawAttr(r.tree, &e)
 	out.SetTimeout(w.f.timeout)
 	return fuse.OK
+}
+
+// decoded returns the node of the raw id h names, its tree and its
+// entry decoded again, and the request's context.
+func (w *rawFS) decoded(cancel <-chan struct{}, h *fuse.InHeader, op string) (rawNode, ArchiveTree, TreeEntry, *fuse.Context, fuse.Status) {
+	ctx := reqCtx(h, cancel)
+	r, st, ok := w.node(h.NodeId)
+	if !ok {
+		return r, nil, TreeEntry{}, ctx, st
+	}
+	t, e, err := entryOf(ctx, r)
+	if err != nil {
+		return r, nil, TreeEntry{}, ctx, fuse.Status(w.fail(r, op, err))
+	}
+	return r, t, e, ctx, fuse.OK
 }
 
 // node returns the raw node of a request for a raw id; ok false with
@@ -189,14 +200,9 @@ func (w *rawFS) Readlink(cancel <-chan struct{}, h *fuse.InHeader) ([]byte, fuse
 	if !isRawID(h.NodeId) {
 		return w.RawFileSystem.Readlink(cancel, h)
 	}
-	r, st, ok := w.node(h.NodeId)
-	if !ok {
+	r, t, e, ctx, st := w.decoded(cancel, h, "open archive")
+	if st != fuse.OK {
 		return nil, st
-	}
-	ctx := reqCtx(h, cancel)
-	t, e, err := entryOf(ctx, r)
-	if err != nil {
-		return nil, fuse.Status(w.fail(r, "open archive", err))
 	}
 	target, err := t.Readlink(ctx, e)
 	if err != nil {
@@ -207,14 +213,9 @@ func (w *rawFS) Readlink(cancel <-chan struct{}, h *fuse.InHeader) ([]byte, fuse
 
 // xattrs returns a raw node's extended attributes.
 func (w *rawFS) xattrs(cancel <-chan struct{}, h *fuse.InHeader) ([]Xattr, fuse.Status) {
-	r, st, ok := w.node(h.NodeId)
-	if !ok {
+	r, t, e, ctx, st := w.decoded(cancel, h, "open archive")
+	if st != fuse.OK {
 		return nil, st
-	}
-	ctx := reqCtx(h, cancel)
-	t, e, err := entryOf(ctx, r)
-	if err != nil {
-		return nil, fuse.Status(w.fail(r, "open archive", err))
 	}
 	xs, err := t.Xattrs(ctx, e)
 	if err != nil {
@@ -251,13 +252,9 @@ func (w *rawFS) Access(cancel <-chan struct{}, in *fuse.AccessIn) fuse.Status {
 	if !isRawID(in.NodeId) {
 		return w.RawFileSystem.Access(cancel, in)
 	}
-	r, st, ok := w.node(in.NodeId)
-	if !ok {
+	r, _, e, _, st := w.decoded(cancel, &in.InHeader, "getattr")
+	if st != fuse.OK {
 		return st
-	}
-	_, e, err := entryOf(reqCtx(&in.InHeader, cancel), r)
-	if err != nil {
-		return fuse.Status(w.fail(r, "getattr", err))
 	}
 	if !hasAccess(in.Caller, rawAttr(r.tree, &e), in.Mask) {
 		return fuse.EACCES

@@ -126,13 +126,9 @@ func (w *rawFS) Lseek(cancel <-chan struct{}, in *fuse.LseekIn, out *fuse.LseekO
 	if !isRawID(in.NodeId) {
 		return w.RawFileSystem.Lseek(cancel, in, out)
 	}
-	r, st, ok := w.node(in.NodeId)
-	if !ok {
+	_, _, e, _, st := w.decoded(cancel, &in.InHeader, "getattr")
+	if st != fuse.OK {
 		return st
-	}
-	_, e, err := entryOf(reqCtx(&in.InHeader, cancel), r)
-	if err != nil {
-		return fuse.Status(w.fail(r, "getattr", err))
 	}
 	switch in.Whence {
 	case 3: // SEEK_DATA
