@@ -2,6 +2,7 @@ package fs
 
 import (
 	"context"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -21,6 +22,8 @@ type rawFS struct {
 	f   *mountFS
 	t   *rawTable
 	srv atomic.Pointer[fuse.Server]
+
+	freeing atomic.Bool // a FreeOSMemory runs
 
 	hmu    sync.Mutex
 	fhNext uint64
@@ -149,12 +152,18 @@ func (w *rawFS) Forget(id, nlookup uint64) {
 		w.RawFileSystem.Forget(id, nlookup)
 		return
 	}
-	l, o := w.t.forget(id, nlookup)
-	if l != nil {
-		l.release(w.f)
+	done := w.t.forget(id, nlookup)
+	if done.lazy != nil {
+		done.lazy.release(w.f)
 	}
-	if o != nil {
-		o.close()
+	if done.tree != nil {
+		done.tree.close()
+	}
+	if done.shrunk && w.freeing.CompareAndSwap(false, true) {
+		go func() {
+			defer w.freeing.Store(false)
+			debug.FreeOSMemory()
+		}()
 	}
 }
 

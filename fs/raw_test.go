@@ -47,7 +47,7 @@ func TestRawTable(t *testing.T) {
 		}
 		for kk, id := range held { // forget one, all its lookups or some
 			n := uint64(1 + rng.IntN(count[id]))
-			tab.forget(id, n)
+			_ = tab.forget(id, n)
 			if count[id] -= int(n); count[id] == 0 {
 				delete(held, kk)
 				delete(count, id)
@@ -65,7 +65,7 @@ func TestRawTable(t *testing.T) {
 		}
 	}
 	for _, id := range held {
-		tab.forget(id, uint64(count[id]))
+		_ = tab.forget(id, uint64(count[id]))
 	}
 	if tab.count() != 0 || len(tab.index) > minIndex {
 		t.Fatalf("all forgotten: %d entries, index of %d buckets", tab.count(), len(tab.index))

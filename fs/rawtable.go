@@ -71,6 +71,7 @@ type rawTable struct {
 	empty   []uint32 // page indexes whose page was dropped
 	gen     uint32
 	live    int64
+	high    int64    // most live entries since the table last shrunk
 	index   []uint32 // open addressing (tree, id) -> slot+1
 	trees   []*openTree
 	freeT   []uint32
@@ -196,18 +197,27 @@ func (t *rawTable) unprefill(id uint64) {
 	}
 }
 
-// forget applies a FORGET of a raw id; it returns the file reader to
-// release and the tree to close, if any.
-func (t *rawTable) forget(id, n uint64) (*lazyFile, *openTree) {
+// forgotten is what a FORGET leaves to do outside the table's lock.
+type forgotten struct {
+	lazy *lazyFile // a reader to release
+	tree *openTree // a tree to close
+	// shrunk: the table went down to a hundredth of the most it held
+	// (the kernel dropped its entries): time to hand memory back to the
+	// system, as go-fuse does when its node table shrinks so
+	shrunk bool
+}
+
+// forget applies a FORGET of a raw id.
+func (t *rawTable) forget(id, n uint64) (done forgotten) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s, sl, ok := t.slotOf(id)
 	if !ok {
-		return nil, nil
+		return done
 	}
 	sl.nlookup -= min(n, sl.nlookup)
 	if sl.nlookup > 0 {
-		return nil, nil
+		return done
 	}
 	l := t.lazy[s]
 	if l != nil {
@@ -222,12 +232,18 @@ func (t *rawTable) forget(id, n uint64) (*lazyFile, *openTree) {
 	o := t.trees[sl.tree]
 	*sl = rawSlot{}
 	t.free(s)
+	t.high = max(t.high, t.live)
 	t.live--
-	o.rawLive--
-	if t.dropTreeIfUnused(o) && o.rootGone {
-		return l, o
+	if t.high >= 1024 && t.live*100 <= t.high {
+		t.high = t.live
+		done.shrunk = true
 	}
-	return l, nil
+	o.rawLive--
+	done.lazy = l
+	if t.dropTreeIfUnused(o) && o.rootGone {
+		done.tree = o
+	}
+	return done
 }
 
 // treeIndex returns o's index in trees, giving it one.

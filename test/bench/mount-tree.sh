@@ -52,7 +52,7 @@ run() {
   printf '%-4s %-5s %6.2f s  daemon %5.2f CPU-s  peak %4s MiB  entries %6s  after drop 2: %4s MiB  (%s)\n' \
     "$label" "$step" "$(awk -v s="$s" -v e="$e" 'BEGIN { print e - s }')" "$(awk -v a="$c0" -v b="$c1" 'BEGIN { print b - a }')" \
     "$hwm" "${held:-?}" "$rss" "$out"
-  fusermount3 -u "$MNT" 2>/dev/null || fusermount -u "$MNT" 2>/dev/null || umount "$MNT"
+  kill -INT "$pid" # the daemon unmounts (its .jobs submount first) and exits
   wait "$pid" || true
 }
 
