@@ -59,24 +59,30 @@ func (w *rawFS) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.D
 }
 
 func (w *rawFS) readDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse.Status {
-	if _, ok := w.t.node(in.NodeId); !ok {
-		if plus {
+	d, ok := w.dir(in.NodeId, in.Fh)
+	if !ok {
+		switch {
+		case isRawID(in.NodeId) && in.Fh == 0:
+			return fuse.OK // go-fuse lists a directory without a handle as empty
+		case isRawID(in.NodeId):
+			return fuse.EBADF
+		case plus:
 			return w.RawFileSystem.ReadDirPlus(cancel, in, out)
 		}
 		return w.RawFileSystem.ReadDir(cancel, in, out)
 	}
-	w.hmu.Lock()
-	d := w.dirs[in.Fh]
-	w.hmu.Unlock()
-	if d == nil {
-		if in.Fh == 0 {
-			return fuse.OK // go-fuse lists a directory without a handle as empty
-		}
-		return fuse.EBADF
-	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return w.serve(d, in.Offset, out, plus)
+}
+
+// dir returns the open directory fh of node id, if it is one of the
+// raw table's (go-fuse numbers its own handles the same way).
+func (w *rawFS) dir(id, fh uint64) (*rawDir, bool) {
+	w.hmu.Lock()
+	defer w.hmu.Unlock()
+	d := w.dirs[fh]
+	return d, d != nil && d.node.nodeID == id
 }
 
 // restart opens the directory's stream again from its start.
@@ -189,17 +195,16 @@ func (w *rawFS) serve(d *rawDir, off uint64, out *fuse.DirEntryList, plus bool) 
 }
 
 func (w *rawFS) ReleaseDir(in *fuse.ReleaseIn) {
-	if _, ok := w.t.node(in.NodeId); !ok {
-		w.RawFileSystem.ReleaseDir(in)
+	d, ok := w.dir(in.NodeId, in.Fh)
+	if !ok {
+		if !isRawID(in.NodeId) {
+			w.RawFileSystem.ReleaseDir(in)
+		}
 		return
 	}
 	w.hmu.Lock()
-	d := w.dirs[in.Fh]
 	delete(w.dirs, in.Fh)
 	w.hmu.Unlock()
-	if d == nil {
-		return
-	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.next != nil {
