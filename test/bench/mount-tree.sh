@@ -6,6 +6,7 @@
 # peak RSS and the archive entries it holds (.stats tree_entries), and
 # its RSS after `echo 2 > drop_caches` (the kernel forgets its entries).
 # DEBUG=1 adds one run of each with --debug and counts the requests.
+# STEPS="find tar lsr" adds ls -lR.
 #
 #   OLD=/tmp/raw-old TREE=/var/tmp/cairn-bench-harness/data ROUNDS=3 test/bench/mount-tree.sh
 #
@@ -41,6 +42,7 @@ run() {
   case $step in
     find) out=$(find "$P" | wc -l) ;;
     tar) out=$(tar -cf - -C "$P" . | wc -c) ;;
+    lsr) out=$(ls -lR "$P" | wc -l) ;;
   esac
   e=$(now) c1=$(cpu "$pid")
   local held hwm rss
@@ -56,15 +58,16 @@ run() {
   wait "$pid" || true
 }
 
+STEPS=${STEPS:-find tar}
 for ((r = 1; r <= ROUNDS; r++)); do
   echo "round $r"
-  for step in find tar; do
+  for step in $STEPS; do
     run "$OLD" old "$step"
     run "$CAIRN" new "$step"
   done
 done
 if [ "$DEBUG" = 1 ]; then
-  for step in find tar; do
+  for step in $STEPS; do
     for v in old:"$OLD" new:"$CAIRN"; do
       run "${v#*:}" "${v%%:*}" "$step" --debug >/dev/null
       printf '%s %s requests: ' "${v%%:*}" "$step"
