@@ -2,7 +2,10 @@ package fs
 
 import (
 	"context"
+	"os/user"
 	"runtime/debug"
+	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -272,20 +275,34 @@ func (w *rawFS) Access(cancel <-chan struct{}, in *fuse.AccessIn) fuse.Status {
 }
 
 // hasAccess is access(2)'s check of mask (R_OK 4, W_OK 2, X_OK 1) for
-// caller against a's owner and mode, as go-fuse makes it.
+// caller against a's owner and mode, as go-fuse makes it for its nodes
+// (the mount has default_permissions: the kernel checks and seldom asks).
 func hasAccess(c fuse.Caller, a fuse.Attr, mask uint32) bool {
 	mask &= 7
-	if c.Uid == 0 {
-		return mask&1 == 0 || a.Mode&0o111 != 0
+	if mask == 0 {
+		return true
 	}
-	perm := a.Mode & 7
+	if c.Uid == 0 { // execute needs an execute bit, but on a directory
+		return mask&1 == 0 || a.Mode&0o111 != 0 || a.Mode&syscall.S_IFMT == syscall.S_IFDIR
+	}
+	bits := a.Mode
 	switch {
 	case c.Uid == a.Uid:
-		perm = a.Mode >> 6 & 7
-	case c.Gid == a.Gid:
-		perm = a.Mode >> 3 & 7
+		bits = a.Mode >> 6
+	case c.Gid == a.Gid, (a.Mode>>3)&mask != a.Mode&mask && inGroup(c.Uid, a.Gid):
+		bits = a.Mode >> 3
 	}
-	return perm&mask == mask
+	return bits&mask == mask
+}
+
+// inGroup tells whether uid's supplementary groups hold gid.
+func inGroup(uid, gid uint32) bool {
+	u, err := user.LookupId(strconv.FormatUint(uint64(uid), 10))
+	if err != nil {
+		return false
+	}
+	gs, err := u.GroupIds()
+	return err == nil && slices.Contains(gs, strconv.FormatUint(uint64(gid), 10))
 }
 
 func (w *rawFS) StatFs(cancel <-chan struct{}, h *fuse.InHeader, out *fuse.StatfsOut) fuse.Status {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"syscall"
 	"testing"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
 // TestRawTable runs random lookups and forgets of entries of two trees
@@ -170,4 +172,30 @@ func TestRawReadOnly(t *testing.T) {
 			t.Errorf("read %s: %q %v", file, got, err)
 		}
 	})
+}
+
+// TestHasAccess: access(2) on a raw node as go-fuse answers it.
+func TestHasAccess(t *testing.T) {
+	file := fuse.Attr{Mode: syscall.S_IFREG | 0o640, Owner: fuse.Owner{Uid: 1000, Gid: 100}}
+	dir := fuse.Attr{Mode: syscall.S_IFDIR | 0o600, Owner: fuse.Owner{Uid: 1000, Gid: 100}}
+	for _, c := range []struct {
+		uid, gid uint32
+		a        fuse.Attr
+		mask     uint32
+		ok       bool
+	}{
+		{1000, 1, file, 6, true},  // owner rw
+		{1000, 1, file, 1, false}, // owner x
+		{2000, 100, file, 4, true},
+		{2000, 100, file, 2, false},
+		{2000, 1, file, 4, false}, // other
+		{0, 0, file, 6, true},     // root rw
+		{0, 0, file, 1, false},    // root x without an x bit
+		{0, 0, dir, 1, true},      // root x on a directory
+		{2000, 1, file, 0, true},  // F_OK
+	} {
+		if got := hasAccess(fuse.Caller{Owner: fuse.Owner{Uid: c.uid, Gid: c.gid}}, c.a, c.mask); got != c.ok {
+			t.Errorf("uid %d gid %d mode %o mask %d: %v, want %v", c.uid, c.gid, c.a.Mode, c.mask, got, c.ok)
+		}
+	}
 }
