@@ -36,12 +36,6 @@ type dirHandle struct {
 
 type lookupFunc func(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno)
 
-// currentLookuper is a stream that can make the node of the entry its
-// Next just returned (READDIRPLUS looks up each entry it sends).
-type currentLookuper interface {
-	lookupCurrent(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, bool)
-}
-
 var (
 	_ gofs.FileReaddirenter = (*dirHandle)(nil)
 	_ gofs.FileSeekdirer    = (*dirHandle)(nil)
@@ -61,15 +55,9 @@ func cachedDir(flags uint32, list func(context.Context) (gofs.DirStream, syscall
 	return &dirHandle{creator: list, lookup: lookup}, fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE, 0
 }
 
-// Lookup is READDIRPLUS's lookup of the entry just listed: the stream
-// makes its node from what it decoded when it can, else the node looks
-// the name up.
+// Lookup is READDIRPLUS's lookup of the entry just listed (a file
+// archive's listings are served on the raw API, rawdir.go).
 func (d *dirHandle) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	if l, ok := d.ds.(currentLookuper); ok {
-		if ch, ok := l.lookupCurrent(ctx, name, out); ok {
-			return ch, 0
-		}
-	}
 	return d.lookup(ctx, name, out)
 }
 
@@ -150,11 +138,6 @@ func (d *dir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle,
 		}
 	}
 	return h, ff, e
-}
-
-// OpendirHandle: a directory of a file archive never changes.
-func (n *treeNode) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	return cachedDir(flags, n.Readdir, n.Lookup)
 }
 
 // plusLookup is READDIRPLUS's lookup of a listed name. An entry whose

@@ -1,5 +1,6 @@
 // Package fs owns cairn's FUSE filesystem: every finished snapshot of a
-// store as one read-only tree, built with go-fuse's node API.
+// store as one read-only tree, built with go-fuse's node API (and its raw
+// API below the roots of file archives).
 //
 //	<mnt>/[ns/<name>/…]<type>/<id>/<time>/<archive>
 //	<mnt>/<type>/<id>/latest -> <newest time>
@@ -38,14 +39,18 @@
 // ones dropped at the end of each listing: noopendir.go) and extra
 // entries (.jobs) are mounted on their own (submount.go, noopen.go).
 // READDIRPLUS makes each entry's node from the entry the listing just
-// decoded (dirHandle.Lookup). Reading a file of a tree stores
+// decoded. Reading a file of a tree stores
 // the next small files of its directory in the page cache (prefill.go). A corrupt or missing chunk fails the read that
 // needs it with EIO and one log line; every other read goes on.
-// A looked-up entry of a tree keeps only its TreeEntry.Ref (a TreeRef,
-// a pxar.Ref's four words, inline in a 192-byte node): its attributes
-// and metadata are decoded again when asked for, and the node goes when
-// the kernel forgets it. Stats.TreeEntries counts the nodes go-fuse
-// registered, not those it dropped for a parallel lookup's (nodecount.go).
+// A file archive's root is a go-fuse node; everything below it is served
+// on go-fuse's raw API (raw.go): a looked-up entry is a 72-byte slot of
+// the mount's raw table (rawtable.go; about 96 bytes of heap with its
+// index, against about 525 as a go-fuse node), named by a node id with
+// bit 63 set, which go-fuse never hands out. The slot keeps only the
+// entry's TreeEntry.Ref (a TreeRef, a pxar.Ref's four words): its
+// attributes and metadata are decoded again when asked for, and the slot
+// goes when the kernel forgets the entry (Stats.TreeEntries counts the
+// slots). Hard links share a slot and an inode number.
 //
 // Encrypted snapshots (PBS's client-side encryption) read through the
 // keys the store was given (store.Store.SetKeys, cairn mount --keyfile),

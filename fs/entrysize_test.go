@@ -5,11 +5,11 @@ import (
 	"unsafe"
 )
 
-// TestTreeNodeSize keeps a looked-up entry's own node in the 192-byte
-// size class: the mount's part of the memory per entry (go-fuse's Inode
-// is 128 of it), so a field added there costs every entry 16 bytes.
-func TestTreeNodeSize(t *testing.T) {
-	if n := unsafe.Sizeof(treeNode{}); n > 192 {
-		t.Errorf("treeNode is %d bytes, want at most 192", n)
+// TestRawSlotSize keeps a looked-up entry's slot at 72 bytes: with the
+// index (about 8 bytes) it is the mount's memory per entry, so a field
+// added there costs every entry.
+func TestRawSlotSize(t *testing.T) {
+	if n := unsafe.Sizeof(rawSlot{}); n > 72 {
+		t.Errorf("rawSlot is %d bytes, want at most 72", n)
 	}
 }

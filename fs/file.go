@@ -94,7 +94,8 @@ type readHandle struct {
 	fsys    *mountFS
 	snap    store.Snapshot
 	archive string
-	path    string // inside a file archive ("" for an image)
+	path    string        // inside a file archive ("" for an image)
+	where   func() string // the path, worked out when logged (raw.go)
 	r       contextReaderAt
 	size    int64
 	closer  io.Closer
@@ -145,6 +146,8 @@ func (h *readHandle) fail(err error, off int64) syscall.Errno {
 	args := []any{"snapshot", h.snap.String(), "archive", h.archive}
 	if h.path != "" {
 		args = append(args, "path", h.path)
+	} else if h.where != nil {
+		args = append(args, "path", h.where())
 	}
 	var cre *store.ChunkReadError
 	if errors.As(err, &cre) {

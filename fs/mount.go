@@ -37,7 +37,7 @@ type mountFS struct {
 	keyLogged  sync.Map   // snapshot name → true: why it cannot be read was logged (crypt.go)
 	served     atomic.Int64
 	readErrors atomic.Int64
-	treeNodes  nodeCounter // file archive entries the kernel holds (nodecount.go)
+	raw        *rawTable // file archive entries the kernel holds, served on the raw API (raw.go)
 }
 
 // Server serves a store mounted on a directory.
@@ -76,7 +76,7 @@ func Mount(ctx context.Context, dir string, opt Options) (*Server, error) {
 	}
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	f := &mountFS{s: opt.Store, cache: cache, readahead: opt.Readahead, imageMode: opt.ImageMode, refresh: opt.Refresh,
-		timeout: opt.Timeout, log: opt.Log, started: time.Now(), bg: bg, trees: opt.Trees,
+		timeout: opt.Timeout, log: opt.Log, started: time.Now(), bg: bg, trees: opt.Trees, raw: newRawTable(),
 		owner: fuse.Owner{Uid: uint32(os.Geteuid()), Gid: uint32(os.Getegid())}}
 	m := &Server{dir: mp, direct: os.Geteuid() == 0, grace: opt.UnmountGrace, fsys: f, cancel: cancel, done: make(chan struct{})}
 	split := m.direct && !opt.OneMount
@@ -87,7 +87,8 @@ func Mount(ctx context.Context, dir string, opt Options) (*Server, error) {
 	}
 	root, onAdd := f.newRoot(opt.Scope, rootExtra)
 	gopts := m.fuseOptions(opt, onAdd, split)
-	raw := gofs.NewNodeFS(root, gopts)
+	rfs := newRawFS(gofs.NewNodeFS(root, gopts), f) // file archives below their roots (raw.go)
+	var raw fuse.RawFileSystem = rfs
 	if split {
 		raw = &noOpendirFS{RawFileSystem: raw} // read-only: every listing may be cached (noopendir.go)
 	}
@@ -98,7 +99,7 @@ func Mount(ctx context.Context, dir string, opt Options) (*Server, error) {
 		return nil, mountError(mp, err)
 	}
 	m.server = server
-	f.prefill = startPrefiller(bg)
+	f.prefill = startPrefiller(bg, rfs)
 	go f.refreshStore(bg, opt.StoreRefresh)
 	go func() {
 		server.Serve()

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
 // Prefill. Reading the small files of a tree costs one READ round trip
@@ -31,6 +33,7 @@ const (
 type dirListing struct {
 	names []string // sorted: found by binary search
 	sizes []uint64 // regular files' sizes; ^0 for other entries
+	ids   []uint64 // TreeEntry.ID: the entry's slot, if the kernel holds it
 
 	mu   sync.Mutex
 	next int // entries before next are prefilled or queued
@@ -40,6 +43,7 @@ type dirListing struct {
 type listingBuilder struct {
 	names []string
 	sizes []uint64
+	ids   []uint64
 	over  bool
 }
 
@@ -54,6 +58,7 @@ func (b *listingBuilder) add(e TreeEntry) {
 	}
 	b.names = append(b.names, e.Name)
 	b.sizes = append(b.sizes, size)
+	b.ids = append(b.ids, e.ID)
 }
 
 // done returns the listing, or nil when it cannot be used.
@@ -61,26 +66,27 @@ func (b *listingBuilder) done() *dirListing {
 	if b.over || len(b.names) < 2 || !slices.IsSorted(b.names) {
 		return nil
 	}
-	return &dirListing{names: b.names, sizes: b.sizes}
+	return &dirListing{names: b.names, sizes: b.sizes, ids: b.ids}
 }
 
 // prefillTask is a run of a directory's entries to prefill.
 type prefillTask struct {
-	dir      *treeNode
+	tree     *openTree
 	l        *dirListing
 	from, to int
 }
 
 // prefiller runs the prefill workers of a mount.
 type prefiller struct {
+	w        *rawFS
 	tasks    chan prefillTask
 	wg       sync.WaitGroup
 	filled   atomic.Int64 // files stored in the page cache
 	lastRead atomic.Int64 // when a file was last read (Unix ns)
 }
 
-func startPrefiller(ctx context.Context) *prefiller {
-	p := &prefiller{tasks: make(chan prefillTask, prefillQueue)}
+func startPrefiller(ctx context.Context, w *rawFS) *prefiller {
+	p := &prefiller{w: w, tasks: make(chan prefillTask, prefillQueue)}
 	for range prefillWorkers {
 		p.wg.Add(1)
 		go func() {
@@ -98,38 +104,31 @@ func startPrefiller(ctx context.Context) *prefiller {
 	return p
 }
 
-// after queues the files that follow n in its directory's listing.
-func (p *prefiller) after(n *treeNode) {
+// after queues the files that follow name in directory dir's listing
+// (dir a node id of tree o).
+func (p *prefiller) after(t *rawTable, o *openTree, dir uint64, name string) {
 	p.lastRead.Store(time.Now().UnixNano())
-	name, parent := n.Parent()
-	if parent == nil {
-		return
-	}
-	dir, ok := parent.Operations().(*treeNode)
-	if !ok {
-		return
-	}
-	l := dir.listing.Load()
+	l := t.listing(dir)
 	if l == nil {
 		return
 	}
 	if i, found := slices.BinarySearch(l.names, name); found {
-		p.queue(dir, l, i+1)
+		p.queue(o, l, i+1)
 	}
 }
 
 // listed queues the first files of a directory listed while files
 // are being read (tar, cp -r: the first file would otherwise cost a READ);
 // a find or ls, which reads no file, prefills nothing.
-func (p *prefiller) listed(dir *treeNode, l *dirListing) {
+func (p *prefiller) listed(o *openTree, dir uint64, l *dirListing) {
 	if time.Now().UnixNano()-p.lastRead.Load() < int64(prefillActive) {
-		p.queue(dir, l, 0)
+		p.queue(o, l, 0)
 	}
 }
 
 // queue hands a worker the files from start on, unless enough of them
 // are queued already.
-func (p *prefiller) queue(dir *treeNode, l *dirListing, start int) {
+func (p *prefiller) queue(o *openTree, l *dirListing, start int) {
 	l.mu.Lock()
 	from := max(start, l.next)
 	if from > start+prefillFiles/2 {
@@ -147,44 +146,45 @@ func (p *prefiller) queue(dir *treeNode, l *dirListing, start int) {
 	l.mu.Unlock()
 	if from < to {
 		select {
-		case p.tasks <- prefillTask{dir: dir, l: l, from: from, to: to}:
+		case p.tasks <- prefillTask{tree: o, l: l, from: from, to: to}:
 		default: // busy: the kernel reads these itself
 		}
 	}
 }
 
-// run reads the task's small files and stores them in the page cache.
+// run reads the task's small files the kernel holds and stores them in
+// the page cache.
 func (p *prefiller) run(ctx context.Context, t prefillTask) {
-	for j := t.from; j < t.to && ctx.Err() == nil; j++ {
+	srv := p.w.srv.Load()
+	for j := t.from; j < t.to && ctx.Err() == nil && srv != nil; j++ {
 		size := t.l.sizes[j]
 		if size == 0 || size > prefillMaxFile {
 			continue
 		}
-		ch := t.dir.GetChild(t.l.names[j])
-		if ch == nil {
-			continue // the kernel does not know it (yet, or any more)
+		id, ref, ok := p.w.t.prefillSlot(t.tree, t.l.ids[j])
+		if !ok {
+			continue // the kernel does not know it (yet, or any more), or it is done
 		}
-		n, ok := ch.Operations().(*treeNode)
-		if !ok || n.prefilled.Swap(true) {
-			continue
-		}
-		if data, ok := n.readAll(ctx, int(size)); ok && ch.WriteCache(0, data) == 0 {
+		if data, ok := readAll(ctx, t.tree, ref, int(size)); ok && srv.InodeNotifyStoreCache(id, 0, data) == fuse.OK {
 			p.filled.Add(1)
 		} else {
-			n.prefilled.Store(false) // a later prefill may try again
+			p.w.t.unprefill(id) // a later prefill may try again
 		}
 	}
 }
 
 // readAll reads a small file's whole content.
-func (n *treeNode) readAll(ctx context.Context, size int) ([]byte, bool) {
-	fh, e := n.open(ctx)
-	if e != 0 {
+func readAll(ctx context.Context, o *openTree, ref TreeRef, size int) ([]byte, bool) {
+	t, _, err := o.get(ctx)
+	if err != nil {
 		return nil, false
 	}
-	h := fh.(*readHandle)
-	defer h.Release(ctx)
+	f, err := t.Open(ctx, TreeEntry{Ref: ref})
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
 	buf := make([]byte, size)
-	m, _ := h.r.ReadAtContext(ctx, buf, 0) // io.EOF with the whole file is fine
+	m, _ := f.ReadAtContext(ctx, buf, 0) // io.EOF with the whole file is fine
 	return buf, m == size
 }

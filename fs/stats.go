@@ -50,7 +50,7 @@ func (f *mountFS) stats() Stats {
 		Prefilled:     f.prefill.filled.Load(),
 		ChunkErrors:   c.Errors.Load(),
 		ReadErrors:    f.readErrors.Load(),
-		TreeEntries:   f.treeNodes.count(),
+		TreeEntries:   f.raw.count(),
 		CacheSize:     f.cache.MaxBytes(),
 		BuffersReused: c.BuffersReused.Load(),
 		BuffersNew:    c.BuffersNew.Load(),

@@ -2,12 +2,8 @@ package fs
 
 import (
 	"context"
-	"iter"
-	"slices"
 	"strconv"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 
 	"github.com/cairnfs/cairn/store"
@@ -27,6 +23,11 @@ type openTree struct {
 	mu   sync.Mutex
 	t    ArchiveTree
 	root TreeEntry
+
+	// under the raw table's lock (rawtable.go)
+	rawIdx   uint32 // index in the table's trees + 1; 0: none
+	rawLive  int    // slots of this tree
+	rootGone bool   // the kernel forgot the root
 }
 
 func (o *openTree) get(ctx context.Context) (ArchiveTree, TreeEntry, error) {
@@ -87,230 +88,50 @@ func (f *mountFS) treeEntry(snap store.Snapshot, m *store.Manifest, a store.Arch
 	}}
 }
 
-// treeNode is any entry of a file archive; the kernel only calls the
-// operations that fit its type. It holds only what names the entry
-// (TreeEntry.Ref): its attributes and everything else are decoded from
-// the archive again when asked for, so that the kernel's many looked-up
-// entries cost little memory.
-//
-// Its size is the mount's memory per looked-up entry beside go-fuse's
-// own: keep it at 192 bytes (a size class; the test in memory_test.go).
+// treeNode is a file archive's root, a go-fuse node of its snapshot
+// directory. Everything below it is served on the raw API (raw.go): a
+// lookup or listing in it goes to the raw table, which learns its node
+// id when go-fuse makes it (OnAdd). It answers its own attributes and
+// extended attributes, and closes the tree when the kernel forgets it and
+// every entry of the tree.
 type treeNode struct {
 	gofs.Inode
 	readOnly
-	ref  TreeRef // the entry's TreeEntry.Ref; zero for the root
 	tree *openTree
-	lazy atomic.Pointer[lazyFile] // a file's reader, made at its first read (most entries are never read)
-
-	listing   atomic.Pointer[dirListing] // a directory's last listing (prefill.go)
-	counted   atomic.Uint32              // nodeNew, nodeCounted or nodeForgotten (nodecount.go)
-	prefilled atomic.Bool                // a file's content went to the page cache
 }
-
-// isRoot tells the archive's root, the one node without a Ref.
-func (n *treeNode) isRoot() bool { return n.ref == TreeRef{} }
 
 var (
-	_ gofs.NodeLookuper    = (*treeNode)(nil)
-	_ gofs.NodeReaddirer   = (*treeNode)(nil)
-	_ gofs.NodeOpener      = (*treeNode)(nil)
-	_ gofs.NodeReader      = (*treeNode)(nil)
-	_ gofs.NodeReadlinker  = (*treeNode)(nil)
+	_ gofs.NodeGetattrer   = (*treeNode)(nil)
 	_ gofs.NodeGetxattrer  = (*treeNode)(nil)
 	_ gofs.NodeListxattrer = (*treeNode)(nil)
+	_ gofs.NodeOnAdder     = (*treeNode)(nil)
 	_ gofs.NodeOnForgetter = (*treeNode)(nil)
 )
-
-// entry returns the tree and this node's entry, opening the tree if
-// this is its root.
-func (n *treeNode) entry(ctx context.Context) (ArchiveTree, TreeEntry, error) {
-	t, root, err := n.tree.get(ctx)
-	if n.isRoot() || err != nil {
-		return t, root, err
-	}
-	e, err := t.Entry(ctx, n.ref)
-	return t, e, err
-}
-
-// rel is the node's path inside the archive, for log lines.
-func (n *treeNode) rel() string {
-	var names []string
-	for c := n; !c.isRoot(); {
-		name, parent := c.Parent()
-		if parent == nil {
-			break
-		}
-		p, ok := parent.Operations().(*treeNode)
-		if !ok {
-			break
-		}
-		names = append(names, name)
-		c = p
-	}
-	slices.Reverse(names)
-	return strings.Join(names, "/")
-}
 
 // fail maps an error of the tree to an errno, logging what is not a plain
 // "not there" or a cancelled request.
 func (n *treeNode) fail(op string, err error) syscall.Errno {
 	e := errno(err)
 	if e == syscall.EIO {
-		n.tree.fsys.log.Error(op+" failed", "snapshot", n.tree.snap.String(), "archive", n.tree.a.Name, "path", "/"+n.rel(), "err", err)
+		n.tree.fsys.log.Error(op+" failed", "snapshot", n.tree.snap.String(), "archive", n.tree.a.Name, "path", "/", "err", err)
 	}
 	return e
 }
 
-// Getattr returns the entry's attributes, decoded again.
+// Getattr returns the root's attributes, with the archive's inode number.
 func (n *treeNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	_, e, err := n.entry(ctx)
+	n.tree.fsys.raw.addRoot(n) // again, should a slow registration have been taken for a loser (nodecount.go)
+	_, e, err := n.tree.get(ctx)
 	if err != nil {
 		return n.fail("getattr", err)
 	}
 	out.Attr = n.tree.attrOf(e)
-	if n.isRoot() {
-		out.Attr.Ino = inoOf(n.tree.path)
-	}
+	out.Attr.Ino = inoOf(n.tree.path)
 	return 0
 }
 
-func (n *treeNode) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	t, d, err := n.entry(ctx)
-	if err != nil {
-		return nil, n.fail("open archive", err)
-	}
-	ce, err := t.Lookup(ctx, d, name)
-	if err != nil {
-		return nil, n.fail("lookup", err)
-	}
-	return n.child(ctx, ce, out), 0
-}
-
-// child makes (or finds again, by inode number) the node of ce, an entry
-// of this directory, and fills out.
-func (n *treeNode) child(ctx context.Context, ce TreeEntry, out *fuse.EntryOut) *gofs.Inode {
-	attr := n.tree.attrOf(ce)
-	child := &treeNode{tree: n.tree, ref: ce.Ref}
-	out.Attr = attr
-	in := n.NewInode(ctx, child, gofs.StableAttr{Mode: ce.Mode & syscall.S_IFMT, Ino: attr.Ino})
-	n.tree.fsys.treeNodes.made(child)
-	return in
-}
-
-func (n *treeNode) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
-	t, d, err := n.entry(ctx)
-	if err != nil {
-		return nil, n.fail("open archive", err)
-	}
-	next, stop := iter.Pull2(t.ReadDir(ctx, d))
-	return &treeDirStream{n: n, next: next, stop: stop, list: &listingBuilder{}}, 0
-}
-
-// treeDirStream streams a directory of a tree to the kernel.
-type treeDirStream struct {
-	n       *treeNode
-	next    func() (TreeEntry, error, bool)
-	stop    func()
-	fetched bool
-	ok      bool
-	e       TreeEntry
-	err     error
-	list    *listingBuilder // nil once stored
-	done    *dirListing     // the listing this stream completed
-}
-
-var _ gofs.DirStream = (*treeDirStream)(nil)
-
-func (s *treeDirStream) HasNext() bool {
-	if !s.fetched {
-		s.e, s.err, s.ok = s.next()
-		s.fetched = true
-		switch {
-		case s.list == nil:
-		case s.ok && s.err == nil:
-			s.list.add(s.e)
-		case !s.ok:
-			if l := s.list.done(); l != nil {
-				s.n.listing.Store(l)
-				s.done = l
-			}
-			s.list = nil
-		}
-	}
-	return s.ok
-}
-
-func (s *treeDirStream) Next() (fuse.DirEntry, syscall.Errno) {
-	s.fetched = false
-	if s.err != nil {
-		s.ok = false
-		return fuse.DirEntry{}, s.n.fail("readdir", s.err)
-	}
-	return fuse.DirEntry{Name: s.e.Name, Mode: s.e.Mode, Ino: s.n.tree.attrOf(s.e).Ino}, 0
-}
-
-// lookupCurrent answers READDIRPLUS's lookup of the entry Next just
-// returned from that entry, without decoding it (or its directory) again.
-func (s *treeDirStream) lookupCurrent(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, bool) {
-	if !s.ok || s.err != nil || s.fetched || s.e.Name != name {
-		return nil, false
-	}
-	return s.n.child(ctx, s.e, out), true
-}
-
-// Close ends the stream. Only now, at RELEASEDIR, does the kernel surely
-// know every entry's inode, as storing pages in the cache needs: a
-// READDIRPLUS reply is not yet sent while its entries are looked up.
-func (s *treeDirStream) Close() {
-	s.stop()
-	if p := s.n.tree.fsys.prefill; p != nil && s.done != nil {
-		p.listed(s.n, s.done)
-	}
-}
-
-func (n *treeNode) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	return n.tree.fsys.openMode(ctx, flags, n.open, fuse.FOPEN_KEEP_CACHE)
-}
-
-func (n *treeNode) open(ctx context.Context) (gofs.FileHandle, syscall.Errno) {
-	t, e, err := n.entry(ctx)
-	if err != nil {
-		return nil, n.fail("open archive", err)
-	}
-	tf, err := t.Open(ctx, e)
-	if err != nil {
-		return nil, n.fail("open", err)
-	}
-	return &readHandle{fsys: n.tree.fsys, snap: n.tree.snap, archive: n.tree.a.Name, path: "/" + n.rel(),
-		r: tf, size: int64(e.Size), closer: tf}, 0
-}
-
-func (n *treeNode) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	if off == 0 && n.tree.fsys.prefill != nil {
-		n.tree.fsys.prefill.after(n)
-	}
-	l := n.lazy.Load()
-	if l == nil {
-		n.lazy.CompareAndSwap(nil, new(lazyFile))
-		l = n.lazy.Load()
-	}
-	return l.read(ctx, n.tree.fsys, fh, dest, off, n.open)
-}
-
-func (n *treeNode) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
-	t, e, err := n.entry(ctx)
-	if err != nil {
-		return nil, n.fail("open archive", err)
-	}
-	target, err := t.Readlink(ctx, e)
-	if err != nil {
-		return nil, n.fail("readlink", err)
-	}
-	return []byte(target), 0
-}
-
 func (n *treeNode) xattrs(ctx context.Context) ([]Xattr, syscall.Errno) {
-	t, e, err := n.entry(ctx)
+	t, e, err := n.tree.get(ctx)
 	if err != nil {
 		return nil, n.fail("open archive", err)
 	}
@@ -327,15 +148,7 @@ func (n *treeNode) Getxattr(ctx context.Context, name string, dest []byte) (uint
 	if e != 0 {
 		return 0, e
 	}
-	for _, x := range xs {
-		if x.Name == name {
-			if len(dest) < len(x.Value) {
-				return uint32(len(x.Value)), syscall.ERANGE
-			}
-			return uint32(copy(dest, x.Value)), 0
-		}
-	}
-	return 0, syscall.ENODATA
+	return getXattr(xs, name, dest)
 }
 
 // Listxattr returns the attribute names, each ended by a NUL.
@@ -344,25 +157,16 @@ func (n *treeNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.
 	if e != 0 {
 		return 0, e
 	}
-	var b []byte
-	for _, x := range xs {
-		b = append(append(b, x.Name...), 0)
-	}
-	if len(dest) < len(b) {
-		return uint32(len(b)), syscall.ERANGE
-	}
-	return uint32(copy(dest, b)), 0
+	return listXattr(xs, dest)
 }
 
-// OnForget closes the node's reader, and the tree when the kernel
-// forgets the archive's root.
+// OnAdd registers the root's node id with the raw table before the
+// kernel can send a request for it.
+func (n *treeNode) OnAdd(ctx context.Context) { n.tree.fsys.raw.addRoot(n) }
+
+// OnForget closes the tree unless entries of it are still held.
 func (n *treeNode) OnForget() {
-	if l := n.lazy.Load(); l != nil {
-		l.release(n.tree.fsys)
-	}
-	if n.isRoot() {
+	if n.tree.fsys.raw.rootForgotten(n) {
 		n.tree.close()
-	} else {
-		n.tree.fsys.treeNodes.forgotten(n)
 	}
 }
