@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -26,13 +27,18 @@ func handoverTree(t *testing.T, n int) string {
 	return root
 }
 
-// waitHeld waits until the helper holds n files open for the walk.
+// waitHeld waits until the helper holds n files of z/ open for the walk.
 func waitHeld(t *testing.T, r *readAhead, n int) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second) // a bound on a hang, not a measurement
 	for {
+		held := 0
 		r.win.mu.Lock()
-		held := r.win.open
+		for _, it := range r.win.q {
+			if it.open != nil && strings.HasPrefix(it.path, "z/") {
+				held++
+			}
+		}
 		r.win.mu.Unlock()
 		if held >= n {
 			return
