@@ -136,7 +136,7 @@ func (b *builder) file(ctx context.Context, enc *pxar.Encoder, f *walk.File) (px
 	return off, err
 }
 
-func hashContent(f *os.File, size uint64) ([32]byte, error) {
+func hashContent(f io.ReaderAt, size uint64) ([32]byte, error) {
 	h := sha256.New()
 	var sum [32]byte
 	n, err := io.Copy(h, io.NewSectionReader(f, 0, int64(size)))

@@ -13,8 +13,16 @@
 // listings, inodes (stat-ahead) and, where the walk reads every file, the
 // next files' content (posix_fadvise WILLNEED), bounded by entry count and
 // bytes; in a walk with a Reuse hook only when asked (StatAhead: there
-// it measured as a cost, not a gain). It hands the walk nothing: the walk still opens and reads each
-// file itself, so the archive is the same with or without it.
+// it measured as a cost, not a gain). A regular file it opened is held
+// open for the walk with its fstat and metadata, bounded as well (at most
+// 1024 descriptors, a quarter of RLIMIT_NOFILE): the walk takes the
+// descriptor over and reads the file itself instead of stat'ing, opening
+// and reading its metadata again (12 system calls per file of a cold
+// first backup became 7). Held files the walk does not take (excluded
+// meanwhile, gone from its listing, or the walk ended) are closed. The
+// walk still lists every directory itself, so the archive is the same
+// with or without the helper; a file removed after the helper opened it
+// is stored as it was then.
 //
 // The archive format itself is package pxar's.
 package walk

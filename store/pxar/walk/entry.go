@@ -3,6 +3,7 @@ package walk
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/cairnfs/cairn/store/pxar"
@@ -13,9 +14,12 @@ import (
 // are reported and skipped; only encoder errors end the walk.
 func (w *walker) entry(dirfd int, parent, name string) error {
 	rel := join(parent, name)
-	w.ra.pass(rel)
+	held := w.ra.pass(rel) // the helper's open file, or nil
+	defer held.close()     // unless w.file took it over
 	var st unix.Stat_t
-	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+	if held != nil {
+		st = held.st // fstat of the regular file opened at this name
+	} else if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
 		w.reportGone(rel, err)
 		return nil
 	}
@@ -27,7 +31,7 @@ func (w *walker) entry(dirfd int, parent, name string) error {
 	var err error
 	switch typ {
 	case pxar.ModeIFREG:
-		err = w.file(dirfd, rel, name, &st)
+		err = w.file(dirfd, rel, name, &st, held)
 	case pxar.ModeIFDIR:
 		err = w.subdir(dirfd, rel, name)
 	case pxar.ModeIFLNK:
@@ -71,7 +75,9 @@ func (w *walker) open(dirfd int, rel, name string, flags int, want uint64) (int,
 	return fd, st
 }
 
-func (w *walker) file(dirfd int, rel, name string, lst *unix.Stat_t) error {
+// file archives a regular file; held, if not nil, is the helper's open
+// descriptor of it (lst its fstat), which file takes over.
+func (w *walker) file(dirfd int, rel, name string, lst *unix.Stat_t, held *raOpen) error {
 	key := devIno{dev: lst.Dev, ino: lst.Ino}
 	if lst.Nlink > 1 {
 		if l, ok := w.links[key]; ok {
@@ -90,18 +96,28 @@ func (w *walker) file(dirfd int, rel, name string, lst *unix.Stat_t) error {
 			return nil
 		}
 	}
-	fd, st := w.open(dirfd, rel, name, 0, pxar.ModeIFREG)
-	if st == nil {
-		return nil
+	var fd int
+	var st *unix.Stat_t
+	var m pxar.Metadata
+	if held != nil {
+		fd, st, m = held.fd, lst, held.meta
+		held.fd = -1
+	} else {
+		if fd, st = w.open(dirfd, rel, name, 0, pxar.ModeIFREG); st == nil {
+			return nil
+		}
+		if testOpened != nil {
+			testOpened(rel)
+		}
+		var err error
+		if m, err = readMetadata(st, xattrSource{fd: fd}, fd); err != nil {
+			unix.Close(fd)
+			w.report(rel, err)
+			return nil
+		}
 	}
-	f := os.NewFile(uintptr(fd), rel)
-	defer f.Close()
-	m, err := readMetadata(st, xattrSource{fd: fd}, fd)
-	if err != nil {
-		w.report(rel, err)
-		return nil
-	}
-	off, err := w.opts.File(w.ctx, w.enc, &File{Name: name, Path: rel, Meta: &m, Stat: st, F: f})
+	defer unix.Close(fd)
+	off, err := w.opts.File(w.ctx, w.enc, &File{Name: name, Path: rel, Meta: &m, Stat: st, F: fdReader{fd: fd, path: rel}})
 	var ce *pxar.ContentError
 	if errors.As(err, &ce) {
 		w.report(rel, err)
@@ -190,4 +206,62 @@ func (w *walker) special(dirfd int, rel, name string, st *unix.Stat_t) error {
 	default:
 		return w.enc.AddSocket(name, &m)
 	}
+}
+
+// fdReader reads an open regular file with read(2), without the system
+// calls an *os.File costs to set up (fcntl, and epoll_ctl for the
+// helper's O_NONBLOCK descriptors).
+type fdReader struct {
+	fd   int
+	path string // in errors
+}
+
+// again tells whether a failed call is to be made again: EINTR, or
+// EAGAIN the first time (the helper's O_NONBLOCK, on a file system that
+// heeds it for regular files, is cleared).
+func (r fdReader) again(err error, cleared *bool) bool {
+	if errors.Is(err, unix.EINTR) {
+		return true
+	}
+	if errors.Is(err, unix.EAGAIN) && !*cleared {
+		*cleared = true
+		return unix.SetNonblock(r.fd, false) == nil
+	}
+	return false
+}
+
+func (r fdReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	cleared := false
+	for {
+		n, err := unix.Read(r.fd, p)
+		switch {
+		case err != nil && r.again(err, &cleared):
+			continue
+		case err != nil:
+			return 0, &os.PathError{Op: "read", Path: r.path, Err: err}
+		case n == 0:
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+func (r fdReader) ReadAt(p []byte, off int64) (int, error) {
+	done, cleared := 0, false
+	for done < len(p) {
+		n, err := unix.Pread(r.fd, p[done:], off+int64(done))
+		switch {
+		case err != nil && r.again(err, &cleared):
+			continue
+		case err != nil:
+			return done, &os.PathError{Op: "read", Path: r.path, Err: err}
+		case n == 0:
+			return done, io.EOF
+		}
+		done += n
+	}
+	return done, nil
 }

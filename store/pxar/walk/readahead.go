@@ -4,6 +4,9 @@ import (
 	"cmp"
 	"sync"
 	"time"
+
+	"github.com/cairnfs/cairn/store/pxar"
+	"golang.org/x/sys/unix"
 )
 
 // ReadAhead tunes the helper that runs ahead of a walk (readahead_tree.go).
@@ -46,8 +49,40 @@ func (r ReadAhead) withDefaults() ReadAhead {
 // walk.
 type raItem struct {
 	path   string
-	bytes  int64 // content charged to the window
-	passed bool  // the walk reached it: it left the window
+	bytes  int64   // content charged to the window
+	passed bool    // the walk reached it: it left the window
+	open   *raOpen // a regular file the helper opened for the walk; nil none
+}
+
+// raOpen is a regular file the helper opened, stat'ed and read the
+// metadata of, held for the walk: when the walk reaches its path it
+// takes the descriptor over instead of opening the file again.
+type raOpen struct {
+	fd   int // -1 once the walk took it over or it was closed
+	st   unix.Stat_t
+	meta pxar.Metadata
+}
+
+// close closes o's descriptor unless the walk took it over. Nil does
+// nothing.
+func (o *raOpen) close() {
+	if o != nil && o.fd >= 0 {
+		unix.Close(o.fd)
+		o.fd = -1
+	}
+}
+
+// maxOpen bounds the descriptors the window holds for the walk (besides
+// the entry bound): one per regular file ahead, each an open file. It is
+// also kept to a quarter of the process's limit on open files.
+const maxOpen = 1024
+
+func openLimit() int {
+	var rl unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &rl) != nil || rl.Cur == unix.RLIM_INFINITY {
+		return maxOpen
+	}
+	return int(min(max(rl.Cur/4, 1), maxOpen))
 }
 
 // raWindow is what the helper holds ahead of the walk, bounded by entry
@@ -60,11 +95,13 @@ type raWindow struct {
 	bytes    int64
 	maxBytes int64
 	maxCount int
+	open     int // entries of q holding a descriptor (raItem.open)
+	maxOpen  int
 	closed   bool
 }
 
 func newWindow(lim ReadAhead) *raWindow {
-	w := &raWindow{maxBytes: lim.Bytes, maxCount: lim.Entries}
+	w := &raWindow{maxBytes: lim.Bytes, maxCount: lim.Entries, maxOpen: min(lim.Entries, openLimit())}
 	w.cond.L = &w.mu
 	return w
 }
@@ -108,17 +145,45 @@ func (w *raWindow) stale(it *raItem) bool {
 	return it.passed || w.closed
 }
 
-// pass tells that the walk reached path: every entry at or before it in
-// walk order leaves the window. Nil does nothing.
-func (w *raWindow) pass(path string) {
-	if w == nil {
-		return
-	}
+// offer holds o for the walk at it, waiting while the window holds
+// maxOpen descriptors. false: the walk reached it already or the window
+// closed; the caller keeps (and closes) o.
+func (w *raWindow) offer(it *raItem, o *raOpen) bool {
 	w.mu.Lock()
+	defer w.mu.Unlock()
+	for w.open >= w.maxOpen && !it.passed && !w.closed {
+		w.cond.Wait()
+	}
+	if it.passed || w.closed {
+		return false
+	}
+	it.open = o
+	w.open++
+	return true
+}
+
+// pass tells that the walk reached path: every entry at or before it in
+// walk order leaves the window. It returns the file held for path, if
+// any (the walk owns it now); files held for entries before path, which
+// the walk did not take, are closed.
+func (w *raWindow) pass(path string) *raOpen {
+	w.mu.Lock()
+	var got *raOpen
+	var skipped []*raOpen
 	k := 0
 	for ; k < len(w.q) && walkCmp(w.q[k].path, path) <= 0; k++ {
-		w.q[k].passed = true
-		w.bytes -= w.q[k].bytes
+		it := w.q[k]
+		it.passed = true
+		w.bytes -= it.bytes
+		if it.open != nil {
+			w.open--
+			if it.path == path {
+				got = it.open
+			} else {
+				skipped = append(skipped, it.open)
+			}
+			it.open = nil
+		}
 	}
 	if k > 0 {
 		clear(w.q[:k])
@@ -126,13 +191,30 @@ func (w *raWindow) pass(path string) {
 		w.cond.Broadcast()
 	}
 	w.mu.Unlock()
+	for _, o := range skipped {
+		o.close()
+	}
+	return got
 }
 
+// close ends the window: the helper's waits end, nothing more is
+// offered, and the files it holds are closed.
 func (w *raWindow) close() {
 	w.mu.Lock()
 	w.closed = true
+	var held []*raOpen
+	for _, it := range w.q {
+		if it.open != nil {
+			held = append(held, it.open)
+			it.open = nil
+			w.open--
+		}
+	}
 	w.cond.Broadcast()
 	w.mu.Unlock()
+	for _, o := range held {
+		o.close()
+	}
 }
 
 // walkCmp orders relative paths as the walk visits them: component by

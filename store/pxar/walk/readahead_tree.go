@@ -16,13 +16,17 @@ import (
 // and warms the caches the walk will need: it lists directories, and a
 // pool of workers stats each entry (stat-ahead) or, for a regular file
 // when content is wanted, opens it and asks the kernel to read it into
-// the page cache (posix_fadvise WILLNEED). It stores nothing and hands
-// nothing to the walk: the walk still lists, stats, opens and reads every
-// entry itself, so what it stores is the same with or without the helper;
-// only the disk waits move off its path. Its opens are the walk's (each
-// relative to its directory's descriptor, O_NOFOLLOW), plus O_NONBLOCK,
-// and only of entries listed as regular files; errors only end its work
-// on that entry.
+// the page cache (posix_fadvise WILLNEED). A regular file it opened is
+// held for the walk with its fstat and metadata (raOpen, bounded by
+// maxOpen as well as the window's limits): the walk takes the descriptor
+// over instead of stat'ing, opening and reading the metadata of the file
+// again, and reads it itself. The walk still lists every directory and
+// handles every other entry itself, so what it stores is the same with
+// or without the helper: the same inode at the same name, read through
+// the same calls. Its opens are the walk's (each relative to its
+// directory's descriptor, O_NOFOLLOW), plus O_NONBLOCK, and only of
+// entries listed as regular files; errors only end its work on that
+// entry (the walk meets them again and reports them).
 type readAhead struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
@@ -39,13 +43,18 @@ type readAhead struct {
 	advised atomic.Int64 // files whose content was asked for
 }
 
-// testStarted, in tests, hears of each helper started.
-var testStarted func(*readAhead)
+// In tests: testStarted hears of each helper started, testOpened of
+// each regular file opened (by the helper or the walk).
+var (
+	testStarted func(*readAhead)
+	testOpened  func(path string)
+)
 
 // raDir is a directory descriptor of the helper, closed when its listing
 // and the jobs of its entries are done.
 type raDir struct {
 	fd   int
+	rel  string // path from the walk root
 	refs atomic.Int32
 }
 
@@ -102,11 +111,13 @@ func startReadAhead(ctx context.Context, rootFD int, rootDev uint64, cli pattern
 	return r
 }
 
-// pass tells the helper that the walk reached path.
-func (r *readAhead) pass(path string) {
-	if r != nil {
-		r.win.pass(path)
+// pass tells the helper that the walk reached path, and returns the
+// file held open for it, if any: the caller owns it (raOpen.close).
+func (r *readAhead) pass(path string) *raOpen {
+	if r == nil {
+		return nil
 	}
+	return r.win.pass(path)
 }
 
 // stop ends the helper and waits for its goroutines; every descriptor
@@ -182,7 +193,7 @@ func (r *readAhead) subdir(dirfd int, rel, name string) {
 		unix.Close(fd)
 		return
 	}
-	d := &raDir{fd: fd}
+	d := &raDir{fd: fd, rel: rel}
 	d.refs.Store(1)
 	r.dir(d, rel)
 }
@@ -208,22 +219,37 @@ func (r *readAhead) recent(j raJob) bool {
 		st.Ctim.Nano() >= r.since
 }
 
-// advise opens a regular file and asks the kernel for its content,
-// once it fits in the window.
+// advise opens a regular file, reads its metadata, asks the kernel for
+// its content once it fits in the window, and offers it to the walk.
 func (r *readAhead) advise(j raJob) {
 	fd, err := openNoatime(j.dir.fd, j.name, unix.O_NONBLOCK)
 	if err != nil {
 		return
 	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size <= 0 {
+	if testOpened != nil {
+		testOpened(join(j.dir.rel, j.name))
+	}
+	o := &raOpen{fd: fd}
+	defer func() { o.close() }() // unless offered (o nil)
+	if unix.Fstat(fd, &o.st) != nil || o.st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return
 	}
-	n := min(st.Size, r.perFile)
-	if r.win.charge(j.it, n) {
+	if o.st.Size > 0 {
+		n := min(o.st.Size, r.perFile)
+		if !r.win.charge(j.it, n) {
+			return
+		}
 		_ = unix.Fadvise(fd, 0, n, unix.FADV_WILLNEED)
 		r.advised.Add(1)
+	}
+	if !r.content {
+		return // a walk with Reuse may not open it at all
+	}
+	if o.meta, err = readMetadata(&o.st, xattrSource{fd: fd}, fd); err != nil {
+		return
+	}
+	if r.win.offer(j.it, o) {
+		o = nil
 	}
 }
 

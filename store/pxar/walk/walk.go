@@ -66,7 +66,14 @@ type File struct {
 	Path string         // path relative to the walk root
 	Meta *pxar.Metadata // its metadata, as it will be stored
 	Stat *unix.Stat_t   // fstat of the open file
-	F    *os.File
+	F    Content        // its content; the walk closes it
+}
+
+// Content reads an open regular file: Read from its start, ReadAt
+// without moving that position.
+type Content interface {
+	io.Reader
+	io.ReaderAt
 }
 
 // FileFunc adds f to enc and returns its LinkOffset (for hard links).
