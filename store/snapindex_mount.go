@@ -113,6 +113,9 @@ func (x *ListingIndex) PutListing(snap Snapshot, stamp ManifestStamp, m *Manifes
 	defer x.mu.Unlock()
 	x.load()
 	e, ok := x.entries[key]
+	if ok && e.Manifest.Ctime > stamp.k.Ctime {
+		return // of a newer version of the manifest
+	}
 	if !ok || e.Manifest != stamp.k {
 		sum, err := SummarizeManifest(m)
 		if err != nil {
