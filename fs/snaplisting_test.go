@@ -18,13 +18,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// indexedStore is a store of one snapshot holding a split archive
-// root.pxar (root 0750, uid 1000, gid 100, one file f) and a compressed
-// blob, old enough for the snapshot index to keep its manifest.
-func indexedStore(t *testing.T) (*store.Store, store.Snapshot, []byte) {
+// rootWithF is a split archive's streams: root 0750 (uid 1000, gid 100,
+// mtime 1600000000) holding one file f, "hi\n".
+func rootWithF(t *testing.T) (meta, payload []byte) {
 	t.Helper()
-	var meta, payload bytes.Buffer
-	enc, err := pxar.NewEncoder(&meta, &payload, pxMeta(pxar.ModeIFDIR|0o750, 1600000000))
+	var m, p bytes.Buffer
+	enc, err := pxar.NewEncoder(&m, &p, pxMeta(pxar.ModeIFDIR|0o750, 1600000000))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,6 +33,15 @@ func indexedStore(t *testing.T) (*store.Store, store.Snapshot, []byte) {
 	if err := enc.Close(); err != nil {
 		t.Fatal(err)
 	}
+	return m.Bytes(), p.Bytes()
+}
+
+// indexedStore is a store of one snapshot holding a split archive
+// root.pxar (root 0750, uid 1000, gid 100, one file f) and a compressed
+// blob, old enough for the snapshot index to keep its manifest.
+func indexedStore(t *testing.T) (*store.Store, store.Snapshot, []byte) {
+	t.Helper()
+	meta, payload := rootWithF(t)
 	s, err := store.CreateWith(filepath.Join(t.TempDir(), "store"), store.CreateOptions{LazyPrefixDirs: true})
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +51,7 @@ func indexedStore(t *testing.T) (*store.Store, store.Snapshot, []byte) {
 		t.Fatal(err)
 	}
 	b.Sync = store.SyncNone
-	for name, data := range map[string][]byte{"root.mpxar.didx": meta.Bytes(), "root.ppxar.didx": payload.Bytes()} {
+	for name, data := range map[string][]byte{"root.mpxar.didx": meta, "root.ppxar.didx": payload} {
 		if err := addDynamic(s, b, name, data); err != nil {
 			t.Fatal(err)
 		}
