@@ -47,6 +47,14 @@
 // the kernel forgets it. Stats.TreeEntries counts the nodes go-fuse
 // registered, not those it dropped for a parallel lookup's (nodecount.go).
 //
+// A plain snapshot's listing comes from the snapshot index
+// (store.ListingIndex) while its manifest is the version it was made of,
+// with its file archives' root attributes once a mount opened them: a
+// find over thousands of snapshots then reads no manifest and opens no
+// archive. Every open reads the manifest first (snapManifest,
+// snapmanifest.go), and data comes only through it and its checked
+// indexes.
+//
 // Encrypted snapshots (PBS's client-side encryption) read through the
 // keys the store was given (store.Store.SetKeys, cairn mount --keyfile),
 // each with the key its manifest names; the mount decrypts as it reads

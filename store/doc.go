@@ -16,7 +16,12 @@
 // ctime, from the stat Snapshots makes anyway) and made only of a
 // manifest older than a clock tick or two. It is never needed: a file
 // that does not decode or is not the user's own is ignored and rebuilt,
-// and a store the user cannot write lists without it.
+// and a store the user cannot write lists without it. A mount keeps
+// there too, checked the same way, each plain snapshot's listing
+// (SnapListing: archive names, kinds, sizes, a blob's decoded size, a
+// file archive's root attributes once opened; ListingIndex,
+// snapindex_mount.go), so that listing a snapshot and stat-ing its
+// archives opens neither the manifest nor an archive.
 //
 // Chunks are read through Backend (backend.go), the seam between where
 // chunks live and what is done with them; the local directory
