@@ -5,7 +5,8 @@
 #   - `find` over the whole mount down to the archives (-maxdepth 4),
 #     cold (the same fresh mount, caches dropped before the mount) and
 #     warm (again), wall seconds and the daemon's CPU seconds;
-#   - the daemon's RSS after the finds;
+#   - the daemon's RSS after the finds, and again 5 s after the kernel
+#     dropped its entries (echo 2 > drop_caches: the nodes go);
 # and every find's output is compared with the first one's.
 # The new binary keeps its snapshot index (.cairn-snapindex) in the
 # store: its first round fills it (ROUNDS >= 2 shows both).
@@ -38,8 +39,11 @@ for ((r = 1; r <= ROUNDS; r++)); do
     finds warm
     w=$(now)
     d2=$(dcpu "$pid")
+    r1=$(rss "$pid")
+    echo 2 >/proc/sys/vm/drop_caches
+    sleep 5
     echo "round $r $name: mount ready $(span "$s" "$m") s; find cold $(span "$m" "$c") s (daemon $(span "$d0" "$d1") CPU-s)," \
-      "warm $(span "$c" "$w") s (daemon $(span "$d1" "$d2") CPU-s), $(wc -l <"$OUT.cold") paths; daemon $(rss "$pid")"
+      "warm $(span "$c" "$w") s (daemon $(span "$d1" "$d2") CPU-s), $(wc -l <"$OUT.cold") paths; daemon after the finds $r1, after echo 2 $(rss "$pid")"
     unmount_it "$b"
     [ -f "$OUT.first" ] || cp "$OUT.cold" "$OUT.first"
     cmp -s "$OUT.first" "$OUT.cold" && cmp -s "$OUT.first" "$OUT.warm" || echo "!!! round $r $name: find output differs" >&2
