@@ -193,3 +193,58 @@ func hasName(names []string, name string) bool {
 	}
 	return false
 }
+
+// TestListingHostileIndex: a mount over an index whose listings are
+// forged (another manifest's key, or names no writer makes) or which is
+// garbage lists what the manifest says and reads the right bytes.
+func TestListingHostileIndex(t *testing.T) {
+	needFUSE(t)
+	s, snap, conf := indexedStore(t)
+	srv, mnt, _ := mountT(t, Options{Store: s, Trees: PxarTrees{}})
+	listAndStat(t, filepath.Join(mnt, snap.String()), conf)
+	if err := srv.Unmount(); err != nil {
+		t.Fatal(err)
+	}
+	ipath := filepath.Join(s.Root(), store.SnapIndexName)
+	good, err := os.ReadFile(ipath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f map[string]any
+	if err := json.Unmarshal(good, &f); err != nil {
+		t.Fatal(err)
+	}
+	entry := f["entries"].(map[string]any)[snap.String()].(map[string]any)
+	forge := func(edit func(e map[string]any)) []byte {
+		e := map[string]any{}
+		b, _ := json.Marshal(entry)
+		_ = json.Unmarshal(b, &e)
+		edit(e)
+		out, _ := json.Marshal(map[string]any{"version": f["version"], "entries": map[string]any{snap.String(): e}})
+		return out
+	}
+	evil := []any{map[string]any{"n": "evil.img", "k": 1, "z": 666}}
+	cases := map[string][]byte{
+		"other manifest": forge(func(e map[string]any) {
+			e["f"].(map[string]any)["c"] = e["f"].(map[string]any)["c"].(float64) + 1
+			e["l"] = map[string]any{"a": evil}
+		}),
+		"bad name": forge(func(e map[string]any) {
+			e["l"] = map[string]any{"a": []any{map[string]any{"n": "../x", "k": 1, "z": 1}}}
+		}),
+		"garbage": []byte("\x00not an index"),
+	}
+	for name, data := range cases {
+		t.Run(name, func(t *testing.T) {
+			if err := os.WriteFile(ipath, data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, mnt, _ := mountT(t, Options{Store: s, Trees: PxarTrees{}})
+			dir := filepath.Join(mnt, snap.String())
+			listAndStat(t, dir, conf)
+			if got, err := os.ReadFile(filepath.Join(dir, "root.pxar", "f")); err != nil || string(got) != "hi\n" {
+				t.Fatalf("f: %q, %v", got, err)
+			}
+		})
+	}
+}
