@@ -190,7 +190,7 @@ func (f *mountFS) newRoot(sc Scope, extra []RootEntry) (*dir, func(context.Conte
 	var root *dir
 	switch {
 	case sc.Snapshot != nil:
-		root = f.newDir(attr, sc.Snapshot.String(), 0, f.snapshotLister(*sc.Snapshot))
+		root = f.newDir(attr, sc.Snapshot.String(), 0, f.snapshotLister(*sc.Snapshot, store.ManifestStamp{}))
 	case sc.Group != nil:
 		root = f.newGroupDir(attr, *sc.Group)
 	default:

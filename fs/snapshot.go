@@ -17,9 +17,9 @@ import (
 // one it was made of (store.ListingIndex); else from the manifest, and
 // the index keeps it. Either way the nodes read the manifest again
 // before any data (snapManifest).
-func (f *mountFS) snapshotLister(snap store.Snapshot) lister {
+func (f *mountFS) snapshotLister(snap store.Snapshot, known store.ManifestStamp) lister {
 	return func(ctx context.Context) ([]entry, error) {
-		l, stamp := f.listIdx.Listing(snap)
+		l, stamp := f.listIdx.Listing(snap, known)
 		sm := &snapManifest{f: f, snap: snap, stamp: stamp}
 		if l == nil {
 			m, err := sm.get()

@@ -115,6 +115,11 @@ type snapIndexEntry struct {
 	Manifest fileKey         `json:"f"`
 	Summary  ManifestSummary `json:"m"`
 	Listing  *SnapListing    `json:"l,omitempty"` // a mount's (snapindex_listing.go)
+	// Group and Dir: the group directory's state and the snapshot
+	// directory's d_ino when a mount last checked Manifest (and thus
+	// Listing) by a stat (snapindex_group.go).
+	Group *groupDirKey `json:"g,omitempty"`
+	Dir   uint64    `json:"d,omitempty"`
 }
 
 type snapIndexFile struct {

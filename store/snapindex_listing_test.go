@@ -30,7 +30,7 @@ var testRoot = RootAttr{Mode: syscall.S_IFDIR | 0o750, UID: 1000, GID: 100, Mtim
 // way a mount does, and returns the stamp.
 func putListing(t *testing.T, x *ListingIndex, s *Store, snap Snapshot) ManifestStamp {
 	t.Helper()
-	l, stamp := x.Listing(snap)
+	l, stamp := x.Listing(snap, ManifestStamp{})
 	if l != nil {
 		t.Fatalf("%s: listed from the index before it was put", snap)
 	}
@@ -53,14 +53,14 @@ func TestListingIndexStale(t *testing.T) {
 	x := s.OpenListingIndex(nil)
 	stampA := putListing(t, x, s, a)
 	putListing(t, x, s, b)
-	l, _ := x.Listing(a)
+	l, _ := x.Listing(a, ManifestStamp{})
 	if l == nil || len(l.Archives) == 0 || l.Archives[0].Name != "disk.img" || l.Archives[0].Kind != ArchiveImage {
 		t.Fatalf("listing of a: %+v", l)
 	}
 	// a root for an image is refused; so is a root for an unknown archive
 	x.PutRoot(a, stampA, "disk.img", testRoot)
 	x.PutRoot(a, stampA, "nope.pxar", testRoot)
-	if l, _ := x.Listing(a); l.Archives[0].Root != nil {
+	if l, _ := x.Listing(a, ManifestStamp{}); l.Archives[0].Root != nil {
 		t.Fatalf("root kept for an image: %+v", l.Archives[0])
 	}
 	x.Close()
@@ -70,13 +70,13 @@ func TestListingIndexStale(t *testing.T) {
 	sameAsTruth(t, s, "snapshots again")
 	x = s.OpenListingIndex(nil)
 	for _, snap := range []Snapshot{a, b} {
-		if l, _ := x.Listing(snap); l == nil {
+		if l, _ := x.Listing(snap, ManifestStamp{}); l == nil {
 			t.Fatalf("%s: listing lost across a write and a snapshots listing", snap)
 		}
 	}
 	// every change of the manifest hides the listing
 	setNotes(t, s, a, "a note")
-	if l, _ := x.Listing(a); l != nil {
+	if l, _ := x.Listing(a, ManifestStamp{}); l != nil {
 		t.Fatal("listing of a still used after its manifest was rewritten")
 	}
 	mp := filepath.Join(s.SnapshotPath(b), ManifestName)
@@ -87,14 +87,14 @@ func TestListingIndexStale(t *testing.T) {
 	_, err = f.WriteAt(data, 0) // the same bytes in place: only the times move
 	mustOK(t, err)
 	mustOK(t, f.Close())
-	if l, _ := x.Listing(b); l != nil {
+	if l, _ := x.Listing(b, ManifestStamp{}); l != nil {
 		t.Fatal("listing of b still used after its manifest was rewritten in place")
 	}
 	// a stamp of an older version of the manifest does not take a root
 	putListing(t, x, s, a)
 	m, listing := listingOf(t, s, a)
 	x.PutListing(a, stampA, m, listing)
-	if l, _ := x.Listing(a); l == nil {
+	if l, _ := x.Listing(a, ManifestStamp{}); l == nil {
 		t.Fatal("the newer listing was replaced by one of an older stamp")
 	}
 }
@@ -107,7 +107,7 @@ func TestListingIndexSettle(t *testing.T) {
 	snap, _ := backupImage(t, s, Group{Type: TypeVM, ID: "1"}, day(1), path)
 	x := s.OpenListingIndex(nil)
 	putListing(t, x, s, snap)
-	if l, _ := x.Listing(snap); l != nil {
+	if l, _ := x.Listing(snap, ManifestStamp{}); l != nil {
 		t.Fatal("listing of a manifest younger than snapIndexSettle kept")
 	}
 }
@@ -162,7 +162,7 @@ func TestListingIndexHostile(t *testing.T) {
 			write(t, ipath, bad, 0o600)
 			var logBuf bytes.Buffer
 			x := s.OpenListingIndex(slog.New(slog.NewTextHandler(&logBuf, nil)))
-			if l, _ := x.Listing(snap); l != nil {
+			if l, _ := x.Listing(snap, ManifestStamp{}); l != nil {
 				t.Fatalf("listing %+v from a hostile index", l)
 			}
 			if !strings.Contains(logBuf.String(), ipath) {
@@ -171,7 +171,7 @@ func TestListingIndexHostile(t *testing.T) {
 			putListing(t, x, s, snap)
 			x.Close()
 			x = s.OpenListingIndex(nil)
-			if l, _ := x.Listing(snap); l == nil {
+			if l, _ := x.Listing(snap, ManifestStamp{}); l == nil {
 				t.Fatal("index not rebuilt")
 			}
 		})
@@ -187,7 +187,7 @@ func TestListingIndexMerge(t *testing.T) {
 	a, _ := backupImage(t, s, Group{Type: TypeVM, ID: "1"}, day(1), path)
 	b, _ := backupImage(t, s, Group{Type: TypeVM, ID: "2"}, day(1), path)
 	x := s.OpenListingIndex(nil)
-	x.Listing(a) // the mount reads the (missing) file
+	x.Listing(a, ManifestStamp{}) // the mount reads the (missing) file
 	y := s.OpenListingIndex(nil)
 	putListing(t, y, s, b)
 	y.Close()
@@ -195,7 +195,7 @@ func TestListingIndexMerge(t *testing.T) {
 	x.Close()
 	z := s.OpenListingIndex(nil)
 	for _, snap := range []Snapshot{a, b} {
-		if l, _ := z.Listing(snap); l == nil {
+		if l, _ := z.Listing(snap, ManifestStamp{}); l == nil {
 			t.Fatalf("%s: listing lost by a write of another mount", snap)
 		}
 	}

@@ -41,7 +41,15 @@ const (
 
 // ManifestStamp identifies the version of a snapshot's manifest a
 // listing was made of (zero: not known, nothing is cached).
-type ManifestStamp struct{ k fileKey }
+// With group set (MountSnapshots: the group directory's settled state
+// and the snapshot directory's d_ino) the index records where the
+// manifest was found; trusted: the index vouched for it (no stat made).
+type ManifestStamp struct {
+	k       fileKey
+	group   *groupDirKey
+	dir     uint64
+	trusted bool
+}
 
 // OpenListingIndex returns the store's index for a mount; nil for a
 // remote store (whose methods then find nothing and keep nothing).
@@ -81,25 +89,45 @@ func (x *ListingIndex) read() map[string]snapIndexEntry {
 	return map[string]snapIndexEntry{}
 }
 
-// Listing stats snap's manifest and returns the cached listing of that
-// version of it, if any, and the stamp to give Put* (zero when the
-// manifest cannot be stat'ed: ReadManifest then says why).
-func (x *ListingIndex) Listing(snap Snapshot) (*SnapListing, ManifestStamp) {
+// Listing returns the cached listing of snap's manifest, if any, and the
+// stamp to give Put* (zero when the manifest cannot be stat'ed:
+// ReadManifest then says why). known is the stamp MountSnapshots gave:
+// a trusted one is looked up with no stat; else the manifest is
+// stat'ed, and an entry that matches records known's group state.
+func (x *ListingIndex) Listing(snap Snapshot, known ManifestStamp) (*SnapListing, ManifestStamp) {
 	if x == nil {
 		return nil, ManifestStamp{}
+	}
+	key := snap.String()
+	if known.trusted {
+		x.mu.Lock()
+		e, ok := x.entries[key]
+		x.mu.Unlock()
+		if ok && e.Manifest == known.k && e.Listing != nil {
+			return e.Listing, known
+		}
 	}
 	var st unix.Stat_t
 	if fstatat(unix.AT_FDCWD, filepath.Join(x.s.SnapshotPath(snap), ManifestName), &st, 0) != nil {
 		return nil, ManifestStamp{}
 	}
-	stamp := ManifestStamp{fileKeyOf(&st)}
+	stamp := ManifestStamp{k: fileKeyOf(&st)}
+	if stamp.k == known.k {
+		stamp.group, stamp.dir = known.group, known.dir
+	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.load()
-	if e, ok := x.entries[snap.String()]; ok && e.Manifest == stamp.k && e.Listing != nil {
-		return e.Listing, stamp // never changed in place (clone on change)
+	e, ok := x.entries[key]
+	if !ok || e.Manifest != stamp.k || e.Listing == nil {
+		return nil, stamp
 	}
-	return nil, stamp
+	if g := stamp.group; g != nil && (e.Group == nil || *e.Group != *g || e.Dir != stamp.dir) {
+		e.Group, e.Dir = g, stamp.dir
+		x.entries[key] = e
+		x.changed(key)
+	}
+	return e.Listing, stamp // never changed in place (clone on change)
 }
 
 // PutListing keeps l as the listing of snap's manifest m, read after the
@@ -127,6 +155,7 @@ func (x *ListingIndex) PutListing(snap Snapshot, stamp ManifestStamp, m *Manifes
 		e = snapIndexEntry{Manifest: stamp.k, Summary: sum}
 	}
 	e.Listing = l.clone()
+	e.Group, e.Dir = stamp.group, stamp.dir
 	x.entries[key] = e
 	x.changed(key)
 }

@@ -1,0 +1,142 @@
+package fs
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/store"
+	"golang.org/x/sys/unix"
+)
+
+// blobSnapshot finishes a backup of g at tm holding one blob, name.
+func blobSnapshot(t *testing.T, s *store.Store, g store.Group, tm time.Time, name string) store.Snapshot {
+	t.Helper()
+	b, err := s.StartBackup(context.Background(), g, tm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Sync = store.SyncNone
+	blob, err := chunk.EncodeBlob(nil, []byte("data of "+name), false)
+	if err == nil {
+		err = b.AddBlob(name, blob)
+	}
+	if err == nil {
+		err = b.Finish()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.Snapshot()
+}
+
+// names lists dir through the mount.
+func names(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range es {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+// TestListingGroupUnchanged: while a group's directory is unchanged, a
+// mount lists its finished snapshots from the index without looking at
+// their manifests: a manifest rewritten since (new notes: a new file,
+// same protected part) is neither opened nor, as the listing proves,
+// stat'ed (a stat would see another inode and read it). Reading goes
+// through the manifest. A snapshot added to the group is seen at once,
+// and then every manifest is checked again.
+func TestListingGroupUnchanged(t *testing.T) {
+	needFUSE(t)
+	s, snap, conf := indexedStore(t)
+	watch := watchOpens(t, s.SnapshotPath(snap))
+	mountOnce := func(what string, check func(mnt string)) []string {
+		t.Helper()
+		srv, mnt, _ := mountT(t, Options{Store: s, Trees: PxarTrees{}})
+		watch.take()
+		check(mnt)
+		opened := watch.take()
+		if err := srv.Unmount(); err != nil {
+			t.Fatalf("%s: unmount: %v", what, err)
+		}
+		return opened
+	}
+	snapDir := func(mnt string) string { return filepath.Join(mnt, snap.String()) }
+	mountOnce("first", func(mnt string) { listAndStat(t, snapDir(mnt), conf) })
+	err := s.UpdateManifest(context.Background(), snap, func(m *store.Manifest) error {
+		m.Unprotected["notes"], _ = json.Marshal("changed")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unchanged := mountOnce("unchanged", func(mnt string) { listAndStat(t, snapDir(mnt), conf) })
+	if len(unchanged) != 0 {
+		t.Fatalf("listing an unchanged group opened %v", unchanged)
+	}
+	read := mountOnce("read", func(mnt string) {
+		listAndStat(t, snapDir(mnt), conf)
+		if got, err := os.ReadFile(filepath.Join(snapDir(mnt), "root.pxar", "f")); err != nil || string(got) != "hi\n" {
+			t.Fatalf("f: %q, %v", got, err)
+		}
+	})
+	if !hasName(read, store.ManifestName) {
+		t.Fatalf("reading opened %v: want the manifest", read)
+	}
+	added := blobSnapshot(t, s, snap.Group, snap.Time.Add(time.Hour), "new.blob")
+	changed := mountOnce("changed", func(mnt string) {
+		group := filepath.Join(mnt, snap.Group.String())
+		if got, want := names(t, group), []string{snap.TimeString(), added.TimeString(), latestName}; !slices.Equal(got, want) {
+			t.Fatalf("group lists %v, want %v", got, want)
+		}
+		listAndStat(t, snapDir(mnt), conf)
+	})
+	if !hasName(changed, store.ManifestName) {
+		t.Fatalf("after a change of the group, the rewritten manifest was not read again: opened %v", changed)
+	}
+}
+
+// TestListingGroupReusedInode: a snapshot forgotten and backed up again
+// under the same name (its directory may get the old inode back) lists
+// what the new manifest says, at once and from the index later.
+func TestListingGroupReusedInode(t *testing.T) {
+	needFUSE(t)
+	s, snap, conf := indexedStore(t)
+	srv, mnt, _ := mountT(t, Options{Store: s, Trees: PxarTrees{}})
+	listAndStat(t, filepath.Join(mnt, snap.String()), conf)
+	if err := srv.Unmount(); err != nil {
+		t.Fatal(err)
+	}
+	var before, after unix.Stat_t
+	if err := unix.Stat(s.SnapshotPath(snap), &before); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ForgetSnapshot(context.Background(), snap); err != nil {
+		t.Fatal(err)
+	}
+	blobSnapshot(t, s, snap.Group, snap.Time, "other.blob")
+	if err := unix.Stat(s.SnapshotPath(snap), &after); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("snapshot directory's inode %d, then %d", before.Ino, after.Ino)
+	for i, wait := range []time.Duration{0, 2100 * time.Millisecond, 0} {
+		time.Sleep(wait) // then the group's state is recorded, then used
+		srv, mnt, _ := mountT(t, Options{Store: s, Trees: PxarTrees{}})
+		if got := names(t, filepath.Join(mnt, snap.String())); !slices.Equal(got, []string{"other.blob"}) {
+			t.Fatalf("mount %d lists %v, want [other.blob]", i, got)
+		}
+		if err := srv.Unmount(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
