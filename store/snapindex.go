@@ -119,7 +119,7 @@ type snapIndexEntry struct {
 	// directory's d_ino when a mount last checked Manifest (and thus
 	// Listing) by a stat (snapindex_group.go).
 	Group *groupDirKey `json:"g,omitempty"`
-	Dir   uint64    `json:"d,omitempty"`
+	Dir   uint64       `json:"d,omitempty"`
 }
 
 type snapIndexFile struct {
