@@ -51,7 +51,9 @@
 // (store.ListingIndex) while its manifest is the version it was made of,
 // with its file archives' root attributes once a mount opened them: a
 // find over thousands of snapshots then reads no manifest and opens no
-// archive. Every open reads the manifest first (snapManifest,
+// archive; while a group's directory is unchanged its finished
+// snapshots are not even stat'ed (store.Store.MountSnapshots; why that
+// is sound: store's doc.go). Every open reads the manifest first (snapManifest,
 // snapmanifest.go), and data comes only through it and its checked
 // indexes.
 //

@@ -14,7 +14,8 @@ import (
 // their decoded size, file archives as trees when a TreeOpener is
 // configured and left out (with a log line) otherwise. The listing of a
 // plain snapshot comes from the snapshot index while its manifest is the
-// one it was made of (store.ListingIndex); else from the manifest, and
+// one it was made of (store.ListingIndex), with no stat at all when the
+// group's listing vouched for it (known); else from the manifest, and
 // the index keeps it. Either way the nodes read the manifest again
 // before any data (snapManifest).
 func (f *mountFS) snapshotLister(snap store.Snapshot, known store.ManifestStamp) lister {
