@@ -35,18 +35,21 @@ func blobSnapshot(t *testing.T, s *store.Store, g store.Group, tm time.Time, nam
 	return b.Snapshot()
 }
 
-// names lists dir through the mount.
-func names(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
+// mountCounting returns a function that mounts s, runs check on the
+// mount, unmounts (the index is written) and returns the names opened
+// in the directory watch watches meanwhile.
+func mountCounting(t *testing.T, s *store.Store, watch *opens) func(what string, check func(mnt string)) []string {
+	return func(what string, check func(mnt string)) []string {
+		t.Helper()
+		srv, mnt, _ := mountT(t, Options{Store: s, Trees: PxarTrees{}})
+		watch.take()
+		check(mnt)
+		opened := watch.take()
+		if err := srv.Unmount(); err != nil {
+			t.Fatalf("%s: unmount: %v", what, err)
+		}
+		return opened
 	}
-	var out []string
-	for _, e := range es {
-		out = append(out, e.Name())
-	}
-	return out
 }
 
 // TestListingGroupUnchanged: while a group's directory is unchanged, a
@@ -60,17 +63,7 @@ func TestListingGroupUnchanged(t *testing.T) {
 	needFUSE(t)
 	s, snap, conf := indexedStore(t)
 	watch := watchOpens(t, s.SnapshotPath(snap))
-	mountOnce := func(what string, check func(mnt string)) []string {
-		t.Helper()
-		srv, mnt, _ := mountT(t, Options{Store: s, Trees: PxarTrees{}})
-		watch.take()
-		check(mnt)
-		opened := watch.take()
-		if err := srv.Unmount(); err != nil {
-			t.Fatalf("%s: unmount: %v", what, err)
-		}
-		return opened
-	}
+	mountOnce := mountCounting(t, s, watch)
 	snapDir := func(mnt string) string { return filepath.Join(mnt, snap.String()) }
 	mountOnce("first", func(mnt string) { listAndStat(t, snapDir(mnt), conf) })
 	err := s.UpdateManifest(context.Background(), snap, func(m *store.Manifest) error {
@@ -96,7 +89,7 @@ func TestListingGroupUnchanged(t *testing.T) {
 	added := blobSnapshot(t, s, snap.Group, snap.Time.Add(time.Hour), "new.blob")
 	changed := mountOnce("changed", func(mnt string) {
 		group := filepath.Join(mnt, snap.Group.String())
-		if got, want := names(t, group), []string{snap.TimeString(), added.TimeString(), latestName}; !slices.Equal(got, want) {
+		if got, want := readNames(t, group), []string{snap.TimeString(), added.TimeString(), latestName}; !slices.Equal(got, want) {
 			t.Fatalf("group lists %v, want %v", got, want)
 		}
 		listAndStat(t, snapDir(mnt), conf)
@@ -106,17 +99,25 @@ func TestListingGroupUnchanged(t *testing.T) {
 	}
 }
 
-// TestListingGroupReusedInode: a snapshot forgotten and backed up again
-// under the same name (its directory may get the old inode back) lists
-// what the new manifest says, at once and from the index later.
-func TestListingGroupReusedInode(t *testing.T) {
-	needFUSE(t)
+// listedStore is indexedStore after a mount listed its snapshot (the
+// snapshot index has its listing).
+func listedStore(t *testing.T) (*store.Store, store.Snapshot, []byte) {
+	t.Helper()
 	s, snap, conf := indexedStore(t)
 	srv, mnt, _ := mountT(t, Options{Store: s, Trees: PxarTrees{}})
 	listAndStat(t, filepath.Join(mnt, snap.String()), conf)
 	if err := srv.Unmount(); err != nil {
 		t.Fatal(err)
 	}
+	return s, snap, conf
+}
+
+// TestListingGroupReusedInode: a snapshot forgotten and backed up again
+// under the same name (its directory may get the old inode back) lists
+// what the new manifest says, at once and from the index later.
+func TestListingGroupReusedInode(t *testing.T) {
+	needFUSE(t)
+	s, snap, _ := listedStore(t)
 	var before, after unix.Stat_t
 	if err := unix.Stat(s.SnapshotPath(snap), &before); err != nil {
 		t.Fatal(err)
@@ -132,7 +133,7 @@ func TestListingGroupReusedInode(t *testing.T) {
 	for i, wait := range []time.Duration{0, 2100 * time.Millisecond, 0} {
 		time.Sleep(wait) // then the group's state is recorded, then used
 		srv, mnt, _ := mountT(t, Options{Store: s, Trees: PxarTrees{}})
-		if got := names(t, filepath.Join(mnt, snap.String())); !slices.Equal(got, []string{"other.blob"}) {
+		if got := readNames(t, filepath.Join(mnt, snap.String())); !slices.Equal(got, []string{"other.blob"}) {
 			t.Fatalf("mount %d lists %v, want [other.blob]", i, got)
 		}
 		if err := srv.Unmount(); err != nil {

@@ -141,16 +141,9 @@ func TestListingFromIndex(t *testing.T) {
 	needFUSE(t)
 	s, snap, conf := indexedStore(t)
 	watch := watchOpens(t, s.SnapshotPath(snap))
+	counted := mountCounting(t, s, watch)
 	mountOnce := func(what string, check func(dir string)) []string {
-		t.Helper()
-		srv, mnt, _ := mountT(t, Options{Store: s, Trees: PxarTrees{}})
-		watch.take()
-		check(filepath.Join(mnt, snap.String()))
-		opened := watch.take()
-		if err := srv.Unmount(); err != nil { // writes what the mount learned
-			t.Fatalf("%s: unmount: %v", what, err)
-		}
-		return opened
+		return counted(what, func(mnt string) { check(filepath.Join(mnt, snap.String())) })
 	}
 	first := mountOnce("first", func(dir string) { listAndStat(t, dir, conf) })
 	if !hasName(first, store.ManifestName) || !hasName(first, "root.mpxar.didx") {
@@ -188,12 +181,7 @@ func hasName(names []string, name string) bool {
 // garbage lists what the manifest says and reads the right bytes.
 func TestListingHostileIndex(t *testing.T) {
 	needFUSE(t)
-	s, snap, conf := indexedStore(t)
-	srv, mnt, _ := mountT(t, Options{Store: s, Trees: PxarTrees{}})
-	listAndStat(t, filepath.Join(mnt, snap.String()), conf)
-	if err := srv.Unmount(); err != nil {
-		t.Fatal(err)
-	}
+	s, snap, conf := listedStore(t)
 	ipath := filepath.Join(s.Root(), store.SnapIndexName)
 	good, err := os.ReadFile(ipath)
 	if err != nil {
