@@ -141,3 +141,53 @@ func TestListingGroupReusedInode(t *testing.T) {
 		}
 	}
 }
+
+// TestListingGroupForged: an index entry forged to vouch for an
+// unfinished snapshot directory (the group's real state, the directory's
+// real inode, another snapshot's listing) lists it, but serves no byte:
+// every open reads the manifest, which is not there.
+func TestListingGroupForged(t *testing.T) {
+	needFUSE(t)
+	s, snap, _ := listedStore(t)
+	forged := snap
+	forged.Time = snap.Time.Add(-time.Hour)
+	if err := os.Mkdir(s.SnapshotPath(forged), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2100 * time.Millisecond) // the group's new state settles
+	var g, d unix.Stat_t
+	if err := unix.Stat(s.GroupPath(snap.Group), &g); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Stat(s.SnapshotPath(forged), &d); err != nil {
+		t.Fatal(err)
+	}
+	ipath := filepath.Join(s.Root(), store.SnapIndexName)
+	var f map[string]any
+	if data, err := os.ReadFile(ipath); err != nil || json.Unmarshal(data, &f) != nil {
+		t.Fatalf("index: %v", err)
+	}
+	es := f["entries"].(map[string]any)
+	e := map[string]any{}
+	for k, v := range es[snap.String()].(map[string]any) {
+		e[k] = v
+	}
+	e["g"] = map[string]any{"i": g.Ino, "m": g.Mtim.Nano(), "c": g.Ctim.Nano()}
+	e["d"] = d.Ino
+	es[forged.String()] = e
+	data, _ := json.Marshal(f)
+	if err := os.WriteFile(ipath, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, mnt, _ := mountT(t, Options{Store: s, Trees: PxarTrees{}})
+	dir := filepath.Join(mnt, forged.String())
+	if got := readNames(t, dir); !slices.Equal(got, []string{"conf.blob", "root.pxar"}) {
+		t.Fatalf("forged snapshot lists %v", got)
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "conf.blob")); err == nil {
+		t.Fatalf("conf.blob of a snapshot with no manifest: %d bytes", len(got))
+	}
+	if got, err := os.ReadFile(filepath.Join(dir, "root.pxar", "f")); err == nil {
+		t.Fatalf("root.pxar/f of a snapshot with no manifest: %q", got)
+	}
+}
