@@ -74,7 +74,30 @@ func (s *Store) MountSnapshots(x *ListingIndex, g Group) ([]MountSnapshot, error
 			out[i].Stamp = ManifestStamp{k: infos[j].manifest, group: gk, dir: out[i].Stamp.dir}
 		}
 	}
+	if gk != nil {
+		x.record(out, check)
+	}
 	return out, nil
+}
+
+// record notes the group's settled state in the entries of the stat'ed
+// snapshots whose listing is of the manifest the stat found (a live
+// mount re-lists a group but not a snapshot it listed already).
+func (x *ListingIndex) record(out []MountSnapshot, check []int) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, i := range check {
+		st := out[i].Stamp
+		key := out[i].String()
+		e, ok := x.entries[key]
+		if !ok || st.group == nil || e.Listing == nil || e.Manifest != st.k ||
+			(e.Group != nil && *e.Group == *st.group && e.Dir == st.dir) {
+			continue
+		}
+		e.Group, e.Dir = st.group, st.dir
+		x.entries[key] = e
+		x.changed(key)
+	}
 }
 
 // fromIndex makes the infos of the snapshots among ds, those the index

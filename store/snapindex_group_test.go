@@ -79,9 +79,14 @@ func TestMountSnapshotsGroupKey(t *testing.T) {
 		t.Fatal("an unsettled group's state was recorded")
 	}
 	snapIndexSettle = 0
-	list()
+	list() // a's rewritten manifest is read again, the group's state recorded
 	if tr, _ := trustedOf(t, s, x, g); !tr[a.TimeString()] {
 		t.Fatal("a settled group's state was not recorded")
+	}
+	c, _ := backupImage(t, s, g, day(3), path)
+	trustedOf(t, s, x, g) // records the new state: a live mount lists a no more
+	if tr, _ := trustedOf(t, s, x, g); !tr[a.TimeString()] || tr[c.TimeString()] {
+		t.Fatalf("after a backup: trusted %v, want a alone (by the group's listing)", tr)
 	}
 }
 
