@@ -52,6 +52,16 @@
 // goes when the kernel forgets the entry (Stats.TreeEntries counts the
 // slots). Hard links share a slot and an inode number.
 //
+// A plain snapshot's listing comes from the snapshot index
+// (store.ListingIndex) while its manifest is the version it was made of,
+// with its file archives' root attributes once a mount opened them: a
+// find over thousands of snapshots then reads no manifest and opens no
+// archive; while a group's directory is unchanged its finished
+// snapshots are not even stat'ed (store.Store.MountSnapshots; why that
+// is sound: store's doc.go). Every open reads the manifest first (snapManifest,
+// snapmanifest.go), and data comes only through it and its checked
+// indexes.
+//
 // Encrypted snapshots (PBS's client-side encryption) read through the
 // keys the store was given (store.Store.SetKeys, cairn mount --keyfile),
 // each with the key its manifest names; the mount decrypts as it reads

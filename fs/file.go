@@ -19,11 +19,11 @@ import (
 type archiveFile struct {
 	node
 	readOnly
-	snap    store.Snapshot
-	m       *store.Manifest
-	archive store.Archive
-	blob    bool
-	lazy    lazyFile
+	snap store.Snapshot
+	man  *snapManifest // read at the first open (snapmanifest.go)
+	name string
+	blob bool
+	lazy lazyFile
 }
 
 var (
@@ -48,20 +48,24 @@ func (n *archiveFile) OnForget() { n.lazy.release(n.fsys) }
 // manifest) through the shared cache, or the blob read, checked and
 // decoded (blobs are small: at most 128 MiB, usually a few KiB).
 func (n *archiveFile) open(ctx context.Context) (gofs.FileHandle, syscall.Errno) {
+	m, a, err := n.man.archive(n.name)
+	if err != nil {
+		return nil, n.openFailed(err)
+	}
 	if n.blob {
-		data, err := n.fsys.s.ReadBlob(n.snap, n.m, n.archive.Files[0])
+		data, err := n.fsys.s.ReadBlob(n.snap, m, a.Files[0])
 		if err != nil {
 			return nil, n.openFailed(err)
 		}
 		return &bytesHandle{fsys: n.fsys, data: data}, 0
 	}
-	x, err := n.fsys.s.OpenSnapshotIndex(n.snap, n.m, n.archive.Files[0])
+	x, err := n.fsys.s.OpenSnapshotIndex(n.snap, m, a.Files[0])
 	if err != nil {
 		return nil, n.openFailed(err)
 	}
 	r := store.NewIndexReader(n.fsys.bg, x, n.fsys.cache, n.fsys.readahead)
 	r.LimitScans()
-	return &readHandle{fsys: n.fsys, snap: n.snap, archive: n.archive.Name, r: r, size: r.Size(), closer: x}, 0
+	return &readHandle{fsys: n.fsys, snap: n.snap, archive: n.name, r: r, size: r.Size(), closer: x}, 0
 }
 
 // openFailed counts and logs a damaged archive and maps err to an errno.
@@ -69,7 +73,7 @@ func (n *archiveFile) openFailed(err error) syscall.Errno {
 	e := errno(err)
 	if e == syscall.EIO {
 		n.fsys.readErrors.Add(1)
-		n.fsys.log.Error("open failed", "snapshot", n.snap.String(), "archive", n.archive.Name, "err", err)
+		n.fsys.log.Error("open failed", "snapshot", n.snap.String(), "archive", n.name, "err", err)
 	}
 	return e
 }

@@ -131,7 +131,7 @@ func (f *mountFS) newGroupDir(attr fuse.Attr, g store.Group) *dir {
 }
 
 func (f *mountFS) groupEntries(g store.Group, d *dir) ([]entry, error) {
-	snaps, err := f.s.Snapshots(g)
+	snaps, err := f.s.MountSnapshots(f.listIdx, g)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil // a forgotten group: empty (a group mount's root stays)
 	}
@@ -144,7 +144,7 @@ func (f *mountFS) groupEntries(g store.Group, d *dir) ([]entry, error) {
 		if !si.Finished {
 			continue
 		}
-		es = append(es, f.snapshotEntry(si.TimeString(), si.Snapshot))
+		es = append(es, f.snapshotEntry(si.TimeString(), si.Snapshot, si.Stamp))
 		newest = si.TimeString()
 	}
 	if newest != "" {
@@ -157,8 +157,9 @@ func (f *mountFS) groupEntries(g store.Group, d *dir) ([]entry, error) {
 }
 
 // snapshotEntry is a snapshot's directory; its content never changes.
-func (f *mountFS) snapshotEntry(name string, snap store.Snapshot) entry {
-	return f.listDir(name, snap.String(), 0, f.snapshotLister(snap), snap.Time)
+// stamp is what the group's listing knew of its manifest.
+func (f *mountFS) snapshotEntry(name string, snap store.Snapshot, stamp store.ManifestStamp) entry {
+	return f.listDir(name, snap.String(), 0, f.snapshotLister(snap, stamp), snap.Time)
 }
 
 // latestLink points to the newest finished snapshot of its group, as the

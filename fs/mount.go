@@ -29,6 +29,7 @@ type mountFS struct {
 	started   time.Time
 	bg        context.Context // ends at unmount: stops read-ahead
 	trees     TreeOpener
+	listIdx   *store.ListingIndex // snapshot listings (snapshot.go); nil for a remote store
 
 	noOpen     bool       // files are read without OPEN (noopen.go)
 	prefill    *prefiller // small files stored in the page cache ahead (prefill.go)
@@ -77,7 +78,8 @@ func Mount(ctx context.Context, dir string, opt Options) (*Server, error) {
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	f := &mountFS{s: opt.Store, cache: cache, readahead: opt.Readahead, imageMode: opt.ImageMode, refresh: opt.Refresh,
 		timeout: opt.Timeout, log: opt.Log, started: time.Now(), bg: bg, trees: opt.Trees, raw: newRawTable(),
-		owner: fuse.Owner{Uid: uint32(os.Geteuid()), Gid: uint32(os.Getegid())}}
+		listIdx: opt.Store.OpenListingIndex(opt.Log),
+		owner:   fuse.Owner{Uid: uint32(os.Geteuid()), Gid: uint32(os.Getegid())}}
 	m := &Server{dir: mp, direct: os.Geteuid() == 0, grace: opt.UnmountGrace, fsys: f, cancel: cancel, done: make(chan struct{})}
 	split := m.direct && !opt.OneMount
 	f.noOpen = split
@@ -108,6 +110,7 @@ func Mount(ctx context.Context, dir string, opt Options) (*Server, error) {
 		f.prefill.wg.Wait()
 		f.closeLazyFiles()
 		f.closeTrees()
+		f.listIdx.Close()
 		cache.Close()
 		close(m.done)
 	}()
@@ -188,7 +191,7 @@ func (f *mountFS) newRoot(sc Scope, extra []RootEntry) (*dir, func(context.Conte
 	var root *dir
 	switch {
 	case sc.Snapshot != nil:
-		root = f.newDir(attr, sc.Snapshot.String(), 0, f.snapshotLister(*sc.Snapshot))
+		root = f.newDir(attr, sc.Snapshot.String(), 0, f.snapshotLister(*sc.Snapshot, store.ManifestStamp{}))
 	case sc.Group != nil:
 		root = f.newGroupDir(attr, *sc.Group)
 	default:

@@ -1,13 +1,11 @@
 package fs
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"syscall"
 	"testing"
 
-	"github.com/cairnfs/cairn/store/pxar"
 	"golang.org/x/sys/unix"
 )
 
@@ -18,18 +16,8 @@ import (
 // it. With the root's Getattr called at lookup, as before, the listing
 // loads the archive's first chunk and the test fails.
 func TestListingOpensNoArchive(t *testing.T) {
-	var meta, payload bytes.Buffer
-	enc, err := pxar.NewEncoder(&meta, &payload, pxMeta(pxar.ModeIFDIR|0o750, 1600000000))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := enc.AddFile("f", pxMeta(pxar.ModeIFREG|0o644, 1600000001), 3, bytes.NewReader([]byte("hi\n"))); err != nil {
-		t.Fatal(err)
-	}
-	if err := enc.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s, snap := splitArchiveStore(t, "lazy", meta.Bytes(), payload.Bytes())
+	meta, payload := rootWithF(t)
+	s, snap := splitArchiveStore(t, "lazy", meta, payload)
 	srv, mnt, _ := mountT(t, Options{Store: s, Trees: PxarTrees{}})
 	dir := filepath.Join(mnt, snap.String())
 	for round := 0; round < 2; round++ {

@@ -14,11 +14,12 @@ import (
 // openTree is one file archive of a snapshot, opened on first use and
 // closed when the kernel forgets its root or at unmount.
 type openTree struct {
-	fsys *mountFS
-	snap store.Snapshot
-	m    *store.Manifest
-	a    store.Archive
-	path string // the archive's path in the store: the inode key
+	fsys  *mountFS
+	snap  store.Snapshot
+	man   *snapManifest   // which files to read: from the manifest (snapmanifest.go)
+	a     store.Archive   // its name and kind as listed
+	path  string          // the archive's path in the store: the inode key
+	root0 *store.RootAttr // the root's attributes from the snapshot index, if there
 
 	mu   sync.Mutex
 	t    ArchiveTree
@@ -36,7 +37,11 @@ func (o *openTree) get(ctx context.Context) (ArchiveTree, TreeEntry, error) {
 	if o.t != nil {
 		return o.t, o.root, nil
 	}
-	t, err := o.fsys.trees.OpenTree(ctx, o.a, o.fsys.streamOpener(o.snap, o.m))
+	m, a, err := o.man.archive(o.a.Name)
+	if err != nil {
+		return nil, TreeEntry{}, err
+	}
+	t, err := o.fsys.trees.OpenTree(ctx, a, o.fsys.streamOpener(o.snap, m))
 	if err != nil {
 		return nil, TreeEntry{}, err
 	}
@@ -44,6 +49,9 @@ func (o *openTree) get(ctx context.Context) (ArchiveTree, TreeEntry, error) {
 	if err != nil {
 		t.Close()
 		return nil, TreeEntry{}, err
+	}
+	if o.root0 == nil {
+		o.man.learnedRoot(o.a.Name, root)
 	}
 	o.t, o.root = t, root
 	o.fsys.openTrees.Store(o, true)
@@ -80,11 +88,19 @@ func (o *openTree) attrOf(e TreeEntry) fuse.Attr {
 	return a
 }
 
-// treeEntry is a file archive's directory in a snapshot.
-func (f *mountFS) treeEntry(snap store.Snapshot, m *store.Manifest, a store.Archive, path string) entry {
-	attr := f.makeAttr(modeDir, inoOf(path), 0, snap.Time)
-	return entry{name: a.Name, attr: attr, lazy: true, make: func(at fuse.Attr) gofs.InodeEmbedder {
-		return &treeNode{tree: &openTree{fsys: f, snap: snap, m: m, a: a, path: path}}
+// treeEntry is a file archive's directory in a snapshot. With its root's
+// attributes from the snapshot index, it is listed with them and neither
+// a listing nor a stat opens the archive; else its attributes cost
+// opening the tree (lazy: READDIRPLUS leaves it to a LOOKUP), which puts
+// them in the index for the next mount.
+func (f *mountFS) treeEntry(snap store.Snapshot, sm *snapManifest, a *store.ListedArchive, path string) entry {
+	o := &openTree{fsys: f, snap: snap, man: sm, a: store.Archive{Name: a.Name, Kind: a.Kind, Size: a.Size}, path: path, root0: a.Root}
+	attr, known := o.knownRoot()
+	if !known {
+		attr = f.makeAttr(modeDir, inoOf(path), 0, snap.Time)
+	}
+	return entry{name: a.Name, attr: attr, lazy: !known, make: func(at fuse.Attr) gofs.InodeEmbedder {
+		return &treeNode{tree: &openTree{fsys: f, snap: snap, man: sm, a: o.a, path: path, root0: o.root0}}
 	}}
 }
 
@@ -121,6 +137,10 @@ func (n *treeNode) fail(op string, err error) syscall.Errno {
 // Getattr returns the root's attributes, with the archive's inode number.
 func (n *treeNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	n.tree.fsys.raw.addRoot(n) // again, should a slow registration have been taken for a loser (nodecount.go)
+	// The attributes from the snapshot index (snapmanifest.go), if it has them.
+	if n.rootAttrOut(out) {
+		return 0
+	}
 	_, e, err := n.tree.get(ctx)
 	if err != nil {
 		return n.fail("getattr", err)

@@ -16,7 +16,38 @@
 // ctime, from the stat Snapshots makes anyway) and made only of a
 // manifest older than a clock tick or two. It is never needed: a file
 // that does not decode or is not the user's own is ignored and rebuilt,
-// and a store the user cannot write lists without it.
+// and a store the user cannot write lists without it. A mount keeps
+// there too, checked the same way, each plain snapshot's listing
+// (SnapListing: archive names, kinds, sizes, a blob's decoded size, a
+// file archive's root attributes once opened; ListingIndex,
+// snapindex_mount.go), so that listing a snapshot and stat-ing its
+// archives opens neither the manifest nor an archive.
+//
+// A mount's group listing (MountSnapshots, snapindex_group.go) goes one
+// step further and makes no stat of a finished snapshot at all while its
+// group's directory is unchanged: each entry records the group
+// directory's inode, mtime and ctime (only once that ctime is older than
+// the settle time) and the snapshot directory's d_ino (from the group's
+// getdents) when a stat last matched its manifest. This is sound because
+// what a mount shows of a finished snapshot (that it is finished, its
+// archives, their sizes and root attributes) is the manifest's protected
+// part, which cairn never rewrites for the life of the snapshot's
+// directory (notes and verify state are in the unprotected part:
+// UpdateManifest), and no cairn command removes a manifest from its
+// directory; every add, remove or rename of a snapshot directory
+// (backup, forget's rename-then-remove, prune, sync, tape restore)
+// moves the group directory's mtime and ctime, so a directory removed
+// and made again under the same name (perhaps with the same inode) is
+// stat'ed again. Unfinished snapshots and names the entry does not vouch
+// for are stat'ed as Snapshots does. What this gives up: a manifest
+// replaced or deleted by hand inside its snapshot directory is listed
+// as it was until the group changes (or the index is removed); reads go
+// through the manifest (read and checked at the first open) and fail
+// cleanly. A forged entry can at most list a snapshot directory of the
+// group (names come from getdents, never from the index) as finished,
+// with archive names the index checks; it cannot name a file to read.
+// `cairn snapshots` (notes, verify state, protection) keeps the
+// per-manifest check.
 //
 // Chunks are read through Backend (backend.go), the seam between where
 // chunks live and what is done with them; the local directory

@@ -114,6 +114,12 @@ func FirstLine(s string, n int) string {
 type snapIndexEntry struct {
 	Manifest fileKey         `json:"f"`
 	Summary  ManifestSummary `json:"m"`
+	Listing  *SnapListing    `json:"l,omitempty"` // a mount's (snapindex_listing.go)
+	// Group and Dir: the group directory's state and the snapshot
+	// directory's d_ino when a mount last checked Manifest (and thus
+	// Listing) by a stat (snapindex_group.go).
+	Group *groupDirKey `json:"g,omitempty"`
+	Dir   uint64       `json:"d,omitempty"`
 }
 
 type snapIndexFile struct {
@@ -238,6 +244,11 @@ func decodeSnapEntries(dec *json.Decoder) (map[string]snapIndexEntry, error) {
 		if err := dec.Decode(&e); err != nil {
 			return nil, err
 		}
+		if e.Listing != nil {
+			if err := e.Listing.check(); err != nil {
+				return nil, fmt.Errorf("entry %v: %w", t, err)
+			}
+		}
 		out[t.(string)] = e // object keys are strings
 	}
 	return out, wantDelim(dec, '}')
@@ -324,15 +335,20 @@ func (x *SnapIndex) Save(partial bool) {
 	}
 }
 
-func (x *SnapIndex) write() error {
-	data, err := json.Marshal(snapIndexFile{Version: snapIndexVersion, Entries: x.new})
+func (x *SnapIndex) write() error { return writeSnapIndex(x.s.root, x.new) }
+
+// writeSnapIndex writes entries as the index of the store at root (temp +
+// rename), and sweeps the temporary files crashed writers left.
+func writeSnapIndex(root string, entries map[string]snapIndexEntry) error {
+	data, err := json.Marshal(snapIndexFile{Version: snapIndexVersion, Entries: entries})
 	if err != nil {
 		return err
 	}
 	if len(data) > maxSnapIndexFile {
 		return fmt.Errorf("%d bytes, limit %d", len(data), maxSnapIndexFile)
 	}
-	tmp, err := os.CreateTemp(x.s.root, SnapIndexName+".tmp-*") // mode 0600
+	sweepSnapIndexTemps(root, time.Now().Add(-snapIndexTempAge))
+	tmp, err := os.CreateTemp(root, SnapIndexName+snapIndexTemp+"*") // mode 0600
 	if err != nil {
 		return err
 	}
@@ -341,7 +357,7 @@ func (x *SnapIndex) write() error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp.Name(), x.path())
+		err = os.Rename(tmp.Name(), filepath.Join(root, SnapIndexName))
 	}
 	if err != nil {
 		os.Remove(tmp.Name())

@@ -227,7 +227,7 @@ func (s *Store) Groups(ns NS) ([]Group, error) {
 
 // Snapshots returns the group's snapshots, oldest first. Each costs two
 // stats relative to the group's directory (its manifest, its protection
-// marker).
+// marker), made in parallel (snapshot_stat.go).
 func (s *Store) Snapshots(g Group) ([]SnapshotInfo, error) {
 	dir, err := os.Open(s.GroupPath(g))
 	if err != nil {
@@ -239,21 +239,17 @@ func (s *Store) Snapshots(g Group) ([]SnapshotInfo, error) {
 		return nil, fmt.Errorf("list snapshots of %s: %w", g, err)
 	}
 	slices.Sort(names)
-	fd := int(dir.Fd())
 	var out []SnapshotInfo
+	var snapNames []string
 	for _, n := range names {
 		t, err := ParseTime(n)
 		if err != nil {
 			continue
 		}
-		info := SnapshotInfo{Snapshot: Snapshot{Group: g, Time: t}}
-		var st unix.Stat_t
-		if info.Finished = fstatat(fd, n+"/"+ManifestName, &st, 0) == nil; info.Finished {
-			info.manifest = fileKeyOf(&st)
-		}
-		info.Protected = fstatat(fd, n+"/"+ProtectedName, &st, unix.AT_SYMLINK_NOFOLLOW) == nil
-		out = append(out, info)
+		out = append(out, SnapshotInfo{Snapshot: Snapshot{Group: g, Time: t}})
+		snapNames = append(snapNames, n)
 	}
+	statSnapshots(int(dir.Fd()), snapNames, out)
 	return out, nil
 }
 
