@@ -86,13 +86,14 @@ func (d *dir) load(ctx context.Context) ([]entry, error) {
 }
 
 // forgetGone tells the kernel to drop its cached entries for names that
-// disappeared (a forgotten or pruned snapshot, a removed group), so they
-// do not linger until their entry timeout. It runs in the background: invalidating an entry takes the
-// directory's lock in the kernel, which a request in flight may hold.
+// disappeared (a forgotten or pruned snapshot, a removed group) or are
+// another inode now (latest, moved), so they do not linger until their
+// entry timeout. It runs in the background: invalidating an entry takes
+// the directory's lock in the kernel, which a request in flight may hold.
 func (d *dir) forgetGone(now []entry) {
 	var gone []string
 	for _, e := range d.entries {
-		if _, ok := find(now, e.name); !ok {
+		if n, ok := find(now, e.name); !ok || n.attr.Ino != e.attr.Ino {
 			gone = append(gone, e.name)
 		}
 	}

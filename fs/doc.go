@@ -15,7 +15,9 @@
 // a forgotten or pruned one leaves it within about two Refresh periods
 // (the kernel keeps the entries of these listings for Refresh, not for
 // Options.Timeout, and the entries a re-listing finds gone are
-// invalidated at once), `latest` moves back, a removed group or
+// invalidated at once), `latest` moves back (the kernel caches symlink
+// targets, FUSE_CACHE_SYMLINKS: a moved `latest` is a new inode, whose
+// target the kernel asks for again), a removed group or
 // namespace empties; files opened before keep reading, from their open
 // index, until garbage collection removes the chunks. Inode numbers are a hash of the
 // entry's path in the store, so they are stable across remounts. Every

@@ -148,7 +148,11 @@ func (f *mountFS) groupEntries(g store.Group, d *dir) ([]entry, error) {
 		newest = si.TimeString()
 	}
 	if newest != "" {
-		attr := f.makeAttr(modeLink, inoOf(g.String(), latestName), uint64(len(newest)), f.started)
+		// The kernel caches a symlink's target (FUSE_CACHE_SYMLINKS) per
+		// inode: latest is a new inode when its target moves, so a lookup
+		// after the move finds the new one with no cached target (and the
+		// re-list drops the old entry, dir.forgetGone).
+		attr := f.makeAttr(modeLink, inoOf(g.String(), latestName, newest), uint64(len(newest)), f.started)
 		es = append(es, entry{name: latestName, attr: attr, make: func(a fuse.Attr) gofs.InodeEmbedder {
 			return &latestLink{node: node{fsys: f, attr: a}, group: d}
 		}})

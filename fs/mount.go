@@ -178,8 +178,11 @@ func (m *Server) fuseOptions(opt Options, onAdd func(context.Context), ro bool) 
 			DirectMountFlags:  flags,
 			// .stats changes its mtime to have its cached page dropped.
 			ExtraCapabilities: fuse.CAP_AUTO_INVAL_DATA,
-			Debug:             opt.Debug,
-			Logger:            logger,
+			// Symlink targets are cached: a file archive's never change,
+			// and latest is a new inode when it moves (layout.go).
+			EnableSymlinkCaching: true,
+			Debug:                opt.Debug,
+			Logger:               logger,
 		},
 	}
 }
