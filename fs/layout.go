@@ -123,14 +123,12 @@ func (f *mountFS) groupEntry(name string, g store.Group) entry {
 }
 
 func (f *mountFS) newGroupDir(attr fuse.Attr, g store.Group) *dir {
-	var d *dir
-	d = f.newDir(attr, g.String(), f.refresh, func(ctx context.Context) ([]entry, error) {
-		return f.groupEntries(g, d)
+	return f.newDir(attr, g.String(), f.refresh, func(ctx context.Context) ([]entry, error) {
+		return f.groupEntries(g)
 	})
-	return d
 }
 
-func (f *mountFS) groupEntries(g store.Group, d *dir) ([]entry, error) {
+func (f *mountFS) groupEntries(g store.Group) ([]entry, error) {
 	snaps, err := f.s.MountSnapshots(f.listIdx, g)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, nil // a forgotten group: empty (a group mount's root stays)
@@ -151,10 +149,12 @@ func (f *mountFS) groupEntries(g store.Group, d *dir) ([]entry, error) {
 		// The kernel caches a symlink's target (FUSE_CACHE_SYMLINKS) per
 		// inode: latest is a new inode when its target moves, so a lookup
 		// after the move finds the new one with no cached target (and the
-		// re-list drops the old entry, dir.forgetGone).
-		attr := f.makeAttr(modeLink, inoOf(g.String(), latestName, newest), uint64(len(newest)), f.started)
+		// re-list drops the old entry, dir.forgetGone). So a node
+		// answers the target its inode number was made for, never another.
+		target := newest
+		attr := f.makeAttr(modeLink, inoOf(g.String(), latestName, target), uint64(len(target)), f.started)
 		es = append(es, entry{name: latestName, attr: attr, make: func(a fuse.Attr) gofs.InodeEmbedder {
-			return &latestLink{node: node{fsys: f, attr: a}, group: d}
+			return &latestLink{node: node{fsys: f, attr: a}, target: target}
 		}})
 	}
 	return es, nil
@@ -167,25 +167,17 @@ func (f *mountFS) snapshotEntry(name string, snap store.Snapshot, stamp store.Ma
 }
 
 // latestLink points to the newest finished snapshot of its group, as the
-// group's (refreshed) listing knows it.
+// group's listing knew it when it made the node: a node's target never
+// changes, because the kernel caches it (its inode number hashes it).
 type latestLink struct {
 	node
 	readOnly
-	group *dir
+	target string
 }
 
 var _ gofs.NodeReadlinker = (*latestLink)(nil)
 
 // Readlink returns the newest snapshot's directory name.
 func (l *latestLink) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
-	es, err := l.group.load(ctx)
-	if err != nil {
-		return nil, l.fsys.listErr(l.group.what, err)
-	}
-	for i := len(es) - 1; i >= 0; i-- {
-		if es[i].name != latestName {
-			return []byte(es[i].name), 0
-		}
-	}
-	return nil, syscall.ENOENT
+	return []byte(l.target), 0
 }
