@@ -29,8 +29,19 @@ type pendingRoot struct {
 // inodeID is the node id go-fuse gave in (go-fuse does not export it;
 // TestInodeID checks that this reads it).
 func inodeID(in *gofs.Inode) uint64 {
-	return reflect.ValueOf(in).Elem().FieldByName("nodeId").Uint()
+	return reflect.ValueOf(in).Elem().FieldByIndex(nodeIDField).Uint()
 }
+
+// nodeIDField is where go-fuse's Inode keeps its node id, looked up once
+// (a root's every GETATTR reads it). A go-fuse without it cannot serve
+// archive trees: the mount fails at start rather than at the first root.
+var nodeIDField = func() []int {
+	f, ok := reflect.TypeFor[gofs.Inode]().FieldByName("nodeId")
+	if !ok || f.Type.Kind() != reflect.Uint64 {
+		panic("fs: go-fuse's Inode has no nodeId uint64 field; archive roots cannot be routed (see nodecount.go)")
+	}
+	return f.Index
+}()
 
 // addRoot registers root n under its node id, unless it is.
 func (t *rawTable) addRoot(n *treeNode) {
