@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairnfs/cairn/internal/dirent"
 	"golang.org/x/sys/unix"
 )
 
@@ -53,11 +54,12 @@ func (s *Store) MountSnapshots(x *ListingIndex, g Group) ([]MountSnapshot, error
 		return nil, fmt.Errorf("list snapshots of %s: %w", g, err)
 	}
 	gk := &groupDirKey{Ino: st.Ino, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano()}
-	ds, err := readDirents(fd)
+	var buf []byte
+	ds, err := dirent.Read(fd, &buf, nil)
 	if err != nil {
 		return nil, fmt.Errorf("list snapshots of %s: %w", g, err)
 	}
-	slices.SortFunc(ds, func(a, b dirent) int { return strings.Compare(a.name, b.name) })
+	slices.SortFunc(ds, func(a, b dirent.Entry) int { return strings.Compare(a.Name, b.Name) })
 	out, check := x.fromIndex(g, gk, ds)
 	if gk.Ctime >= time.Now().Add(-snapIndexSettle).UnixNano() {
 		gk = nil // too new to be recorded
@@ -102,21 +104,21 @@ func (x *ListingIndex) record(out []MountSnapshot, check []int) {
 
 // fromIndex makes the infos of the snapshots among ds, those the index
 // vouches for filled, and says which are left to stat.
-func (x *ListingIndex) fromIndex(g Group, gk *groupDirKey, ds []dirent) (out []MountSnapshot, check []int) {
+func (x *ListingIndex) fromIndex(g Group, gk *groupDirKey, ds []dirent.Entry) (out []MountSnapshot, check []int) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.load()
 	for _, d := range ds {
-		t, err := ParseTime(d.name)
+		t, err := ParseTime(d.Name)
 		if err != nil {
 			continue
 		}
 		ms := MountSnapshot{SnapshotInfo: SnapshotInfo{Snapshot: Snapshot{Group: g, Time: t}}}
-		ms.Stamp.dir = d.ino
+		ms.Stamp.dir = d.Ino
 		e, ok := x.entries[ms.String()]
-		if ok && e.Listing != nil && e.Group != nil && *e.Group == *gk && e.Dir == d.ino && e.Manifest != (fileKey{}) {
+		if ok && e.Listing != nil && e.Group != nil && *e.Group == *gk && e.Dir == d.Ino && e.Manifest != (fileKey{}) {
 			ms.Finished, ms.manifest = true, e.Manifest
-			ms.Stamp = ManifestStamp{k: e.Manifest, group: e.Group, dir: d.ino, trusted: true}
+			ms.Stamp = ManifestStamp{k: e.Manifest, group: e.Group, dir: d.Ino, trusted: true}
 		} else {
 			check = append(check, len(out))
 		}

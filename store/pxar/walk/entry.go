@@ -6,16 +6,27 @@ import (
 	"io"
 	"os"
 
+	"github.com/cairnfs/cairn/internal/dirent"
 	"github.com/cairnfs/cairn/store/pxar"
 	"golang.org/x/sys/unix"
 )
 
-// entry archives one directory entry. Problems with the entry itself
-// are reported and skipped; only encoder errors end the walk.
-func (w *walker) entry(dirfd int, parent, name string) error {
+// entry archives one directory entry, e as the walk's own listing
+// gave it. Problems with the entry itself are reported and skipped; only
+// encoder errors end the walk.
+func (w *walker) entry(dirfd int, parent string, e dirent.Entry) error {
+	name := e.Name
 	rel := join(parent, name)
 	held := w.ra.pass(rel) // the helper's open file, or nil
 	defer held.close()     // unless w.file took it over
+	if held != nil && held.st.Ino != e.Ino {
+		// Not the file this listing has at the name (replaced since the
+		// helper opened it, or its directory swapped): the walk opens
+		// its own. On a file system whose d_ino is not st_ino this only
+		// costs the helper's open.
+		held.close()
+		held = nil
+	}
 	var st unix.Stat_t
 	if held != nil {
 		st = held.st // fstat of the regular file opened at this name

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -137,6 +138,28 @@ func TestReadAheadHeldClosed(t *testing.T) {
 				t.Error("a file removed before the walk listed its directory was stored")
 			}
 		}},
+		{"replaced", func(root string) {
+			for i := range 10 {
+				p := fmt.Sprintf("%s/z/f%02d.dat", root, 3*i)
+				writeFile(t, p+".new", "new "+p)
+				must(t, os.Rename(p+".new", p))
+			}
+		}, func(t *testing.T, a *pxar.Accessor, st Stats, err error) {
+			if err != nil || st.Files != n+2 || st.Errors != 0 {
+				t.Errorf("walk: %v, stats %+v", err, st)
+				return
+			}
+			for i := range n {
+				p := fmt.Sprintf("z/f%02d.dat", i)
+				got := archived(t, a, p)
+				switch {
+				case i%3 == 0 && (!strings.HasPrefix(got, "new ") || !strings.HasSuffix(got, "/"+p)):
+					t.Errorf("%s: not the file at its name when the walk listed z/ (the helper's, opened before the rename?)", p)
+				case i%3 != 0 && got != string(storetest.RandSeeded(1000+i, uint64(i))):
+					t.Errorf("%s: content differs", p)
+				}
+			}
+		}},
 		{"walk ends", nil, func(t *testing.T, _ *pxar.Accessor, _ Stats, err error) {
 			if !errors.Is(err, stop) {
 				t.Errorf("walk returned %v", err)
@@ -173,6 +196,18 @@ func TestReadAheadHeldClosed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// archived reads the content of the file at path in the archive.
+func archived(t *testing.T, a *pxar.Accessor, path string) string {
+	t.Helper()
+	e, err := a.LookupPath(context.Background(), path)
+	must(t, err)
+	r, err := a.Open(context.Background(), e)
+	must(t, err)
+	b, err := io.ReadAll(r)
+	must(t, err)
+	return string(b)
 }
 
 // The helper holds no more files open than its limit, waiting for the

@@ -98,6 +98,7 @@ type raWindow struct {
 	open     int // entries of q holding a descriptor (raItem.open)
 	maxOpen  int
 	closed   bool
+	last     string // the path the walk passed last
 }
 
 func newWindow(lim ReadAhead) *raWindow {
@@ -107,7 +108,9 @@ func newWindow(lim ReadAhead) *raWindow {
 }
 
 // push adds an entry, waiting while the window holds its count; false
-// once the window is closed.
+// once the window is closed. An entry the walk has gone past already
+// (the helper fell behind) is not added but marked passed, so nothing is
+// read or held for it; a directory's entries may still be ahead.
 func (w *raWindow) push(it *raItem) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -116,6 +119,10 @@ func (w *raWindow) push(it *raItem) bool {
 	}
 	if w.closed {
 		return false
+	}
+	if w.last != "" && walkCmp(it.path, w.last) <= 0 {
+		it.passed = true
+		return true
 	}
 	w.q = append(w.q, it)
 	return true
@@ -168,6 +175,7 @@ func (w *raWindow) offer(it *raItem, o *raOpen) bool {
 // the walk did not take, are closed.
 func (w *raWindow) pass(path string) *raOpen {
 	w.mu.Lock()
+	w.last = path
 	var got *raOpen
 	var skipped []*raOpen
 	k := 0

@@ -12,7 +12,6 @@ import (
 
 	"github.com/cairnfs/cairn/store/pxar"
 	"github.com/cairnfs/cairn/store/storetest"
-	"golang.org/x/sys/unix"
 )
 
 // raTree makes a tree for the read-ahead tests: RichTree, exclude
@@ -176,27 +175,26 @@ func TestWalkCmp(t *testing.T) {
 	}
 }
 
-// Dirents as getdents returns them: names and types, "." and ".." left
-// out, a record running past the buffer ignored.
-func TestParseDirents(t *testing.T) {
-	dir := t.TempDir()
-	writeFile(t, dir+"/f", "x")
-	must(t, os.Mkdir(dir+"/d", 0o755))
-	must(t, os.Symlink("f", dir+"/l"))
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY, 0)
-	must(t, err)
-	defer unix.Close(fd)
-	buf := make([]byte, 4096)
-	n, err := unix.ReadDirent(fd, buf)
-	must(t, err)
-	types := map[string]uint8{}
-	names := parseDirents(buf[:n], nil, types)
-	slices.Sort(names)
-	if !slices.Equal(names, []string{"d", "f", "l"}) || types["d"] != unix.DT_DIR || types["f"] != unix.DT_REG ||
-		types["l"] != unix.DT_LNK {
-		t.Errorf("names %q types %v", names, types)
+// An entry the helper reaches after the walk went past it takes no room
+// in the window and is never held for the walk (it would hold a
+// descriptor until the walk's next step); entries after it still are.
+func TestWindowBehindWalk(t *testing.T) {
+	w := newWindow(ReadAhead{}.withDefaults())
+	w.pass("b/c")
+	for _, p := range []string{"a", "b", "b/c"} {
+		it := &raItem{path: p}
+		if !w.push(it) || !w.stale(it) || w.offer(it, &raOpen{fd: -1}) || len(w.q) != 0 || w.open != 0 {
+			t.Errorf("%s, behind the walk: queued %d, held %d", p, len(w.q), w.open)
+		}
 	}
-	if got := parseDirents(buf[:n-1], nil, map[string]uint8{}); len(got) >= len(names)+2 {
-		t.Errorf("truncated buffer gave %q", got)
+	for _, p := range []string{"b/c/d", "b/d"} {
+		it := &raItem{path: p}
+		if !w.push(it) || w.stale(it) || !w.offer(it, &raOpen{fd: -1}) {
+			t.Errorf("%s, ahead of the walk: not held", p)
+		}
 	}
+	if o := w.pass("b/c/d"); o == nil || w.open != 1 {
+		t.Errorf("the walk did not get b/c/d (held %d)", w.open)
+	}
+	w.close()
 }

@@ -2,12 +2,12 @@ package walk
 
 import (
 	"context"
-	"encoding/binary"
 	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
 
+	"github.com/cairnfs/cairn/internal/dirent"
 	"golang.org/x/sys/unix"
 )
 
@@ -23,7 +23,8 @@ import (
 // again, and reads it itself. The walk still lists every directory and
 // handles every other entry itself, so what it stores is the same with
 // or without the helper: the same inode at the same name, read through
-// the same calls. Its opens are the walk's (each relative to its
+// the same calls: the walk takes a held file only if its inode is the
+// d_ino of the walk's own listing at that name. Its opens are the walk's (each relative to its
 // directory's descriptor, O_NOFOLLOW), plus O_NONBLOCK, and only of
 // entries listed as regular files; errors only end its work on that
 // entry (the walk meets them again and reports them).
@@ -135,21 +136,21 @@ func (r *readAhead) stop() {
 // and releases d.
 func (r *readAhead) dir(d *raDir, rel string) {
 	defer d.release()
-	names, types := r.list(d.fd)
+	ents, _ := dirent.Read(d.fd, &r.buf, nil) // an error ends the list early (the walk reports it)
 	npat := len(r.pats)
 	defer func() { r.pats = r.pats[:npat] }()
-	if _, ok := types[".pxarexclude"]; ok {
+	if slices.ContainsFunc(ents, func(e dirent.Entry) bool { return e.Name == ".pxarexclude" }) {
 		r.readExcludes(d.fd, rel)
 	}
 	if rel == "" {
-		names = slices.DeleteFunc(names, func(n string) bool { return n == cliName })
+		ents = slices.DeleteFunc(ents, func(e dirent.Entry) bool { return e.Name == cliName })
 	}
-	slices.Sort(names)
-	for _, name := range names {
+	sortEntries(ents)
+	for _, e := range ents {
 		if r.ctx.Err() != nil {
 			return
 		}
-		r.entry(d, rel, name, types[name])
+		r.entry(d, rel, e.Name, e.Type)
 	}
 }
 
@@ -269,36 +270,6 @@ func (r *readAhead) readExcludes(dirfd int, rel string) {
 	}
 	pats, _ := readExcludeFile(f, dirPath)
 	r.pats = append(r.pats, pats...)
-}
-
-// list reads a directory's names and their types (DT_*) as getdents
-// gives them; an error ends the list early (the walk reports it).
-func (r *readAhead) list(fd int) ([]string, map[string]uint8) {
-	types := map[string]uint8{}
-	names, _ := listDir(fd, &r.buf, types)
-	return names, types
-}
-
-// parseDirents appends the names of linux_dirent64 records (without "."
-// and "..") and records their types.
-func parseDirents(b []byte, names []string, types map[string]uint8) []string {
-	const nameOff = 19 // ino u64, off i64, reclen u16, type u8
-	for len(b) >= nameOff {
-		reclen := int(binary.NativeEndian.Uint16(b[16:18]))
-		if reclen < nameOff || reclen > len(b) {
-			return names
-		}
-		rec := b[nameOff:reclen]
-		if i := slices.Index(rec, 0); i >= 0 {
-			rec = rec[:i]
-		}
-		if name := string(rec); name != "." && name != ".." && name != "" {
-			names = append(names, name)
-			types[name] = b[18]
-		}
-		b = b[reclen:]
-	}
-	return names
 }
 
 func dtype(mode uint32) uint8 {

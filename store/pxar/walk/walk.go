@@ -11,7 +11,9 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 
+	"github.com/cairnfs/cairn/internal/dirent"
 	"github.com/cairnfs/cairn/store/pxar"
 	"golang.org/x/sys/unix"
 )
@@ -215,69 +217,40 @@ func openNoatime(dirfd int, name string, flags int) (int, error) {
 func (w *walker) dir(fd int, rel string) error {
 	npat := len(w.patterns)
 	defer func() { w.patterns = w.patterns[:npat] }()
-	names, err := w.readNames(fd)
+	ents, err := dirent.Read(fd, &w.direntBuf, nil)
 	if err != nil {
 		w.report(displayPath(rel), fmt.Errorf("listing directory: %w", err))
 	}
-	if slices.Contains(names, ".pxarexclude") {
+	if slices.ContainsFunc(ents, func(e dirent.Entry) bool { return e.Name == ".pxarexclude" }) {
 		w.readExcludes(fd, rel)
 	}
 	if rel == "" {
-		names = slices.DeleteFunc(names, func(n string) bool { return n == cliName })
+		ents = slices.DeleteFunc(ents, func(e dirent.Entry) bool { return e.Name == cliName })
 		if !w.enc.Split() && len(w.cli) > 0 {
-			names = append(names, cliName)
+			ents = append(ents, dirent.Entry{Name: cliName})
 		}
 	}
-	slices.Sort(names)
-	for _, name := range names {
+	sortEntries(ents)
+	for _, e := range ents {
 		if err := w.ctx.Err(); err != nil {
 			return err
 		}
-		if rel == "" && name == cliName {
+		if rel == "" && e.Name == cliName {
 			if err := w.addCLIFile(); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := w.entry(fd, rel, name); err != nil {
+		if err := w.entry(fd, rel, e); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// readNames lists the directory open at fd (moving its offset), without
-// "." and "..", in directory order.
-func (w *walker) readNames(fd int) ([]string, error) {
-	return listDir(fd, &w.direntBuf, nil)
-}
-
-// listDir lists the directory open at fd (moving its offset) with
-// getdents into *buf (made on first use), without "." and "..", in
-// directory order; with types not nil it also records each name's DT_*
-// type (parseDirents), which the read-ahead helper uses.
-func listDir(fd int, buf *[]byte, types map[string]uint8) ([]string, error) {
-	if *buf == nil {
-		*buf = make([]byte, 64<<10)
-	}
-	var names []string
-	for {
-		n, err := unix.ReadDirent(fd, *buf)
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if err != nil {
-			return names, err
-		}
-		if n <= 0 {
-			return names, nil
-		}
-		if types == nil {
-			_, _, names = unix.ParseDirent((*buf)[:n], -1, names)
-		} else {
-			names = parseDirents((*buf)[:n], names, types)
-		}
-	}
+// sortEntries sorts a listing by name, the archive's order.
+func sortEntries(ents []dirent.Entry) {
+	slices.SortFunc(ents, func(a, b dirent.Entry) int { return strings.Compare(a.Name, b.Name) })
 }
 
 func displayPath(rel string) string {
