@@ -22,12 +22,13 @@ import (
 // over instead of stat'ing, opening and reading the metadata of the file
 // again, and reads it itself. The walk still lists every directory and
 // handles every other entry itself, so what it stores is the same with
-// or without the helper: the same inode at the same name, read through
-// the same calls: the walk takes a held file only if its inode is the
-// d_ino of the walk's own listing at that name. Its opens are the walk's (each relative to its
-// directory's descriptor, O_NOFOLLOW), plus O_NONBLOCK, and only of
-// entries listed as regular files; errors only end its work on that
-// entry (the walk meets them again and reports them).
+// or without the helper: the same inode at the same name (the walk takes
+// a held file only if its inode is the d_ino of the walk's own listing
+// at that name), read through the same calls. Its opens are the walk's
+// (each relative to its directory's descriptor, O_NOFOLLOW), plus
+// O_NONBLOCK, and only of entries listed as regular files; errors only
+// end its work on that entry (the walk meets them again and reports
+// them).
 type readAhead struct {
 	ctx     context.Context
 	cancel  context.CancelFunc
