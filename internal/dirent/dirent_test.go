@@ -37,9 +37,7 @@ func TestRead(t *testing.T) {
 		}
 		want = append(want, name)
 	}
-	for _, n := range []string{"d", "l"} {
-		want = append(want, n)
-	}
+	want = append(want, "d", "l")
 	if err := os.Mkdir(dir+"/d", 0o755); err != nil {
 		t.Fatal(err)
 	}
