@@ -101,7 +101,7 @@ func (w *rawFS) fail(r rawNode, op string, err error) syscall.Errno {
 	e := errno(err)
 	if e == syscall.EIO {
 		o := r.tree
-		w.f.log.Error(op+" failed", "snapshot", o.snap.String(), "archive", o.a.Name, "path", w.rel(r), "err", err)
+		w.f.log.Error(op+" failed", "snapshot", o.snap.String(), "archive", o.name, "path", w.rel(r), "err", err)
 	}
 	return e
 }
@@ -275,8 +275,9 @@ func (w *rawFS) Access(cancel <-chan struct{}, in *fuse.AccessIn) fuse.Status {
 }
 
 // hasAccess is access(2)'s check of mask (R_OK 4, W_OK 2, X_OK 1) for
-// caller against a's owner and mode, as go-fuse makes it for its nodes
-// (the mount has default_permissions: the kernel checks and seldom asks).
+// caller against a's owner and mode, as go-fuse makes it for its nodes.
+// The mount has default_permissions, under which Linux checks itself and
+// sends no ACCESS; this answers like the archive roots should one come.
 func hasAccess(c fuse.Caller, a fuse.Attr, mask uint32) bool {
 	mask &= 7
 	if mask == 0 {

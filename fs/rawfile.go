@@ -27,7 +27,7 @@ func (w *rawFS) openFile(ctx context.Context, r rawNode) (gofs.FileHandle, sysca
 		p.after(w.t, r.tree, r.parent, e.Name)
 	}
 	o := r.tree
-	return &readHandle{fsys: w.f, snap: o.snap, archive: o.a.Name, where: func() string { return w.rel(r) },
+	return &readHandle{fsys: w.f, snap: o.snap, archive: o.name, where: func() string { return w.rel(r) },
 		r: tf, size: int64(e.Size), closer: tf}, 0
 }
 

@@ -83,7 +83,7 @@ func TestListingGroupUnchanged(t *testing.T) {
 			t.Fatalf("f: %q, %v", got, err)
 		}
 	})
-	if !hasName(read, store.ManifestName) {
+	if !slices.Contains(read, store.ManifestName) {
 		t.Fatalf("reading opened %v: want the manifest", read)
 	}
 	added := blobSnapshot(t, s, snap.Group, snap.Time.Add(time.Hour), "new.blob")
@@ -94,7 +94,7 @@ func TestListingGroupUnchanged(t *testing.T) {
 		}
 		listAndStat(t, snapDir(mnt), conf)
 	})
-	if !hasName(changed, store.ManifestName) {
+	if !slices.Contains(changed, store.ManifestName) {
 		t.Fatalf("after a change of the group, the rewritten manifest was not read again: opened %v", changed)
 	}
 }

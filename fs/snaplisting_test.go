@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -74,7 +75,6 @@ func indexedStore(t *testing.T) (*store.Store, store.Snapshot, []byte) {
 // opens watches a snapshot's directory in the store and counts the
 // opens of its manifest and of its archives' files.
 type opens struct {
-	t  *testing.T
 	fd int
 }
 
@@ -87,7 +87,7 @@ func watchOpens(t *testing.T, dir string) *opens {
 	if _, err := unix.InotifyAddWatch(fd, dir, unix.IN_OPEN); err != nil {
 		t.Fatal(err)
 	}
-	return &opens{t: t, fd: fd}
+	return &opens{fd: fd}
 }
 
 // take returns the names opened since the last call.
@@ -146,7 +146,7 @@ func TestListingFromIndex(t *testing.T) {
 		return counted(what, func(mnt string) { check(filepath.Join(mnt, snap.String())) })
 	}
 	first := mountOnce("first", func(dir string) { listAndStat(t, dir, conf) })
-	if !hasName(first, store.ManifestName) || !hasName(first, "root.mpxar.didx") {
+	if !slices.Contains(first, store.ManifestName) || !slices.Contains(first, "root.mpxar.didx") {
 		t.Fatalf("first mount opened %v: want the manifest and the archive", first)
 	}
 	second := mountOnce("second", func(dir string) { listAndStat(t, dir, conf) })
@@ -162,18 +162,9 @@ func TestListingFromIndex(t *testing.T) {
 			t.Fatalf("conf.blob: %d bytes, %v", len(got), err)
 		}
 	})
-	if !hasName(read, store.ManifestName) || !hasName(read, "root.ppxar.didx") || !hasName(read, "conf.blob") {
+	if !slices.Contains(read, store.ManifestName) || !slices.Contains(read, "root.ppxar.didx") || !slices.Contains(read, "conf.blob") {
 		t.Fatalf("reading opened %v: want the manifest and the archives' files", read)
 	}
-}
-
-func hasName(names []string, name string) bool {
-	for _, n := range names {
-		if n == name {
-			return true
-		}
-	}
-	return false
 }
 
 // TestListingHostileIndex: a mount over an index whose listings are

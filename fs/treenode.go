@@ -17,7 +17,7 @@ type openTree struct {
 	fsys  *mountFS
 	snap  store.Snapshot
 	man   *snapManifest   // which files to read: from the manifest (snapmanifest.go)
-	a     store.Archive   // its name and kind as listed
+	name  string          // the archive's name in the manifest
 	path  string          // the archive's path in the store: the inode key
 	root0 *store.RootAttr // the root's attributes from the snapshot index, if there
 
@@ -37,7 +37,7 @@ func (o *openTree) get(ctx context.Context) (ArchiveTree, TreeEntry, error) {
 	if o.t != nil {
 		return o.t, o.root, nil
 	}
-	m, a, err := o.man.archive(o.a.Name)
+	m, a, err := o.man.archive(o.name)
 	if err != nil {
 		return nil, TreeEntry{}, err
 	}
@@ -51,7 +51,7 @@ func (o *openTree) get(ctx context.Context) (ArchiveTree, TreeEntry, error) {
 		return nil, TreeEntry{}, err
 	}
 	if o.root0 == nil {
-		o.man.learnedRoot(o.a.Name, root)
+		o.man.learnedRoot(o.name, root)
 	}
 	o.t, o.root = t, root
 	o.fsys.openTrees.Store(o, true)
@@ -94,13 +94,13 @@ func (o *openTree) attrOf(e TreeEntry) fuse.Attr {
 // opening the tree (lazy: READDIRPLUS leaves it to a LOOKUP), which puts
 // them in the index for the next mount.
 func (f *mountFS) treeEntry(snap store.Snapshot, sm *snapManifest, a *store.ListedArchive, path string) entry {
-	o := &openTree{fsys: f, snap: snap, man: sm, a: store.Archive{Name: a.Name, Kind: a.Kind, Size: a.Size}, path: path, root0: a.Root}
+	o := &openTree{fsys: f, snap: snap, man: sm, name: a.Name, path: path, root0: a.Root}
 	attr, known := o.knownRoot()
 	if !known {
 		attr = f.makeAttr(modeDir, inoOf(path), 0, snap.Time)
 	}
 	return entry{name: a.Name, attr: attr, lazy: !known, make: func(at fuse.Attr) gofs.InodeEmbedder {
-		return &treeNode{tree: &openTree{fsys: f, snap: snap, man: sm, a: o.a, path: path, root0: o.root0}}
+		return &treeNode{tree: &openTree{fsys: f, snap: snap, man: sm, name: o.name, path: path, root0: o.root0}}
 	}}
 }
 
@@ -129,7 +129,7 @@ var (
 func (n *treeNode) fail(op string, err error) syscall.Errno {
 	e := errno(err)
 	if e == syscall.EIO {
-		n.tree.fsys.log.Error(op+" failed", "snapshot", n.tree.snap.String(), "archive", n.tree.a.Name, "path", "/", "err", err)
+		n.tree.fsys.log.Error(op+" failed", "snapshot", n.tree.snap.String(), "archive", n.tree.name, "path", "/", "err", err)
 	}
 	return e
 }

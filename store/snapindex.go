@@ -36,8 +36,10 @@ const SnapIndexName = ".cairn-snapindex"
 
 const (
 	snapIndexVersion = 1
-	// maxSnapIndexFile and maxSnapIndexEntries bound the index (about
-	// 150 bytes per snapshot): a larger store caches the first entries.
+	// maxSnapIndexFile and maxSnapIndexEntries bound the index (a
+	// summary is about 150 bytes, with a mount's listing about 330): a
+	// larger store caches the first entries, and a file that would be
+	// too large is written without the listings.
 	maxSnapIndexFile    = 32 << 20
 	maxSnapIndexEntries = 100_000
 	// notesRunes is how much of the notes' first line a summary keeps.
@@ -339,8 +341,23 @@ func (x *SnapIndex) write() error { return writeSnapIndex(x.s.root, x.new) }
 
 // writeSnapIndex writes entries as the index of the store at root (temp +
 // rename), and sweeps the temporary files crashed writers left.
+// summariesOnly is entries without what the mount adds (listing, group
+// state, directory inode).
+func summariesOnly(entries map[string]snapIndexEntry) map[string]snapIndexEntry {
+	out := make(map[string]snapIndexEntry, len(entries))
+	for k, e := range entries {
+		out[k] = snapIndexEntry{Manifest: e.Manifest, Summary: e.Summary}
+	}
+	return out
+}
+
+// writeSnapIndex writes entries as root's index (temp + rename).
 func writeSnapIndex(root string, entries map[string]snapIndexEntry) error {
 	data, err := json.Marshal(snapIndexFile{Version: snapIndexVersion, Entries: entries})
+	if err == nil && len(data) > maxSnapIndexFile {
+		// The mounts' listings go first: the summaries stay.
+		data, err = json.Marshal(snapIndexFile{Version: snapIndexVersion, Entries: summariesOnly(entries)})
+	}
 	if err != nil {
 		return err
 	}

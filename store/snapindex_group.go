@@ -2,8 +2,6 @@ package store
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/cairnfs/cairn/internal/dirent"
@@ -55,11 +53,11 @@ func (s *Store) MountSnapshots(x *ListingIndex, g Group) ([]MountSnapshot, error
 	}
 	gk := &groupDirKey{Ino: st.Ino, Mtime: st.Mtim.Nano(), Ctime: st.Ctim.Nano()}
 	var buf []byte
-	ds, err := dirent.Read(fd, &buf, nil)
+	ds, err := dirent.Read(fd, &buf)
 	if err != nil {
 		return nil, fmt.Errorf("list snapshots of %s: %w", g, err)
 	}
-	slices.SortFunc(ds, func(a, b dirent.Entry) int { return strings.Compare(a.Name, b.Name) })
+	dirent.SortByName(ds)
 	out, check := x.fromIndex(g, gk, ds)
 	if gk.Ctime >= time.Now().Add(-snapIndexSettle).UnixNano() {
 		gk = nil // too new to be recorded

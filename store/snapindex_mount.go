@@ -30,6 +30,7 @@ type ListingIndex struct {
 	last    time.Time                 // of the last write
 	writing bool
 	wg      sync.WaitGroup
+	flushMu sync.Mutex // one Flush at a time: each merges into the file
 }
 
 // listingFlushCount and listingFlushAge: a mount writes what it learned
@@ -210,6 +211,8 @@ func (x *ListingIndex) Flush() {
 	if x == nil {
 		return
 	}
+	x.flushMu.Lock()
+	defer x.flushMu.Unlock()
 	x.mu.Lock()
 	mine := make(map[string]snapIndexEntry, len(x.learned))
 	for k := range x.learned {

@@ -2,8 +2,11 @@ package store
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // snapIndexTemp is the infix of the index's temporary files
@@ -16,29 +19,27 @@ const snapIndexTemp = ".tmp-"
 var snapIndexTempAge = 10 * time.Minute
 
 // sweepSnapIndexTemps removes the index's temporary files in root last
-// changed before cutoff: regular files of the index's own name pattern
-// only, never following a symlink (lstat; unlink removes a name, never
-// what a symlink points to). Errors are ignored: the sweep is tidying.
+// changed before cutoff: regular files of the index's own name pattern,
+// owned by this user (os.CreateTemp made them), never following a
+// symlink (lstat; unlink removes a name, never what a symlink points
+// to, and never a directory). Errors are ignored: the sweep is tidying.
 func sweepSnapIndexTemps(root string, cutoff time.Time) {
-	d, err := os.Open(root)
+	names, err := readNames(root)
 	if err != nil {
 		return
 	}
-	names, err := d.Readdirnames(-1)
-	d.Close()
-	if err != nil {
-		return
-	}
+	euid := uint32(os.Geteuid())
 	for _, n := range names {
 		if !isSnapIndexTemp(n) {
 			continue
 		}
-		p := root + string(os.PathSeparator) + n
-		fi, err := os.Lstat(p)
-		if err != nil || !fi.Mode().IsRegular() || !fi.ModTime().Before(cutoff) {
+		p := filepath.Join(root, n)
+		var st unix.Stat_t
+		if unix.Lstat(p, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Uid != euid ||
+			!time.Unix(0, st.Mtim.Nano()).Before(cutoff) {
 			continue
 		}
-		os.Remove(p)
+		_ = unix.Unlink(p) // a name only, never a directory
 	}
 }
 

@@ -1,8 +1,10 @@
 package store
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -46,5 +48,37 @@ func TestSnapIndexSweep(t *testing.T) {
 	}
 	if got, err := os.ReadFile(target); err != nil || string(got) != "partial" {
 		t.Fatalf("symlink target: %q, %v", got, err)
+	}
+}
+
+// TestSnapIndexTooLarge: entries whose listings would make the file
+// larger than its limit are written without the listings, and the
+// summaries stay; the file is never refused for its listings alone.
+func TestSnapIndexTooLarge(t *testing.T) {
+	root := t.TempDir()
+	name := strings.Repeat("n", 200)
+	var archives []ListedArchive
+	for i := range 20 {
+		archives = append(archives, ListedArchive{Name: fmt.Sprintf("%s%02d.img", name, i), Kind: ArchiveImage, Size: 1})
+	}
+	es := map[string]snapIndexEntry{}
+	n := maxSnapIndexFile/(20*len(name)) + 1
+	for i := range n {
+		es[fmt.Sprintf("vm/%d/2024-01-01T00:00:00Z", i)] = snapIndexEntry{
+			Manifest: fileKey{Ino: uint64(i + 1), Size: 1, Mtime: 1, Ctime: 1},
+			Summary:  ManifestSummary{Archives: []string{"disk.img"}, CryptMode: "none"},
+			Listing:  &SnapListing{Archives: archives}, Dir: uint64(i + 1),
+		}
+	}
+	mustOK(t, writeSnapIndex(root, es))
+	got, err := readSnapIndex(filepath.Join(root, SnapIndexName))
+	mustOK(t, err)
+	if len(got) != n {
+		t.Fatalf("%d entries read back, %d written", len(got), n)
+	}
+	for k, e := range got {
+		if e.Listing != nil || e.Dir != 0 || e.Manifest != es[k].Manifest || e.Summary.CryptMode != "none" {
+			t.Fatalf("%s: %+v", k, e)
+		}
 	}
 }

@@ -3,6 +3,8 @@ package dirent
 import (
 	"encoding/binary"
 	"errors"
+	"slices"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -19,16 +21,17 @@ type Entry struct {
 // bytes getdents returned.
 var ErrMalformed = errors.New("malformed directory entry")
 
-// BufSize is the buffer Read makes when given none.
-const BufSize = 32 << 10
+// bufSize is the buffer Read makes when given none.
+const bufSize = 32 << 10
 
-// Read lists the directory open at fd (moving its offset) into out,
-// without "." and "..", in directory order. *buf is the getdents buffer,
-// made on first use and kept for the next call.
-func Read(fd int, buf *[]byte, out []Entry) ([]Entry, error) {
+// Read lists the directory open at fd (moving its offset), without "."
+// and "..", in directory order. *buf is the getdents buffer, made on
+// first use and kept for the next call.
+func Read(fd int, buf *[]byte) ([]Entry, error) {
 	if len(*buf) == 0 {
-		*buf = make([]byte, BufSize)
+		*buf = make([]byte, bufSize)
 	}
+	var out []Entry
 	for {
 		n, err := unix.Getdents(fd, *buf)
 		if errors.Is(err, unix.EINTR) {
@@ -44,6 +47,11 @@ func Read(fd int, buf *[]byte, out []Entry) ([]Entry, error) {
 			return out, err
 		}
 	}
+}
+
+// SortByName sorts a listing by name (byte order).
+func SortByName(ents []Entry) {
+	slices.SortFunc(ents, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
 }
 
 // Parse appends the records of b to out, without "." and ".."; on a

@@ -46,7 +46,7 @@ func TestRead(t *testing.T) {
 	}
 	for _, size := range []int{0, 512} {
 		buf := make([]byte, size)
-		ents, err := Read(open(t, dir), &buf, nil)
+		ents, err := Read(open(t, dir), &buf)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -31,9 +31,9 @@ type loaded struct {
 
 // verifyChunks reads items in order on read-threads goroutines and checks
 // them on verify-threads goroutines, connected by bounded channels, so at
-// most 2·read-threads (at least 2) + verify-threads blobs are in memory:
-// a longer queue only holds more buffers, each new memory (verify-threads
-// already exceed this machine's 2 cores). It returns the chunks judged bad; on cancellation it stops
+// most read-threads + max(read-threads, 2) + verify-threads blobs are in
+// memory (a longer queue would only hold more buffers, each one new
+// memory). It returns the chunks judged bad; on cancellation it stops
 // within a chunk or two per worker.
 func (v *verifier) verifyChunks(ctx context.Context, j *jobs.Job, items []item) []badChunk {
 	if len(items) == 0 {
@@ -43,7 +43,6 @@ func (v *verifier) verifyChunks(ctx context.Context, j *jobs.Job, items []item) 
 	out := make(chan loaded, max(v.opt.ReadThreads, 2))
 	decCap := decodeCap(items)
 	bufs := newBlobBufs(v.opt.ReadThreads+cap(out)+v.opt.VerifyThreads, blobCap(decCap))
-	getBuf, putBuf := bufs.get, bufs.put
 	go func() {
 		defer close(feed)
 		for i := range items {
@@ -61,11 +60,11 @@ func (v *verifier) verifyChunks(ctx context.Context, j *jobs.Job, items []item) 
 				if ctx.Err() != nil {
 					continue
 				}
-				b, err := v.read(ctx, items[i].d, getBuf())
+				b, err := v.read(ctx, items[i].d, bufs.get())
 				select {
 				case out <- loaded{i: i, blob: b, err: err}:
 				case <-ctx.Done():
-					putBuf(b)
+					bufs.put(b)
 				}
 			}
 		})
@@ -91,7 +90,7 @@ func (v *verifier) verifyChunks(ctx context.Context, j *jobs.Job, items []item) 
 						mu.Unlock()
 					}
 				}
-				putBuf(l.blob)
+				bufs.put(l.blob)
 			}
 		})
 	}

@@ -56,7 +56,6 @@ var (
 // and the jobs of its entries are done.
 type raDir struct {
 	fd   int
-	rel  string // path from the walk root
 	refs atomic.Int32
 }
 
@@ -137,7 +136,7 @@ func (r *readAhead) stop() {
 // and releases d.
 func (r *readAhead) dir(d *raDir, rel string) {
 	defer d.release()
-	ents, _ := dirent.Read(d.fd, &r.buf, nil) // an error ends the list early (the walk reports it)
+	ents, _ := dirent.Read(d.fd, &r.buf) // an error ends the list early (the walk reports it)
 	npat := len(r.pats)
 	defer func() { r.pats = r.pats[:npat] }()
 	if slices.ContainsFunc(ents, func(e dirent.Entry) bool { return e.Name == ".pxarexclude" }) {
@@ -146,7 +145,7 @@ func (r *readAhead) dir(d *raDir, rel string) {
 	if rel == "" {
 		ents = slices.DeleteFunc(ents, func(e dirent.Entry) bool { return e.Name == cliName })
 	}
-	sortEntries(ents)
+	dirent.SortByName(ents)
 	for _, e := range ents {
 		if r.ctx.Err() != nil {
 			return
@@ -195,7 +194,7 @@ func (r *readAhead) subdir(dirfd int, rel, name string) {
 		unix.Close(fd)
 		return
 	}
-	d := &raDir{fd: fd, rel: rel}
+	d := &raDir{fd: fd}
 	d.refs.Store(1)
 	r.dir(d, rel)
 }
@@ -229,7 +228,7 @@ func (r *readAhead) advise(j raJob) {
 		return
 	}
 	if testOpened != nil {
-		testOpened(join(j.dir.rel, j.name))
+		testOpened(j.it.path)
 	}
 	o := &raOpen{fd: fd}
 	defer func() { o.close() }() // unless offered (o nil)

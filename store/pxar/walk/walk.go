@@ -11,7 +11,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/cairnfs/cairn/internal/dirent"
 	"github.com/cairnfs/cairn/store/pxar"
@@ -217,7 +216,7 @@ func openNoatime(dirfd int, name string, flags int) (int, error) {
 func (w *walker) dir(fd int, rel string) error {
 	npat := len(w.patterns)
 	defer func() { w.patterns = w.patterns[:npat] }()
-	ents, err := dirent.Read(fd, &w.direntBuf, nil)
+	ents, err := dirent.Read(fd, &w.direntBuf)
 	if err != nil {
 		w.report(displayPath(rel), fmt.Errorf("listing directory: %w", err))
 	}
@@ -230,7 +229,7 @@ func (w *walker) dir(fd int, rel string) error {
 			ents = append(ents, dirent.Entry{Name: cliName})
 		}
 	}
-	sortEntries(ents)
+	dirent.SortByName(ents) // the archive's order
 	for _, e := range ents {
 		if err := w.ctx.Err(); err != nil {
 			return err
@@ -246,11 +245,6 @@ func (w *walker) dir(fd int, rel string) error {
 		}
 	}
 	return nil
-}
-
-// sortEntries sorts a listing by name, the archive's order.
-func sortEntries(ents []dirent.Entry) {
-	slices.SortFunc(ents, func(a, b dirent.Entry) int { return strings.Compare(a.Name, b.Name) })
 }
 
 func displayPath(rel string) string {
