@@ -44,9 +44,13 @@ type pxarSummary struct {
 	ReusedFiles  int64  `json:"reused_files"`
 	ReusedBytes  int64  `json:"reused_bytes"`
 	PaddingBytes int64  `json:"padding_bytes"`
-	MetaSize     int64  `json:"metadata_size"`
-	PayloadSize  int64  `json:"payload_size"`
-	Errors       int64  `json:"errors"`
+	// RetiredChunks of the previous payload were not reused (the padding
+	// bound); their files (RetiredBytes) were read again.
+	RetiredChunks int   `json:"retired_chunks"`
+	RetiredBytes  int64 `json:"retired_bytes"`
+	MetaSize      int64 `json:"metadata_size"`
+	PayloadSize   int64 `json:"payload_size"`
+	Errors        int64 `json:"errors"`
 }
 
 // backupPxar adds archive sp.name from directory sp.path to b. Entries
@@ -61,7 +65,7 @@ func (a *app) backupPxar(b *store.Backup, sp backupSpec, opt filearchive.Options
 		Files: int64(w.Files), Dirs: int64(w.Dirs), Symlinks: int64(w.Symlinks), Hardlinks: int64(w.Hardlinks),
 		Others: int64(w.Specials), Excluded: int64(w.Excluded), Bytes: int64(w.Bytes),
 		ReadFiles: res.ReadFiles, ReadBytes: res.ReadBytes, ReusedFiles: res.ReusedFiles, ReusedBytes: res.ReusedBytes,
-		PaddingBytes: res.PaddingBytes, MetaSize: res.MetaSize, PayloadSize: res.PayloadSize, Errors: res.Errors}, err
+		PaddingBytes: res.PaddingBytes, RetiredChunks: res.RetiredChunks, RetiredBytes: res.RetiredBytes, MetaSize: res.MetaSize, PayloadSize: res.PayloadSize, Errors: res.Errors}, err
 }
 
 func (p pxarSummary) print(w io.Writer) {
@@ -71,9 +75,13 @@ func (p pxarSummary) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, ")\n    entries  %d files (%s), %d dirs, %d symlinks, %d hard links, %d others, %d excluded\n",
 		p.Files, humanize.IBytes(uint64(p.Bytes)), p.Dirs, p.Symlinks, p.Hardlinks, p.Others, p.Excluded)
-	fmt.Fprintf(w, "    read     %d files (%s)\n    reused   %d files (%s, %s padding)\n",
+	fmt.Fprintf(w, "    read     %d files (%s)\n    reused   %d files (%s, %s padding: reads %.2fx the file data)\n",
 		p.ReadFiles, humanize.IBytes(uint64(p.ReadBytes)), p.ReusedFiles, humanize.IBytes(uint64(p.ReusedBytes)),
-		humanize.IBytes(uint64(p.PaddingBytes)))
+		humanize.IBytes(uint64(p.PaddingBytes)), 1+float64(p.PaddingBytes)/float64(max(p.Bytes, 1)))
+	if p.RetiredChunks > 0 {
+		fmt.Fprintf(w, "    retired  %d chunks of the reference (padding bound): %s of their files read again\n",
+			p.RetiredChunks, humanize.IBytes(uint64(p.RetiredBytes)))
+	}
 	fmt.Fprintf(w, "    streams  metadata %s, payload %s\n    errors   %d\n",
 		humanize.IBytes(uint64(p.MetaSize)), humanize.IBytes(uint64(p.PayloadSize)), p.Errors)
 }

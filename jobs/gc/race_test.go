@@ -176,7 +176,7 @@ func (r *race) backupTree(ctx context.Context, at time.Time) error {
 		return err
 	}
 	b.Sync = store.SyncNone
-	opt := filearchive.Options{ChunkSize: raceChunk, Workers: 2, PaddingRatio: 1,
+	opt := filearchive.Options{ChunkSize: raceChunk, Workers: 2, MaxPadding: -1,
 		OnError: func(p string, err error) {}}
 	if _, err := filearchive.AddArchive(ctx, b, "root.pxar", r.src, opt); err != nil {
 		b.Abort()

@@ -75,10 +75,11 @@ type Options struct {
 	// CacheSize bounds the chunk cache used to read the previous archive;
 	// default 16 MiB (prevCacheSize).
 	CacheSize int64
-	// PaddingRatio is the largest share of unreferenced bytes in the
-	// chunks of a run of unchanged files for which they are reused; more
-	// and the files are read again. Default 0.1, as PBS.
-	PaddingRatio float64
+	// MaxPadding bounds the bytes of reused payload chunks that no file
+	// of the snapshot uses, as a share of those the files use (see
+	// reusePlan); past it the least used chunks are not reused and their
+	// files are read again. Default DefaultMaxPadding; negative: no bound.
+	MaxPadding float64
 	// ReadAhead tunes the walk's helper that lists, stats and reads
 	// files ahead of it (walk.ReadAhead); it never changes the archive.
 	ReadAhead walk.ReadAhead
@@ -101,16 +102,22 @@ type Result struct {
 	// Files referenced in the previous payload without being stored
 	// anew, and their content bytes.
 	ReusedFiles, ReusedBytes int64
-	// Payload bytes taken over as whole previous chunks, and the part of
+	// Payload bytes taken over as whole previous chunks (each distinct
+	// chunk once, however often the index lists it), and the part of
 	// them no file refers to.
 	InjectedBytes, PaddingBytes int64
+	// Chunks of the previous payload the reuse plan retired to bound the
+	// padding, and the file bytes they held (read again).
+	RetiredChunks int
+	RetiredBytes  int64
 	// Stream sizes.
 	MetaSize, PayloadSize, StatSize int64
 }
 
-// hashLimit: files below it get a content digest in the stat table.
-// Larger files break a run of reused chunks only by a small share of
-// their own size when their metadata changes, and are read again.
+// hashLimit: a file below it whose metadata changed but whose size did
+// not is compared with its previous content (files.go), and referenced
+// if that is the same. Larger files are stored anew: they cost reading
+// twice, and a new copy of them costs little padding.
 const hashLimit = 1 << 20
 
 // AddArchive backs up the directory tree at dir into backup b as archive
@@ -121,9 +128,10 @@ func AddArchive(ctx context.Context, b *store.Backup, name, dir string, opt Opti
 	if !strings.HasSuffix(name, ".pxar") || strings.ContainsAny(name, "/\x00") || name == ".pxar" {
 		return Result{}, fmt.Errorf("file archive %q: %w: name must end in .pxar", name, store.ErrBadName)
 	}
-	bl := &builder{s: b.Store(), key: b.Key(), name: name, opts: opt, ratio: opt.PaddingRatio, start: time.Now()}
-	if bl.ratio == 0 {
-		bl.ratio = defaultRatio
+	bl := &builder{s: b.Store(), key: b.Key(), name: name, opts: opt, maxPadding: opt.MaxPadding, start: time.Now(),
+		injected: make(map[chunk.Digest]struct{})}
+	if bl.maxPadding == 0 {
+		bl.maxPadding = DefaultMaxPadding
 	}
 	if bl.opts.racyMargin == 0 {
 		bl.opts.racyMargin = 2 * time.Second
@@ -161,14 +169,17 @@ func AddArchive(ctx context.Context, b *store.Backup, name, dir string, opt Opti
 
 // builder is one AddArchive in progress.
 type builder struct {
-	s     *store.Store
-	key   *crypt.Key // the backup's (nil: plain)
-	name  string
-	opts  Options
-	ratio float64
-	start time.Time
-	res   Result
-	prev  *previous
+	s          *store.Store
+	key        *crypt.Key // the backup's (nil: plain)
+	name       string
+	opts       Options
+	maxPadding float64
+	start      time.Time
+	res        Result
+	prev       *previous
+	plan       *reusePlan // nil: every previous chunk may be reused
+	// injected holds the previous chunks injected so far, for padding
+	injected map[chunk.Digest]struct{}
 	// prevSnap is the group's previous snapshot: its chunks of the same
 	// streams are taken as present.
 	prevSnap store.Snapshot
@@ -219,8 +230,26 @@ func (b *builder) openPrevious(ctx context.Context) error {
 	if b.cache, err = store.NewCache(b.s, size); err != nil {
 		return err
 	}
-	b.prev, err = openPrevious(ctx, b.s, snap, b.name, b.cache)
-	return err
+	if b.prev, err = openPrevious(ctx, b.s, snap, b.name, b.cache); err != nil {
+		return err
+	}
+	if b.maxPadding < 0 {
+		return nil
+	}
+	if b.plan, err = b.prev.planReuse(ctx, b.maxPadding); err != nil {
+		b.prev.close()
+		b.prev = nil
+		return err
+	}
+	b.res.RetiredChunks, b.res.RetiredBytes = b.plan.retiredChunks, int64(b.plan.retiredLive)
+	return nil
+}
+
+// reusable reports whether the payload of previous entry pe lies in
+// chunks the reuse plan keeps.
+func (b *builder) reusable(pe *pxar.Entry) bool {
+	x, _ := pe.PayloadRef()
+	return b.plan.reusable(b.prev.payload, x-pxar.HeaderSize, x+pe.Size)
 }
 
 // prevCacheSize is the default cache of the previous archive. It is read
@@ -367,6 +396,7 @@ func (b *builder) split(ctx context.Context, snapDir, dir string) ([]store.FileI
 		}
 	}
 	b.res.MetaSize, b.res.PayloadSize, b.res.StatSize = int64(out[0].Size), int64(out[1].Size), int64(out[2].Size)
+	b.res.PaddingBytes = max(0, b.res.InjectedBytes-b.res.ReusedBytes-pxar.HeaderSize*b.res.ReusedFiles)
 	return out, nil
 }
 

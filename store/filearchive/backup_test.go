@@ -84,7 +84,7 @@ func TestIncremental(t *testing.T) {
 	src := t.TempDir()
 	fileTree(t, src)
 	s := newStore(t)
-	opt := Options{ChunkSize: 64 << 10, PaddingRatio: 1} // the threshold is TestReencodeRun's
+	opt := Options{ChunkSize: 64 << 10, MaxPadding: -1}
 	first, _ := backupTree(t, s, src, opt)
 	if first.Mode != ModeData || first.ReadFiles != 30 {
 		t.Fatalf("first backup %+v", first)
@@ -122,21 +122,31 @@ func TestIncremental(t *testing.T) {
 	}
 }
 
-// TestReencodeRun makes every run of unchanged files exceed the padding
-// threshold: they are read again, and the archive is still right.
-func TestReencodeRun(t *testing.T) {
+// TestRetiredChunks lets padding build up in a snapshot (no bound), then
+// backs the unchanged tree up with a bound it exceeds: the least used
+// chunks are retired, their files read again into dense chunks, the
+// padding falls under the bound and the archive is still right.
+func TestRetiredChunks(t *testing.T) {
 	src := t.TempDir()
 	fileTree(t, src)
 	s := newStore(t)
-	opt := Options{ChunkSize: 1 << 20} // chunks hold many files: runs leave padding
+	opt := Options{ChunkSize: 1 << 20, MaxPadding: -1} // chunks hold many files
 	backupTree(t, s, src, opt)
 	changeTree(t, src)
+	loose, _ := backupTree(t, s, src, opt)
+	if loose.PaddingBytes == 0 || loose.RetiredChunks != 0 {
+		t.Fatalf("no bound: padding %d, %d chunks retired", loose.PaddingBytes, loose.RetiredChunks)
+	}
 	var read []string
 	opt.onRead = func(p string) { read = append(read, p) }
-	opt.PaddingRatio = 1e-9
+	opt.MaxPadding = 0.01
 	res, snap := backupTree(t, s, src, opt)
-	if res.ReusedFiles != 0 || len(read) < 30 {
-		t.Errorf("reused %d, read %d files", res.ReusedFiles, len(read))
+	live := res.ReusedBytes + pxar.HeaderSize*res.ReusedFiles
+	if res.RetiredChunks == 0 || len(read) == 0 || int64(len(read)) != res.ReadFiles {
+		t.Errorf("retired %d chunks, read %d files (%d counted)", res.RetiredChunks, len(read), res.ReadFiles)
+	}
+	if float64(res.PaddingBytes) > 0.01*float64(live) {
+		t.Errorf("padding %d of %d live bytes after retiring (was %d)", res.PaddingBytes, live, loose.PaddingBytes)
 	}
 	compareTree(t, openTree(t, s, snap), src, nil, nil)
 }
@@ -148,13 +158,15 @@ func TestVanish(t *testing.T) {
 	src := t.TempDir()
 	fileTree(t, src)
 	s := newStore(t)
-	opt := Options{ChunkSize: 1 << 20}
-	backupTree(t, s, src, opt)
+	opt := Options{ChunkSize: 64 << 10}
+	_, first := backupTree(t, s, src, opt)
 	later := time.Now().Add(time.Hour)
 	must(t, os.Chtimes(src+"/d2/f00", later, later)) // read (its digest checked) in the next backup
 	got := map[string]error{}
 	opt.OnError = func(p string, err error) { got[p] = err }
-	opt.PaddingRatio = 1e-9 // unchanged runs are read again at their end
+	// the previous payload's chunks are gone: runs of unchanged files
+	// are read again at their end (which heals the store)
+	removeChunks(t, s, first, "root.ppxar.didx")
 	opt.onRead = func(p string) {
 		if _, err := os.Stat(src + "/d2/f05"); p == "d2/f00" && err == nil {
 			must(t, os.Remove(src+"/d2/f05")) // listed, not reached yet
@@ -210,4 +222,22 @@ func TestExcludes(t *testing.T) {
 		t.Errorf("prelude %q", a.Prelude())
 	}
 	compareTree(t, a, src, nil, func(rel string) bool { return excluded[rel] })
+}
+
+// removeChunks deletes the chunks of a snapshot's index from the store,
+// but its first (which the stream's start marker makes every reader
+// open).
+func removeChunks(t *testing.T, s *store.Store, snap store.Snapshot, file string) {
+	x, err := s.OpenIndexFile(snap, file)
+	must(t, err)
+	defer x.Close()
+	if x.Len() < 3 {
+		t.Fatalf("%s has %d chunks: too few to remove some", file, x.Len())
+	}
+	for i := 1; i < x.Len(); i++ {
+		d, _, _ := x.Chunk(i)
+		if err := os.Remove(s.ChunkPath(d)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+	}
 }

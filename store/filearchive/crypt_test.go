@@ -98,7 +98,7 @@ func TestEncryptedIncremental(t *testing.T) {
 	s := newStore(t)
 	ka, kb := genKey(t), genKey(t)
 	s.SetKeys(store.NewKeys(ka, kb))
-	opt := Options{ChunkSize: 64 << 10, PaddingRatio: 1}
+	opt := Options{ChunkSize: 64 << 10, MaxPadding: -1}
 	first, snapA := backupTreeKey(t, s, src, opt, ka)
 	if first.Mode != ModeData || first.ReadFiles != 30 {
 		t.Fatalf("first backup %+v", first)

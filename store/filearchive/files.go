@@ -1,12 +1,11 @@
 package filearchive
 
 import (
+	"bytes"
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"log/slog"
 	"os"
@@ -42,7 +41,7 @@ func (b *builder) prevFile(ctx context.Context, path string, size uint64) (*pxar
 	if pe == nil || pe.Kind != pxar.KindFile || pe.Size != size {
 		return nil, nil
 	}
-	if _, ok := pe.PayloadRef(); !ok {
+	if _, ok := pe.PayloadRef(); !ok || !b.reusable(pe) {
 		return nil, nil
 	}
 	rec, ok, err := b.prev.record(pe)
@@ -92,12 +91,11 @@ func (b *builder) file(ctx context.Context, enc *pxar.Encoder, f *walk.File) (px
 		if b.prev.stats == nil && pe.Metadata.Equal(f.Meta) {
 			return b.addRef(ctx, enc, f.Name, f.Path, f.Meta, pe, rec) // PBS's own test
 		}
-		if prec != nil && prec.HasHash && size < hashLimit {
+		if prec != nil && size < hashLimit {
 			b.read(f.Path, f.Stat.Size)
 			counted = true
-			h, err := hashContent(f.F, size)
-			if err == nil && h == prec.Hash {
-				rec.HasHash, rec.Hash = true, h
+			// a previous chunk that cannot be read: the file is stored anew
+			if same, _ := b.sameContent(ctx, f.F, pe); same {
 				return b.addRef(ctx, enc, f.Name, f.Path, f.Meta, pe, rec)
 			}
 		}
@@ -112,13 +110,7 @@ func (b *builder) file(ctx context.Context, enc *pxar.Encoder, f *walk.File) (px
 		b.read(f.Path, f.Stat.Size)
 	}
 	b.progress(size)
-	var r io.Reader = f.F
-	var h hash.Hash
-	if size < hashLimit {
-		h = sha256.New()
-		r = io.TeeReader(f.F, h)
-	}
-	off, err := enc.AddFile(f.Name, f.Meta, size, r)
+	off, err := enc.AddFile(f.Name, f.Meta, size, f.F)
 	var ce *pxar.ContentError
 	if err != nil && !errors.As(err, &ce) {
 		return 0, err
@@ -126,9 +118,6 @@ func (b *builder) file(ctx context.Context, enc *pxar.Encoder, f *walk.File) (px
 	rec.ID = uint64(off)
 	if ce != nil {
 		rec.Trusted = false
-	} else if h != nil {
-		rec.HasHash = true
-		h.Sum(rec.Hash[:0])
 	}
 	if serr := b.stat.add(&rec); serr != nil {
 		return 0, serr
@@ -136,15 +125,29 @@ func (b *builder) file(ctx context.Context, enc *pxar.Encoder, f *walk.File) (px
 	return off, err
 }
 
-func hashContent(f io.ReaderAt, size uint64) ([32]byte, error) {
-	h := sha256.New()
-	var sum [32]byte
-	n, err := io.Copy(h, io.NewSectionReader(f, 0, int64(size)))
-	if err == nil && uint64(n) != size {
-		err = io.ErrUnexpectedEOF
+// sameContent reports whether open file f holds what the previous
+// archive's entry pe holds (its size is pe's): a file whose metadata
+// changed but whose content did not is still referenced. Both are read.
+func (b *builder) sameContent(ctx context.Context, f io.ReaderAt, pe *pxar.Entry) (bool, error) {
+	old, err := b.prev.acc.Open(ctx, pe)
+	if err != nil {
+		return false, err
 	}
-	h.Sum(sum[:0])
-	return sum, err
+	var bufs [2][64 << 10]byte
+	for off := int64(0); off < int64(pe.Size); {
+		n := min(int64(len(bufs[0])), int64(pe.Size)-off)
+		if _, err := f.ReadAt(bufs[0][:n], off); err != nil {
+			return false, nil // read again below, where errors are reported
+		}
+		if _, err := old.ReadAt(bufs[1][:n], off); err != nil {
+			return false, err
+		}
+		if !bytes.Equal(bufs[0][:n], bufs[1][:n]) {
+			return false, nil
+		}
+		off += n
+	}
+	return true, nil
 }
 
 // rewrite reads a file of a run that is not reused again and writes its
@@ -163,26 +166,20 @@ func (b *builder) rewrite(ctx context.Context, enc *pxar.Encoder, f *pendingFile
 		return err
 	}
 	b.read(f.path, int64(f.size))
-	h := sha256.New()
 	rec := f.rec
-	st, rerr := b.copyFile(f.path, f.size, h)
+	st, rerr := b.copyFile(f.path, f.size)
 	if werr := b.payload.Err(); werr != nil {
 		return werr
 	}
 	if err := enc.AdvancePayload(pxar.HeaderSize + f.size); err != nil {
 		return err
 	}
-	var sum [32]byte
-	h.Sum(sum[:0])
 	switch {
 	case rerr != nil:
 		b.report(f.path, rerr)
-		rec.Trusted, rec.HasHash = false, false
-	case st.Ino != rec.Ino || timestamp(st.Ctim) != rec.Ctime || (rec.HasHash && sum != rec.Hash):
+		rec.Trusted = false
+	case st.Ino != rec.Ino || timestamp(st.Ctim) != rec.Ctime:
 		rec.Trusted = false // changed since it was looked at
-		fallthrough
-	default:
-		rec.HasHash, rec.Hash = f.size < hashLimit, sum
 	}
 	return b.stat.add(&rec)
 }
@@ -190,7 +187,7 @@ func (b *builder) rewrite(ctx context.Context, enc *pxar.Encoder, f *pendingFile
 // copyFile writes exactly size bytes of the file at path (relative to
 // the walk root) to the payload stream, zero-filling what it cannot
 // read. It returns the file's stat after reading.
-func (b *builder) copyFile(path string, size uint64, h hash.Hash) (*unix.Stat_t, error) {
+func (b *builder) copyFile(path string, size uint64) (*unix.Stat_t, error) {
 	f, err := openBeneath(b.rootFD, path)
 	var st unix.Stat_t
 	if err == nil {
@@ -202,7 +199,7 @@ func (b *builder) copyFile(path string, size uint64, h hash.Hash) (*unix.Stat_t,
 		if st.Mode&unix.S_IFMT != unix.S_IFREG {
 			err = errors.New("replaced during backup")
 		} else {
-			done, err = b.copyContent(f, size, h)
+			done, err = b.copyContent(f, size)
 		}
 	}
 	if err != nil {
@@ -211,7 +208,6 @@ func (b *builder) copyFile(path string, size uint64, h hash.Hash) (*unix.Stat_t,
 	zero := make([]byte, min(size-done, 1<<20))
 	for done < size {
 		n := min(size-done, uint64(len(zero)))
-		h.Write(zero[:n])
 		if _, werr := b.payload.Write(zero[:n]); werr != nil {
 			return &st, werr
 		}
@@ -223,13 +219,12 @@ func (b *builder) copyFile(path string, size uint64, h hash.Hash) (*unix.Stat_t,
 	return &st, err
 }
 
-func (b *builder) copyContent(f *os.File, size uint64, h hash.Hash) (uint64, error) {
+func (b *builder) copyContent(f *os.File, size uint64) (uint64, error) {
 	buf := make([]byte, min(size, 1<<20))
 	var done uint64
 	for done < size {
 		n, err := f.Read(buf[:min(uint64(len(buf)), size-done)])
 		if n > 0 {
-			h.Write(buf[:n])
 			if _, werr := b.payload.Write(buf[:n]); werr != nil {
 				return done, werr
 			}

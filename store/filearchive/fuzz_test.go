@@ -11,7 +11,7 @@ import (
 func FuzzStatTable(f *testing.F) {
 	var b bytes.Buffer
 	w, _ := newStatWriter(&b)
-	w.add(&statRecord{ID: 10, Ino: 3, Trusted: true, HasHash: true})
+	w.add(&statRecord{ID: 10, Ino: 3, Trusted: true})
 	w.add(&statRecord{ID: 300, Ino: 1 << 40})
 	w.flush()
 	f.Add(b.Bytes(), uint64(10))

@@ -12,9 +12,8 @@ import (
 
 // Limits of an undecided run: its metadata is held in memory.
 const (
-	maxHeldMeta  = 4 << 20
-	maxRunFiles  = 1 << 14
-	defaultRatio = 0.1 // PBS's CHUNK_PADDING_THRESHOLD
+	maxHeldMeta = 4 << 20
+	maxRunFiles = 1 << 14
 )
 
 // holdWriter passes the metadata stream on, or holds it back while a
@@ -155,12 +154,12 @@ func (b *builder) addRef(ctx context.Context, enc *pxar.Encoder, name, path stri
 	end := x + pxar.HeaderSize + pe.Size
 	r := &b.run
 	if r.active && x != r.prevEnd {
-		if err := b.resolveRun(ctx, enc, false); err != nil {
+		if err := b.resolveRun(ctx, enc); err != nil {
 			return 0, err
 		}
 	}
 	if r.active && (len(r.files) >= cmp.Or(b.opts.runFiles, maxRunFiles) || b.hold.held() >= maxHeldMeta) {
-		if err := b.resolveRun(ctx, enc, true); err != nil {
+		if err := b.resolveRun(ctx, enc); err != nil {
 			return 0, err
 		}
 	}
@@ -202,16 +201,17 @@ func (b *builder) addMirrored(enc *pxar.Encoder, name string, m *pxar.Metadata, 
 // resolve ends the current run (the walk's Finish hook, and before a
 // file is written anew).
 func (b *builder) resolve(ctx context.Context, enc *pxar.Encoder) error {
-	return b.resolveRun(ctx, enc, false)
+	return b.resolveRun(ctx, enc)
 }
 
-// resolveRun ends the current run: if the chunks holding it carry little
-// padding (at most the threshold of their size) and are all in the
-// store, they are injected into the payload index and the references
-// shifted onto them; otherwise the files are read again. A run split by
-// the limits (split) goes on in its last chunk, whose tail is then not
-// padding.
-func (b *builder) resolveRun(ctx context.Context, enc *pxar.Encoder, split bool) error {
+// resolveRun ends the current run: if the chunks holding it are all in
+// the store, they are injected into the payload index and the references
+// shifted onto them; otherwise the files are read again (which heals a
+// missing chunk). Whether a file's chunks may be reused at all was
+// decided before (reusePlan): a run holds only files in chunks the plan
+// keeps, and the padding they carry is bounded for the whole snapshot,
+// each chunk counted once however many runs inject it.
+func (b *builder) resolveRun(ctx context.Context, enc *pxar.Encoder) error {
 	r := &b.run
 	if !r.active {
 		return nil
@@ -232,22 +232,16 @@ func (b *builder) resolveRun(ctx context.Context, enc *pxar.Encoder, split bool)
 	for _, c := range chunks {
 		total += uint64(c.Size)
 	}
-	padding := total - (r.prevEnd - max(r.prevStart, chunkStart))
-	if split {
-		padding -= chunkStart + total - r.prevEnd
+	ok, err := b.present(chunks)
+	if err != nil {
+		return err
 	}
-	if float64(padding) <= b.ratio*float64(total) {
-		ok, err := b.present(chunks)
-		if err != nil {
-			return err
+	if ok {
+		var shift uint64 // cont: the references are where the chunks go
+		if !r.cont {
+			shift = r.prevStart - chunkStart
 		}
-		if ok {
-			var shift uint64 // cont: the references are where the chunks go
-			if !r.cont {
-				shift = r.prevStart - chunkStart
-			}
-			return b.inject(enc, chunks, chunkStart, total, shift, padding)
-		}
+		return b.inject(enc, chunks, chunkStart, total, shift)
 	}
 	if r.cont { // written anew from newBase on, not in the mirror
 		for _, f := range r.files {
@@ -267,7 +261,7 @@ func (b *builder) resolveRun(ctx context.Context, enc *pxar.Encoder, split bool)
 	return nil
 }
 
-func (b *builder) inject(enc *pxar.Encoder, chunks []ChunkRef, chunkStart, total, shift, padding uint64) error {
+func (b *builder) inject(enc *pxar.Encoder, chunks []ChunkRef, chunkStart, total, shift uint64) error {
 	if err := enc.Flush(); err != nil {
 		return err
 	}
@@ -294,8 +288,12 @@ func (b *builder) inject(enc *pxar.Encoder, chunks []ChunkRef, chunkStart, total
 		b.mirror = mirror{from: chunkStart, to: chunkStart + total, newFrom: at}
 	}
 	enc.Reused(b.mirror.newFrom)
-	b.res.InjectedBytes += int64(total)
-	b.res.PaddingBytes += int64(padding)
+	for _, c := range chunks {
+		if _, ok := b.injected[c.Digest]; !ok {
+			b.injected[c.Digest] = struct{}{}
+			b.res.InjectedBytes += int64(c.Size)
+		}
+	}
 	for i := range b.run.files {
 		f := &b.run.files[i]
 		b.res.ReusedFiles++

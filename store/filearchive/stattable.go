@@ -15,21 +15,33 @@ import (
 // regular file stored in the archive (hard links excluded), in archive
 // order:
 //
-//	magic "cairnST\x01"
+//	magic "cairnST\x02"   (version 1: "cairnST\x01", ino absolute)
 //	per file:
 //	  flags   u8       bit 0: stat trusted, bit 1: digest present
 //	  id      uvarint  Entry.ID minus the previous record's (> 0)
-//	  ino     uvarint
+//	  ino     varint   inode minus the previous record's (version 1:
+//	                   uvarint, the inode itself)
 //	  csec    varint   ctime seconds minus the previous record's
 //	  cnsec   uvarint  ctime nanoseconds (< 1e9)
-//	  digest  [32]     SHA-256 of the content, if flagged
+//	  digest  [32]     SHA-256 of the content, if flagged (version 1
+//	                   writers only; read and ignored)
 //
+// Every incremental backup writes the whole table anew, and a change
+// anywhere in a chunk makes it a new chunk: with changes scattered over
+// the tree, the table is stored again in full each time. So it holds
+// what change detection needs and compresses: deltas (inodes of files
+// made together are near each other), no content digests (incompressible
+// 32 bytes a file were 80% of its size). A file whose metadata changed
+// is compared with its previous content instead (files.go).
 // "Trusted" means the file's ctime was older than the backup's start by
 // more than the timestamp granularity margin: a change after the file
 // was read must then move its ctime. Records of files that changed while
 // they were read, or too shortly before, are untrusted and the next
 // backup reads those files again.
-var statMagic = [8]byte{'c', 'a', 'i', 'r', 'n', 'S', 'T', 1}
+var (
+	statMagic   = [8]byte{'c', 'a', 'i', 'r', 'n', 'S', 'T', 2}
+	statMagicV1 = [8]byte{'c', 'a', 'i', 'r', 'n', 'S', 'T', 1}
+)
 
 // ErrBadStatTable is wrapped by errors about an unreadable stat table.
 var ErrBadStatTable = errors.New("bad stat table")
@@ -45,17 +57,16 @@ type statRecord struct {
 	Ino     uint64
 	Ctime   pxar.Timestamp
 	Trusted bool
-	HasHash bool
-	Hash    [32]byte
 }
 
 // statWriter appends records; IDs must increase.
 type statWriter struct {
-	w      *bufio.Writer
-	lastID uint64
-	lastCs int64
-	n      int
-	buf    []byte
+	w       *bufio.Writer
+	lastID  uint64
+	lastIno uint64
+	lastCs  int64
+	n       int
+	buf     []byte
 }
 
 func newStatWriter(w io.Writer) (*statWriter, error) {
@@ -74,18 +85,13 @@ func (s *statWriter) add(r *statRecord) error {
 	if r.Trusted {
 		flags |= recTrusted
 	}
-	if r.HasHash {
-		flags |= recDigest
-	}
 	b := append(s.buf[:0], flags)
 	b = binary.AppendUvarint(b, r.ID-s.lastID)
-	b = binary.AppendUvarint(b, r.Ino)
+	b = binary.AppendVarint(b, int64(r.Ino-s.lastIno))
 	b = binary.AppendVarint(b, r.Ctime.Secs-s.lastCs)
 	b = binary.AppendUvarint(b, uint64(r.Ctime.Nanos))
-	if r.HasHash {
-		b = append(b, r.Hash[:]...)
-	}
 	s.buf = b
+	s.lastIno = r.Ino
 	s.lastID, s.lastCs = r.ID, r.Ctime.Secs
 	s.n++
 	_, err := s.w.Write(b)
@@ -96,22 +102,25 @@ func (s *statWriter) flush() error { return s.w.Flush() }
 
 // statReader reads records forward; find serves increasing IDs.
 type statReader struct {
-	name   string
-	r      *bufio.Reader
-	off    int64 // stream offset of the next byte
-	lastID uint64
-	lastCs int64
-	next   statRecord
-	have   bool // next holds an unconsumed record
-	eof    bool
+	name    string
+	r       *bufio.Reader
+	off     int64 // stream offset of the next byte
+	v1      bool  // version 1: absolute inodes
+	lastID  uint64
+	lastIno uint64
+	lastCs  int64
+	next    statRecord
+	have    bool // next holds an unconsumed record
+	eof     bool
 }
 
 func newStatReader(name string, r io.Reader) (*statReader, error) {
 	s := &statReader{name: name, r: bufio.NewReaderSize(r, 64<<10)}
 	var m [8]byte
-	if _, err := io.ReadFull(s.r, m[:]); err != nil || m != statMagic {
+	if _, err := io.ReadFull(s.r, m[:]); err != nil || (m != statMagic && m != statMagicV1) {
 		return nil, fmt.Errorf("%s: %w: no stat table magic (%v)", name, ErrBadStatTable, err)
 	}
+	s.v1 = m == statMagicV1
 	s.off = 8
 	return s, nil
 }
@@ -140,7 +149,16 @@ func (s *statReader) read() error {
 		v, err = binary.ReadUvarint(s)
 		return v
 	}
-	dID, ino, csec := u(), u(), int64(0)
+	dID := u()
+	var ino uint64
+	if s.v1 {
+		ino = u()
+	} else if err == nil {
+		var d int64
+		d, err = binary.ReadVarint(s)
+		ino = s.lastIno + uint64(d)
+	}
+	var csec int64
 	if err == nil {
 		csec, err = binary.ReadVarint(s)
 	}
@@ -152,12 +170,14 @@ func (s *statReader) read() error {
 		return s.bad(at, "invalid record (flags %#x, id step %d, nanoseconds %d)", flags, dID, nsec)
 	}
 	r := statRecord{ID: s.lastID + dID, Ino: ino, Ctime: pxar.Timestamp{Secs: s.lastCs + csec, Nanos: uint32(nsec)},
-		Trusted: flags&recTrusted != 0, HasHash: flags&recDigest != 0}
-	if r.HasHash {
-		if _, err := io.ReadFull(s, r.Hash[:]); err != nil {
+		Trusted: flags&recTrusted != 0}
+	if flags&recDigest != 0 { // version 1's content digest: not used
+		if _, err := s.r.Discard(32); err != nil {
 			return s.bad(at, "truncated digest: %v", err)
 		}
+		s.off += 32
 	}
+	s.lastIno = ino
 	s.lastID, s.lastCs = r.ID, r.Ctime.Secs
 	s.next, s.have = r, true
 	return nil

@@ -13,9 +13,10 @@ import (
 func TestStatTableRoundTrip(t *testing.T) {
 	recs := []statRecord{
 		{ID: 40, Ino: 12, Ctime: pxar.Timestamp{Secs: 1700000000, Nanos: 5}, Trusted: true},
-		{ID: 41, Ino: 1 << 60, Ctime: pxar.Timestamp{Secs: -5, Nanos: 999999999}, HasHash: true, Hash: [32]byte{1, 2, 3}},
-		{ID: 900, Ino: 0, Ctime: pxar.Timestamp{Secs: 1 << 40}, Trusted: true, HasHash: true, Hash: [32]byte{31: 9}},
-		{ID: 901, Ino: 7},
+		{ID: 41, Ino: 1 << 60, Ctime: pxar.Timestamp{Secs: -5, Nanos: 999999999}},
+		{ID: 900, Ino: 0, Ctime: pxar.Timestamp{Secs: 1 << 40}, Trusted: true},
+		{ID: 905, Ino: 1<<64 - 1},
+		{ID: 906, Ino: 7},
 	}
 	var b bytes.Buffer
 	w, err := newStatWriter(&b)
@@ -24,7 +25,7 @@ func TestStatTableRoundTrip(t *testing.T) {
 		must(t, w.add(&recs[i]))
 	}
 	must(t, w.flush())
-	if err := w.add(&statRecord{ID: 901}); err == nil {
+	if err := w.add(&statRecord{ID: 906}); err == nil {
 		t.Fatal("writer took a record out of order")
 	}
 	r, err := newStatReader("t", bytes.NewReader(b.Bytes()))
@@ -32,7 +33,7 @@ func TestStatTableRoundTrip(t *testing.T) {
 	for _, c := range []struct {
 		id    uint64
 		found int // index into recs, -1 for none
-	}{{1, -1}, {40, 0}, {40, 0}, {41, 1}, {500, -1}, {900, 2}, {901, 3}, {902, -1}, {40, -1}} {
+	}{{1, -1}, {40, 0}, {40, 0}, {41, 1}, {500, -1}, {900, 2}, {905, 3}, {906, 4}, {907, -1}, {40, -1}} {
 		got, ok, err := r.find(c.id)
 		must(t, err)
 		if ok != (c.found >= 0) || (ok && got != recs[c.found]) {
@@ -47,7 +48,7 @@ func TestStatTableCorrupt(t *testing.T) {
 	good := func() []byte {
 		var b bytes.Buffer
 		w, _ := newStatWriter(&b)
-		w.add(&statRecord{ID: 10, Ino: 3, HasHash: true})
+		w.add(&statRecord{ID: 10, Ino: 3})
 		w.flush()
 		return b.Bytes()
 	}()
@@ -57,10 +58,10 @@ func TestStatTableCorrupt(t *testing.T) {
 		data []byte
 		want string
 	}{
-		{"magic", append([]byte("cairnST\x02"), rec...), "magic"},
+		{"magic", append([]byte("cairnST\x03"), rec...), "magic"},
 		{"empty", nil, "magic"},
 		{"truncated record", good[:len(statMagic)+3], "offset 8"},
-		{"truncated digest", good[:len(good)-1], "offset 8"},
+		{"truncated digest", append(statMagic[:], append([]byte{rec[0] | recDigest}, rec[1:]...)...), "offset 8"},
 		{"bad flags", append(statMagic[:], append([]byte{0x80}, rec[1:]...)...), "offset 8"},
 		{"id step 0", append(statMagic[:], append([]byte{rec[0], 0}, rec[2:]...)...), "offset 8"},
 		{"nanoseconds", append(statMagic[:], rec[0], 10, 3, 0, 0xff, 0xff, 0xff, 0xff, 0x0f), "offset 8"},
@@ -83,7 +84,7 @@ func TestStatTableCorrupt(t *testing.T) {
 func TestStatTableTruncatedEverywhere(t *testing.T) {
 	var b bytes.Buffer
 	w, _ := newStatWriter(&b)
-	recs := []statRecord{{ID: 1, Ino: 3, HasHash: true, Hash: [32]byte{1}}, {ID: 5, Ino: 1 << 40, Trusted: true}, {ID: 300, Ino: 7}}
+	recs := []statRecord{{ID: 1, Ino: 3}, {ID: 5, Ino: 1 << 40, Trusted: true}, {ID: 300, Ino: 7}}
 	for i := range recs {
 		w.add(&recs[i])
 	}
@@ -108,11 +109,48 @@ func TestStatTableTruncatedEverywhere(t *testing.T) {
 	over := append(statMagic[:], data[len(statMagic):]...)
 	over = append(over, 0)                     // flags
 	over = binary.AppendUvarint(over, 1<<64-1) // ID step past 2^64
-	over = binary.AppendUvarint(over, 1)       // ino
+	over = binary.AppendVarint(over, 1)        // ino step
 	over = binary.AppendVarint(over, 0)        // ctime step
 	over = binary.AppendUvarint(over, 0)       // nanoseconds
 	r, _ := newStatReader("t", bytes.NewReader(over))
 	if _, _, err := r.find(1 << 63); !errors.Is(err, ErrBadStatTable) {
 		t.Fatalf("overflowing ID step: %v", err)
+	}
+}
+
+// TestStatTableV1 reads a table of cairn's first version: absolute
+// inodes and 32-byte content digests, which are skipped.
+func TestStatTableV1(t *testing.T) {
+	b := statMagicV1[:]
+	b = append(b, recTrusted|recDigest)
+	b = binary.AppendUvarint(b, 10)    // ID
+	b = binary.AppendUvarint(b, 1<<40) // ino
+	b = binary.AppendVarint(b, 1700000000)
+	b = binary.AppendUvarint(b, 7)
+	b = append(b, bytes.Repeat([]byte{0xab}, 32)...)
+	b = append(b, 0)
+	b = binary.AppendUvarint(b, 5)  // ID 15
+	b = binary.AppendUvarint(b, 12) // ino
+	b = binary.AppendVarint(b, 1)
+	b = binary.AppendUvarint(b, 0)
+	r, err := newStatReader("t", bytes.NewReader(b))
+	must(t, err)
+	want := []statRecord{
+		{ID: 10, Ino: 1 << 40, Ctime: pxar.Timestamp{Secs: 1700000000, Nanos: 7}, Trusted: true},
+		{ID: 15, Ino: 12, Ctime: pxar.Timestamp{Secs: 1700000001}},
+	}
+	for _, w := range want {
+		got, ok, err := r.find(w.ID)
+		must(t, err)
+		if !ok || got != w {
+			t.Fatalf("find(%d) = %+v %v, want %+v", w.ID, got, ok, w)
+		}
+	}
+	if _, err := newStatReader("t", bytes.NewReader(b[:len(b)-1])); err != nil {
+		t.Fatal(err)
+	}
+	cut, _ := newStatReader("t", bytes.NewReader(b[:30]))
+	if _, _, err := cut.find(10); !errors.Is(err, ErrBadStatTable) {
+		t.Fatalf("cut digest: %v", err)
 	}
 }

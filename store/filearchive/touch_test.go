@@ -16,7 +16,7 @@ func TestReusedChunksTouched(t *testing.T) {
 	src := t.TempDir()
 	fileTree(t, src)
 	s := newStore(t)
-	opt := Options{ChunkSize: 64 << 10, PaddingRatio: 1}
+	opt := Options{ChunkSize: 64 << 10, MaxPadding: -1}
 	_, first := backupTree(t, s, src, opt)
 	storetest.AgeChunks(t, s, storetest.ChunksOf(t, s, first), 365*24*time.Hour)
 	start := time.Now().Add(-time.Second) // coarse file system timestamps
@@ -34,7 +34,7 @@ func TestReusedChunkGone(t *testing.T) {
 	src := t.TempDir()
 	fileTree(t, src)
 	s := newStore(t)
-	opt := Options{ChunkSize: 64 << 10, PaddingRatio: 1}
+	opt := Options{ChunkSize: 64 << 10, MaxPadding: -1}
 	_, first := backupTree(t, s, src, opt)
 	payload := storetest.ChunksOf(t, s, first, "root.ppxar.didx")
 	if len(payload) < 3 {

@@ -93,8 +93,7 @@ func TestPxarIncremental(t *testing.T) {
 	time.Sleep(2100 * time.Millisecond)
 	backup := func(extra ...string) pxarSummary {
 		// Small chunks: each file starts a chunk, so reusing the others'
-		// chunks leaves no padding (with 4 MiB chunks this small tree
-		// would be read again, as PBS does past 10% padding).
+		// chunks leaves no padding.
 		args := append([]string{"--store", st, "backup", "--type", "host", "--id", "pxar-inc", "--json", "--chunk-size", "64K"}, extra...)
 		s := parsePxarSummary(t, mustCairn(t, append(args, "root.pxar:"+src)...).stdout)
 		time.Sleep(1100 * time.Millisecond) // next snapshot second
