@@ -90,7 +90,10 @@ func BlobKind(blob []byte) (Kind, error) {
 // making it again after each collection costs page faults that showed up
 // as a tenth of a backup's page faults. It holds at most encoderPoolMax
 // idle encoders; more may be in use at once, and those are let go.
-type encoderPool struct{ free chan *zstd.Encoder }
+type encoderPool struct {
+	free  chan *zstd.Encoder
+	level zstd.EncoderLevel
+}
 
 const encoderPoolMax = 16
 
@@ -103,7 +106,7 @@ func (p encoderPool) Get() *zstd.Encoder {
 	// No frame checksum (as PBS writes them): the chunk's SHA-256
 	// digest covers the data, and the xxhash is a visible share of a
 	// backup's CPU.
-	e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest),
+	e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(p.level),
 		zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true), zstd.WithEncoderCRC(false))
 	if err != nil {
 		panic(err) // only on invalid options
@@ -118,9 +121,19 @@ func (p encoderPool) Put(e *zstd.Encoder) {
 	}
 }
 
+// smallChunk: chunks below it are compressed harder (zstd's "better"
+// level, about 7, instead of 1). They are the chunks of an incremental
+// backup (a changed file alone between reused chunks, metadata), where
+// they are most of what the backup stores: on Go's source files, one
+// file a chunk, 10.5% smaller than at level 1 (metadata 4%). Their CPU
+// cost is small beside a backup's: large chunks, most of any first
+// backup's bytes, stay at level 1. The level is no part of the format.
+const smallChunk = 128 << 10
+
 var (
-	encoders = encoderPool{free: make(chan *zstd.Encoder, encoderPoolMax)}
-	decoders = sync.Pool{New: func() any { return newDecoder() }}
+	encoders      = encoderPool{free: make(chan *zstd.Encoder, encoderPoolMax), level: zstd.SpeedFastest}
+	smallEncoders = encoderPool{free: make(chan *zstd.Encoder, encoderPoolMax), level: zstd.SpeedBetterCompression}
+	decoders      = sync.Pool{New: func() any { return newDecoder() }}
 	// chunkDecoders skip the zstd frame's content checksum (xxhash64):
 	// DecodeChunk checks the SHA-256 digest of the same bytes anyway.
 	chunkDecoders = sync.Pool{New: func() any { return newDecoder(zstd.IgnoreChecksum(true)) }}
@@ -135,9 +148,22 @@ func newDecoder(opts ...zstd.DOption) *zstd.Decoder {
 	return d
 }
 
+// compressAppend appends data compressed with zstd to dst, at the level
+// its size asks for (smallChunk).
+func compressAppend(dst, data []byte) []byte {
+	p := encoders
+	if len(data) < smallChunk {
+		p = smallEncoders
+	}
+	enc := p.Get()
+	dst = enc.EncodeAll(data, dst)
+	p.Put(enc)
+	return dst
+}
+
 // EncodeBlob appends a DataBlob holding data to dst[:0]. With compress the
-// payload is zstd level 1, unless that does not make it smaller, in which
-// case it is stored plain.
+// payload is zstd (level 1; small chunks harder, see smallChunk), unless
+// that does not make it smaller, in which case it is stored plain.
 func EncodeBlob(dst, data []byte, compress bool) ([]byte, error) {
 	hdr, payload, err := EncodeBlobParts(dst, data, compress)
 	if err != nil || len(payload) == 0 || &payload[0] != &data[0] {
@@ -188,9 +214,7 @@ func EncodeBlobParts(dst, data []byte, compress bool) (header, payload []byte, e
 	}
 	dst = append(dst[:0], make([]byte, BlobHeaderSize)...)
 	if compress && !incompressible(data) {
-		enc := encoders.Get()
-		dst = enc.EncodeAll(data, dst)
-		encoders.Put(enc)
+		dst = compressAppend(dst, data)
 		if len(dst)-BlobHeaderSize < len(data) {
 			finishHeader(dst, MagicZstd)
 			return dst, nil, nil

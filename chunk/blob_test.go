@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"os"
 	"path/filepath"
@@ -207,5 +208,30 @@ func TestCompressProbe(t *testing.T) {
 	whole := append(bytes.Clone(hdr), payload...)
 	if out, err := DecodeChunk(nil, whole, Sum(random), len(random)); err != nil || !bytes.Equal(out, random) {
 		t.Fatalf("parts do not make a valid blob: %v", err)
+	}
+}
+
+// TestSmallChunksHarder: a chunk below smallChunk is compressed harder
+// than level 1 (an incremental backup's chunks are mostly small), a
+// large one at level 1; both decode to the data.
+func TestSmallChunksHarder(t *testing.T) {
+	var text []byte
+	for i := 0; len(text) < 3*smallChunk; i++ {
+		text = fmt.Appendf(text, "func f%d(x int) int { return x*%d + %d } // line %d\n", i%97, i%13, i%31, i)
+	}
+	for _, n := range []int{smallChunk / 2, 2 * smallChunk} {
+		data := text[:n]
+		blob, err := EncodeBlob(nil, data, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fastest := len(forceZstd(data))
+		if small := n < smallChunk; small != (len(blob) < fastest) {
+			t.Errorf("%d bytes: blob %d bytes, level 1 %d", n, len(blob), fastest)
+		}
+		got, err := DecodeChunk(nil, blob, Sum(data), len(data))
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("%d bytes: decode %v", n, err)
+		}
 	}
 }

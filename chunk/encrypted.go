@@ -38,9 +38,7 @@ func EncodeEncryptedBlob(dst, data []byte, key *crypt.Key, compress bool) ([]byt
 	magic := MagicEncrypted
 	plain := data
 	if compress && !incompressible(data) {
-		enc := encoders.Get()
-		dst = enc.EncodeAll(data, dst)
-		encoders.Put(enc)
+		dst = compressAppend(dst, data)
 		if len(dst)-encryptedHeaderSize < len(data) {
 			// Seal in place: room for the tag keeps GCM from reallocating.
 			dst = slices.Grow(dst, crypt.TagSize)
