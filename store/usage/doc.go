@@ -34,14 +34,15 @@
 // them all), a few workers reading snapshots side by side and one
 // goroutine merging their chunk lists in walk order, and one stat per
 // distinct chunk. Memory is one map entry per distinct chunk referenced
-// anywhere in the store: its 32-byte digest and a 24-byte record (first
-// snapshot and group, last group, both sizes, flags), about 60 to 130
-// bytes with the map's own overhead (measured: see the README's "What a
-// snapshot costs"), plus one snapshot's distinct chunks per worker
-// (40 bytes each) and 100 bytes or so per snapshot and group. That is
-// bounded by the store's distinct chunks, not by its references: ten
-// thousand snapshots of the same data cost what one does, while a store
-// of 10 million distinct chunks (40 TiB of 4 MiB chunks) needs about a
+// anywhere in the store: its 32-byte digest and an int32 in the map, a
+// 24-byte record (first snapshot and group, last group, both sizes,
+// flags) in a slice: 81 to 106 bytes per distinct chunk, measured at 1
+// and 2 million (the map's and the slice's growth make the range), plus
+// the chunk lists of the dozen or so snapshots in flight (36 bytes a
+// reference), and a few hundred bytes per snapshot and group. That is bounded by the store's
+// distinct chunks, not by its references: ten thousand snapshots of the
+// same data cost what one does, while a store of 10 million distinct
+// chunks (40 TiB of 4 MiB chunks) needs about a
 // gigabyte. (Garbage collection's remote mark sorts digests on disk
 // instead, store/remote_gc_sort.go; that bounds memory by a constant but
 // would cost disk space per reference, since what is counted here is

@@ -317,3 +317,21 @@ func TestCancelled(t *testing.T) {
 		t.Errorf("cancelled: %v", err)
 	}
 }
+
+// TestRemoteStore: on object storage chunk sizes are not read (a request
+// each): logical figures only, said by StoredKnown.
+func TestRemoteStore(t *testing.T) {
+	s := storetest.NewRemoteStore(t)
+	g := store.Group{Type: "host", ID: "r"}
+	a := storetest.BackupImage(t, s, g, t0, storetest.Image{Data: image("A", "B"), ChunkSize: cs})
+	storetest.BackupImage(t, s, g, t0.Add(time.Hour), storetest.Image{Data: image("A", "C"), ChunkSize: cs})
+	rep := compute(t, s, usage.Options{Remove: func(x store.Snapshot) bool { return x == a }})
+	u := find(t, rep, a)
+	if rep.StoredKnown || len(rep.Errors) > 0 || rep.Missing != 0 {
+		t.Fatalf("stored known %v, errors %v, missing %d", rep.StoredKnown, rep.Errors, rep.Missing)
+	}
+	want := usage.Bytes{Chunks: 1, Logical: cs}
+	if u.Unique != want || u.Total.Logical != 2*cs || rep.Removed.Unique != want || u.FileBytes == 0 {
+		t.Errorf("remote: unique %+v, total %+v, removed %+v, files %d", u.Unique, u.Total, rep.Removed.Unique, u.FileBytes)
+	}
+}
