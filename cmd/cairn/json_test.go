@@ -44,6 +44,7 @@ var jsonOutputs = []struct {
 	{"tape status", tape.DriveStatus{}},
 	{"tape catalog", tape.CatalogSet{}},
 	{"diff", diffReport{}},
+	{"du", duReport{}},
 	{"version", versionInfo{}},
 	{"key show", keyInfo{}},
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/jobs/prune"
+	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 )
 
@@ -40,7 +41,11 @@ periods (local time) not covered by a snapshot an earlier rule kept.
 Protected snapshots are never removed; without any keep option nothing is
 removed. A snapshot in use (a backup building on it, a verify, a tape
 export or a restore reading it) is skipped with a message. Chunks are
-freed by the next gc. Exit code 3 means some removal failed.`,
+freed by the next gc. --dry-run also says what the plan would free: the
+stored bytes of the chunks only the removed snapshots reference (those
+shared among them count), as the next gc would remove them, and the
+snapshots' own files (one pass over every index, as cairn du). Exit code
+3 means some removal failed.`,
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 1 {
 				return usageErr("prune: give one group, not %d arguments (or --all)", len(args))
@@ -154,6 +159,9 @@ func printPruneReport(w io.Writer, st jobs.Status, rep prune.Report) {
 	if !rep.DryRun {
 		fmt.Fprintf(w, "  removed  %d, skipped %d, failed %d\n", rep.Removed, rep.Skipped, rep.Failed)
 	}
+	if f := rep.WouldFree; f != nil {
+		fmt.Fprintf(w, "  %s\n", wouldFree(f))
+	}
 	if len(st.Errors) > 0 {
 		fmt.Fprintln(w, "errors:")
 		for _, e := range st.Errors {
@@ -177,4 +185,19 @@ func pruneOutcome(r prune.SnapshotResult, dry bool) string {
 		return "failed: " + r.Error
 	}
 	return "not removed"
+}
+
+// wouldFree is a dry run's line on what the plan frees.
+func wouldFree(f *prune.Freed) string {
+	files := humanize.IBytes(uint64(f.FileBytes))
+	s := fmt.Sprintf("would free %s (stored; %s logical, %d chunks) after gc, and %s of snapshot files",
+		humanize.IBytes(uint64(f.Stored)), humanize.IBytes(uint64(f.Logical)), f.Chunks, files)
+	if !f.StoredKnown {
+		s = fmt.Sprintf("would free %s (logical: chunk sizes are not read from object storage; %d chunks) after gc, and %s of snapshot files",
+			humanize.IBytes(uint64(f.Logical)), f.Chunks, files)
+	}
+	if f.Error != "" {
+		s += "\n  warning: " + f.Error
+	}
+	return s
 }

@@ -235,6 +235,7 @@ func (a *app) rootCmd() *cobra.Command {
 	root.AddCommand(a.initCmd(), a.backupCmd(), a.snapshotsCmd(), a.catCmd(), a.lsCmd(), a.findCmd(),
 		a.mountCmd(), a.umountCmd(), a.restoreCmd(), a.verifyCmd(), a.tapeCmd(), a.benchCmd(),
 		a.forgetCmd(), a.protectCmd(), a.unprotectCmd(), a.pruneCmd(), a.gcCmd(), a.syncCmd())
+	root.AddCommand(a.duCmd())                // issue 27
 	root.AddCommand(a.diffCmd(), a.dumpCmd()) // issue 14, helper DUMP
 	root.AddCommand(a.keyCmd())               // issue 18, helper KEYS
 	root.AddCommand(a.versionCmd(), a.genCmd())

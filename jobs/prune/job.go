@@ -56,6 +56,8 @@ type pruner struct {
 
 	mu  sync.Mutex
 	rep Report
+	// doomed are the snapshots a dry run would remove (WouldFree).
+	doomed map[string]bool
 }
 
 // Report implements jobs.Reporter.
@@ -88,6 +90,9 @@ func (p *pruner) Run(ctx context.Context, j *jobs.Job) error {
 		}
 		p.pruneGroup(ctx, j, g)
 		j.AddDone(1, 0)
+	}
+	if p.opt.DryRun && ctx.Err() == nil {
+		return p.price(ctx, j)
 	}
 	return ctx.Err()
 }
@@ -162,6 +167,9 @@ func (p *pruner) apply(ctx context.Context, j *jobs.Job, snap store.Snapshot, d 
 		would := ""
 		if p.opt.DryRun {
 			would = "would "
+		}
+		if p.opt.DryRun && d.Mark == Remove {
+			p.doom(snap)
 		}
 		j.Logf("%s%s %s", would, d.Mark, snap)
 		return res

@@ -23,6 +23,25 @@ type Report struct {
 	// first within a group (the order they are removed in).
 	Snapshots        []SnapshotResult `json:"snapshots"`
 	SnapshotsOmitted int              `json:"snapshots_omitted"`
+	// WouldFree is what a dry run's plan would free (nil otherwise).
+	WouldFree *Freed `json:"would_free,omitempty"`
+}
+
+// Freed is what removing the snapshots a plan marks remove would free:
+// the chunks no other snapshot references (those shared only among the
+// removed ones included), after garbage collection, and their snapshot
+// directories' files, at once (store/usage).
+type Freed struct {
+	Snapshots int   `json:"snapshots"`
+	Chunks    int64 `json:"chunks"`
+	Stored    int64 `json:"stored"`  // the chunk files' bytes, as gc counts them
+	Logical   int64 `json:"logical"` // their plain bytes
+	FileBytes int64 `json:"file_bytes"`
+	// StoredKnown is false on a store on object storage, where chunk
+	// sizes are not read (Stored is 0 then).
+	StoredKnown bool `json:"stored_known"`
+	// Error says what could not be read: the figures may then be too high.
+	Error string `json:"error,omitempty"`
 }
 
 // SnapshotResult is one snapshot's mark and what became of it.
@@ -59,5 +78,9 @@ func (r *Report) add(res SnapshotResult) {
 
 func (r Report) clone() Report {
 	r.Snapshots = slices.Clone(r.Snapshots)
+	if r.WouldFree != nil {
+		f := *r.WouldFree
+		r.WouldFree = &f
+	}
 	return r
 }
