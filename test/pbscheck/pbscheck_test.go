@@ -61,7 +61,7 @@ func TestSipHash(t *testing.T) {
 		"__PROXMOX_FORMAT_FCAPS__": typeFcaps, "__PROXMOX_FORMAT_QUOTA_PROJID__": typeQuotaProjID,
 		"__PROXMOX_FORMAT_HARDLINK__": typeHardlink, "__PROXMOX_FORMAT_PXAR_PAYLOAD__": typePayload,
 		"__PROXMOX_FORMAT_PXAR_PAYLOAD_REF__": typePayloadRef, "__PROXMOX_FORMAT_GOODBYE__": typeGoodbye,
-		"__PROXMOX_FORMAT_PXAR_GOODBYE_TAIL_MARKER__":    goodbyeTailMarker,
+		"__PROXMOX_FORMAT_PXAR_GOODBYE_TAIL_MARKER__":  goodbyeTailMarker,
 		"__PROXMOX_FORMAT_PXAR_PAYLOAD_START_MARKER__": payloadStartMarker,
 		"__PROXMOX_FORMAT_PXAR_PAYLOAD_TAIL_MARKER__":  payloadTailMarker,
 	} {
