@@ -38,7 +38,8 @@ type incrTree struct {
 // Layout: 10 dirs × 3 subdirs × 10 small text files (300), four
 // random files of 0.25-3.5 MiB (chunks of 4 MiB on average hold several
 // files, and a file spans chunks: round 0 checks both), a symlink, a
-// hard link, an empty file, a few modes.
+// hard link, an empty file, a FIFO, a device node, an xattr, a few
+// modes.
 func newIncrTree(t *testing.T, root string, seed uint64) *incrTree {
 	t.Helper()
 	tr := &incrTree{root: root, rng: rand.New(rand.NewPCG(seed, 27)), when: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)}
@@ -61,6 +62,13 @@ func newIncrTree(t *testing.T, root string, seed uint64) *incrTree {
 	write(t, filepath.Join(root, "links/target.txt"), "hard-linked\n", 0o644)
 	incrOK(t, os.Link(filepath.Join(root, "links/target.txt"), filepath.Join(root, "links/hard")))
 	incrOK(t, os.Symlink("../d01/s2/f003.txt", filepath.Join(root, "links/sym")))
+	incrOK(t, unix.Mkfifo(filepath.Join(root, "links/fifo"), 0o640))
+	if err := unix.Mknod(filepath.Join(root, "links/null"), unix.S_IFCHR|0o644, int(unix.Mkdev(1, 3))); err != nil {
+		t.Logf("no device node in the tree: %v", err)
+	}
+	if err := unix.Setxattr(filepath.Join(root, "d00/s0/f000.txt"), "user.incr", []byte("initial"), 0); err != nil {
+		t.Logf("no user xattrs in the tree: %v", err)
+	}
 	incrOK(t, os.Chmod(filepath.Join(root, "d02/s0/f001.txt"), 0o600))
 	incrOK(t, os.Chmod(filepath.Join(root, "d03/s1/f004.txt"), 0o755))
 	return tr
@@ -81,8 +89,8 @@ func (tr *incrTree) regular(t *testing.T) []string {
 // change makes round r's changes and says what they were: one-line
 // appends to ~3% of the files (a different choice each round); every
 // few rounds a directory renamed, files added and removed, a file
-// touched without a change of content, a mode changed, a large file
-// or the hard-linked one appended to.
+// touched without a change of content, a mode changed, an xattr set,
+// a large file or the hard-linked one appended to.
 func (tr *incrTree) change(t *testing.T, r int) string {
 	t.Helper()
 	var did []string
@@ -126,6 +134,12 @@ func (tr *incrTree) change(t *testing.T, r int) string {
 		incrOK(t, os.Chmod(filepath.Join(tr.root, f), st.Mode().Perm()^0o070))
 		did = append(did, "chmod "+f)
 	}
+	if r%8 == 0 {
+		f := regular[tr.rng.IntN(len(regular))]
+		if err := unix.Setxattr(filepath.Join(tr.root, f), "user.incr", fmt.Appendf(nil, "round %d", r), 0); err == nil {
+			did = append(did, "xattr on "+f)
+		}
+	}
 	if r%7 == 0 {
 		f := fmt.Sprintf("blobs/big%d.bin", tr.rng.IntN(4))
 		tr.appendLine(t, f, r)
@@ -154,6 +168,26 @@ type treeEntry struct {
 	st     unix.Stat_t
 	sha    [32]byte
 	target string
+	xattrs string // name=value, sorted
+}
+
+// xattrList is a file's xattrs as name=value lines, sorted.
+func xattrList(t *testing.T, p string) string {
+	t.Helper()
+	buf := make([]byte, 4096)
+	n, err := unix.Llistxattr(p, buf)
+	if err != nil || n == 0 {
+		return ""
+	}
+	var out []string
+	for _, name := range strings.Split(strings.TrimRight(string(buf[:n]), "\x00"), "\x00") {
+		v := make([]byte, 4096)
+		m, err := unix.Lgetxattr(p, name, v)
+		incrOK(t, err)
+		out = append(out, name+"="+string(v[:m]))
+	}
+	sort.Strings(out)
+	return strings.Join(out, "\n")
 }
 
 // scanTree reads a tree: every entry by its path from the root ("" is
@@ -185,6 +219,7 @@ func scanTree(t *testing.T, root string) map[string]*treeEntry {
 				return err
 			}
 		}
+		e.xattrs = xattrList(t, p)
 		out[r] = e
 		return nil
 	})
@@ -223,6 +258,12 @@ func compareRestored(t *testing.T, round string, src, dst string, want map[strin
 		}
 		if g.target != w.target {
 			t.Errorf("%s: %s: restored symlink to %q, source to %q", round, p, g.target, w.target)
+		}
+		if g.st.Rdev != w.st.Rdev {
+			t.Errorf("%s: %s: restored device %#x, source %#x", round, p, g.st.Rdev, w.st.Rdev)
+		}
+		if g.xattrs != w.xattrs {
+			t.Errorf("%s: %s: restored xattrs %q, source %q", round, p, g.xattrs, w.xattrs)
 		}
 	}
 	for p := range got {
@@ -277,6 +318,12 @@ func compareDecoded(t *testing.T, round string, want map[string]*treeEntry, a *p
 		}
 		if e.IsSymlink() && e.Symlink != w.target {
 			t.Errorf("%s: checker: %s: symlink to %q, source to %q", round, e.Path, e.Symlink, w.target)
+		}
+		if dev := [2]uint64{uint64(unix.Major(w.st.Rdev)), uint64(unix.Minor(w.st.Rdev))}; e.Type() == unix.S_IFCHR && e.Device != dev {
+			t.Errorf("%s: checker: %s: device %d:%d, source %d:%d", round, e.Path, e.Device[0], e.Device[1], dev[0], dev[1])
+		}
+		if x := strings.Join(e.Xattrs, "\n"); x != w.xattrs {
+			t.Errorf("%s: checker: %s: xattrs %q, source %q", round, e.Path, x, w.xattrs)
 		}
 	}
 	for p := range want {
@@ -422,8 +469,8 @@ func TestIncrementalPBSFormat(t *testing.T) {
 	}
 	// A file is reused once its stat was older than a backup's start by
 	// cairn's racy margin (2 s) when it was recorded: not in round 1 (the
-	// tree was just made), and over 30 rounds surely (each round's
-	// restore and check take longer than that with -race).
+	// tree was just made), but within 30 rounds, each with a backup, a
+	// restore and two reads of the tree.
 	if ir.reused == 0 {
 		t.Errorf("30 rounds reused no file of the previous snapshot")
 	}

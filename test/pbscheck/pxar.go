@@ -113,7 +113,7 @@ type Entry struct {
 	Symlink   string   // symlinks: the target
 	Hardlink  string   // hard links: the target's path
 	Device    [2]uint64
-	Xattrs    int
+	Xattrs    []string // name=value, in stream order (pxar's encoder sorts them by name)
 	ACLs      int
 	Offset    uint64 // of the entry's FILENAME item in the metadata stream (0: the root)
 	IsRoot    bool
@@ -372,10 +372,11 @@ func (d *decoder) entry(path string, fnOff uint64, root bool) error {
 			if err != nil {
 				return err
 			}
-			if i := bytes.IndexByte(b, 0); i <= 0 {
+			i := bytes.IndexByte(b, 0)
+			if i <= 0 {
 				return fmt.Errorf("%s: %s: no name before the value separator", pathName(path), h)
 			}
-			e.Xattrs++
+			e.Xattrs = append(e.Xattrs, string(b[:i])+"="+string(b[i+1:]))
 		case typeACLUser, typeACLGroup, typeACLDefaultUser, typeACLDefaultGroup:
 			if _, err := d.exact(h, 16, path); err != nil {
 				return err
