@@ -147,7 +147,21 @@ func must(t *testing.T, err error) {
 func TestCheckTinyStore(t *testing.T) {
 	tn := makeTiny(t)
 	c := &Checker{Store: tn.store}
+	final := false
+	files := 0
+	c.File = func(archive, path string, size uint64, r io.Reader) error {
+		b, err := io.ReadAll(io.LimitReader(r, 100)) // File may read a part
+		if err != nil || archive != "root.pxar" {
+			t.Errorf("File(%s, %s): %v", archive, path, err)
+		}
+		if src, _ := os.ReadFile(filepath.Join(tn.src, path)); final && !bytes.HasPrefix(src, b) {
+			t.Errorf("%s: content %q…, source %q…", path, b, src[:min(len(src), 100)])
+		}
+		files++
+		return nil
+	}
 	for i, snap := range tn.snaps {
+		final = i == len(tn.snaps)-1
 		rep, err := c.Check(snap)
 		if err != nil {
 			t.Fatalf("snapshot %d: %v", i, err)
@@ -158,7 +172,11 @@ func TestCheckTinyStore(t *testing.T) {
 		}
 		t.Logf("snapshot %d: %d entries, %d payload refs, metadata %d, payload %d bytes (%d unreferenced), %d chunks (%d new)",
 			i, len(a.Entries), a.PayloadRefs, a.MetadataSize, a.PayloadSize, a.Unreferenced, rep.Chunks, rep.NewChunks)
-		compareTree(t, tn.src, a, i == len(tn.snaps)-1)
+		compareTree(t, tn.src, a, final)
+		if files != a.PayloadRefs {
+			t.Errorf("snapshot %d: File called %d times for %d payload references", i, files, a.PayloadRefs)
+		}
+		files = 0
 	}
 }
 
