@@ -12,7 +12,8 @@
 //   - test (this directory): the command line on local stores: init,
 //     backup, browse, dump, diff, keys, progress, forget, restore
 //     safety, the CLI contract (exit codes, signals, completion, man
-//     pages);
+//     pages), incremental file backups read by test/pbscheck (an
+//     independent reader of PBS's formats);
 //   - test/mount: FUSE mounts, hostile stores, prune, pxar, restore,
 //     tape;
 //   - test/remote: MinIO object storage, sync and GC.
