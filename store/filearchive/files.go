@@ -68,7 +68,7 @@ func (b *builder) prevFailed(err error) {
 func (b *builder) reuse(ctx context.Context, enc *pxar.Encoder, c *walk.Candidate) (pxar.LinkOffset, bool, error) {
 	st := c.Stat
 	pe, prec := b.prevFile(ctx, c.Path, uint64(st.Size))
-	if pe == nil || prec == nil || !prec.Trusted || prec.Ino != st.Ino || prec.Ctime != timestamp(st.Ctim) {
+	if pe == nil || prec == nil || !prec.Trusted || prec.Ino != st.Ino || !prec.sameCtime(timestamp(st.Ctim)) {
 		return 0, false, nil
 	}
 	ps := pe.Metadata.Stat
@@ -178,7 +178,7 @@ func (b *builder) rewrite(ctx context.Context, enc *pxar.Encoder, f *pendingFile
 	case rerr != nil:
 		b.report(f.path, rerr)
 		rec.Trusted = false
-	case st.Ino != rec.Ino || timestamp(st.Ctim) != rec.Ctime:
+	case st.Ino != rec.Ino || !rec.sameCtime(timestamp(st.Ctim)):
 		rec.Trusted = false // changed since it was looked at
 	}
 	return b.stat.add(&rec)

@@ -15,29 +15,38 @@ import (
 // regular file stored in the archive (hard links excluded), in archive
 // order:
 //
-//	magic "cairnST\x02"   (version 1: "cairnST\x01", ino absolute)
+//	magic "cairnST\x02"   (version 1: "cairnST\x01")
 //	per file:
 //	  flags   u8       bit 0: stat trusted, bit 1: digest present
 //	  id      uvarint  Entry.ID minus the previous record's (> 0)
 //	  ino     varint   inode minus the previous record's (version 1:
 //	                   uvarint, the inode itself)
 //	  csec    varint   ctime seconds minus the previous record's
-//	  cnsec   uvarint  ctime nanoseconds (< 1e9)
-//	  digest  [32]     SHA-256 of the content, if flagged (version 1
-//	                   writers only; read and ignored)
+//	  cnsec   uvarint  version 1 only: ctime nanoseconds (< 1e9)
+//	  digest  [32]     version 1 only, if flagged: SHA-256 of the
+//	                   content (read and ignored)
 //
-// Every incremental backup writes the whole table anew, and a change
-// anywhere in a chunk makes it a new chunk: with changes scattered over
-// the tree, the table is stored again in full each time. So it holds
-// what change detection needs and compresses: deltas (inodes of files
-// made together are near each other), no content digests (incompressible
-// 32 bytes a file were 80% of its size). A file whose metadata changed
-// is compared with its previous content instead (files.go).
 // "Trusted" means the file's ctime was older than the backup's start by
 // more than the timestamp granularity margin: a change after the file
 // was read must then move its ctime. Records of files that changed while
 // they were read, or too shortly before, are untrusted and the next
-// backup reads those files again.
+// backup reads those files again. That is also why seconds suffice: a
+// trusted record's ctime is at least the margin (2 s) before the backup
+// began, and any change after the backup read the file gets a ctime
+// after its start, so in a later second (the clock going back by more
+// than the margin aside; the file's mtime, in nanoseconds, and size are
+// compared too, from the archive).
+//
+// Every incremental backup writes the whole table anew, and a change
+// anywhere in a chunk makes it a new chunk: with changes scattered over
+// the tree, the table is stored again in full each time. So it holds
+// only what change detection needs, in a form that compresses: deltas
+// (inodes of files made together are near each other), no content
+// digests (incompressible 32 bytes a file were 80% of its size), no
+// ctime nanoseconds (as incompressible, and half of what was left): 43
+// bytes a file in version 1, 5 to 6 in version 2, on Go's tree. A file
+// whose metadata changed is compared with its previous content instead
+// of a digest (files.go).
 var (
 	statMagic   = [8]byte{'c', 'a', 'i', 'r', 'n', 'S', 'T', 2}
 	statMagicV1 = [8]byte{'c', 'a', 'i', 'r', 'n', 'S', 'T', 1}
@@ -57,6 +66,15 @@ type statRecord struct {
 	Ino     uint64
 	Ctime   pxar.Timestamp
 	Trusted bool
+	// HasNanos: Ctime.Nanos is known (version 1 tables); version 2
+	// records keep seconds.
+	HasNanos bool
+}
+
+// sameCtime reports whether ts is the record's ctime, as precisely as
+// the record keeps it.
+func (r *statRecord) sameCtime(ts pxar.Timestamp) bool {
+	return r.Ctime.Secs == ts.Secs && (!r.HasNanos || r.Ctime.Nanos == ts.Nanos)
 }
 
 // statWriter appends records; IDs must increase.
@@ -89,7 +107,6 @@ func (s *statWriter) add(r *statRecord) error {
 	b = binary.AppendUvarint(b, r.ID-s.lastID)
 	b = binary.AppendVarint(b, int64(r.Ino-s.lastIno))
 	b = binary.AppendVarint(b, r.Ctime.Secs-s.lastCs)
-	b = binary.AppendUvarint(b, uint64(r.Ctime.Nanos))
 	s.buf = b
 	s.lastIno = r.Ino
 	s.lastID, s.lastCs = r.ID, r.Ctime.Secs
@@ -162,7 +179,10 @@ func (s *statReader) read() error {
 	if err == nil {
 		csec, err = binary.ReadVarint(s)
 	}
-	nsec := u()
+	var nsec uint64
+	if s.v1 {
+		nsec = u()
+	}
 	switch {
 	case err != nil:
 		return s.bad(at, "truncated record: %v", err)
@@ -170,7 +190,7 @@ func (s *statReader) read() error {
 		return s.bad(at, "invalid record (flags %#x, id step %d, nanoseconds %d)", flags, dID, nsec)
 	}
 	r := statRecord{ID: s.lastID + dID, Ino: ino, Ctime: pxar.Timestamp{Secs: s.lastCs + csec, Nanos: uint32(nsec)},
-		Trusted: flags&recTrusted != 0}
+		Trusted: flags&recTrusted != 0, HasNanos: s.v1}
 	if flags&recDigest != 0 { // version 1's content digest: not used
 		if _, err := s.r.Discard(32); err != nil {
 			return s.bad(at, "truncated digest: %v", err)

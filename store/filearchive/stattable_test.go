@@ -36,7 +36,12 @@ func TestStatTableRoundTrip(t *testing.T) {
 	}{{1, -1}, {40, 0}, {40, 0}, {41, 1}, {500, -1}, {900, 2}, {905, 3}, {906, 4}, {907, -1}, {40, -1}} {
 		got, ok, err := r.find(c.id)
 		must(t, err)
-		if ok != (c.found >= 0) || (ok && got != recs[c.found]) {
+		var want statRecord
+		if c.found >= 0 {
+			want = recs[c.found]
+			want.Ctime.Nanos = 0 // version 2 keeps seconds
+		}
+		if ok != (c.found >= 0) || (ok && got != want) {
 			t.Errorf("find(%d) = %+v %v, want record %d", c.id, got, ok, c.found)
 		}
 	}
@@ -64,7 +69,7 @@ func TestStatTableCorrupt(t *testing.T) {
 		{"truncated digest", append(statMagic[:], append([]byte{rec[0] | recDigest}, rec[1:]...)...), "offset 8"},
 		{"bad flags", append(statMagic[:], append([]byte{0x80}, rec[1:]...)...), "offset 8"},
 		{"id step 0", append(statMagic[:], append([]byte{rec[0], 0}, rec[2:]...)...), "offset 8"},
-		{"nanoseconds", append(statMagic[:], rec[0], 10, 3, 0, 0xff, 0xff, 0xff, 0xff, 0x0f), "offset 8"},
+		{"nanoseconds (version 1)", append(statMagicV1[:], rec[0], 10, 3, 0, 0xff, 0xff, 0xff, 0xff, 0x0f), "offset 8"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, err := newStatReader("root.pxar.stat.didx", bytes.NewReader(c.data))
@@ -111,7 +116,6 @@ func TestStatTableTruncatedEverywhere(t *testing.T) {
 	over = binary.AppendUvarint(over, 1<<64-1) // ID step past 2^64
 	over = binary.AppendVarint(over, 1)        // ino step
 	over = binary.AppendVarint(over, 0)        // ctime step
-	over = binary.AppendUvarint(over, 0)       // nanoseconds
 	r, _ := newStatReader("t", bytes.NewReader(over))
 	if _, _, err := r.find(1 << 63); !errors.Is(err, ErrBadStatTable) {
 		t.Fatalf("overflowing ID step: %v", err)
@@ -136,8 +140,8 @@ func TestStatTableV1(t *testing.T) {
 	r, err := newStatReader("t", bytes.NewReader(b))
 	must(t, err)
 	want := []statRecord{
-		{ID: 10, Ino: 1 << 40, Ctime: pxar.Timestamp{Secs: 1700000000, Nanos: 7}, Trusted: true},
-		{ID: 15, Ino: 12, Ctime: pxar.Timestamp{Secs: 1700000001}},
+		{ID: 10, Ino: 1 << 40, Ctime: pxar.Timestamp{Secs: 1700000000, Nanos: 7}, Trusted: true, HasNanos: true},
+		{ID: 15, Ino: 12, Ctime: pxar.Timestamp{Secs: 1700000001}, HasNanos: true},
 	}
 	for _, w := range want {
 		got, ok, err := r.find(w.ID)
@@ -152,5 +156,24 @@ func TestStatTableV1(t *testing.T) {
 	cut, _ := newStatReader("t", bytes.NewReader(b[:30]))
 	if _, _, err := cut.find(10); !errors.Is(err, ErrBadStatTable) {
 		t.Fatalf("cut digest: %v", err)
+	}
+}
+
+// TestSameCtime: a version 2 record matches any ctime in its second, a
+// version 1 record only its own nanosecond.
+func TestSameCtime(t *testing.T) {
+	v2 := statRecord{Ctime: pxar.Timestamp{Secs: 100}}
+	v1 := statRecord{Ctime: pxar.Timestamp{Secs: 100, Nanos: 5}, HasNanos: true}
+	for _, c := range []struct {
+		ts     pxar.Timestamp
+		v1, v2 bool
+	}{
+		{pxar.Timestamp{Secs: 100, Nanos: 5}, true, true},
+		{pxar.Timestamp{Secs: 100, Nanos: 6}, false, true},
+		{pxar.Timestamp{Secs: 101, Nanos: 5}, false, false},
+	} {
+		if v1.sameCtime(c.ts) != c.v1 || v2.sameCtime(c.ts) != c.v2 {
+			t.Errorf("%+v: version 1 %v, version 2 %v", c.ts, v1.sameCtime(c.ts), v2.sameCtime(c.ts))
+		}
 	}
 }
