@@ -22,7 +22,8 @@
 # After the last round cairn's newest snapshot (the ROUNDS-th incremental
 # one) is restored (cold, timed) and compared with the source (the image
 # with cmp), read through a fresh mount (cold: tar of the tree, dd of the
-# image, timed) and cairn's store is verified (timed); a wrong result
+# image, timed), cairn's store is verified and garbage-collected (timed,
+# cold; the gc finds every chunk in use); a wrong result
 # fails the run. With cairn-old beside cairn these rows compare the two.
 # Output in $OUT: table.md, results.tsv (tool, workload, round, seconds,
 # apparent bytes, allocated bytes), reads.tsv (tool, workload, step,
@@ -131,6 +132,10 @@ check() {
   s=$(now)
   "$bin" --store "$3" verify -q >>"$LOG" 2>&1 || { echo "WRONG RESULT: $1 $2 verify failed" >&2; exit 1; }
   timing "$1" "$2" verify "$s" "$(now)"
+  drop_caches
+  s=$(now)
+  "$bin" --store "$3" gc -q >>"$LOG" 2>&1 || { echo "FAILED: $1 $2 gc" >&2; exit 1; }
+  timing "$1" "$2" gc "$s" "$(now)"
 }
 
 timing() { printf '%s\t%s\t%s\t%.2f\n' "$1" "$2" "$3" "$(awk -v s="$4" -v e="$5" 'BEGIN{print e-s}')" >>"$OUT/reads.tsv"; }
@@ -189,7 +194,7 @@ for wl in $WORKLOADS; do run_workload "$wl"; done
   done
   echo
   echo "Reads of the last snapshot, cold (seconds): restore, read through the mount (tar of the tree," \
-    "cmp of the image), verify of the store:"
+    "cmp of the image), verify and gc of the store:"
   awk -F'\t' '{ printf "- %s %s %s: %.2f s\n", $1, $2, $3, $4 }' "$OUT/reads.tsv"
   echo
   echo "cairn's chunk files after the last round (count, mean size):"
