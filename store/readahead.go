@@ -100,26 +100,27 @@ func (r *IndexReader) chunk(ctx context.Context, i int, d chunk.Digest, size int
 		return r.c.get(ctx, nil, d, size, false)
 	}
 	for k := range r.recent {
-		if rc := r.recent[k].Load(); rc != nil && rc.i == i && rc.b.acquire() {
+		if rc := r.recent[k].Load(); rc != nil && rc.holds(i, d, size) && rc.b.acquire() {
 			r.c.Stats.Hits.Add(1)
 			return rc.b, nil
 		}
 	}
 	b, err := r.c.get(ctx, r.key, d, size, scan && r.scanLimited)
-	if err == nil && !r.isRecent(i) { // reads that joined a load find it kept already
+	if err == nil && !r.isRecent(i, d, size) { // reads that joined a load find it kept already
 		b.acquire() // the recent slot's: never fails, the caller's is held
 		k := r.recentNext.Add(1) % uint64(len(r.recent))
-		if old := r.recent[k].Swap(&recentChunk{i: i, b: b}); old != nil {
+		if old := r.recent[k].Swap(&recentChunk{i: i, d: d, b: b}); old != nil {
 			old.b.release()
 		}
 	}
 	return b, err
 }
 
-// isRecent reports whether chunk i is among the recent ones.
-func (r *IndexReader) isRecent(i int) bool {
+// isRecent reports whether chunk i (digest d, size bytes) is among the
+// recent ones.
+func (r *IndexReader) isRecent(i int, d chunk.Digest, size int) bool {
 	for k := range r.recent {
-		if rc := r.recent[k].Load(); rc != nil && rc.i == i {
+		if rc := r.recent[k].Load(); rc != nil && rc.holds(i, d, size) {
 			return true
 		}
 	}

@@ -105,3 +105,31 @@ func TestReadaheadSkipsZeroChunks(t *testing.T) {
 	}
 	readCheck(t, r, data, 0, len(data)) // and everything reads back
 }
+
+// TestRecentByDigest: an index that lists a chunk again a chunk or two
+// later (an incremental file archive's payload: [C][new][C]…) is read
+// with each distinct chunk loaded once, even through a cache too small
+// to keep any.
+func TestRecentByDigest(t *testing.T) {
+	a, b, c := randBytes(testCS, 1), randBytes(testCS, 2), randBytes(testCS, 3)
+	data := bytes.Join([][]byte{a, b, a, c, a, b}, nil)
+	s := testStore(t)
+	path := filepath.Join(t.TempDir(), "disk.raw")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	snap, _ := backupImage(t, s, Group{Type: TypeVM, ID: "rd"}, time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC), path)
+	cache, err := NewCache(s, 1) // keeps nothing
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cache.Close)
+	r := openImage(t, s, snap, cache)
+	for off := int64(0); off < int64(len(data)); off += testCS / 4 {
+		readCheck(t, r, data, off, testCS/4)
+	}
+	waitPrefetches(r)
+	if got := cache.Stats.DecodedBytes.Load(); got != 3*testCS {
+		t.Errorf("decoded %d bytes for 3 distinct chunks of %d", got, testCS)
+	}
+}

@@ -44,7 +44,19 @@ type IndexReader struct {
 
 type recentChunk struct {
 	i int
+	d chunk.Digest
 	b *chunkBuf // with the slot's reference
+}
+
+// holds reports whether the recent chunk is chunk i of the index, or
+// has its digest d and size: an incremental file archive's payload index
+// lists a chunk again wherever a run of files after a changed one reuses
+// it ([C][new][C]…), and a sequential read of it comes back to C one or
+// two chunks later, which the shared cache may have refused to keep. (A
+// hostile index may give one digest two sizes: the cache refuses the
+// other size, so must this.)
+func (rc *recentChunk) holds(i int, d chunk.Digest, size int) bool {
+	return rc.i == i || (rc.d == d && len(rc.b.data) == size)
 }
 
 var _ io.ReaderAt = (*IndexReader)(nil)
