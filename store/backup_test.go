@@ -293,7 +293,7 @@ func BenchmarkIndexReaderWriteTo(b *testing.B) {
 		b.Fatal(err)
 	}
 	bk.Sync = SyncNone
-	if err := bk.AddImage(context.Background(), "disk.img", f, ImageOptions{}); err != nil {
+	if err := bk.AddImage(context.Background(), "disk.img", f, ImageOptions{ChunkSize: chunk.DefaultChunkSize}); err != nil {
 		b.Fatal(err)
 	}
 	bk.Finish()
@@ -322,5 +322,48 @@ func TestManifestKeepsUnknownFields(t *testing.T) {
 	unp, _ := back["unprotected"].(map[string]any)
 	if back["key-fingerprint"] != "ab:cd" || back["signature"] != "sig" || unp["notes"] != "n" || unp["verify_state"] == nil {
 		t.Fatalf("lost fields: %s", out)
+	}
+}
+
+// TestImageChunkSizeDefault: an image backed up without a chunk size
+// takes the store's (256 KiB in a local store), a later backup of the
+// group keeps the size of its previous snapshot's image (else every chunk
+// would be new), and a size given wins.
+func TestImageChunkSizeDefault(t *testing.T) {
+	s := testStore(t)
+	if got := s.ImageChunkSize(); got != 256<<10 {
+		t.Fatalf("local store's image chunk size %d, want %d", got, 256<<10)
+	}
+	path, _ := makeImage(t, t.TempDir(), 11)
+	t0 := time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC)
+	chunkSize := func(snap Snapshot) int64 {
+		t.Helper()
+		x, err := s.OpenIndexFile(snap, "disk.img.fidx")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer x.Close()
+		return x.(*FixedIndex).ChunkSize()
+	}
+	for i, c := range []struct {
+		group      string
+		given      int
+		want       int64
+		newChunks0 bool // the backup stores no new chunk
+	}{
+		{"fresh", 0, DefaultImageChunkSize, false},
+		{"fresh", 0, DefaultImageChunkSize, true},
+		{"sized", 1 << 20, 1 << 20, false},
+		{"sized", 0, 1 << 20, true}, // kept from the previous snapshot
+		{"sized", 128 << 10, 128 << 10, false},
+		{"sized", 0, 128 << 10, true},
+	} {
+		snap, st := backupImageSized(t, s, Group{Type: TypeVM, ID: c.group}, t0.Add(time.Duration(i)*time.Hour), path, c.given)
+		if got := chunkSize(snap); got != c.want {
+			t.Errorf("backup %d (%s, --chunk-size %d): chunk size %d, want %d", i, c.group, c.given, got, c.want)
+		}
+		if (st.NewChunks == 0) != c.newChunks0 {
+			t.Errorf("backup %d (%s, --chunk-size %d): %d new chunks", i, c.group, c.given, st.NewChunks)
+		}
 	}
 }

@@ -167,6 +167,17 @@ func (s *Store) Readahead() int {
 	return DefaultReadahead
 }
 
+// ImageChunkSize is the fixed chunk size of an image backed up without
+// one given: DefaultImageChunkSize where a chunk costs a local file, and
+// chunk.DefaultChunkSize (4 MiB, PBS's) where each costs requests
+// (RemoteImageChunkSize).
+func (s *Store) ImageChunkSize() int {
+	if p, ok := s.backend.(probing); ok {
+		return p.imageChunkSize()
+	}
+	return DefaultImageChunkSize
+}
+
 // ioParallelism is how many chunk requests a writer should keep in
 // flight beside its hash/compress workers: 0 where each costs a local
 // system call.

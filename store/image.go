@@ -15,10 +15,21 @@ import (
 
 // ImageOptions tune an image backup.
 type ImageOptions struct {
-	ChunkSize int // power of two, default chunk.DefaultChunkSize
+	ChunkSize int // power of two, default the store's ImageChunkSize
 	Workers   int // hash/compress workers, default NumCPU
 	Stats     *UploadStats
 }
+
+// DefaultImageChunkSize is the fixed chunk size of an image in a local
+// store when the backup gives none (Store.ImageChunkSize; a remote
+// store's is RemoteImageChunkSize). An incremental backup stores every
+// chunk that holds a changed block, and a file system's changes are
+// scattered: with 1% of the files of a 1 GiB ext4 image appended to,
+// about 115 blocks of file data and 110 of inode tables change, which
+// touch 34 of the 4 MiB chunks (26 MB stored per backup) but only 117 of
+// the 256 KiB ones (4.8 MB). PBS's fixed index takes any power of two;
+// its client makes 64 KiB to 4 MiB.
+const DefaultImageChunkSize = 256 << 10
 
 // ArchiveIndexName maps an archive name as the user gives it to the file
 // that holds it: disk.img → disk.img.fidx, root.pxar → root.mpxar.didx
@@ -41,7 +52,8 @@ func ArchiveIndexName(name string) string {
 // all-zero chunks map to the zero chunk without being hashed or
 // compressed (in an encrypted backup, to the keyed zero chunk, encrypted
 // once). Chunks of the previous snapshot's same archive are taken as
-// present.
+// present. Without opt.ChunkSize the image takes that archive's chunk
+// size, else the store's (ImageChunkSize).
 func (b *Backup) AddImage(ctx context.Context, name string, src io.Reader, opt ImageOptions) error {
 	if !strings.HasSuffix(name, ".img") {
 		return fmt.Errorf("image archive %q: %w: name must end in .img", name, ErrBadName)
@@ -49,14 +61,17 @@ func (b *Backup) AddImage(ctx context.Context, name string, src io.Reader, opt I
 	if err := checkName(name); err != nil {
 		return err
 	}
+	idxName := name + ".fidx"
 	cs := opt.ChunkSize
 	if cs == 0 {
-		cs = chunk.DefaultChunkSize
+		cs = b.previousChunkSize(idxName)
+	}
+	if cs == 0 {
+		cs = b.s.ImageChunkSize()
 	}
 	if err := chunk.CheckChunkSize(cs); err != nil {
 		return fmt.Errorf("image %s: %w", name, err)
 	}
-	idxName := name + ".fidx"
 	w, err := NewFixedWriter(filepath.Join(b.dir, idxName), cs)
 	if err != nil {
 		return err
@@ -86,6 +101,27 @@ func (b *Backup) AddImage(ctx context.Context, name string, src io.Reader, opt I
 		return err
 	}
 	return b.AddFile(FileInfo{Filename: idxName, Size: uint64(size), Csum: CsumHex(csum)})
+}
+
+// previousChunkSize is the chunk size of the previous snapshot's index of
+// the same name, 0 when there is none: an image keeps its chunk size from
+// backup to backup unless one is given (chunks of another size are all
+// new), so a change of the default does not store every image again.
+func (b *Backup) previousChunkSize(idxName string) int {
+	prev, ok := b.Previous()
+	if !ok {
+		return 0
+	}
+	x, err := b.s.OpenIndexFile(prev, idxName)
+	if err != nil {
+		return 0
+	}
+	defer x.Close()
+	f, ok := x.(*FixedIndex)
+	if !ok || chunk.CheckChunkSize(int(f.ChunkSize())) != nil {
+		return 0
+	}
+	return int(f.ChunkSize())
 }
 
 // knownChunks loads the digests of the previous snapshot's index of the

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/crypt"
 )
 
@@ -84,7 +85,7 @@ func BenchmarkCryptBackup(b *testing.B) {
 				if mode.key != nil {
 					bk.Encrypt(mode.key)
 				}
-				if err := bk.AddImage(context.Background(), "disk.img", f, ImageOptions{}); err != nil {
+				if err := bk.AddImage(context.Background(), "disk.img", f, ImageOptions{ChunkSize: chunk.DefaultChunkSize}); err != nil {
 					b.Fatal(err)
 				}
 				if err := bk.Finish(); err != nil {

@@ -41,6 +41,8 @@ type probing interface {
 	parallelism() int
 	// readahead is how many chunks a sequential reader should prefetch.
 	readahead() int
+	// imageChunkSize is the fixed chunk size of images by default.
+	imageChunkSize() int
 }
 
 // Request concurrency of a remote store: latency, not bandwidth, is what
@@ -52,10 +54,19 @@ const (
 	// remoteParallelism is the uploads (HEAD, PUT) a writer keeps in
 	// flight.
 	remoteParallelism = 16
+	// RemoteImageChunkSize is the fixed chunk size of images in a remote
+	// store by default (DefaultImageChunkSize for a local one): PBS's 4
+	// MiB, as a bucket takes a few hundred requests a second but large
+	// objects at hundreds of MB/s, so a first backup's objects cost more
+	// than the smaller incremental backups of smaller chunks save.
+	RemoteImageChunkSize = chunk.DefaultChunkSize
 )
 
 func (c *remoteChunks) parallelism() int { return remoteParallelism }
 func (c *remoteChunks) readahead() int   { return RemoteReadahead }
+func (c *remoteChunks) imageChunkSize() int {
+	return RemoteImageChunkSize
+}
 
 // ReadChunk implements Backend: the on-disk cache, else the bucket (then
 // the cache keeps a copy). DirectAlways (verify) reads the bucket and

@@ -349,3 +349,12 @@ func TestRemoteChunkCacheSymlink(t *testing.T) {
 		t.Fatalf("written through the symbolic link: %v", names)
 	}
 }
+
+// TestRemoteImageChunkSize: a remote store's images take 4 MiB chunks by
+// default, as each chunk costs requests.
+func TestRemoteImageChunkSize(t *testing.T) {
+	s, _, _ := newRemoteTest(t, 0)
+	if got := s.ImageChunkSize(); got != 4<<20 {
+		t.Fatalf("remote store's image chunk size %d, want %d", got, 4<<20)
+	}
+}

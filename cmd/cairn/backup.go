@@ -105,6 +105,13 @@ func (a *app) backupCmd() *cobra.Command {
 		Long: `Back up images (NAME.img:PATH: a file or block device, fixed-size chunks) and
 directory trees (NAME.pxar:DIR: a pxar archive) into one new snapshot.
 
+Images are cut into fixed chunks: an incremental backup stores every chunk
+that holds a changed block, so smaller chunks store less of what did not
+change, but each costs a file, or requests on object storage. Without
+--chunk-size an image keeps the chunk size of the group's previous
+snapshot of it (chunks of another size are all new), and a new one takes
+256 KiB in a local store, 4 MiB on object storage.
+
 NAME.img:- reads the image from standard input (its size need not be known:
 the index records it at the end; an empty input is an error). NAME.blob:PATH
 stores a small file (a configuration, a log) as a blob, as PBS stores
@@ -132,7 +139,7 @@ and owner are unchanged but references their data in the previous snapshot.`,
 	f.StringVar(&o.id, "id", "", "backup id (group name), e.g. the VM number or host name")
 	f.StringVar(&o.ns, "ns", "", "namespace, e.g. prod/db")
 	f.BoolVar(&o.json, "json", false, "print the summary as JSON")
-	f.StringVar(&o.chunkSize, "chunk-size", "4M", "fixed chunk size of images, average chunk size of file archives (power of two, 64K to 16M)")
+	f.StringVar(&o.chunkSize, "chunk-size", "", "fixed chunk size of images (default: the previous snapshot's, else 256K, 4M on object storage), average chunk size of file archives (default 4M); a power of two, 64K to 16M")
 	f.IntVar(&o.workers, "workers", 0, "hash/compress workers (default: number of CPUs)")
 	f.StringVar(&o.at, "time", "", "snapshot time (RFC 3339; default now): newer than the group's newest snapshot, at most a day ahead")
 	f.BoolVar(&o.noSync, "no-sync", false, "do not syncfs the store before writing the manifest")
@@ -149,12 +156,17 @@ func (a *app) backup(o backupOpts, args []string) error {
 	if err != nil {
 		return err
 	}
-	cs, err := parseSize(o.chunkSize)
-	if err != nil {
-		return usageErr("--chunk-size: %v", err)
-	}
-	if err := chunk.CheckChunkSize(int(cs)); err != nil {
-		return usageErr("--chunk-size: %v", err)
+	// images: 0 takes the store's default (store.ImageChunkSize)
+	imgCS, pxarCS := 0, chunk.DefaultChunkSize
+	if o.chunkSize != "" {
+		cs, err := parseSize(o.chunkSize)
+		if err != nil {
+			return usageErr("--chunk-size: %v", err)
+		}
+		if err := chunk.CheckChunkSize(int(cs)); err != nil {
+			return usageErr("--chunk-size: %v", err)
+		}
+		imgCS, pxarCS = int(cs), int(cs)
 	}
 	mode, err := filearchive.ParseMode(o.pxar.mode)
 	if err != nil {
@@ -223,10 +235,10 @@ func (a *app) backup(o backupOpts, args []string) error {
 		if sp.isPxar() {
 			var ps pxarSummary
 			ps, err = a.backupPxar(b, sp, filearchive.Options{Mode: mode, Exclude: o.pxar.exclude,
-				AllFileSystems: o.pxar.allFS, ChunkSize: int(cs), Workers: o.workers, Stats: pxarStats, Progress: &pxarDone})
+				AllFileSystems: o.pxar.allFS, ChunkSize: pxarCS, Workers: o.workers, Stats: pxarStats, Progress: &pxarDone})
 			sums = append(sums, ps)
 		} else {
-			err = in.add(a.ctx, b, i, store.ImageOptions{ChunkSize: int(cs), Workers: o.workers, Stats: imgStats})
+			err = in.add(a.ctx, b, i, store.ImageOptions{ChunkSize: imgCS, Workers: o.workers, Stats: imgStats})
 		}
 		if err != nil {
 			break

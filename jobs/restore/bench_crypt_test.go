@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/crypt"
 	"github.com/cairnfs/cairn/jobs/internal/crypttest"
 	"github.com/cairnfs/cairn/store"
@@ -48,7 +49,7 @@ func BenchmarkImageRestoreEncrypted(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		if err := bk.AddImage(context.Background(), "disk.img", bytes.NewReader(data), store.ImageOptions{}); err != nil {
+		if err := bk.AddImage(context.Background(), "disk.img", bytes.NewReader(data), store.ImageOptions{ChunkSize: chunk.DefaultChunkSize}); err != nil {
 			b.Fatal(err)
 		}
 		if err := bk.Finish(); err != nil {

@@ -34,7 +34,7 @@ func BenchmarkImageRestore(b *testing.B) {
 	f, _ := os.Open(src)
 	bk, _ := s.StartBackup(context.Background(), store.Group{Type: "vm", ID: "bench"}, time.Time{})
 	bk.Sync = store.SyncNone
-	if err := bk.AddImage(context.Background(), "disk.img", f, store.ImageOptions{}); err != nil {
+	if err := bk.AddImage(context.Background(), "disk.img", f, store.ImageOptions{ChunkSize: chunk.DefaultChunkSize}); err != nil {
 		b.Fatal(err)
 	}
 	f.Close()
