@@ -41,8 +41,9 @@
 // remaining metadata is then taken from the previous archive without
 // opening the file. A file under 1 MiB whose metadata changed but whose
 // size did not (touch, chmod, rewritten with the same bytes) is read and
-// compared with its previous content; if that is the same, its payload
-// is still reused.
+// compared with its previous content, where the chunks holding that are
+// not much larger than the file (cheapToCompare); if it is the same, its
+// payload is still reused.
 //
 // In an encrypted backup (store.Backup.Encrypt) every stream's chunks
 // are encrypted with the backup's key (StreamOptions.Key); the previous

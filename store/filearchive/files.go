@@ -91,7 +91,7 @@ func (b *builder) file(ctx context.Context, enc *pxar.Encoder, f *walk.File) (px
 		if b.prev.stats == nil && pe.Metadata.Equal(f.Meta) {
 			return b.addRef(ctx, enc, f.Name, f.Path, f.Meta, pe, rec) // PBS's own test
 		}
-		if prec != nil && size < hashLimit {
+		if prec != nil && size < hashLimit && b.cheapToCompare(pe) {
 			b.read(f.Path, f.Stat.Size)
 			counted = true
 			// a previous chunk that cannot be read: the file is stored anew
@@ -124,6 +124,30 @@ func (b *builder) file(ctx context.Context, enc *pxar.Encoder, f *walk.File) (px
 	}
 	return off, err
 }
+
+// cheapToCompare reports whether comparing a file with its previous
+// content (sameContent) costs little beside reading it: the previous
+// chunks that hold it are at most compareSlack larger than the file
+// (each is decoded whole). A small file in a large chunk is stored anew
+// instead: that costs its compressed size, where decoding the chunk for
+// each such file of a tree whose files were touched here and there would
+// cost a decode of most of the previous payload.
+func (b *builder) cheapToCompare(pe *pxar.Entry) bool {
+	x, _ := pe.PayloadRef()
+	chunks, start, err := b.prev.chunks(x-pxar.HeaderSize, x+pe.Size)
+	if err != nil {
+		return false
+	}
+	end := start
+	for _, c := range chunks {
+		end += uint64(c.Size)
+	}
+	return end-start <= 4*pe.Size+compareSlack
+}
+
+// compareSlack is what cheapToCompare allows beyond four times the
+// file's size.
+const compareSlack = 128 << 10
 
 // sameContent reports whether open file f holds what the previous
 // archive's entry pe holds (its size is pe's): a file whose metadata
