@@ -53,3 +53,28 @@ func TestReusedChunkGone(t *testing.T) {
 	}
 	compareTree(t, openTree(t, s, second), src, nil, nil)
 }
+
+// TestTouchedCompare: a file touched without a change of content is
+// compared with its previous content and referenced where its chunk is
+// about its size; in a chunk many times its size it is stored anew
+// rather than the chunk decoded (cheapToCompare). Both read right.
+func TestTouchedCompare(t *testing.T) {
+	for _, c := range []struct {
+		chunkSize int
+		reused    int64
+	}{{64 << 10, 30}, {1 << 20, 29}} {
+		src := t.TempDir()
+		fileTree(t, src) // 30 files of 30,000 bytes
+		s := newStore(t)
+		opt := Options{ChunkSize: c.chunkSize, MaxPadding: -1}
+		backupTree(t, s, src, opt)
+		later := time.Now().Add(time.Hour)
+		must(t, os.Chtimes(src+"/d2/f04", later, later))
+		res, snap := backupTree(t, s, src, opt)
+		if res.ReusedFiles != c.reused || res.ReadFiles != 1 {
+			t.Errorf("chunks of %d: reused %d files, read %d; want %d reused, 1 read", c.chunkSize, res.ReusedFiles,
+				res.ReadFiles, c.reused)
+		}
+		compareTree(t, openTree(t, s, snap), src, nil, nil)
+	}
+}
