@@ -32,6 +32,11 @@ import (
 // size(c) - live(c) of padding, so the least live go first. The bound
 // holds on the previous snapshot's use of its chunks; what changed since
 // adds at most its own size to the new snapshot's padding.
+//
+// Memory: about 40 bytes per place of the previous payload index (its
+// live bytes, the file crossing its end, its chunk) and 120 per distinct
+// chunk, for the backup's length: a payload index of a million places
+// (a terabyte of 1 MiB chunks) takes about 160 MB.
 type reusePlan struct {
 	retired []bool // by chunk position in the previous payload index
 	// Figures of the previous snapshot's payload, per distinct chunk.
