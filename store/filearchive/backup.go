@@ -180,6 +180,7 @@ type builder struct {
 	plan       *reusePlan // nil: every previous chunk may be reused
 	// injected holds the previous chunks injected so far, for padding
 	injected map[chunk.Digest]struct{}
+	cmpBuf   []byte // sameContent's two blocks
 	// prevSnap is the group's previous snapshot: its chunks of the same
 	// streams are taken as present.
 	prevSnap store.Snapshot

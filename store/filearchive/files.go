@@ -145,9 +145,13 @@ func (b *builder) cheapToCompare(pe *pxar.Entry) bool {
 	return end-start <= 4*pe.Size+compareSlack
 }
 
-// compareSlack is what cheapToCompare allows beyond four times the
-// file's size.
-const compareSlack = 128 << 10
+const (
+	// compareSlack is what cheapToCompare allows beyond four times the
+	// file's size.
+	compareSlack = 128 << 10
+	// compareBlock is what sameContent compares at a time.
+	compareBlock = 64 << 10
+)
 
 // sameContent reports whether open file f holds what the previous
 // archive's entry pe holds (its size is pe's): a file whose metadata
@@ -157,16 +161,19 @@ func (b *builder) sameContent(ctx context.Context, f io.ReaderAt, pe *pxar.Entry
 	if err != nil {
 		return false, err
 	}
-	var bufs [2][64 << 10]byte
+	if b.cmpBuf == nil {
+		b.cmpBuf = make([]byte, 2*compareBlock) // once a backup, not once a file
+	}
+	cur, prev := b.cmpBuf[:compareBlock], b.cmpBuf[compareBlock:]
 	for off := int64(0); off < int64(pe.Size); {
-		n := min(int64(len(bufs[0])), int64(pe.Size)-off)
-		if _, err := f.ReadAt(bufs[0][:n], off); err != nil {
+		n := min(int64(compareBlock), int64(pe.Size)-off)
+		if _, err := f.ReadAt(cur[:n], off); err != nil {
 			return false, nil // read again below, where errors are reported
 		}
-		if _, err := old.ReadAt(bufs[1][:n], off); err != nil {
+		if _, err := old.ReadAt(prev[:n], off); err != nil {
 			return false, err
 		}
-		if !bytes.Equal(bufs[0][:n], bufs[1][:n]) {
+		if !bytes.Equal(cur[:n], prev[:n]) {
 			return false, nil
 		}
 		off += n
