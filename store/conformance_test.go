@@ -3,6 +3,7 @@ package store_test
 import (
 	"testing"
 
+	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/storetest"
 	"github.com/cairnfs/cairn/store/storetest/conformance"
 )
@@ -17,4 +18,13 @@ func TestConformanceLocal(t *testing.T) {
 // fresh bucket of a real MinIO server per test.
 func TestConformanceRemote(t *testing.T) {
 	conformance.RunBackendSuite(t, storetest.NewRemoteStore)
+}
+
+// TestConformanceMem runs the suite on a remote store on an in-memory
+// bucket (memstore): the same store code, no server.
+func TestConformanceMem(t *testing.T) {
+	conformance.RunBackendSuite(t, func(t testing.TB) *store.Store {
+		s, _ := storetest.NewMemStore(t)
+		return s
+	})
 }

@@ -17,7 +17,7 @@ func SetLeaseTTL(s *Store, ttl time.Duration) {
 }
 
 // BucketOf is the bucket of a remote store.
-func BucketOf(s *Store) *objstore.Bucket { return s.remote.bucket }
+func BucketOf(s *Store) objstore.Objects { return s.remote.bucket }
 
 // WriterLeaseLost is the Lost channel of the backup's writer lease.
 func WriterLeaseLost(b *Backup) <-chan struct{} { return b.writer.lease.Lost() }

@@ -50,16 +50,15 @@ type RemoteConfig struct {
 // remote is what a remote store has beyond a local one.
 type remote struct {
 	cfg    RemoteConfig
-	bucket *objstore.Bucket
+	bucket objstore.Objects
 
-	ctx      context.Context // the store's requests that have no context of their own; Close cancels it
-	cancel   context.CancelFunc
-	cache    *diskCache   // remote_cache.go
-	writers  writerStarts // remote_chunks_reuse.go
-	sweeps   sweepState
-	attached bool     // CreateRemote found the store in the bucket
-	leases   leaseSet // remote_leases.go
-	meta     metaSync // remote_meta_refresh.go
+	ctx       context.Context // the store's requests that have no context of their own; Close cancels it
+	cancel    context.CancelFunc
+	cache     *diskCache // remote_cache.go
+	sweepLook sweepCache // remote_gc_record.go
+	attached  bool       // CreateRemote found the store in the bucket
+	leases    leaseSet   // remote_leases.go
+	meta      metaSync   // remote_meta_refresh.go
 }
 
 // chunkKey is chunk d's key in the bucket.
@@ -93,15 +92,14 @@ func readRemoteConfig(dir string) (cfg RemoteConfig, ok bool, err error) {
 	return cfg, true, nil
 }
 
-// openRemote connects s to the bucket its configuration names.
-func (s *Store) openRemote(ctx context.Context, cfg RemoteConfig) error {
-	cred, err := objstore.LoadCredentials(cfg.CredentialsFile)
-	if err != nil {
-		return fmt.Errorf("open store %s: %w", s.root, err)
-	}
-	b, err := objstore.Open(ctx, cfg.Config, cred, objstore.Options{})
-	if err != nil {
-		return fmt.Errorf("open store %s: bucket %s: %w", s.root, cfg.Bucket, err)
+// openRemote connects s to the bucket its configuration names (b, when
+// not nil: OpenOn).
+func (s *Store) openRemote(ctx context.Context, cfg RemoteConfig, b objstore.Objects) error {
+	if b == nil {
+		var err error
+		if b, err = openBucket(ctx, cfg.Config); err != nil {
+			return fmt.Errorf("open store %s: %w", s.root, err)
+		}
 	}
 	s.remote = newRemote(s.root, cfg, b)
 	s.backend = &remoteChunks{localDir: localDir{s.root}, r: s.remote}
@@ -118,4 +116,17 @@ func writeRemoteConfig(dir string, cfg RemoteConfig) error {
 		return err
 	}
 	return os.Chmod(filepath.Join(dir, RemoteConfigName), 0o600)
+}
+
+// openBucket opens the bucket cfg names with the credentials it names.
+func openBucket(ctx context.Context, cfg objstore.Config) (objstore.Objects, error) {
+	cred, err := objstore.LoadCredentials(cfg.CredentialsFile)
+	if err != nil {
+		return nil, err
+	}
+	b, err := objstore.Open(ctx, cfg, cred, objstore.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("bucket %s at %s: %w", cfg.Bucket, cfg.Endpoint, err)
+	}
+	return b, nil
 }

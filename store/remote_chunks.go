@@ -109,50 +109,58 @@ func (c *remoteChunks) InsertChunkParts(d chunk.Digest, header, payload []byte) 
 	return c.insertChunk(c.r.ctx, d, header, payload)
 }
 
-// insertChunk stores chunk d unless the bucket has it with the same
-// size: then it is kept as a reused chunk is (keep), and existed is
-// true. A chunk that replaced another object (of another size) may have
-// been listed by a GC's sweep before: it is checked again once that
-// sweep ended (settle).
+// insertChunk stores chunk d unless the bucket has it: a conditional
+// PUT (If-None-Match: *), which the server decides against what it
+// holds (a HEAD may be answered by a stale cache), with the body's MD5
+// checked. Created, it is newer than any GC's cutoff. When the server
+// says an object is there, it is kept as a reused chunk is (keep), and
+// existed is true; an object of another size, or one keep cannot vouch
+// for, is replaced.
 func (c *remoteChunks) insertChunk(ctx context.Context, d chunk.Digest, header, payload []byte) (bool, error) {
 	key := chunkKey(d)
-	size := int64(len(header) + len(payload))
-	info, err := c.r.bucket.Head(ctx, key)
-	replaced := err == nil
-	switch {
-	case err == nil && info.Size == size:
-		kept, err := c.keep(ctx, d, info)
+	_, err := c.r.bucket.Put(ctx, key, objstore.Cond{IfAbsent: true}, header, payload)
+	if err == nil {
+		return false, nil
+	}
+	if !errors.Is(err, objstore.ErrPrecondition) {
+		return false, fmt.Errorf("insert %w", c.chunkError(d, err))
+	}
+	if info, err := c.r.bucket.Head(ctx, key); err == nil && info.Size == int64(len(header)+len(payload)) {
+		kept, err := c.keep(ctx, d)
 		if kept || err != nil {
 			return kept, err
 		}
-	case err != nil && !errors.Is(err, objstore.ErrNotExist):
-		return false, fmt.Errorf("insert %w", c.chunkError(d, err))
 	}
+	return false, c.replace(ctx, d, header, payload)
+}
+
+// replace writes chunk d over the object at its key; a sweep that may
+// have listed that object before the write (and delete it after) is
+// waited for and the write made again, at most three times.
+func (c *remoteChunks) replace(ctx context.Context, d chunk.Digest, header, payload []byte) error {
 	for try := 0; ; try++ {
-		if _, err := c.r.bucket.Put(ctx, key, objstore.Cond{}, header, payload); err != nil {
-			return false, fmt.Errorf("insert %w", c.chunkError(d, err))
+		t := c.r.bucket.ServerTime()
+		if _, err := c.r.bucket.Put(ctx, chunkKey(d), objstore.Cond{}, header, payload); err != nil {
+			return fmt.Errorf("insert %w", c.chunkError(d, err))
 		}
-		if !replaced {
-			return false, nil
+		swept, clear, err := c.r.sweptUntil(ctx, t, c.r.bucket.ServerTime())
+		if err != nil || !swept {
+			return err
 		}
-		there, err := c.settle(ctx, d)
-		if there || err != nil || try == 2 {
-			if !there && err == nil {
-				err = fmt.Errorf("insert chunk %s: removed by garbage collection three times", d)
-			}
-			return false, err
+		if try == 2 {
+			return fmt.Errorf("insert chunk %s: a garbage collection swept while it was written, three times", d)
+		}
+		if err := c.r.waitServerTime(ctx, clear); err != nil {
+			return err
 		}
 	}
 }
 
-// putMissing implements probing: a PUT. The object was not there at
-// the caller's HEAD, so no sweep listed it (one that did found it new,
-// by another writer): the upload is safe by its LastModified.
+// putMissing implements probing: chunk d was missing at the caller's
+// look, which may have been a stale answer: insertChunk.
 func (c *remoteChunks) putMissing(ctx context.Context, d chunk.Digest, header, payload []byte) error {
-	if _, err := c.r.bucket.Put(ctx, chunkKey(d), objstore.Cond{}, header, payload); err != nil {
-		return fmt.Errorf("insert %w", c.chunkError(d, err))
-	}
-	return nil
+	_, err := c.insertChunk(ctx, d, header, payload)
+	return err
 }
 
 // HasChunk implements Backend (a HEAD).
@@ -172,7 +180,7 @@ func (c *remoteChunks) touchChunk(ctx context.Context, d chunk.Digest) error {
 	}
 	if err == nil {
 		var kept bool
-		if kept, err = c.keep(ctx, d, info); err == nil && !kept {
+		if kept, err = c.keep(ctx, d); err == nil && !kept {
 			err = objstore.ErrNotExist
 		}
 	}
@@ -211,7 +219,7 @@ func chunkOfKey(key string) (chunk.Digest, bool) {
 	return d, err == nil
 }
 
-func newRemote(root string, cfg RemoteConfig, b *objstore.Bucket) *remote {
+func newRemote(root string, cfg RemoteConfig, b objstore.Objects) *remote {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &remote{cfg: cfg, bucket: b, ctx: ctx, cancel: cancel, cache: newDiskCache(root, cfg.CacheSize)}
 }

@@ -58,6 +58,16 @@ func (s *Store) RemoteInfo() (info RemoteInfo, ok bool) {
 // RemoteInfo tells); one that holds anything else is refused.
 // remote.json (0600) is written last: until then dir is no store.
 func CreateRemote(ctx context.Context, dir string, cfg RemoteConfig, opt CreateOptions) (*Store, error) {
+	return createRemote(ctx, dir, cfg, opt, nil)
+}
+
+// CreateRemoteOn is CreateRemote on the bucket o (tests: an in-memory
+// bucket); the store is opened on o too.
+func CreateRemoteOn(ctx context.Context, dir string, cfg RemoteConfig, o objstore.Objects, opt CreateOptions) (*Store, error) {
+	return createRemote(ctx, dir, cfg, opt, o)
+}
+
+func createRemote(ctx context.Context, dir string, cfg RemoteConfig, opt CreateOptions, b objstore.Objects) (*Store, error) {
 	fail := func(err error) (*Store, error) { return nil, fmt.Errorf("create store %s: %w", dir, err) }
 	if err := checkRemoteConfig(&cfg); err != nil {
 		return fail(err)
@@ -65,13 +75,11 @@ func CreateRemote(ctx context.Context, dir string, cfg RemoteConfig, opt CreateO
 	if err := checkNoStore(dir); err != nil {
 		return fail(err)
 	}
-	cred, err := objstore.LoadCredentials(cfg.CredentialsFile)
-	if err != nil {
-		return fail(err)
-	}
-	b, err := objstore.Open(ctx, cfg.Config, cred, objstore.Options{})
-	if err != nil {
-		return fail(fmt.Errorf("bucket %s at %s: %w", cfg.Bucket, cfg.Endpoint, err))
+	if b == nil {
+		var err error
+		if b, err = openBucket(ctx, cfg.Config); err != nil {
+			return fail(err)
+		}
 	}
 	attached, err := claimPrefix(ctx, b, cfg.Config)
 	if err != nil {
@@ -83,7 +91,7 @@ func CreateRemote(ctx context.Context, dir string, cfg RemoteConfig, opt CreateO
 	if err := writeRemoteConfig(dir, cfg); err != nil {
 		return fail(err)
 	}
-	s, err := Open(dir)
+	s, err := open(dir, b)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +134,7 @@ func checkNoStore(dir string) error {
 
 // claimPrefix makes the bucket's prefix a cairn store, or finds it one
 // already (attached). A prefix holding other objects is refused.
-func claimPrefix(ctx context.Context, b *objstore.Bucket, cfg objstore.Config) (attached bool, err error) {
+func claimPrefix(ctx context.Context, b objstore.Objects, cfg objstore.Config) (attached bool, err error) {
 	where := fmt.Sprintf("bucket %s prefix %q", cfg.Bucket, cfg.Prefix)
 	data, _, err := b.Get(ctx, storeMarkerKey, 64<<10, nil)
 	if err == nil {

@@ -138,12 +138,13 @@ var ErrGCLeaseLost = errors.New("the GC lease was lost (renewals failed): stoppe
 // remoteCollector is the ChunkCollector of a remote store.
 type remoteCollector struct {
 	s      *Store
-	b      *objstore.Bucket
+	b      objstore.Objects
 	lease  *objstore.Lease
 	start  GCStart
 	dir    string // the marked set's directory
 	set    *digestSorter
 	marked *digestMerge
+	swept  bool // EndMark told writers the sweep begins
 }
 
 func (s *Store) remoteCollector() ChunkCollector {
@@ -154,7 +155,7 @@ func (s *Store) remoteCollector() ChunkCollector {
 func (c *remoteCollector) Begin(ctx context.Context, atimeCutoff time.Duration) (GCStart, error) {
 	host, _ := os.Hostname()
 	data, _ := json.Marshal(gcLeaseData{Phase: GCPhaseMark})
-	l, err := c.b.Acquire(ctx, gcLeaseKey, objstore.Holder{Host: host, PID: os.Getpid(), Command: "gc", Data: data}, gcLeaseTTL, 0)
+	l, err := objstore.Acquire(ctx, c.b, gcLeaseKey, objstore.Holder{Host: host, PID: os.Getpid(), Command: "gc", Data: data}, gcLeaseTTL, 0)
 	if errors.Is(err, objstore.ErrHeld) {
 		return GCStart{}, fmt.Errorf("bucket %s: another GC runs (%w): %w", c.s.remote.cfg.Bucket, ErrLocked, err)
 	}
@@ -292,7 +293,8 @@ func (c *remoteCollector) EndMark(ctx context.Context) error {
 	if err := c.lease.Update(ctx, data); err != nil {
 		return fmt.Errorf("bucket %s: set the GC lease's phase to sweep: %w", c.s.remote.cfg.Bucket, err)
 	}
-	return nil
+	c.swept = true
+	return c.writeSweepRecord(ctx, sweepRunning)
 }
 
 // Close implements ChunkCollector: the lease is released and the set
@@ -311,6 +313,13 @@ func (c *remoteCollector) Close() error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	if c.swept {
+		// after the last delete, before the lease goes: writers that
+		// touched a chunk during the sweep store it again
+		if err := c.writeSweepRecord(ctx, sweepEnded); err != nil {
+			c.s.remote.bucket.Logger().Warn("gc: the sweep record still says sweeping (writers take it as ended once the lease expires)", "err", err)
+		}
+	}
 	err := c.lease.Release(ctx)
 	c.lease = nil
 	if err != nil {

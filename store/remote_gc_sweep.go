@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"github.com/cairnfs/cairn/store/objstore"
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
@@ -195,7 +196,7 @@ func (j *sweepJoin) decide(d chunk.Digest, bad bool, size int64, modified time.T
 }
 
 // deleteGCBatch deletes one batch while the lease is held, within
-// gcLeaseTTL/4, and counts it removed.
+// gcLeaseTTL/4, in one attempt, and counts it removed.
 func (c *remoteCollector) deleteGCBatch(ctx context.Context, b gcBatch, n *SweepCounts) error {
 	if gcBeforeDelete != nil {
 		gcBeforeDelete(b.keys)
@@ -205,7 +206,9 @@ func (c *remoteCollector) deleteGCBatch(ctx context.Context, b gcBatch, n *Sweep
 	}
 	dctx, cancel := context.WithTimeout(ctx, gcLeaseTTL/4)
 	defer cancel()
-	if err := c.b.Delete(dctx, b.keys...); err != nil {
+	// never retried: a retry whose first attempt landed could delete a
+	// chunk a writer created again in between (remote_gc_record.go)
+	if err := objstore.LimitRetries(c.b, 0).Delete(dctx, b.keys...); err != nil {
 		return fmt.Errorf("delete %d chunks from the bucket: %w", len(b.keys), err)
 	}
 	for i := range b.keys {

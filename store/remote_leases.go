@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -58,36 +59,50 @@ type writerData struct {
 	Base string `json:"base,omitempty"`
 }
 
-// acquireWriter takes a new writer lease (rule 1) and tells the chunk
-// backend its start (writerStarted: rule 2's bound).
+// acquireWriter takes a new writer lease (rule 1) and adds it to the
+// writer registry (remote_registry.go) before the writer looks at any
+// chunk.
 func (r *remote) acquireWriter(ctx context.Context) (*objstore.Lease, error) {
 	var rnd [16]byte
 	rand.Read(rnd[:])
 	key := writerLeasesPrefix + hex.EncodeToString(rnd[:])
-	l, err := r.bucket.Acquire(ctx, key, holder([]byte("{}")), r.leaseTTL(), 0)
+	l, err := objstore.Acquire(ctx, r.bucket, key, holder([]byte("{}")), r.leaseTTL(), 0)
 	if err != nil {
 		return nil, fmt.Errorf("register writer: lease %s: %w", key, err)
 	}
-	r.writerStarted(l.Start())
+	if err := r.register(ctx, key); err != nil {
+		releaseLease(l)
+		return nil, fmt.Errorf("register writer %s: %w", key, err)
+	}
 	return l, nil
 }
 
-// releaseWriter ends a writer lease.
+// releaseWriter ends a writer lease: its registry entry first, then the
+// lease (an entry whose lease is gone is dropped by the next reader).
 func (r *remote) releaseWriter(l *objstore.Lease) {
-	r.writerEnded(l.Start())
+	ctx, cancel := context.WithTimeout(context.Background(), leaseReleaseTimeout)
+	defer cancel()
+	if err := r.unregister(ctx, l.Key()); err != nil {
+		slog.Warn("writer registry: could not drop this writer (the next GC drops it)", "lease", l.Key(), "err", err)
+	}
 	releaseLease(l)
 }
 
-// liveWriters lists the writer leases in the bucket that have not
-// expired, by the server's clock.
+// liveWriters is every writer lease in the bucket that has not expired,
+// by the server's clock: those of the registry (read by key, proven
+// current: remote_registry.go) and those a listing of the writer leases
+// shows (writers of a cairn that had no registry).
 func (r *remote) liveWriters(ctx context.Context) ([]objstore.LeaseInfo, error) {
-	all, err := r.bucket.Leases(ctx, writerLeasesPrefix)
+	live, err := r.registeredWriters(ctx)
+	if err != nil {
+		return nil, err
+	}
+	all, err := objstore.Leases(ctx, r.bucket, writerLeasesPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("list writer leases: %w", err)
 	}
-	live := all[:0]
 	for _, l := range all {
-		if !l.Expired {
+		if !l.Expired && !slices.ContainsFunc(live, func(x objstore.LeaseInfo) bool { return x.Key == l.Key }) {
 			live = append(live, l)
 		}
 	}
@@ -146,7 +161,7 @@ func (w *Writer) setBase(ctx context.Context, s *Store, base *Snapshot) (bool, e
 func (s *Store) lockGroupLease(ctx context.Context, g Group) (*objstore.Lease, error) {
 	key := groupLeasesPrefix + g.String()
 	start := time.Now()
-	l, err := s.remote.bucket.Acquire(ctx, key, holder(nil), s.remote.leaseTTL(), s.lockWait)
+	l, err := objstore.Acquire(ctx, s.remote.bucket, key, holder(nil), s.remote.leaseTTL(), s.lockWait)
 	var held *objstore.HeldError
 	if errors.As(err, &held) {
 		h := held.Holder

@@ -219,7 +219,7 @@ func (r *remote) download(ctx context.Context, dirfd int, dir, name string, obj 
 }
 
 // putLocalFile uploads the regular file at path (at most limit bytes).
-func putLocalFile(ctx context.Context, b *objstore.Bucket, key, path string, limit int64) (objstore.ObjectInfo, error) {
+func putLocalFile(ctx context.Context, b objstore.Objects, key, path string, limit int64) (objstore.ObjectInfo, error) {
 	data, err := ReadFileBounded(path, limit)
 	if err != nil {
 		return objstore.ObjectInfo{}, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cairnfs/cairn/store/objstore"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -128,7 +129,13 @@ func CreateWith(dir string, opt CreateOptions) (*Store, error) {
 }
 
 // Open opens an existing datastore.
-func Open(dir string) (*Store, error) {
+func Open(dir string) (*Store, error) { return open(dir, nil) }
+
+// OpenOn opens the remote store in dir on the bucket o instead of the one
+// its remote.json names (tests: an in-memory bucket, package memstore).
+func OpenOn(dir string, o objstore.Objects) (*Store, error) { return open(dir, o) }
+
+func open(dir string, o objstore.Objects) (*Store, error) {
 	fi, err := os.Stat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("open store %s: %w (%w)", dir, ErrNoStore, err)
@@ -149,7 +156,7 @@ func Open(dir string) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
 	if remote {
-		if err := s.openRemote(context.Background(), rcfg); err != nil {
+		if err := s.openRemote(context.Background(), rcfg, o); err != nil {
 			return nil, err
 		}
 		if err := s.refreshOnOpen(context.Background()); err != nil {

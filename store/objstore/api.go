@@ -40,6 +40,10 @@ type Config struct {
 	Prefix    string `json:"prefix"`     // key prefix ("" or "a/b", no leading or trailing slash)
 	Region    string `json:"region"`     // "" lets the client discover it
 	PathStyle bool   `json:"path_style"` // http://host/bucket/key rather than http://bucket.host/key
+	// ETagNotMD5 tells that the bucket's ETags are not the MD5 of what
+	// was stored (SSE-KMS or SSE-C encryption): a Put's answer is then
+	// not checked by its ETag (the server still checks Content-MD5).
+	ETagNotMD5 bool `json:"etag_not_md5,omitempty"`
 	// CredentialsFile, when set, is read for the keys (see
 	// LoadCredentials); otherwise the AWS_* environment variables are.
 	CredentialsFile string `json:"credentials_file,omitempty"`

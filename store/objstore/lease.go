@@ -41,7 +41,7 @@ const (
 
 // Lease is a held lock object.
 type Lease struct {
-	b     *Bucket
+	b     Objects
 	key   string
 	ttl   time.Duration
 	start time.Time
@@ -69,7 +69,7 @@ func (l *Lease) Lost() <-chan struct{} { return l.lost }
 
 func (l *Lease) markLost(why error) {
 	l.lostOnce.Do(func() {
-		l.b.opt.Logger.Warn("s3 lease lost", "bucket", l.b.cfg.Bucket, "key", l.b.full(l.key), "err", why)
+		l.b.Logger().Warn("s3 lease lost", "bucket", l.b.Config().Bucket, "key", fullKey(l.b, l.key), "err", why)
 		close(l.lost)
 	})
 }
@@ -90,7 +90,7 @@ func ttlOf(body *leaseBody, fallback time.Duration) time.Duration {
 
 // readLease reads the lease at key: its body (nil when unreadable:
 // not JSON, no token, larger than maxLeaseBody) and its object info.
-func (b *Bucket) readLease(ctx context.Context, key string) (*leaseBody, ObjectInfo, error) {
+func readLease(ctx context.Context, b Objects, key string) (*leaseBody, ObjectInfo, error) {
 	data, info, err := b.Get(ctx, key, maxLeaseBody, nil)
 	if errors.Is(err, ErrTooLarge) { // garbage: its age is all that counts
 		info, err = b.Head(ctx, key)
@@ -117,7 +117,7 @@ func (l *Lease) write(ctx context.Context, cond Cond) error {
 	}
 	info, err := l.b.Put(ctx, l.key, cond, data)
 	if errors.Is(err, ErrPrecondition) {
-		cur, cinfo, rerr := l.b.readLease(ctx, l.key)
+		cur, cinfo, rerr := readLease(ctx, l.b, l.key)
 		if rerr == nil && cur != nil && cur.Token == l.body.Token && cur.Seq == l.body.Seq {
 			l.etag = cinfo.ETag
 			return nil
@@ -166,7 +166,7 @@ func (l *Lease) Release(ctx context.Context) error {
 	// process that has ended on this machine is taken over at once), so
 	// a holder failing because the server is down does not wait for it
 	// the whole retry budget again.
-	b := l.b.withRetries(releaseRetries)
+	b := LimitRetries(l.b, releaseRetries)
 	info, err := b.Head(ctx, l.key)
 	if errors.Is(err, ErrNotExist) {
 		return nil
@@ -220,7 +220,15 @@ func (l *Lease) renew() {
 			l.markLost(err)
 			return
 		default:
-			l.b.opt.Logger.Warn("s3 lease renewal failed", "bucket", l.b.cfg.Bucket, "key", l.b.full(l.key), "err", err)
+			l.b.Logger().Warn("s3 lease renewal failed", "bucket", l.b.Config().Bucket, "key", fullKey(l.b, l.key), "err", err)
 		}
 	}
+}
+
+// fullKey is key with o's prefix, for messages.
+func fullKey(o Objects, key string) string {
+	if p := o.Config().Prefix; p != "" {
+		return p + "/" + key
+	}
+	return key
 }

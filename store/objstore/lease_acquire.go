@@ -19,7 +19,7 @@ import (
 // namespace) is taken over the same way without waiting for its TTL. The
 // lease's Start (and h.Start in its body) is the server's LastModified
 // of that write. A goroutine renews it every ttl/5 until Release.
-func (b *Bucket) Acquire(ctx context.Context, key string, h Holder, ttl, wait time.Duration) (*Lease, error) {
+func Acquire(ctx context.Context, b Objects, key string, h Holder, ttl, wait time.Duration) (*Lease, error) {
 	if ttl < minLeaseTTL || ttl > maxLeaseTTL {
 		return nil, fmt.Errorf("lease %s: TTL %v outside [%v, %v]", key, ttl, minLeaseTTL, maxLeaseTTL)
 	}
@@ -41,7 +41,7 @@ func (b *Bucket) Acquire(ctx context.Context, key string, h Holder, ttl, wait ti
 		if !errors.Is(err, ErrPrecondition) {
 			return nil, err
 		}
-		cur, info, err := b.readLease(ctx, key)
+		cur, info, err := readLease(ctx, b, key)
 		if errors.Is(err, ErrNotExist) {
 			continue // released meanwhile
 		}
@@ -51,7 +51,7 @@ func (b *Bucket) Acquire(ctx context.Context, key string, h Holder, ttl, wait ti
 		if dead := deadLocalHolder(cur); dead || expired(info.LastModified, cur, b.ServerTime()) {
 			err := l.write(ctx, Cond{IfMatch: info.ETag})
 			if err == nil {
-				b.opt.Logger.Info("s3 lease taken over", "bucket", b.cfg.Bucket, "key", b.full(key),
+				b.Logger().Info("s3 lease taken over", "bucket", b.Config().Bucket, "key", fullKey(b, key),
 					"last_renewed", info.LastModified, "holder_process_ended", dead)
 				return l.started(ctx)
 			}
@@ -101,28 +101,49 @@ func (l *Lease) started(ctx context.Context) (*Lease, error) {
 // Leases lists the leases under prefix. A lease object that cannot be
 // read is listed with an empty Holder and expires DefaultLeaseTTL after
 // its last write. One whose process has ended on this machine is listed
-// as Expired.
-func (b *Bucket) Leases(ctx context.Context, prefix string) ([]LeaseInfo, error) {
+// as Expired. A listing may lag: what must not miss a lease reads it by
+// its key (ReadLease).
+func Leases(ctx context.Context, b Objects, prefix string) ([]LeaseInfo, error) {
 	var out []LeaseInfo
 	for obj, err := range b.List(ctx, prefix, "") {
 		if err != nil {
 			return nil, err
 		}
-		cur, info, err := b.readLease(ctx, obj.Key)
+		li, err := ReadLease(ctx, b, obj.Key)
 		if errors.Is(err, ErrNotExist) {
 			continue // released since the listing
 		}
 		if err != nil {
 			return nil, err
 		}
-		li := LeaseInfo{Key: obj.Key, Renewed: info.LastModified}
-		if cur != nil {
-			li.Holder = cur.Holder
-		}
-		li.Expired = deadLocalHolder(cur) || expired(info.LastModified, cur, b.ServerTime())
 		out = append(out, li)
 	}
 	return out, nil
+}
+
+// ReadLease reads the lease at key (a Get: its latest write); ErrNotExist
+// when there is none.
+func ReadLease(ctx context.Context, b Objects, key string) (LeaseInfo, error) {
+	cur, info, err := readLease(ctx, b, key)
+	if err != nil {
+		return LeaseInfo{}, err
+	}
+	li := LeaseInfo{Key: key, Renewed: info.LastModified}
+	if cur != nil {
+		li.Holder = cur.Holder
+	}
+	li.Expired = deadLocalHolder(cur) || expired(info.LastModified, cur, b.ServerTime())
+	return li, nil
+}
+
+// Acquire is the package's Acquire on b.
+func (b *Bucket) Acquire(ctx context.Context, key string, h Holder, ttl, wait time.Duration) (*Lease, error) {
+	return Acquire(ctx, b, key, h, ttl, wait)
+}
+
+// Leases is the package's Leases on b.
+func (b *Bucket) Leases(ctx context.Context, prefix string) ([]LeaseInfo, error) {
+	return Leases(ctx, b, prefix)
 }
 
 // clockSlack covers the second's resolution of HTTP dates (LastModified

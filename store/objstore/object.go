@@ -85,7 +85,9 @@ func (b *Bucket) info(key string, oi minio.ObjectInfo) ObjectInfo {
 }
 
 // Put writes data (the concatenation of parts, sent one after the other
-// without copying them together) to key under cond, in one request
+// without copying them together) to key under cond, in one request,
+// with its Content-MD5 (the server checks the body) and the answer's
+// ETag checked against it (CheckPutETag)
 // (objects here are chunks, indexes and manifests: no multipart upload).
 // A precondition not met is ErrPrecondition. A retried IfAbsent Put whose
 // first attempt reached the server but not its answer sees its own
@@ -103,6 +105,7 @@ func (b *Bucket) Put(ctx context.Context, key string, cond Cond, parts ...[]byte
 		size += int64(len(p))
 	}
 	opts := putOptions(cond)
+	sum := BodyMD5(parts...)
 	var ui minio.UploadInfo
 	err := b.do(ctx, "put", key, func(ctx context.Context) error {
 		readers := make([]io.Reader, len(parts))
@@ -110,10 +113,13 @@ func (b *Bucket) Put(ctx context.Context, key string, cond Cond, parts ...[]byte
 			readers[i] = bytes.NewReader(p)
 		}
 		var err error
-		ui, err = b.core.PutObject(ctx, b.cfg.Bucket, b.full(key), io.MultiReader(readers...), size, "", "", opts)
+		ui, err = b.core.PutObject(ctx, b.cfg.Bucket, b.full(key), io.MultiReader(readers...), size, md5Base64(sum), "", opts)
 		return err
 	})
 	if err != nil {
+		return ObjectInfo{}, err
+	}
+	if err := CheckPutETag(b.cfg, key, ui.ETag, sum); err != nil {
 		return ObjectInfo{}, err
 	}
 	return ObjectInfo{Key: key, Size: size, LastModified: b.ServerTime(), ETag: ui.ETag}, nil
@@ -139,12 +145,15 @@ func (b *Bucket) Head(ctx context.Context, key string) (ObjectInfo, error) {
 // Touch copies key onto itself so that its LastModified becomes now. S3
 // refuses a copy onto itself that changes nothing: the copy replaces the
 // user metadata with x-amz-meta-touched=<server-ish unix ns>. Size is -1
-// (a copy does not say it); ETag and LastModified are the new object's.
+// (a copy does not say it); ETag and LastModified are the new object's,
+// and an answer whose LastModified is older than the request is an error
+// (CheckTouch: the copy was not made).
 func (b *Bucket) Touch(ctx context.Context, key string) (ObjectInfo, error) {
 	if err := b.checkKey("touch", key); err != nil {
 		return ObjectInfo{}, err
 	}
 	var ui minio.UploadInfo
+	sent := b.ServerTime()
 	err := b.do(ctx, "touch", key, func(ctx context.Context) error {
 		var err error
 		ui, err = b.client.CopyObject(ctx,
@@ -156,6 +165,9 @@ func (b *Bucket) Touch(ctx context.Context, key string) (ObjectInfo, error) {
 		return err
 	})
 	if err != nil {
+		return ObjectInfo{}, err
+	}
+	if err := CheckTouch(b.cfg, key, ui.LastModified, sent); err != nil {
 		return ObjectInfo{}, err
 	}
 	return ObjectInfo{Key: key, Size: -1, LastModified: ui.LastModified, ETag: ui.ETag}, nil

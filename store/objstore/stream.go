@@ -2,6 +2,7 @@ package objstore
 
 import (
 	"context"
+	"crypto/md5"
 	"errors"
 	"fmt"
 	"io"
@@ -31,15 +32,23 @@ func (b *Bucket) PutReader(ctx context.Context, key string, cond Cond, r io.Read
 		return ObjectInfo{}, b.wrap("put", key, fmt.Errorf("negative size %d", size), 1)
 	}
 	opts := putOptions(cond)
+	var sum [md5.Size]byte
+	if size <= singlePutMax {
+		var err error
+		if sum, err = md5Of(r, size); err != nil {
+			return ObjectInfo{}, b.wrap("put", key, err, 1)
+		}
+	}
 	var ui minio.UploadInfo
 	err := b.do(ctx, "put", key, func(ctx context.Context) error {
 		var err error
 		body := io.NewSectionReader(r, 0, size)
 		if size <= singlePutMax {
-			ui, err = b.core.PutObject(ctx, b.cfg.Bucket, b.full(key), body, size, "", "", opts)
+			ui, err = b.core.PutObject(ctx, b.cfg.Bucket, b.full(key), body, size, md5Base64(sum), "", opts)
 			return err
 		}
 		mopts := opts
+		mopts.SendContentMd5 = true
 		mopts.DisableMultipart = false
 		mopts.PartSize = uint64(max(minPartSize, (size+9999)/10000))
 		mopts.NumThreads = 4
@@ -48,6 +57,11 @@ func (b *Bucket) PutReader(ctx context.Context, key string, cond Cond, r io.Read
 	})
 	if err != nil {
 		return ObjectInfo{}, err
+	}
+	if size <= singlePutMax {
+		if err := CheckPutETag(b.cfg, key, ui.ETag, sum); err != nil {
+			return ObjectInfo{}, err
+		}
 	}
 	return ObjectInfo{Key: key, Size: size, LastModified: b.ServerTime(), ETag: ui.ETag}, nil
 }

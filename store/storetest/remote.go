@@ -9,6 +9,8 @@ import (
 
 	"github.com/cairnfs/cairn/internal/miniotest"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/objstore"
+	"github.com/cairnfs/cairn/store/objstore/memstore"
 )
 
 // NewRemoteStore creates a remote store on a fresh bucket of the test
@@ -59,4 +61,27 @@ func CredentialsFile(t testing.TB, srv *miniotest.Server) string {
 		t.Fatal(err)
 	}
 	return name
+}
+
+// NewMemStore creates a remote store on a fresh in-memory bucket
+// (memstore: no server, fault injection through its hook), in a
+// directory of the test's own, closed when the test ends.
+func NewMemStore(t testing.TB) (*store.Store, *memstore.Bucket) {
+	t.Helper()
+	b := memstore.New(objstore.Config{Bucket: "mem"})
+	return AttachMemStore(t, b), b
+}
+
+// AttachMemStore creates a store directory of the test's own for the
+// in-memory bucket b (creating the store there, or attaching to it): a
+// second host on the same bucket.
+func AttachMemStore(t testing.TB, b *memstore.Bucket) *store.Store {
+	t.Helper()
+	cfg := store.RemoteConfig{Config: objstore.Config{Endpoint: "http://memstore.invalid", Bucket: b.Config().Bucket}}
+	s, err := store.CreateRemoteOn(context.Background(), filepath.Join(t.TempDir(), "store"), cfg, b, store.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }

@@ -1,0 +1,133 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/cairnfs/cairn/store/objstore"
+)
+
+// The writer registry (rule 1, doc.go): one object, writerRegistryKey,
+// naming the lease key of every writer that registered and has not
+// ended. A listing of the bucket may lag (caching gateways, multi-site
+// replication): a GC or a forget that learned the running writers from
+// a listing of .cairn/leases/writers/ alone could miss one that started
+// a moment before. The registry is read with a Get (its latest write)
+// and proven current by writing it back If-Match the ETag read; a writer
+// adds itself with the same read-modify-conditional-write before it
+// looks at any chunk. So of a writer's registration and a reader's
+// check, the one that wrote second saw the other: a GC either counts
+// the writer, or the writer registered after the GC's check, after the
+// GC's start, and every chunk it touches or uploads is newer than the
+// GC's cutoff. Each named lease is then read by its key (a Get): live,
+// it counts; expired or gone, its entry is dropped (a writer that died).
+
+// writerRegistryKey is the registry object.
+const writerRegistryKey = ".cairn/writers.json"
+
+// Bounds of the registry.
+const (
+	maxRegistryBytes   = 4 << 20 // about 40,000 writers
+	registryRetries    = 20      // conditional writes lost to other hosts before giving up
+	registryRetryDelay = 50 * time.Millisecond
+)
+
+type writerRegistry struct {
+	Writers []string `json:"writers"` // lease keys
+}
+
+// updateRegistry applies change to the registry under a conditional
+// write (created If-None-Match when there is none), retrying when
+// another host wrote it meanwhile. change may drop entries; it runs
+// again on every retry.
+func (r *remote) updateRegistry(ctx context.Context, change func(ctx context.Context, reg *writerRegistry) error) error {
+	for try := 0; ; try++ {
+		var reg writerRegistry
+		cond := objstore.Cond{IfAbsent: true}
+		data, info, err := r.bucket.Get(ctx, writerRegistryKey, maxRegistryBytes, nil)
+		switch {
+		case err == nil:
+			if err := json.Unmarshal(data, &reg); err != nil {
+				return fmt.Errorf("writer registry %s: %w", writerRegistryKey, err)
+			}
+			cond = objstore.Cond{IfMatch: info.ETag}
+		case !errors.Is(err, objstore.ErrNotExist):
+			return fmt.Errorf("writer registry: %w", err)
+		}
+		if err := change(ctx, &reg); err != nil {
+			return err
+		}
+		body, err := json.Marshal(&reg)
+		if err != nil {
+			return err
+		}
+		if len(body) > maxRegistryBytes {
+			return fmt.Errorf("writer registry %s: more than %d bytes of writers", writerRegistryKey, maxRegistryBytes)
+		}
+		_, err = r.bucket.Put(ctx, writerRegistryKey, cond, body)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, objstore.ErrPrecondition) || try == registryRetries {
+			return fmt.Errorf("writer registry: %w", err)
+		}
+		d := registryRetryDelay * time.Duration(1+rand.IntN(1<<min(try, 5)))
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(d):
+		}
+	}
+}
+
+// register adds the writer lease key to the registry.
+func (r *remote) register(ctx context.Context, key string) error {
+	return r.updateRegistry(ctx, func(_ context.Context, reg *writerRegistry) error {
+		if !slices.Contains(reg.Writers, key) {
+			reg.Writers = append(reg.Writers, key)
+		}
+		return nil
+	})
+}
+
+// unregister drops key from the registry (best effort: a GC drops the
+// entry of a lease gone).
+func (r *remote) unregister(ctx context.Context, key string) error {
+	return r.updateRegistry(ctx, func(_ context.Context, reg *writerRegistry) error {
+		reg.Writers = slices.DeleteFunc(reg.Writers, func(k string) bool { return k == key })
+		return nil
+	})
+}
+
+// registeredWriters reads the registry, proven current by a conditional
+// write of it, and the live lease of each entry (by its key); entries
+// whose lease is gone or expired are dropped by that write.
+func (r *remote) registeredWriters(ctx context.Context) ([]objstore.LeaseInfo, error) {
+	var live []objstore.LeaseInfo
+	err := r.updateRegistry(ctx, func(ctx context.Context, reg *writerRegistry) error {
+		live = live[:0]
+		keep := reg.Writers[:0]
+		for _, key := range reg.Writers {
+			li, err := objstore.ReadLease(ctx, r.bucket, key)
+			if errors.Is(err, objstore.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("writer lease %s: %w", key, err)
+			}
+			if li.Expired {
+				continue
+			}
+			keep = append(keep, key)
+			live = append(live, li)
+		}
+		reg.Writers = keep
+		return nil
+	})
+	return live, err
+}
