@@ -24,6 +24,7 @@ type Proxy struct {
 	url      string
 	srv      *http.Server
 	requests atomic.Int64
+	lie      atomic.Pointer[Lie] // lies.go
 }
 
 // NewProxy starts a proxy to target (http://host:port) adding delay to
@@ -60,6 +61,9 @@ func NewProxy(t testing.TB, target string, delay time.Duration) *Proxy {
 		case <-r.Context().Done():
 			return
 		case <-t.C:
+		}
+		if p.lying(w, r) {
+			return
 		}
 		rp.ServeHTTP(w, r)
 	})}

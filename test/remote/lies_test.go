@@ -1,0 +1,140 @@
+package test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+
+	"github.com/cairnfs/cairn/internal/miniotest"
+	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/storetest"
+)
+
+// A lying object store (issue 28): a proxy in front of MinIO tells one
+// lie at a time, and the real binary never reports a backup done over
+// chunks the bucket does not hold. (store/remote_lies_test.go tells the
+// same lies through the in-memory bucket.)
+func TestS3Lies(t *testing.T) {
+	t.Parallel() // no mount, its own bucket
+	srv := miniotest.Start(t)
+	proxy := miniotest.NewProxy(t, srv.Endpoint, 0)
+	var dir, bucket string
+	fresh := func() { dir, bucket = initS3(t, srv, proxy.Endpoint()) } // each subtest its own bucket
+	image, _ := sparseImage(t, 1<<20, 28)
+	backup := func(id, at string) result {
+		return cairn(t, nil, "--store", dir, "backup", "--type", "vm", "--id", id, "--time", at,
+			"--chunk-size", "64K", "--no-sync", "disk.img:"+image)
+	}
+	manifests := func(id string) int {
+		n := 0
+		for _, k := range s3Keys(t, srv, bucket, "cairn/vm/"+id+"/") {
+			if strings.HasSuffix(k, "/"+store.ManifestName) {
+				n++
+			}
+		}
+		return n
+	}
+
+	t.Run("head says a missing chunk exists", func(t *testing.T) {
+		fresh()
+		proxy.SetLie(miniotest.LieHeadExists("/.chunks/"))
+		r := backup("phantom", "2026-01-01T00:00:00Z")
+		proxy.SetLie(nil)
+		if r.code != 0 {
+			t.Fatalf("backup: exit %d: %s", r.code, r.stderr)
+		}
+		if v := cairn(t, nil, "--store", dir, "verify", "vm/phantom"); v.code != 0 {
+			t.Fatalf("verify after a backup through lying HEADs: exit %d: %s%s", v.code, v.stdout, v.stderr)
+		}
+	})
+
+	t.Run("put answered without storing", func(t *testing.T) {
+		fresh()
+		proxy.SetLie(miniotest.LiePutNotStored("/.chunks/"))
+		r := backup("dropped", "2026-01-01T00:00:00Z")
+		proxy.SetLie(nil)
+		if r.code != 1 || !strings.Contains(r.stderr, "ETag") {
+			t.Fatalf("backup over PUTs that stored nothing: exit %d, want 1 naming the ETag: %s", r.code, r.stderr)
+		}
+		if n := manifests("dropped"); n != 0 {
+			t.Fatalf("%d manifests published", n)
+		}
+	})
+
+	t.Run("touch answered without copying", func(t *testing.T) {
+		fresh()
+		if r := backup("touched", "2026-01-01T00:00:00Z"); r.code != 0 {
+			t.Fatalf("first backup: exit %d: %s", r.code, r.stderr)
+		}
+		mustCairn(t, "--store", dir, "forget", "vm/touched/2026-01-01T00:00:00Z")
+		time.Sleep(1100 * time.Millisecond) // LastModified has whole seconds
+		start := time.Now().Add(-time.Second)
+		proxy.SetLie(miniotest.LieCopyNotMade("/.chunks/"))
+		r := backup("touched", "2026-01-02T00:00:00Z")
+		proxy.SetLie(nil)
+		if r.code != 0 {
+			t.Fatalf("second backup: exit %d: %s", r.code, r.stderr)
+		}
+		// every chunk it reused was stored again, not left with its old age
+		for o := range srv.Client(t).ListObjectsIter(context.Background(), bucket, minio.ListObjectsOptions{Prefix: "cairn/.chunks/", Recursive: true}) {
+			if o.Err != nil {
+				t.Fatal(o.Err)
+			}
+			if o.LastModified.Before(start) {
+				t.Errorf("chunk %s: LastModified %v, before the backup that reused it (%v)", o.Key, o.LastModified, start)
+			}
+		}
+	})
+}
+
+// A listing that lags: the GC's host lists no writer lease while a
+// backup on another host has written its chunks; the GC learns the
+// writer from the registry and keeps them (the real MinIO, the lie in a
+// proxy in front of it).
+func TestS3LieListingLags(t *testing.T) {
+	t.Parallel()
+	srv := miniotest.Start(t)
+	a, cfg := storetest.NewRemoteStoreOn(t, srv, store.RemoteConfig{})
+	proxy := miniotest.NewProxy(t, srv.Endpoint, 0)
+	bcfg := cfg
+	bcfg.Config = srv.ProxyConfig(proxy, cfg.Bucket)
+	bcfg.CredentialsFile = cfg.CredentialsFile
+	b := storetest.AttachRemoteStore(t, bcfg)
+	ctx := context.Background()
+	g := store.Group{Type: store.TypeVM, ID: "lag"}
+	bk, err := a.StartBackup(ctx, g, time.Now().UTC().Truncate(time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bk.AddImage(ctx, "disk.img", bytes.NewReader(storetest.RandBytes("lag", 6*(64<<10))), store.ImageOptions{ChunkSize: 64 << 10, Workers: 1}); err != nil {
+		bk.Abort()
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond) // the chunks are older than the GC's start
+	proxy.SetLie(miniotest.LieListOmits(".cairn/leases/writers/"))
+	c := b.ChunkCollector()
+	if _, err := c.Begin(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.EndMark(ctx); err != nil {
+		t.Fatal(err)
+	}
+	n, err := c.Sweep(ctx, store.SweepOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	proxy.SetLie(nil)
+	if err := bk.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if r := cairn(t, nil, "--store", a.Root(), "verify"); r.code != 0 {
+		t.Fatalf("verify after a GC whose writer listing lagged (it removed %d chunks): exit %d: %s%s", n.RemovedChunks, r.code, r.stdout, r.stderr)
+	}
+}
