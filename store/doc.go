@@ -166,7 +166,12 @@
 // lease expires for everyone else by the time it could act on it again.
 // RegisterWriter takes a writer lease (.cairn/leases/writers/<random>)
 // for the writer's whole life; its server creation time is the writer's
-// Start. LockGroup takes the group's lease
+// Start. The writer then adds the lease's key to the writer registry
+// (.cairn/writers.json, remote_registry.go) with a conditional write,
+// before it looks at any chunk; a GC or a forget reads the registry and
+// proves the read current by writing it back under If-Match, and reads
+// each named lease by its key, so that a listing that lags cannot hide a
+// running writer. LockGroup takes the group's lease
 // (.cairn/leases/groups/<group>) beside the local flock, so one backup
 // of a group runs at a time across hosts; a second waits the store's lock
 // wait, then fails with a LockedError naming the holder's host, command,
@@ -208,21 +213,35 @@
 // writer stores a chunk it holds unless the bucket has it. A chunk of its
 // base snapshot's indexes costs no request: rule 3 keeps the base while
 // the writer's lease names it, and a GC marks every index in the bucket.
-// Any other is found by a HEAD. One whose LastModified is at or after the
-// writer's Start is kept by every GC (whose cutoff is at most the oldest
-// live writer's Start, rule 4). An older one is touched (copied onto
-// itself: LastModified becomes now) and then the GC lease is read: a GC
-// that was already sweeping may have listed the chunk before the touch,
-// with its old time, and may still delete it, so the writer waits until
-// that sweep has ended (the lease released, expired or another GC's) and
-// HEADs the chunk again; a chunk found gone is uploaded from the data the
-// writer still holds (a worker waits; memory stays bounded). A GC that
-// starts after the touch has a cutoff at most the writer's Start, older
-// than the touch. A chunk the writer uploads is new by LastModified, but
-// a PUT that replaced an object (of another size) may have been listed
-// by a sweep as well: it is checked the same way. LastModified and the
-// lease times are the server's clock, at a second's resolution, compared
-// only with each other.
+// Any other is looked for with a HEAD, a hint only: found, it is touched
+// (copied onto itself: LastModified becomes now), and the copy's answer
+// must show a time not older than the request (else the chunk is stored
+// again); missing, it is stored with a conditional PUT (If-None-Match:
+// *), which the server decides against what it holds: created, it is new;
+// refused, it is there and is touched as above. Every PUT carries its
+// Content-MD5, and the answer's ETag must be that MD5. After a touch, or
+// a write over an object that may be old, the writer reads the sweep
+// record (remote_gc_record.go): a sweep running now may have listed the
+// chunk with its old time and may delete it still, so the writer waits
+// for it to end; one that ended after the request may have done so: the
+// writer stores the chunk again from the data it still holds (a worker
+// waits; memory stays bounded). A GC that starts after the touch has a
+// cutoff at most the writer's Start, older than the touch. LastModified
+// and the lease times are the server's clock, at a second's resolution,
+// compared only with each other.
+//
+// What the rules assume of the endpoint: a conditional write is decided
+// against the object's current state, and a Get reads a key's latest
+// write. They do not assume that a listing shows every object (writers
+// are found through the registry, the GC lease and the sweep record are
+// read by key), that a HEAD is current, or that a PUT's or a copy's
+// success means it was done (the answers are checked; objstore's
+// answers.go). A GC's delete request is never retried: its first attempt
+// may have landed, and a writer may have created the chunk again since.
+// What no client can catch: a copy answered with a new time that was not
+// made, and a listing of snapshots that lags more than the GC's cutoff
+// (a snapshot finished just before a GC whose listing misses it is kept
+// by its writer's Start only while the cutoff is older than that).
 //
 // # Garbage collection's side
 //

@@ -22,9 +22,11 @@ import (
 //
 //  1. Begin takes the GC lease (gcLeaseKey; one GC per bucket across
 //     hosts, besides the local LockJob("gc") of each store directory);
-//     S is the lease's server creation time. It then lists the writer
-//     leases (writerLeasesPrefix) and takes the oldest start W of those
-//     not expired, then refreshes the snapshot mirror from the bucket
+//     S is the lease's server creation time. It then reads the writer
+//     registry (remote_registry.go: proven current by a conditional
+//     write, each lease read by its key; a listing of writerLeasesPrefix
+//     adds writers of an older cairn) and takes the oldest start W of
+//     those not expired, then refreshes the snapshot mirror from the bucket
 //     (Store.Refresh; a refused key that may be an index stops the GC)
 //     and marks the index objects the mirror does not hold as they are
 //     in the bucket (remote_gc_indexes.go: unfinished snapshots).
@@ -34,8 +36,10 @@ import (
 //  2. Mark: jobs/gc reads every index of every snapshot of the mirror,
 //     finished or not, and every digest goes into a sorted set on the
 //     local disk (remote_gc_sort.go: an external sort, memory bounded).
-//  3. EndMark sets the lease's data to {"phase":"sweep"} (GCPhaseSweep);
-//     only then does the sweep list anything.
+//  3. EndMark sets the lease's data to {"phase":"sweep"} (GCPhaseSweep)
+//     and the sweep record (remote_gc_record.go) to "sweeping"; only
+//     then does the sweep list anything. Close sets the record to
+//     "ended" after the last delete, before the lease is released.
 //  4. Sweep lists .chunks/ (key order is digest order) and walks the
 //     marked set beside it: a chunk object not in the set whose
 //     LastModified is before the cutoff is deleted (batches of
@@ -58,7 +62,9 @@ import (
 //     never restores a snapshot, and one refused (a writer's base) keeps
 //     its manifest.
 //   - Otherwise P's manifest came later, so B's lease was live when Begin
-//     listed the writer leases (B released it after the manifest, and a
+//     read the writer registry (B added itself before looking at any
+//     chunk; of B's registration and Begin's conditional write of the
+//     registry, the second saw the first) (B released it after the manifest, and a
 //     lease created after the listing has a start after S), or B started
 //     after it: either way B.start ≥ W − 0 > cutoff, or B.start > S >
 //     cutoff. B reuses C in one of three ways (rule 2):
@@ -72,12 +78,14 @@ import (
 //     (b) B uploaded C, or found it by HEAD with LastModified ≥ B.start:
 //     C's LastModified ≥ B.start > cutoff, and LastModified only grows;
 //     the sweep keeps C.
-//     (c) B found C older and Touched it, then read the GC lease. If the
-//     touch came before the sweep listed C, the listing shows the new
-//     LastModified (≥ B.start > cutoff): kept. If it came after, the lease
-//     already said "sweep" (EndMark sets it before the listing starts),
-//     so B waits until this GC's lease is released or expired, HEADs C
-//     again and uploads it if this GC deleted it.
+//     (c) B found C and Touched it (the answer showing a new time), then
+//     read the GC lease and the sweep record. If the touch came before
+//     the sweep listed C, the listing shows the new LastModified (≥
+//     B.start > cutoff): kept. If it came after, the lease and the record
+//     already said "sweep" (EndMark sets them before the listing
+//     starts), so B waits until this GC's sweep has ended and stores C
+//     again from its data (a PUT: LastModified new, after every delete
+//     of this sweep).
 //   - Unfinished snapshots (no manifest) are marked too, as PBS does,
 //     though nothing needs them: a live writer's chunks are kept by the
 //     cases above, and a dead writer never writes its manifest.

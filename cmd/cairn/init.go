@@ -32,7 +32,16 @@ AWS_SECRET_ACCESS_KEY (AWS_SESSION_TOKEN) or --credentials-file (a file
 only its owner can read), never from the command line. The bucket and
 the keys are checked first; nothing is written when they fail. A prefix
 that holds a cairn store already is attached to: another host's DIR for
-the same store.`,
+the same store.
+
+Every request to the bucket is bounded: 15 s, plus 1 s for each MiB it
+sends or may receive (a 4 MiB chunk: 19 s); a stalled request is cut
+and retried, up to 8 times, with exponential backoff (0.2 s doubling to
+15 s, with jitter), each retry logged. Answers are checked, not trusted:
+uploads carry their Content-MD5 and the ETag answered must be that MD5
+(set "etag_not_md5": true in remote.json for a bucket encrypting with
+SSE-KMS or SSE-C, whose ETags are not), a touch must show a new time,
+and running writers are found by reading objects, never by a listing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var opt store.CreateOptions

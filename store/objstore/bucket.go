@@ -23,8 +23,13 @@ type Options struct {
 	// throttling, timeouts, connection errors) with exponential backoff
 	// and jitter; 0 means the default (8).
 	Retries int
-	// Timeout bounds one request attempt; 0 means the default (2 min).
+	// Timeout bounds one request attempt; 0 means by its size:
+	// TimeoutBase plus TimeoutPerMiB for each MiB the request sends or
+	// may receive (a stalled request is cut and retried, not waited out).
 	Timeout time.Duration
+	// TimeoutBase is the bound of an attempt that moves no data when
+	// Timeout is 0; 0 means DefaultTimeoutBase.
+	TimeoutBase time.Duration
 	// RetryBase is the first backoff (doubled at each retry, up to
 	// RetryMax, with jitter); 0 means 200 ms.
 	RetryBase time.Duration
@@ -36,18 +41,22 @@ type Options struct {
 
 // Defaults of Options.
 const (
-	DefaultRetries   = 8
-	DefaultTimeout   = 2 * time.Minute
-	DefaultRetryBase = 200 * time.Millisecond
-	DefaultRetryMax  = 15 * time.Second
+	DefaultRetries = 8
+	// DefaultTimeoutBase and TimeoutPerMiB bound one attempt of a
+	// request: 15 s, and 1 s more per MiB (a 4 MiB chunk: 19 s), that
+	// is a link of 1 MiB/s at least.
+	DefaultTimeoutBase = 15 * time.Second
+	TimeoutPerMiB      = time.Second
+	DefaultRetryBase   = 200 * time.Millisecond
+	DefaultRetryMax    = 15 * time.Second
 )
 
 func (o Options) withDefaults() Options {
 	if o.Retries <= 0 {
 		o.Retries = DefaultRetries
 	}
-	if o.Timeout <= 0 {
-		o.Timeout = DefaultTimeout
+	if o.TimeoutBase <= 0 {
+		o.TimeoutBase = DefaultTimeoutBase
 	}
 	if o.RetryBase <= 0 {
 		o.RetryBase = DefaultRetryBase

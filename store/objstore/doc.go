@@ -9,7 +9,8 @@
 // If-Match) that S3 and MinIO honour. Its own retries are turned off:
 // retry.go retries, bounded (Options.Retries), with exponential backoff
 // and jitter, on 5xx, 429/SlowDown, timeouts and refused, reset or closed
-// connections; each attempt is bounded by Options.Timeout, every wait
+// connections; each attempt is bounded (15 s plus 1 s per MiB it moves, by
+// default: Options.Timeout), so a stalled request is cut and retried; every wait
 // ends with the caller's context, and every retry is logged (slog).
 //
 // Every read is bounded by the caller's limit (ErrTooLarge before the

@@ -1,5 +1,7 @@
 package objstore
 
+import "time"
+
 // SetPutThresholds lowers PutReader's single-PUT maximum and part size
 // (tests of multipart uploads with small objects) until restore.
 func SetPutThresholds(single, part int64) (restore func()) {
@@ -10,3 +12,6 @@ func SetPutThresholds(single, part int64) (restore func()) {
 
 // LocalNode is this machine's node as leases record it.
 var LocalNode = localNode
+
+// TimeoutFor is the bound of one attempt of a request moving size bytes.
+func TimeoutFor(b *Bucket, size int64) time.Duration { return b.timeoutFor(size) }

@@ -95,3 +95,33 @@ func TestLeaseLostWhenServerDown(t *testing.T) {
 	defer cancel()
 	l.Release(ctx) //nolint:errcheck // the server is down: it fails
 }
+
+// A stalled request is cut and retried by default (no Timeout given):
+// the attempt's bound is TimeoutBase plus TimeoutPerMiB per MiB moved,
+// not minutes.
+func TestStalledRequestRetried(t *testing.T) {
+	srv := miniotest.Start(t)
+	f := &faults{base: http.DefaultTransport.(*http.Transport).Clone()}
+	b, _ := srv.OpenBucket(t, objstore.Options{Transport: f, RetryBase: time.Millisecond, TimeoutBase: 200 * time.Millisecond})
+	ctx := context.Background()
+	if _, err := b.Put(ctx, "k", objstore.Cond{}, []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	f.seen.Store(0)
+	f.hangN.Store(2)
+	data, _, err := b.Get(ctx, "k", 1<<10, nil)
+	if err != nil || string(data) != "v" {
+		t.Fatalf("get after two stalled attempts: %q, %v", data, err)
+	}
+	if n := f.seen.Load(); n != 3 {
+		t.Fatalf("%d attempts, want 2 stalled and cut, then 1", n)
+	}
+	for _, c := range []struct {
+		size int64
+		want time.Duration
+	}{{0, 200 * time.Millisecond}, {1, 200*time.Millisecond + time.Second}, {4 << 20, 200*time.Millisecond + 4*time.Second}, {1 << 62, 200*time.Millisecond + (1<<20)*time.Second}} {
+		if got := objstore.TimeoutFor(b, c.size); got != c.want {
+			t.Errorf("attempt bound for %d bytes: %v, want %v", c.size, got, c.want)
+		}
+	}
+}

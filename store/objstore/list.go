@@ -55,7 +55,7 @@ func (b *Bucket) listOnce(ctx context.Context, prefix string, after *string,
 	actx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var timedOut atomic.Bool
-	timer := time.AfterFunc(b.opt.Timeout, func() { timedOut.Store(true); cancel() })
+	timer := time.AfterFunc(b.timeoutFor(0), func() { timedOut.Store(true); cancel() })
 	defer timer.Stop()
 	opts := minio.ListObjectsOptions{Prefix: b.listPrefix(prefix), Recursive: true, FetchOwner: new(false)}
 	if *after != "" {
@@ -77,7 +77,7 @@ func (b *Bucket) listOnce(ctx context.Context, prefix string, after *string,
 			return true, true, nil
 		}
 		*after, progressed = key, true
-		timer.Reset(b.opt.Timeout)
+		timer.Reset(b.timeoutFor(0))
 	}
 	if ctx.Err() != nil {
 		return progressed, false, ctx.Err()

@@ -22,7 +22,7 @@ func (b *Bucket) Get(ctx context.Context, key string, limit int64, buf []byte) (
 	}
 	var out []byte
 	var info ObjectInfo
-	err := b.do(ctx, "get", key, func(ctx context.Context) error {
+	err := b.doSized(ctx, "get", key, limit, func(ctx context.Context) error {
 		rc, oi, _, err := b.core.GetObject(ctx, b.cfg.Bucket, b.full(key), minio.GetObjectOptions{})
 		if err != nil {
 			return err
@@ -107,7 +107,7 @@ func (b *Bucket) Put(ctx context.Context, key string, cond Cond, parts ...[]byte
 	opts := putOptions(cond)
 	sum := BodyMD5(parts...)
 	var ui minio.UploadInfo
-	err := b.do(ctx, "put", key, func(ctx context.Context) error {
+	err := b.doSized(ctx, "put", key, size, func(ctx context.Context) error {
 		readers := make([]io.Reader, len(parts))
 		for i, p := range parts {
 			readers[i] = bytes.NewReader(p)

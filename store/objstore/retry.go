@@ -21,8 +21,15 @@ var errAttemptTimeout = errors.New("request timed out")
 // retryable says with exponential backoff and jitter, at most Retries
 // times; ctx ends it all. The error is an *Error of op on key.
 func (b *Bucket) do(ctx context.Context, op, key string, f func(context.Context) error) error {
+	return b.doSized(ctx, op, key, 0, f)
+}
+
+// doSized is do for a request that moves up to size bytes (its
+// attempts' bound: timeoutFor).
+func (b *Bucket) doSized(ctx context.Context, op, key string, size int64, f func(context.Context) error) error {
+	timeout := b.timeoutFor(size)
 	for attempt := 1; ; attempt++ {
-		err := b.attempt(ctx, f)
+		err := b.attempt(ctx, timeout, f)
 		if err == nil {
 			return nil
 		}
@@ -46,9 +53,18 @@ func (b *Bucket) withRetries(n int) *Bucket {
 	return &c
 }
 
-// attempt runs f once under the attempt timeout.
-func (b *Bucket) attempt(ctx context.Context, f func(context.Context) error) error {
-	actx, cancel := context.WithTimeoutCause(ctx, b.opt.Timeout, errAttemptTimeout)
+// timeoutFor bounds an attempt of a request moving size bytes.
+func (b *Bucket) timeoutFor(size int64) time.Duration {
+	if b.opt.Timeout > 0 {
+		return b.opt.Timeout
+	}
+	mib := (min(size, 1<<40) + 1<<20 - 1) >> 20
+	return b.opt.TimeoutBase + time.Duration(mib)*TimeoutPerMiB
+}
+
+// attempt runs f once under timeout.
+func (b *Bucket) attempt(ctx context.Context, timeout time.Duration, f func(context.Context) error) error {
+	actx, cancel := context.WithTimeoutCause(ctx, timeout, errAttemptTimeout)
 	defer cancel()
 	err := f(actx)
 	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(actx), errAttemptTimeout) {

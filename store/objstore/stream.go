@@ -40,7 +40,7 @@ func (b *Bucket) PutReader(ctx context.Context, key string, cond Cond, r io.Read
 		}
 	}
 	var ui minio.UploadInfo
-	err := b.do(ctx, "put", key, func(ctx context.Context) error {
+	err := b.doSized(ctx, "put", key, size, func(ctx context.Context) error {
 		var err error
 		body := io.NewSectionReader(r, 0, size)
 		if size <= singlePutMax {
@@ -100,7 +100,7 @@ func (b *Bucket) GetTo(ctx context.Context, key string, limit int64, w io.Writer
 		return ObjectInfo{}, err
 	}
 	var info ObjectInfo
-	err := b.do(ctx, "get", key, func(ctx context.Context) error {
+	err := b.doSized(ctx, "get", key, limit, func(ctx context.Context) error {
 		rc, oi, _, err := b.core.GetObject(ctx, b.cfg.Bucket, b.full(key), minio.GetObjectOptions{})
 		if err != nil {
 			return err
