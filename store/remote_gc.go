@@ -36,6 +36,10 @@ import (
 //  2. Mark: jobs/gc reads every index of every snapshot of the mirror,
 //     finished or not, and every digest goes into a sorted set on the
 //     local disk (remote_gc_sort.go: an external sort, memory bounded).
+//     The snapshots the writer registry names as published lately that
+//     the mirror lacks (a listing that lags; published since the
+//     refresh) are marked from their manifests and indexes read by key,
+//     at Begin and again at EndMark (remote_gc_recent.go).
 //  3. EndMark sets the lease's data to {"phase":"sweep"} (GCPhaseSweep)
 //     and the sweep record (remote_gc_record.go) to "sweeping"; only
 //     then does the sweep list anything. Close sets the record to
@@ -192,6 +196,13 @@ func (c *remoteCollector) Begin(ctx context.Context, atimeCutoff time.Duration) 
 	if extra > 0 {
 		note += fmt.Sprintf(" (and %d index(es) of unfinished snapshots read from the bucket)", extra)
 	}
+	recent, err := c.markRecent(ctx)
+	if err != nil {
+		return GCStart{}, err
+	}
+	if recent > 0 {
+		note += fmt.Sprintf(" (and %d snapshot(s) the listing did not show yet, read by key)", recent)
+	}
 	st.Cutoff = gcCutoff(st.Phase1, atimeCutoff, st.OldestWriter)
 	if w := st.OldestWriter; !w.IsZero() && w.Add(-atimeCutoff).Before(st.Cutoff) {
 		st.Cutoff = w.Add(-atimeCutoff)
@@ -289,6 +300,12 @@ func (c *remoteCollector) MarkMissing(chunk.Digest) (bool, error) { return false
 // EndMark implements ChunkCollector: the set is sorted and the lease says
 // the sweep begins (step 3).
 func (c *remoteCollector) EndMark(ctx context.Context) error {
+	// the snapshots published since Begin's refresh, which no listing
+	// of this GC showed: their chunks are marked too (a touch whose
+	// answer lied cannot make them look unused)
+	if _, err := c.markRecent(ctx); err != nil {
+		return err
+	}
 	m, err := c.set.Finish()
 	if err != nil {
 		return err

@@ -93,7 +93,7 @@ func (r *remote) releaseWriter(l *objstore.Lease) {
 // current: remote_registry.go) and those a listing of the writer leases
 // shows (writers of a cairn that had no registry).
 func (r *remote) liveWriters(ctx context.Context) ([]objstore.LeaseInfo, error) {
-	live, err := r.registeredWriters(ctx)
+	live, _, err := r.registeredWriters(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -145,14 +145,11 @@ func (w *Writer) setBase(ctx context.Context, s *Store, base *Snapshot) (bool, e
 	if base == nil {
 		return true, nil
 	}
-	_, err := s.remote.bucket.Head(ctx, snapshotFile(*base, ManifestName))
-	if errors.Is(err, objstore.ErrNotExist) {
-		return false, nil
-	}
+	there, err := s.remote.manifestThere(ctx, *base)
 	if err != nil {
 		return false, fmt.Errorf("base %s: %w", base, err)
 	}
-	return true, nil
+	return there, nil
 }
 
 // lockGroupLease takes g's lease in the bucket, waiting up to the store's

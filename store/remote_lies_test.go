@@ -176,3 +176,68 @@ func TestLieTouchNoop(t *testing.T) {
 		t.Fatalf("backup finished over %d chunks whose touch lied and a GC removed: %v", len(m), m)
 	}
 }
+
+// 1b. A listing of snapshots that lags: a snapshot finished a moment
+// ago (its chunks those of its base, not touched: rule 2a) is not in the
+// GC host's listing, and its base is forgotten. The GC marks it from
+// the registry's recent snapshots, read by key.
+func TestLieSnapshotListingLags(t *testing.T) {
+	ctx := context.Background()
+	a, bucket := storetest.NewMemStore(t)
+	data := storetest.RandBytes("recent", 5*(64<<10))
+	base := storetest.BackupImage(t, a, liesGroup, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), storetest.Image{Data: data, ChunkSize: 64 << 10})
+	snap := storetest.BackupImage(t, a, liesGroup, time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC), storetest.Image{Data: data, ChunkSize: 64 << 10})
+	if err := a.ForgetSnapshot(ctx, base); err != nil {
+		t.Fatal(err)
+	}
+	bucket.Advance(time.Hour) // every chunk is older than the cutoff
+	hidden := snap.String() + "/"
+	bucket.SetHook(func(_ context.Context, c *memstore.Call) error {
+		if c.Op == memstore.OpListKey && strings.HasPrefix(c.Key, hidden) {
+			c.Lie = memstore.LieOmit
+		}
+		return nil
+	})
+	n := collect(t, storetest.AttachMemStore(t, bucket))
+	bucket.SetHook(nil)
+	if m := missing(t, a, bucket, snap); len(m) > 0 {
+		t.Fatalf("the GC removed %d chunks (of %d) of a finished snapshot its listing did not show: %v", len(m), n.RemovedChunks, m)
+	}
+}
+
+// A HEAD that says a forgotten base's manifest is still there (rule 3):
+// the backup does not build on the base; its chunks, reused from the
+// forgotten base, are touched and outlive a GC that runs beside it.
+func TestLieHeadForgottenBase(t *testing.T) {
+	ctx := context.Background()
+	a, bucket := storetest.NewMemStore(t)
+	c := storetest.AttachMemStore(t, bucket)
+	data := storetest.RandBytes("base", 5*(64<<10))
+	base := storetest.BackupImage(t, a, liesGroup, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), storetest.Image{Data: data, ChunkSize: 64 << 10})
+	bucket.Advance(time.Hour) // the base's chunks are older than any cutoff
+	store.SetNameBaseHook(func(*store.Backup) {
+		if err := c.Refresh(ctx); err != nil {
+			t.Error(err)
+		}
+		if err := c.ForgetSnapshot(ctx, base); err != nil {
+			t.Error(err)
+		}
+		bucket.SetHook(func(_ context.Context, call *memstore.Call) error {
+			if call.Op == memstore.OpHead && strings.HasSuffix(call.Key, store.ManifestName) {
+				call.Lie = memstore.LiePhantom
+			}
+			return nil
+		})
+	})
+	defer store.SetNameBaseHook(nil)
+	bk := startImage(t, a, time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC), data)
+	store.SetNameBaseHook(nil)
+	bucket.SetHook(nil)
+	collect(t, c)
+	if err := bk.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	if m := missing(t, a, bucket, bk.Snapshot()); len(m) > 0 {
+		t.Fatalf("backup built on a forgotten base a lying HEAD said was there: %d chunks gone: %v", len(m), m)
+	}
+}

@@ -137,6 +137,11 @@ func (s *Store) dropUploads(snap Snapshot, files []FileInfo) {
 // times, so that the next refresh takes them as they are.
 func (s *Store) putManifest(ctx context.Context, snap Snapshot, blob []byte, cond objstore.Cond, tags map[string]string) error {
 	key := snapshotFile(snap, ManifestName)
+	if cond.IfAbsent {
+		if err := s.remote.notePublishing(ctx, snap); err != nil {
+			return fmt.Errorf("snapshot %s: %w", snap, err)
+		}
+	}
 	info, err := s.remote.putOnce(ctx, key, cond, blob)
 	if errors.Is(err, objstore.ErrPrecondition) && cond.IfAbsent {
 		return fmt.Errorf("snapshot %s: manifest %s: %w in the bucket", snap, key, ErrExists)
@@ -225,13 +230,13 @@ func (s *Store) setProtectedRemote(ctx context.Context, snap Snapshot, on bool) 
 	if _, err := s.remote.bucket.Put(ctx, key, objstore.Cond{}); err != nil {
 		return fmt.Errorf("protect %s: %s: %w", snap, key, err)
 	}
-	_, err := s.remote.bucket.Head(ctx, snapshotFile(snap, ManifestName))
-	if errors.Is(err, objstore.ErrNotExist) {
-		s.remote.bucket.Delete(ctx, key)
-		return fmt.Errorf("protect %s: %w: its manifest is gone from the bucket (forgotten)", snap, ErrNotFound)
-	}
+	there, err := s.remote.manifestThere(ctx, snap)
 	if err != nil {
 		return fmt.Errorf("protect %s: %w", snap, err)
+	}
+	if !there {
+		s.remote.bucket.Delete(ctx, key)
+		return fmt.Errorf("protect %s: %w: its manifest is gone from the bucket (forgotten)", snap, ErrNotFound)
 	}
 	return nil
 }
@@ -290,6 +295,9 @@ func (s *Store) CommitManifest(ctx context.Context, snap Snapshot, tmp string) e
 		return fmt.Errorf("snapshot %s: %w (unfinished: no manifest written)", snap, err)
 	}
 	key := snapshotFile(snap, ManifestName)
+	if err := s.remote.notePublishing(ctx, snap); err != nil {
+		return fmt.Errorf("snapshot %s: %w", snap, err)
+	}
 	info, err := s.remote.putOnce(ctx, key, objstore.Cond{IfAbsent: true}, blob)
 	if err != nil {
 		return fmt.Errorf("snapshot %s: upload manifest %s: %w", snap, key, err)

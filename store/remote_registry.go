@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -26,6 +27,14 @@ import (
 // GC's start, and every chunk it touches or uploads is newer than the
 // GC's cutoff. Each named lease is then read by its key (a Get): live,
 // it counts; expired or gone, its entry is dropped (a writer that died).
+//
+// The registry also names the snapshots published in the last
+// recentKeep (Recent: added before the manifest is put). A GC's mark
+// comes from a listing of the bucket too (the mirror's refresh): a
+// snapshot finished a moment before, that the listing does not show yet,
+// is marked from its manifest and indexes read by key (remote_gc.go's
+// markRecent), so that a lagging listing cannot make its chunks look
+// unused once its writer has ended.
 
 // writerRegistryKey is the registry object.
 const writerRegistryKey = ".cairn/writers.json"
@@ -37,8 +46,20 @@ const (
 	registryRetryDelay = 50 * time.Millisecond
 )
 
+// recentKeep is how long a published snapshot stays in the registry: a
+// listing is taken to show a snapshot within that time.
+const recentKeep = 24 * time.Hour
+
 type writerRegistry struct {
-	Writers []string `json:"writers"` // lease keys
+	Writers []string       `json:"writers"` // lease keys
+	Recent  []recentCommit `json:"recent,omitempty"`
+}
+
+// recentCommit is a snapshot whose manifest a writer was about to put,
+// at the server time At.
+type recentCommit struct {
+	Snapshot string    `json:"snapshot"`
+	At       time.Time `json:"at"`
 }
 
 // updateRegistry applies change to the registry under a conditional
@@ -85,6 +106,17 @@ func (r *remote) updateRegistry(ctx context.Context, change func(ctx context.Con
 	}
 }
 
+// notePublishing adds snap to the registry's recent snapshots (and drops
+// those older than recentKeep), before its manifest is put.
+func (r *remote) notePublishing(ctx context.Context, snap Snapshot) error {
+	now := r.bucket.ServerTime()
+	return r.updateRegistry(ctx, func(_ context.Context, reg *writerRegistry) error {
+		reg.Recent = slices.DeleteFunc(reg.Recent, func(c recentCommit) bool { return c.At.Add(recentKeep).Before(now) })
+		reg.Recent = append(reg.Recent, recentCommit{Snapshot: snap.String(), At: now})
+		return nil
+	})
+}
+
 // register adds the writer lease key to the registry.
 func (r *remote) register(ctx context.Context, key string) error {
 	return r.updateRegistry(ctx, func(_ context.Context, reg *writerRegistry) error {
@@ -107,10 +139,12 @@ func (r *remote) unregister(ctx context.Context, key string) error {
 // registeredWriters reads the registry, proven current by a conditional
 // write of it, and the live lease of each entry (by its key); entries
 // whose lease is gone or expired are dropped by that write.
-func (r *remote) registeredWriters(ctx context.Context) ([]objstore.LeaseInfo, error) {
+func (r *remote) registeredWriters(ctx context.Context) ([]objstore.LeaseInfo, []recentCommit, error) {
 	var live []objstore.LeaseInfo
+	var recent []recentCommit
 	err := r.updateRegistry(ctx, func(ctx context.Context, reg *writerRegistry) error {
 		live = live[:0]
+		recent = reg.Recent
 		keep := reg.Writers[:0]
 		for _, key := range reg.Writers {
 			li, err := objstore.ReadLease(ctx, r.bucket, key)
@@ -129,5 +163,17 @@ func (r *remote) registeredWriters(ctx context.Context) ([]objstore.LeaseInfo, e
 		reg.Writers = keep
 		return nil
 	})
-	return live, err
+	return live, recent, err
+}
+
+// manifestThere tells whether the bucket holds snap's manifest, by a Get
+// (its latest write): a HEAD may be answered by a stale cache, and what
+// rides on the answer (building on a base, protecting a snapshot) must
+// not rest on one.
+func (r *remote) manifestThere(ctx context.Context, snap Snapshot) (bool, error) {
+	_, err := r.bucket.GetTo(ctx, snapshotFile(snap, ManifestName), maxManifestBlob, io.Discard)
+	if errors.Is(err, objstore.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
 }
