@@ -146,11 +146,7 @@ func TestCLIContractMissingStore(t *testing.T) {
 func TestCLIContractSignals(t *testing.T) {
 	t.Parallel()
 	st := sharedStore(t)
-	for _, c := range []struct {
-		sig  syscall.Signal
-		code int
-		name string
-	}{{syscall.SIGINT, 130, "SIGINT"}, {syscall.SIGTERM, 143, "SIGTERM"}} {
+	for _, c := range interrupts {
 		t.Run(c.name, func(t *testing.T) {
 			id := "contract-" + strings.ToLower(c.name)
 			fifo := filepath.Join(t.TempDir(), "fifo")
@@ -192,6 +188,14 @@ func TestCLIContractSignals(t *testing.T) {
 		})
 	}
 }
+
+// interrupts are the signals that interrupt a command, with the exit
+// code each gives.
+var interrupts = []struct {
+	sig  syscall.Signal
+	code int
+	name string
+}{{syscall.SIGINT, 130, "SIGINT"}, {syscall.SIGTERM, 143, "SIGTERM"}}
 
 // startCairn starts the binary; exited receives its end.
 func startCairn(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, <-chan error) {

@@ -3,7 +3,6 @@ package main
 import (
 	"crypto/rsa"
 	"fmt"
-	"os"
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/crypt"
@@ -34,9 +33,9 @@ func (a *app) backupEncryption(o backupOpts) (backupCrypt, error) {
 	if key == nil {
 		return enc, usageErr("--master-pubkey wraps the backup's key: give --keyfile too")
 	}
-	pemData, err := os.ReadFile(o.masterPub)
+	pemData, err := readKeyMaterial("master public key", o.masterPub)
 	if err != nil {
-		return enc, fmt.Errorf("master public key: %w", err)
+		return enc, err
 	}
 	if enc.master, err = keyfile.ParseMasterPublic(o.masterPub, pemData); err != nil {
 		return enc, err

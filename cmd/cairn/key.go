@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairnfs/cairn/crypt"
 	"github.com/cairnfs/cairn/crypt/keyfile"
+	"github.com/cairnfs/cairn/internal/userfile"
 )
 
 // envPasswordFile names the file the key's passphrase is read from when
@@ -228,9 +229,10 @@ func (a *app) passphrase(file, env, prompt string, confirm bool) ([]byte, error)
 }
 
 // readPassphraseFile returns the first line of file (without its line
-// end); a passphrase file may end in a newline or not.
+// end); a passphrase file may end in a newline or not. What is not a
+// regular file (a FIFO, a device) is refused without blocking.
 func readPassphraseFile(file string) ([]byte, error) {
-	f, err := os.Open(file)
+	f, _, err := userfile.Open(file, userfile.Pipe)
 	if err != nil {
 		return nil, fmt.Errorf("passphrase file: %w", err)
 	}

@@ -86,9 +86,9 @@ func (a *app) keyRecoverCmd() *cobra.Command {
 			if _, err := os.Lstat(out); err == nil {
 				return fmt.Errorf("key file %s exists already; cairn does not replace key files", out)
 			}
-			pemData, err := os.ReadFile(master)
+			pemData, err := readKeyMaterial("master key", master)
 			if err != nil {
-				return fmt.Errorf("master key: %w", err)
+				return err
 			}
 			name, blob, err := a.wrappedKey(snapshot, args)
 			if err != nil {
@@ -130,9 +130,8 @@ func (a *app) keyRecoverCmd() *cobra.Command {
 // rsa-encrypted.key.blob of snapshot (no key needed: it is a plain blob).
 func (a *app) wrappedKey(snapshot string, args []string) (name string, blob []byte, err error) {
 	if snapshot == "" {
-		blob, err = os.ReadFile(args[0])
-		if err != nil {
-			return "", nil, fmt.Errorf("wrapped key: %w", err)
+		if blob, err = readKeyMaterial("wrapped key", args[0]); err != nil {
+			return "", nil, err
 		}
 		return args[0], blob, nil
 	}

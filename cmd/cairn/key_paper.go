@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 
@@ -26,9 +25,9 @@ func (a *app) keyPaperkeyCmd() *cobra.Command {
 			if format != "text" {
 				return usageErr("--output-format %q: cairn prints text only", format)
 			}
-			data, err := os.ReadFile(args[0])
+			data, err := readKeyMaterial("paper key", args[0])
 			if err != nil {
-				return fmt.Errorf("paper key: %w", err)
+				return err
 			}
 			defer clear(data)
 			blocks, err := keyfile.Paperkey(args[0], data)

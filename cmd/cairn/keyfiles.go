@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairnfs/cairn/crypt"
 	"github.com/cairnfs/cairn/crypt/keyfile"
+	"github.com/cairnfs/cairn/internal/userfile"
 	"github.com/cairnfs/cairn/store"
 )
 
@@ -106,6 +107,21 @@ func (a *app) loadKeys() (*store.Keys, error) {
 	}
 	o.keys = store.NewKeys(ks...)
 	return o.keys, nil
+}
+
+// maxKeyMaterial bounds the other key files cairn reads whole: the
+// master key's PEM files (an encrypted 4096-bit private key is about
+// 3.3 KB), a wrapped key file (one RSA block), paperkey's input.
+const maxKeyMaterial = 64 << 10
+
+// readKeyMaterial reads one of those files; what names it in errors. What
+// is not a regular file is refused without blocking (userfile.Open).
+func readKeyMaterial(what, path string) ([]byte, error) {
+	b, err := userfile.Read(path, maxKeyMaterial, userfile.Pipe)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return b, nil
 }
 
 // wipeKeys wipes the keys the command loaded (run calls it at exit).

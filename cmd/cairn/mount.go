@@ -130,6 +130,9 @@ func (a *app) mount(o mountOpts, dir string) error {
 		return err
 	}
 	defer mgr.Close() // cancels running jobs and waits for them
+	// After a signal the unmount waits up to cfs.DefaultUnmountGrace for
+	// open files to be closed: the signal's grace covers that wait.
+	extendSignalGrace(cfs.DefaultUnmountGrace)
 	srv, err := cfs.Mount(a.ctx, dir, cfs.Options{Store: s, Scope: scope, CacheSize: cs, Readahead: readahead,
 		ImageMode: imageMode, NonEmpty: o.nonEmpty,
 		Refresh: o.refresh, AllowOther: o.allowOther, Debug: o.debug, Log: a.logger, Trees: cfs.PxarTrees{},

@@ -25,7 +25,7 @@
 // key's crypt.Fingerprint; Decrypt checks it against the key it recovers.
 //
 // Every key file is hostile input: Parse bounds the kdf parameters
-// (MaxScryptMem, MaxScryptWork, MaxPBKDF2Iter) before any derivation
+// (MaxScryptMemory, MaxScryptWork, MaxPBKDF2Iter) before any derivation
 // runs, so a crafted file cannot make cairn allocate gigabytes or spin
 // for hours, and every error names the file. Errors match the sentinels with errors.Is.
 package keyfile

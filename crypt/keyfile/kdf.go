@@ -11,18 +11,45 @@ import (
 	"golang.org/x/crypto/scrypt"
 )
 
-// Bounds on what a key file may ask for. PBS writes scrypt N=65536, r=8,
-// p=1 (64 MiB, N·r·p = 2^19) and PBKDF2 with 65535 iterations. scrypt's
-// memory is 128·N·r bytes: cairn allows 4 times PBS's (256 MiB; PBS's own
-// openssl limit is 1025 MiB, so a hand-made file PBS reads may be refused
-// here); its time grows with N·r·p: 16 times PBS's, and 64 times PBS's
-// PBKDF2 iterations, a few seconds each and no more.
+// Bounds on what a key file may ask for, checked before any derivation.
+//
+// scrypt (golang.org/x/crypto/scrypt) allocates 128·r·n bytes for its
+// table V, 128·r·p for the blocks B and 256·r for its scratch XY: 128·r·
+// (n+p+2) bytes in all, whatever n·r alone says (p=2^22 with n=2, r=1
+// took 543 MB). Its time is 2·n·r·p block mixes plus the PBKDF2 over B,
+// 4·r·p HMAC blocks that measured as dear as 2·r·p more of n·r·p: work
+// r·p·(n+2), about 0.7 µs a unit on a loaded 2-core machine. PBS writes
+// every key file with n=65536, r=8, p=1 (KeyConfig::with_key): 64 MiB
+// and 2^19 units, 0.33 s. cairn computes 4 times that memory and 8 times
+// that work at most (a few seconds); PBS's own limit is openssl's maxmem
+// of 1025 MiB, so a hand-made file PBS reads may be refused here.
+// PBKDF2's time is its iterations: 64 times PBS's 65535 at most.
 const (
-	MaxScryptMem  = 1 << 21 // N·r
-	MaxScryptWork = 1 << 23 // N·r·p
-	MaxPBKDF2Iter = 1 << 22
-	maxSalt       = 1024
+	MaxScryptMemory = 256 << 20 // bytes: 128·r·(n+p+2)
+	MaxScryptWork   = 1 << 22   // r·p·(n+2)
+	MaxPBKDF2Iter   = 1 << 22
+	maxSalt         = 1024
 )
+
+// scryptWithin says whether scrypt with n, r, p stays within
+// MaxScryptMemory and MaxScryptWork, without overflow: a factor beyond
+// the memory bound alone is refused before any product is taken, and
+// the memory bound keeps r·p and n+2 under 2^21 for the work's product.
+func scryptWithin(n, r, p uint64) bool {
+	const lim = MaxScryptMemory / 128 // bound on r·(n+p+2)
+	if n > lim || r > lim || p > lim || r*(n+p+2) > lim {
+		return false
+	}
+	return r*p*(n+2) <= MaxScryptWork
+}
+
+// scryptCost is what scrypt with n, r, p would take, for messages:
+// bytes of memory and units of work (floats: a hostile file's may
+// overflow 64 bits).
+func scryptCost(n, r, p uint64) (mem, work float64) {
+	fn, fr, fp := float64(n), float64(r), float64(p)
+	return 128 * fr * (fn + fp + 2), fr * fp * (fn + 2)
+}
 
 // PBS's defaults for new key files (KeyConfig::with_key).
 const (
@@ -41,12 +68,16 @@ func (p *Params) check() error {
 	switch p.KDF {
 	case Scrypt:
 		if p.N < 2 || p.N&(p.N-1) != 0 {
-			return fmt.Errorf("scrypt n=%d is not a power of two above 1: %w", p.N, ErrLimits)
+			return fmt.Errorf("scrypt n=%d r=%d p=%d: n is not a power of two above 1: %w", p.N, p.R, p.P, ErrLimits)
 		}
-		if p.R == 0 || p.P == 0 || p.N > MaxScryptWork || p.R > MaxScryptWork || p.P > MaxScryptWork ||
-			p.N*p.R > MaxScryptMem || p.N*p.R*p.P > MaxScryptWork {
-			return fmt.Errorf("scrypt n=%d r=%d p=%d (cairn computes n·r up to %d, n·r·p up to %d, r and p at least 1): %w",
-				p.N, p.R, p.P, MaxScryptMem, MaxScryptWork, ErrLimits)
+		if p.R == 0 || p.P == 0 {
+			return fmt.Errorf("scrypt n=%d r=%d p=%d: r and p must be at least 1: %w", p.N, p.R, p.P, ErrLimits)
+		}
+		if !scryptWithin(p.N, p.R, p.P) {
+			mem, work := scryptCost(p.N, p.R, p.P)
+			return fmt.Errorf("scrypt n=%d r=%d p=%d would take %s of memory and %.3g units of work, r·p·(n+2); "+
+				"cairn computes at most %s and %d (PBS writes n=65536 r=8 p=1: 64 MiB, 524304): %w",
+				p.N, p.R, p.P, humanBytes(mem), work, humanBytes(MaxScryptMemory), MaxScryptWork, ErrLimits)
 		}
 	case PBKDF2:
 		if p.Iter == 0 || p.Iter > MaxPBKDF2Iter {
@@ -139,3 +170,16 @@ func unwrap(wkey, data []byte) ([]byte, error) {
 }
 
 func wipe(b []byte) { clear(b) }
+
+// humanBytes formats n bytes in binary units: "1.0 GiB".
+func humanBytes(n float64) string {
+	units := []string{"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	i := 0
+	for ; n >= 1024 && i < len(units)-1; i++ {
+		n /= 1024
+	}
+	if i == 0 {
+		return fmt.Sprintf("%.0f bytes", n)
+	}
+	return fmt.Sprintf("%.1f %s", n, units[i])
+}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/crypt"
+	"github.com/cairnfs/cairn/internal/userfile"
 )
 
 // Passphrase returns the passphrase; the caller of Decrypt wipes it.
@@ -58,9 +59,11 @@ func (c *Config) Decrypt(name string, pass Passphrase) (*crypt.Key, error) {
 	return k, nil
 }
 
-// Read reads and parses the key file at path (no passphrase needed).
+// Read reads and parses the key file at path (no passphrase needed). A
+// path that is not a regular file (a FIFO, a device, a directory) is
+// refused without blocking or reading it (userfile.Open).
 func Read(path string) (*Config, error) {
-	f, err := os.Open(path)
+	f, _, err := userfile.Open(path, userfile.Pipe)
 	if err != nil {
 		return nil, fmt.Errorf("key file: %w", err)
 	}

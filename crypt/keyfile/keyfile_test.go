@@ -23,7 +23,7 @@ type expected struct {
 // raceEnabled is set by race_test.go under -race.
 var raceEnabled bool
 
-var vectors = []string{"scrypt.key", "pbkdf2.key", "none.key"}
+var vectors = []string{"scrypt.key", "scrypt-pbs.key", "pbkdf2.key", "none.key"}
 
 func loadExpected(t *testing.T) expected {
 	t.Helper()
@@ -243,14 +243,16 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// TestBoundsTime: the largest parameters the bounds allow finish in
-// seconds (a wrong passphrase for a key file made with them).
+// TestBoundsTime: the dearest parameters the bounds allow (the most work,
+// the most memory) finish in seconds.
 func TestBoundsTime(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("derives at the bounds (timing; not with -short or -race)")
 	}
 	for _, p := range []Params{
-		{KDF: Scrypt, N: MaxScryptMem / 8, R: 8, P: MaxScryptWork / MaxScryptMem, Salt: []byte("s")},
+		{KDF: Scrypt, N: 2, R: 1, P: 1 << 20, Salt: []byte("s")}, // work 2^22, 128 MiB
+		{KDF: Scrypt, N: 1 << 17, R: 8, P: 3, Salt: []byte("s")}, // work 3·2^20, 128 MiB
+		{KDF: Scrypt, N: 1 << 18, R: 7, P: 1, Salt: []byte("s")}, // 224 MiB
 		{KDF: PBKDF2, Iter: MaxPBKDF2Iter, Salt: []byte("s")},
 	} {
 		start := time.Now()
@@ -260,6 +262,6 @@ func TestBoundsTime(t *testing.T) {
 		if d := time.Since(start); d > 20*time.Second {
 			t.Errorf("%s at the bounds took %v", p.KDF, d)
 		}
-		t.Logf("%s at the bounds: %v", p.KDF, time.Since(start))
+		t.Logf("%s %d/%d/%d/%d at the bounds: %v", p.KDF, p.N, p.R, p.P, p.Iter, time.Since(start))
 	}
 }

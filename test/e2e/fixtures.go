@@ -29,9 +29,16 @@ import (
 // running five test packages at once.
 func CairnBounded(t *testing.T, args ...string) Result {
 	t.Helper()
+	return CairnBoundedEnv(t, nil, args...)
+}
+
+// CairnBoundedEnv is CairnBounded with env added to the environment.
+func CairnBoundedEnv(t *testing.T, env []string, args ...string) Result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binPath, args...)
+	cmd.Env = append(os.Environ(), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

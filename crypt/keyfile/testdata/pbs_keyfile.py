@@ -84,6 +84,9 @@ def gen(out: str) -> None:
     files = {
         "scrypt.key": make(key, {"Scrypt": {"n": 1024, "r": 8, "p": 1, "salt": salt}}, pw, iv,
                            "2026-12-01T18:30:00+01:00", "2026-12-01T17:31:00Z"),
+        # PBS's own parameters (KeyConfig::with_key), for the bounds' test
+        "scrypt-pbs.key": make(key, {"Scrypt": {"n": 65536, "r": 8, "p": 1, "salt": salt}}, pw, iv,
+                               "2026-12-01T18:30:00+01:00", "2026-12-01T17:31:00Z"),
         "pbkdf2.key": make(key, {"PBKDF2": {"iter": 1000, "salt": salt}}, pw, iv,
                            "2026-12-01T17:30:00Z", "2026-12-01T17:30:00Z", hint="a horse"),
         "none.key": make(key, None, b"", iv, "2026-12-01T17:30:00Z", "2026-12-01T17:30:00Z"),
@@ -109,7 +112,7 @@ def gen(out: str) -> None:
         with open(f"{out}/{name}.paperkey", "w") as f:
             f.write(paperkey(open(f"{out}/{name}").read()))
     exp = {"key": key.hex(), "passphrase": pw.decode(), "fingerprint": fingerprint(key),
-           "created_unix": 1796146200, "modified_unix": {"scrypt.key": 1796146260,
+           "created_unix": 1796146200, "modified_unix": {"scrypt.key": 1796146260, "scrypt-pbs.key": 1796146260,
            "pbkdf2.key": 1796146200, "none.key": 1796146200}}
     with open(f"{out}/expected.json", "w") as f:
         json.dump(exp, f, indent=1)
