@@ -3,8 +3,10 @@ package objstore
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
-	"io"
+	"github.com/cairnfs/cairn/internal/userfile"
+	"io/fs"
 	"log/slog"
 	"os"
 	"strings"
@@ -63,33 +65,24 @@ func envCredentials() (Credentials, error) {
 // readPrivateFile reads file after checking it is a regular file of the
 // user's, private to it, and small.
 func readPrivateFile(file string) ([]byte, error) {
-	f, err := os.OpenFile(file, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, st, err := userfile.Open(file, userfile.NoFollow)
 	if err != nil {
-		if lst, lerr := os.Lstat(file); lerr == nil && lst.Mode()&os.ModeSymlink != 0 {
+		var nr *userfile.NotRegularError
+		if errors.As(err, &nr) && nr.Mode&fs.ModeSymlink != 0 {
 			return nil, fmt.Errorf("credentials file %s: is a symlink (give the file itself)", file)
 		}
 		return nil, fmt.Errorf("credentials file: %w", err)
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("credentials file: %w", err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("credentials file %s: not a regular file (%v)", file, st.Mode().Type())
-	}
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok && int(sys.Uid) != os.Getuid() {
 		return nil, fmt.Errorf("credentials file %s: owned by uid %d, not by this user (uid %d)", file, sys.Uid, os.Getuid())
 	}
 	if perm := st.Mode().Perm(); perm&0o077 != 0 {
 		return nil, fmt.Errorf("credentials file %s: mode %04o lets others read it: chmod 600 %s", file, perm, file)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, maxCredentialsFile+1))
+	data, err := userfile.ReadAll(f, file, maxCredentialsFile)
 	if err != nil {
 		return nil, fmt.Errorf("credentials file: %w", err)
-	}
-	if len(data) > maxCredentialsFile {
-		return nil, fmt.Errorf("credentials file %s: larger than %d bytes", file, maxCredentialsFile)
 	}
 	return data, nil
 }

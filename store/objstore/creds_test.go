@@ -2,6 +2,7 @@ package objstore_test
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,12 +71,20 @@ func TestLoadCredentialsHostile(t *testing.T) {
 	if err := mkfifo(fifo); err != nil {
 		t.Fatal(err)
 	}
+	sock := filepath.Join(dir, "sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
 	cases := map[string]string{
+		sock:                         "is a socket, not a regular file",
+		"/dev/zero":                  "not a regular file",
 		write("world", good, 0o644):  "0644",
 		write("group", good, 0o640):  "0640",
 		link:                         "symlink",
 		dir:                          "not a regular file",
-		fifo:                         "not a regular file",
+		fifo:                         "is a FIFO, not a regular file",
 		filepath.Join(dir, "absent"): "no such file",
 		write("big", strings.Repeat("#"+secret+"\n", 10000), 0o600):                   "larger",
 		write("garbage", "AWS_SECRET_ACCESS_KEY "+secret+"\n", 0o600):                 "line 1",
