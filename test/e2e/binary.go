@@ -145,3 +145,7 @@ func MustCairn(t testing.TB, args ...string) Result {
 	}
 	return r
 }
+
+// Binary is the path of the binary Build built (for a test that drives
+// its process itself: a standard input that pauses, signals).
+func Binary() string { return binPath }

@@ -3,6 +3,9 @@ package test
 import (
 	"bytes"
 	"context"
+	"io"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +15,7 @@ import (
 	"github.com/cairnfs/cairn/internal/miniotest"
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/storetest"
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // A lying object store (issue 28): a proxy in front of MinIO tells one
@@ -136,5 +140,56 @@ func TestS3LieListingLags(t *testing.T) {
 	}
 	if r := cairn(t, nil, "--store", a.Root(), "verify"); r.code != 0 {
 		t.Fatalf("verify after a GC whose writer listing lagged (it removed %d chunks): exit %d: %s%s", n.RemovedChunks, r.code, r.stdout, r.stderr)
+	}
+}
+
+// The issue's case through the binary: host A backs up from a pipe that
+// pauses after 12 MiB; host B, whose listing of the writer leases comes
+// back empty (a proxy in front of MinIO), runs `gc --atime-cutoff 0`;
+// A's backup goes on, ends 0, and everything verifies.
+func TestS3LieListingLagsBinary(t *testing.T) {
+	t.Parallel()
+	srv := miniotest.Start(t)
+	proxy := miniotest.NewProxy(t, srv.Endpoint, 0)
+	bucket := srv.NewBucket(t)
+	creds := storetest.CredentialsFile(t, srv)
+	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	for _, h := range []struct{ dir, endpoint string }{{a, srv.Endpoint}, {b, proxy.Endpoint()}} {
+		mustCairn(t, "--store", h.dir, "init", "--s3", "s3://"+bucket+"/cairn", "--endpoint", h.endpoint,
+			"--path-style", "--credentials-file", creds)
+	}
+	pr, pw := io.Pipe()
+	cmd := exec.Command(e2e.Binary(), "--store", a, "backup", "--type", "vm", "--id", "slow",
+		"--chunk-size", "1M", "--no-sync", "disk.img:-")
+	cmd.Stdin = pr
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait(); close(done) }()
+	data := randBytes(16<<20, 2801)
+	if _, err := pw.Write(data[:12<<20]); err != nil {
+		t.Fatal(err)
+	}
+	waitChunks(t, srv, bucket, 11, done)
+	time.Sleep(1100 * time.Millisecond) // older than the GC's start: LastModified has whole seconds
+	proxy.SetLie(miniotest.LieListOmits(".cairn/leases/writers/"))
+	gc := cairn(t, nil, "--store", b, "gc", "--atime-cutoff", "0")
+	proxy.SetLie(nil)
+	if _, err := pw.Write(data[12<<20:]); err != nil {
+		t.Fatal(err)
+	}
+	pw.Close()
+	if err := <-waited; err != nil {
+		t.Fatalf("backup: %v: %s", err, stderr.String())
+	}
+	if gc.code != 0 {
+		t.Fatalf("gc: exit %d: %s", gc.code, gc.stderr)
+	}
+	if v := cairn(t, nil, "--store", a, "verify"); v.code != 0 {
+		t.Fatalf("verify after a GC whose writer listing lagged (gc said: %s): exit %d: %s%s", gc.stdout, v.code, v.stdout, v.stderr)
 	}
 }
