@@ -38,29 +38,6 @@ func startImage(t *testing.T, s *store.Store, at time.Time, data []byte) *store.
 	return b
 }
 
-// collect runs a GC with no mark on s (every chunk not kept by its age
-// is garbage) and an atime cutoff of 0.
-func collect(t *testing.T, s *store.Store) store.SweepCounts {
-	t.Helper()
-	ctx := context.Background()
-	c := s.ChunkCollector()
-	defer c.Close()
-	if _, err := c.Begin(ctx, 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.EndMark(ctx); err != nil {
-		t.Fatal(err)
-	}
-	n, err := c.Sweep(ctx, store.SweepOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return n
-}
-
 // missing lists the chunks of snap that the bucket does not hold.
 func missing(t *testing.T, s *store.Store, b *memstore.Bucket, snap store.Snapshot) []chunk.Digest {
 	t.Helper()
@@ -87,7 +64,7 @@ func TestLieListingLags(t *testing.T) {
 		}
 		return nil
 	})
-	n := collect(t, storetest.AttachMemStore(t, bucket))
+	n := storetest.CollectUnmarked(t, storetest.AttachMemStore(t, bucket))
 	bucket.SetHook(nil)
 	if err := bk.Finish(); err != nil {
 		t.Fatalf("finish after the GC: %v", err)
@@ -168,7 +145,7 @@ func TestLieTouchNoop(t *testing.T) {
 	})
 	bk := startImage(t, a, time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC), data)
 	bucket.SetHook(nil)
-	collect(t, storetest.AttachMemStore(t, bucket))
+	storetest.CollectUnmarked(t, storetest.AttachMemStore(t, bucket))
 	if err := bk.Finish(); err != nil {
 		t.Fatalf("finish after the GC: %v", err)
 	}
@@ -198,7 +175,7 @@ func TestLieSnapshotListingLags(t *testing.T) {
 		}
 		return nil
 	})
-	n := collect(t, storetest.AttachMemStore(t, bucket))
+	n := storetest.CollectUnmarked(t, storetest.AttachMemStore(t, bucket))
 	bucket.SetHook(nil)
 	if m := missing(t, a, bucket, snap); len(m) > 0 {
 		t.Fatalf("the GC removed %d chunks (of %d) of a finished snapshot its listing did not show: %v", len(m), n.RemovedChunks, m)
@@ -233,7 +210,7 @@ func TestLieHeadForgottenBase(t *testing.T) {
 	bk := startImage(t, a, time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC), data)
 	store.SetNameBaseHook(nil)
 	bucket.SetHook(nil)
-	collect(t, c)
+	storetest.CollectUnmarked(t, c)
 	if err := bk.Finish(); err != nil {
 		t.Fatal(err)
 	}

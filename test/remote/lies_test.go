@@ -120,20 +120,7 @@ func TestS3LieListingLags(t *testing.T) {
 	}
 	time.Sleep(1100 * time.Millisecond) // the chunks are older than the GC's start
 	proxy.SetLie(miniotest.LieListOmits(".cairn/leases/writers/"))
-	c := b.ChunkCollector()
-	if _, err := c.Begin(ctx, 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.EndMark(ctx); err != nil {
-		t.Fatal(err)
-	}
-	n, err := c.Sweep(ctx, store.SweepOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Close(); err != nil {
-		t.Fatal(err)
-	}
+	n := storetest.CollectUnmarked(t, b)
 	proxy.SetLie(nil)
 	if err := bk.Finish(); err != nil {
 		t.Fatal(err)
