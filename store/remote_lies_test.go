@@ -218,3 +218,44 @@ func TestLieHeadForgottenBase(t *testing.T) {
 		t.Fatalf("backup built on a forgotten base a lying HEAD said was there: %d chunks gone: %v", len(m), m)
 	}
 }
+
+// Many writers register at once (a cron hour): each conditional write
+// of the registry that another got ahead of is retried, none is lost,
+// and a GC then counts every one.
+func TestRegistryContention(t *testing.T) {
+	s, bucket := storetest.NewMemStore(t)
+	bucket.SetHook(func(ctx context.Context, c *memstore.Call) error {
+		if c.Key == ".cairn/writers.json" {
+			time.Sleep(2 * time.Millisecond) // a request's latency: the writes race
+		}
+		return nil
+	})
+	const n = 24
+	errs := make(chan error, n)
+	writers := make(chan *store.Writer, n)
+	for range n {
+		go func() {
+			w, err := s.RegisterWriter()
+			errs <- err
+			writers <- w
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+		defer (<-writers).Done()
+	}
+	c := s.ChunkCollector()
+	defer c.Close()
+	st, err := c.Begin(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.OldestWriter.IsZero() {
+		t.Fatal("the GC counts no writer")
+	}
+	if got := storetest.RegisteredWriters(t, bucket); got != n {
+		t.Fatalf("%d writers in the registry, want %d", got, n)
+	}
+}

@@ -42,7 +42,7 @@ const writerRegistryKey = ".cairn/writers.json"
 // Bounds of the registry.
 const (
 	maxRegistryBytes   = 4 << 20 // about 40,000 writers
-	registryRetries    = 20      // conditional writes lost to other hosts before giving up
+	registryRetries    = 60      // conditional writes lost to other hosts before giving up
 	registryRetryDelay = 50 * time.Millisecond
 )
 
@@ -97,7 +97,7 @@ func (r *remote) updateRegistry(ctx context.Context, change func(ctx context.Con
 		if !errors.Is(err, objstore.ErrPrecondition) || try == registryRetries {
 			return fmt.Errorf("writer registry: %w", err)
 		}
-		d := registryRetryDelay * time.Duration(1+rand.IntN(1<<min(try, 5)))
+		d := registryRetryDelay * time.Duration(1+rand.IntN(1<<min(try, 4))) // at most 0.8 s
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -84,4 +85,21 @@ func AttachMemStore(t testing.TB, b *memstore.Bucket) *store.Store {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// RegisteredWriters is how many writers the writer registry of the
+// in-memory bucket b names.
+func RegisteredWriters(t testing.TB, b *memstore.Bucket) int {
+	t.Helper()
+	data, _, err := b.Get(context.Background(), ".cairn/writers.json", 16<<20, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reg struct {
+		Writers []string `json:"writers"`
+	}
+	if err := json.Unmarshal(data, &reg); err != nil {
+		t.Fatal(err)
+	}
+	return len(reg.Writers)
 }
