@@ -102,7 +102,8 @@ func TestListingTableMismatch(t *testing.T) {
 // TestTableRuns checks the runs of equal hashes of a table the way
 // lookups check small tables (names compared, hashes not): a name twice
 // in a run is a duplicate even when another name of that hash is between
-// them, and a run longer than maxHashRun is refused.
+// them, and a run longer than maxHashRun is refused; lookups of the
+// run's hash, which read the small table whole, agree.
 func TestTableRuns(t *testing.T) {
 	h := HashFilename("a")
 	run := func(names ...string) []craft {
@@ -135,6 +136,18 @@ func TestTableRuns(t *testing.T) {
 		// A listing also checks that each name has its item's hash.
 		if _, err := listSorted(a, a.Root()); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%d entries listed: %v", len(c.entries), err)
+		}
+		// A lookup checks the small table whole first, then finds "a"
+		// among the run of its hash; the others' names hash elsewhere.
+		name := c.entries[0].name
+		e, err := a.Lookup(context.Background(), a.Root(), name)
+		switch {
+		case c.want != "":
+			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%d entries, lookup of %s: %v, want %q", len(c.entries), name, err, c.want)
+			}
+		case name == "a" && (err != nil || e.Name != "a"), name != "a" && !errors.Is(err, ErrNotFound):
+			t.Errorf("%d entries, lookup of %s: %v", len(c.entries), name, err)
 		}
 	}
 }
