@@ -41,7 +41,12 @@
 // ones dropped at the end of each listing: noopendir.go) and extra
 // entries (.jobs) are mounted on their own (submount.go, noopen.go).
 // READDIRPLUS makes each entry's node from the entry the listing just
-// decoded. Reading a file of a tree stores
+// decoded. A listing of a file archive's directory streams it
+// (ArchiveTree.ReadDir, a DirStream): its offsets are the entries'
+// positions in the archive, so a request at any offset (the kernel asking
+// again from inside its last reply, a seekdir) resumes there at the cost
+// of one lookup, an offset that is no entry's fails with EINVAL, and an
+// open listing holds one decoded entry, never the directory (rawdir.go). Reading a file of a tree stores
 // the next small files of its directory in the page cache (prefill.go). A corrupt or missing chunk fails the read that
 // needs it with EIO and one log line; every other read goes on.
 // A file archive's root is a go-fuse node; everything below it is served

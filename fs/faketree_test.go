@@ -5,7 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"iter"
+	"io"
 	"os"
 	"path"
 	"slices"
@@ -191,20 +191,38 @@ func (t *fakeTree) Lookup(ctx context.Context, dir TreeEntry, name string) (Tree
 	return n.e, nil
 }
 
-func (t *fakeTree) ReadDir(ctx context.Context, dir TreeEntry) iter.Seq2[TreeEntry, error] {
-	return func(yield func(TreeEntry, error) bool) {
-		d, err := t.node(dir)
-		if err != nil {
-			yield(TreeEntry{}, err)
-			return
-		}
-		for _, k := range slices.Sorted(slices.Values(d.kids)) {
-			if !yield(t.nodes[k].e, nil) {
-				return
-			}
-		}
+func (t *fakeTree) ReadDir(ctx context.Context, dir TreeEntry) (DirStream, error) {
+	d, err := t.node(dir)
+	if err != nil {
+		return nil, err
 	}
+	return &fakeDir{t: t, kids: slices.Sorted(slices.Values(d.kids))}, nil
 }
+
+// fakeDir lists a fake directory; position i+1 follows entry i.
+type fakeDir struct {
+	t    *fakeTree
+	kids []string
+	i    int
+}
+
+func (d *fakeDir) Next(ctx context.Context) (TreeEntry, uint64, error) {
+	if d.i >= len(d.kids) {
+		return TreeEntry{}, 0, io.EOF
+	}
+	d.i++
+	return d.t.nodes[d.kids[d.i-1]].e, uint64(d.i), nil
+}
+
+func (d *fakeDir) Seek(ctx context.Context, pos uint64) error {
+	if pos > uint64(len(d.kids)) {
+		return fmt.Errorf("%w: %d", ErrBadPosition, pos)
+	}
+	d.i = int(pos)
+	return nil
+}
+
+func (d *fakeDir) Close() {}
 
 func (t *fakeTree) Open(ctx context.Context, file TreeEntry) (TreeFile, error) {
 	n, err := t.node(file)

@@ -82,6 +82,8 @@ func errno(err error) syscall.Errno {
 		return syscall.EIO
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, iofs.ErrNotExist):
 		return syscall.ENOENT
+	case errors.Is(err, ErrBadPosition):
+		return syscall.EINVAL // a seekdir to no entry's offset
 	}
 	return syscall.EIO
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"iter"
 	"time"
 
 	"github.com/cairnfs/cairn/store"
@@ -114,35 +113,50 @@ func (t *pxarTree) Lookup(ctx context.Context, dir TreeEntry, name string) (Tree
 	return treeEntry(e), nil
 }
 
-func (t *pxarTree) ReadDir(ctx context.Context, dir TreeEntry) iter.Seq2[TreeEntry, error] {
-	return func(yield func(TreeEntry, error) bool) {
-		// Stored order is name order, and the order of the contents in the
-		// payload stream: a reader walking the listing (tar, cp -a)
-		// reads the payload forward and gets it loaded ahead.
-		d, err := t.entry(ctx, dir)
-		if err != nil {
-			yield(TreeEntry{}, err)
-			return
-		}
-		r, err := t.acc.ReadDirSorted(ctx, d)
-		if err != nil {
-			yield(TreeEntry{}, err)
-			return
-		}
-		for {
-			e, err := r.Next(ctx)
-			if err != nil {
-				if !errors.Is(err, io.EOF) {
-					yield(TreeEntry{}, err)
-				}
-				return
-			}
-			if !yield(treeEntry(e), nil) {
-				return
-			}
-		}
+// ReadDir lists in stored order: name order, and the order of the
+// contents in the payload stream, so a reader walking the listing (tar,
+// cp -a) reads the payload forward and gets it loaded ahead. Positions
+// are the entries' offsets in the archive.
+func (t *pxarTree) ReadDir(ctx context.Context, dir TreeEntry) (DirStream, error) {
+	d, err := t.entry(ctx, dir)
+	if err != nil {
+		return nil, err
 	}
+	r, err := t.acc.ReadDirSorted(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	return &pxarDir{r: r, start: r.Pos()}, nil
 }
+
+// pxarDir is a listing of a directory of a pxar archive.
+type pxarDir struct {
+	r     *pxar.SortedDirReader
+	start uint64 // the position of the first entry, listed as 0
+}
+
+func (d *pxarDir) Next(ctx context.Context) (TreeEntry, uint64, error) {
+	e, err := d.r.Next(ctx)
+	if err != nil {
+		return TreeEntry{}, 0, err
+	}
+	return treeEntry(e), d.r.Pos(), nil
+}
+
+func (d *pxarDir) Seek(ctx context.Context, pos uint64) error {
+	if pos == 0 {
+		pos = d.start
+	}
+	if err := d.r.Seek(ctx, pos); err != nil {
+		if errors.Is(err, pxar.ErrPosition) {
+			return fmt.Errorf("%w: %w", ErrBadPosition, err)
+		}
+		return err
+	}
+	return nil
+}
+
+func (d *pxarDir) Close() {}
 
 func (t *pxarTree) Open(ctx context.Context, file TreeEntry) (TreeFile, error) {
 	e, err := t.entry(ctx, file)

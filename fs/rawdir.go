@@ -1,8 +1,10 @@
 package fs
 
 import (
-	"iter"
+	"errors"
+	"io"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -15,22 +17,33 @@ import (
 // READDIRPLUS makes the entries' slots from what the listing decoded,
 // without decoding them again.
 
-// rawDir is an open directory: a stream of its entries, and the entries
-// from the last request's offset on, so that the kernel may ask again
-// from inside the last reply. Offsets count entries (the entry at index
-// i has offset i+1), as go-fuse numbers them.
+// rawDir is an open directory: a listing of it, positioned where the
+// next request most likely starts. Offsets are the listing's positions
+// (DirStream): the entry sent with offset p is followed by the one at p.
+// A request elsewhere (the kernel asking again from inside its last
+// reply, seekdir) moves the listing there, which costs a lookup, not a
+// listing from the start.
 type rawDir struct {
 	mu      sync.Mutex
 	node    rawNode
-	next    func() (TreeEntry, error, bool)
-	stop    func()
-	buf     []TreeEntry // entries from index from on
-	from    uint64
+	s       DirStream // nil: not open (or closed after an error)
+	pos     uint64    // the position of the next entry: of ahead, if held
+	ahead   *dirItem  // the entry at pos, read but not sent (the last reply was full)
 	eof     bool
 	err     error           // the stream failed after entries were sent: the next request gets it
 	list    *listingBuilder // the first pass's listing, for prefill
 	done    *dirListing     // the listing the first pass completed
 	started bool
+}
+
+// readdirSeeks counts the listings of archive directories moved to
+// another position than the one they were at (tests).
+var readdirSeeks atomic.Int64
+
+// dirItem is an entry of a listing and the position after it.
+type dirItem struct {
+	e    TreeEntry
+	next uint64
 }
 
 func (w *rawFS) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
@@ -85,113 +98,120 @@ func (w *rawFS) dir(id, fh uint64) (*rawDir, bool) {
 	return d, d != nil && d.node.nodeID == id
 }
 
-// restart opens the directory's stream again from its start.
-func (w *rawFS) restart(d *rawDir) syscall.Errno {
-	if d.next != nil {
-		d.stop()
+// position opens the directory's listing, unless open, and moves it to
+// offset off. Only a listing read from the start without a seek makes
+// the directory's listing for prefill.
+func (w *rawFS) position(d *rawDir, off uint64) syscall.Errno {
+	if d.s != nil && off == d.pos {
+		return 0
 	}
-	d.next, d.stop, d.buf, d.from, d.eof, d.err = nil, nil, nil, 0, false, nil
-	readdirs.Add(1)
-	t, dir, err := entryOf(w.f.bg, d.node)
-	if err != nil {
-		return w.fail(d.node, "open archive", err)
+	if d.s == nil {
+		readdirs.Add(1)
+		t, dir, err := entryOf(w.f.bg, d.node)
+		if err != nil {
+			return w.fail(d.node, "open archive", err)
+		}
+		if d.s, err = t.ReadDir(w.f.bg, dir); err != nil {
+			return w.fail(d.node, "readdir", err)
+		}
+		d.pos = 0
 	}
-	d.next, d.stop = iter.Pull2(t.ReadDir(w.f.bg, dir))
-	if !d.started {
+	d.ahead, d.eof, d.err = nil, false, nil
+	if off != d.pos {
+		readdirSeeks.Add(1)
+		d.list = nil
+		if err := d.s.Seek(w.f.bg, off); err != nil {
+			return w.fail(d.node, "readdir", err)
+		}
+		d.pos = off
+	} else if !d.started {
 		d.list = &listingBuilder{}
-	} else {
-		d.list = nil // a listing read again: the first pass made it or gave up
 	}
 	d.started = true
 	return 0
 }
 
-// fetch returns the entry at index i (at or after d.from), reading the
-// stream on as far as needed; ok false at the end.
-func (w *rawFS) fetch(d *rawDir, i uint64) (TreeEntry, bool, error) {
-	for i-d.from >= uint64(len(d.buf)) {
-		if d.eof {
-			return TreeEntry{}, false, nil
-		}
-		e, err, ok := d.next()
-		switch {
-		case !ok:
-			d.eof = true
-			if d.list != nil {
-				if l := d.list.done(); l != nil {
-					w.t.setListing(d.node.nodeID, l)
-					d.done = l
-				}
-				d.list = nil
-			}
-			return TreeEntry{}, false, nil
-		case err != nil:
-			d.eof = true
-			return TreeEntry{}, false, err
-		}
-		if d.list != nil {
-			d.list.add(e)
-		}
-		d.buf = append(d.buf, e)
+// fetch returns the entry at d.pos; ok false at the end.
+func (w *rawFS) fetch(d *rawDir) (dirItem, bool, error) {
+	if d.ahead != nil {
+		return *d.ahead, true, nil
 	}
-	return d.buf[i-d.from], true, nil
+	if d.eof {
+		return dirItem{}, false, nil
+	}
+	e, next, err := d.s.Next(w.f.bg)
+	switch {
+	case errors.Is(err, io.EOF):
+		d.eof = true
+		if d.list != nil {
+			if l := d.list.done(); l != nil {
+				w.t.setListing(d.node.nodeID, l)
+				d.done = l
+			}
+			d.list = nil
+		}
+		return dirItem{}, false, nil
+	case err != nil:
+		return dirItem{}, false, err
+	}
+	if d.list != nil {
+		d.list.add(e)
+	}
+	d.ahead = &dirItem{e: e, next: next}
+	return *d.ahead, true, nil
 }
 
-// serve answers a request at offset off: the entries from index off on,
-// as many as fit.
+// serve answers a request at offset off: the entries from there on, as
+// many as fit.
 func (w *rawFS) serve(d *rawDir, off uint64, out *fuse.DirEntryList, plus bool) fuse.Status {
 	if err := d.err; err != nil { // the last reply ended early on it
-		d.err = nil
-		d.stop()
-		d.next = nil
+		d.close()
 		return fuse.Status(w.fail(d.node, "readdir", err))
 	}
-	if d.next == nil || off < d.from {
-		if e := w.restart(d); e != 0 {
-			return fuse.Status(e)
-		}
+	if e := w.position(d, off); e != 0 {
+		d.close()
+		return fuse.Status(e)
 	}
-	// Skip to off, keeping the entries from there on.
-	for d.from+uint64(len(d.buf)) < off {
-		d.from += uint64(len(d.buf))
-		d.buf = d.buf[:0]
-		if _, ok, err := w.fetch(d, d.from); !ok || err != nil {
-			if err != nil {
-				return fuse.Status(w.fail(d.node, "readdir", err))
-			}
-			return fuse.OK // off is past the end
-		}
-	}
-	d.buf = append(d.buf[:0], d.buf[off-d.from:]...)
-	d.from = off
-	for i := off; ; i++ {
-		e, ok, err := w.fetch(d, i)
+	for first := true; ; first = false {
+		it, ok, err := w.fetch(d)
 		if err != nil {
-			if i == off {
+			if first {
+				d.close()
 				return fuse.Status(w.fail(d.node, "readdir", err))
 			}
 			d.err = err
 			return fuse.OK
 		}
-		if !ok {
+		if !ok || !w.add(d, &it, out, plus) {
 			return fuse.OK
 		}
-		a := rawAttr(d.node.tree, &e)
-		de := fuse.DirEntry{Name: e.Name, Mode: e.Mode, Ino: a.Ino, Off: i + 1}
-		if !plus {
-			if !out.AddDirEntry(de) {
-				return fuse.OK
-			}
-			continue
-		}
-		eo := out.AddDirLookupEntry(de)
-		if eo == nil {
-			return fuse.OK
-		}
-		if w.entryOut(d.node, &e, &a, eo) != fuse.OK {
-			*eo = fuse.EntryOut{} // no node: the kernel links no entry for it
-		}
+		d.ahead, d.pos = nil, it.next
 	}
+}
+
+// add adds entry it to the reply; false when it does not fit.
+func (w *rawFS) add(d *rawDir, it *dirItem, out *fuse.DirEntryList, plus bool) bool {
+	a := rawAttr(d.node.tree, &it.e)
+	de := fuse.DirEntry{Name: it.e.Name, Mode: it.e.Mode, Ino: a.Ino, Off: it.next}
+	if !plus {
+		return out.AddDirEntry(de)
+	}
+	eo := out.AddDirLookupEntry(de)
+	if eo == nil {
+		return false
+	}
+	if w.entryOut(d.node, &it.e, &a, eo) != fuse.OK {
+		*eo = fuse.EntryOut{} // no node: the kernel links no entry for it
+	}
+	return true
+}
+
+// close closes the listing; the next request opens it again.
+func (d *rawDir) close() {
+	if d.s != nil {
+		d.s.Close()
+	}
+	d.s, d.ahead, d.err = nil, nil, nil
 }
 
 func (w *rawFS) ReleaseDir(in *fuse.ReleaseIn) {
@@ -207,9 +227,7 @@ func (w *rawFS) ReleaseDir(in *fuse.ReleaseIn) {
 	w.hmu.Unlock()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.next != nil {
-		d.stop()
-	}
+	d.close()
 	// Only now, at RELEASEDIR, does the kernel surely know every
 	// entry's node, as storing pages in the cache needs.
 	if p := w.f.prefill; p != nil && d.done != nil {

@@ -2,8 +2,8 @@ package fs
 
 import (
 	"context"
+	"errors"
 	"io"
-	"iter"
 	"time"
 
 	"github.com/cairnfs/cairn/store"
@@ -41,15 +41,34 @@ type ArchiveTree interface {
 	// the mount keeps only the Ref of each entry the kernel looked up.
 	Entry(ctx context.Context, ref TreeRef) (TreeEntry, error)
 	Lookup(ctx context.Context, dir TreeEntry, name string) (TreeEntry, error)
-	// ReadDir yields a directory's entries in a stable order, without
-	// holding them all in memory.
-	ReadDir(ctx context.Context, dir TreeEntry) iter.Seq2[TreeEntry, error]
+	// ReadDir opens a listing of a directory: its entries in a stable
+	// order, never all held in memory.
+	ReadDir(ctx context.Context, dir TreeEntry) (DirStream, error)
 	// Open returns a regular file's content.
 	Open(ctx context.Context, file TreeEntry) (TreeFile, error)
 	Readlink(ctx context.Context, link TreeEntry) (string, error)
 	Xattrs(ctx context.Context, e TreeEntry) ([]Xattr, error)
 	Close() error
 }
+
+// DirStream is an open listing of a directory of an ArchiveTree. Each
+// entry has a position, a cookie for the entries from it on: 0 for the
+// first, and the one Next returns with each entry for the entry after it.
+// A position of one DirStream is good for every DirStream of the same
+// directory.
+type DirStream interface {
+	// Next returns the next entry and the position after it (never 0),
+	// or io.EOF after the last.
+	Next(ctx context.Context) (TreeEntry, uint64, error)
+	// Seek moves to position pos; one that is no position of the
+	// directory fails with an error wrapping ErrBadPosition.
+	Seek(ctx context.Context, pos uint64) error
+	Close()
+}
+
+// ErrBadPosition is a listing position that is none of its directory's:
+// the kernel passes on any offset a program gives seekdir(3).
+var ErrBadPosition = errors.New("not a position of the directory's listing")
 
 // TreeFile is an open regular file of an ArchiveTree.
 type TreeFile interface {

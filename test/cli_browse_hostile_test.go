@@ -93,7 +93,9 @@ func TestCLIBrowseHostile(t *testing.T) {
 		snap, want string
 	}{
 		{deep, "nested deeper than 4096 levels"},
-		{shared, "stored inside one listed already"},
+		// a table listing a directory stored inside another fails the
+		// listing of its directory (its entries are not those of its table)
+		{shared, "its goodbye table lists"},
 	} {
 		for _, args := range [][]string{{"ls", "-R", c.snap, "root.pxar"}, {"find", c.snap, "root.pxar"},
 			{"find", c.snap, "root.pxar", "--json"}, {"ls", "-R", "-l", c.snap, "root.pxar", "--json"}} {

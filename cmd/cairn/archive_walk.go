@@ -15,8 +15,9 @@ import (
 const maxWalkDepth = 4096
 
 // archiveWalk walks a file archive depth first in stored order, one
-// directory listing open per level: memory grows with the depth and the
-// size of the directories on the current path, never with the tree.
+// directory listing open per level (pxar.SortedDirReader: a few KiB,
+// whatever the directory's size): memory grows with the depth, never with
+// the size of a directory or of the tree.
 type archiveWalk struct {
 	acc *pxar.Accessor
 	// visit is called for every entry with its path; for a directory it

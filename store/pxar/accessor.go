@@ -175,7 +175,7 @@ func (a *Accessor) Lookup(ctx context.Context, dir *Entry, name string) (*Entry,
 	}
 	t := a.newTable(dir)
 	if dir.count <= tablePrefix {
-		if err := t.checkWhole(); err != nil {
+		if err := t.checkWhole(ctx); err != nil {
 			return nil, err
 		}
 	}

@@ -19,6 +19,9 @@ type craft struct {
 // craftOpts are the ways a crafted goodbye table may be wrong.
 type craftOpts struct {
 	unsorted bool // table items in entry order, not as a search tree
+	// root, if set, changes the root's table items (offsets from the
+	// archive's start, sizes) before they are written.
+	root func([]goodbyeItem) []goodbyeItem
 }
 
 // craftArchive returns a single-stream (version 1 layout) archive whose
@@ -47,6 +50,9 @@ func craftChildren(b []byte, entryOfs int, entries []craft, o craftOpts) []byte 
 		}
 		h := cmp.Or(e.hash, HashFilename(e.name))
 		items = append(items, goodbyeItem{hash: h, offset: uint64(fileOfs), size: uint64(len(b) - fileOfs)})
+	}
+	if o.root != nil && entryOfs == 0 {
+		items = o.root(items)
 	}
 	gb := uint64(len(b))
 	for i := range items {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 )
 
 const (
@@ -43,12 +42,12 @@ func (t *table) item(i uint64) (goodbyeItem, error) {
 }
 
 // checkWhole checks a table of at most tablePrefix items, all of which
-// item reads at once, as loadTable checks a listed one. Lookups run it
-// for every small directory on their path, so the usual case (hashes
-// strictly increasing in order) is one tight loop; anything else goes to
+// item reads at once, as a listing checks a table. Lookups run it for
+// every small directory on their path, so the usual case (hashes strictly
+// increasing in order) is one tight loop; anything else goes to
 // checkTable, which tells an unsorted table, a duplicate and a collision
 // apart.
-func (t *table) checkWhole() error {
+func (t *table) checkWhole(ctx context.Context) error {
 	n := t.dir.count
 	if n == 0 {
 		return nil
@@ -61,7 +60,10 @@ func (t *table) checkWhole() error {
 	for _, i := range order[1:] {
 		h := le.Uint64(t.prefix[int(i)*GoodbyeItemSize:])
 		if h <= prev {
-			return t.a.checkTable(t.dir, int(n), func(i int) goodbyeItem { return parseItem(t.prefix[i*GoodbyeItemSize:]) })
+			_, err := t.a.checkTable(ctx, t.dir, func(i uint64) (goodbyeItem, error) {
+				return parseItem(t.prefix[i*GoodbyeItemSize:]), nil
+			}, t.a.itemName)
+			return err
 		}
 		prev = h
 	}
@@ -92,7 +94,6 @@ func (a *Accessor) child(dir *Entry, it goodbyeItem, want *string) (*Entry, erro
 }
 
 func (a *Accessor) decodeChild(dir *Entry, it goodbyeItem, want *string) (*Entry, error) {
-	tableAt := dir.goodbyeOfs
 	if err := checkItemOffset(dir, it); err != nil {
 		return nil, err
 	}
@@ -109,29 +110,41 @@ func (a *Accessor) decodeChild(dir *Entry, it goodbyeItem, want *string) (*Entry
 	if HashFilename(name) != it.hash {
 		return nil, corrupt(streamMeta, fileOfs, "goodbye table hash %#x does not match name %q", it.hash, name)
 	}
-	e := &Entry{Name: name, ID: fileOfs, parent: dir, ref: Ref{at: fileOfs, size: it.size, end: dir.goodbyeOfs, hash: it.hash}}
-	h, err := c.peekHeader()
+	e := newChild(dir, name, fileOfs, it)
+	entryOfs, err := a.entryBody(c, e)
 	if err != nil {
 		return nil, err
 	}
-	if h.typ == TypeHardlink {
-		if err := a.hardlink(c, e); err != nil {
-			return nil, err
-		}
-	} else {
-		entryOfs := c.pos
-		if err := a.decodeBody(c, e); err != nil {
-			return nil, err
-		}
-		if e.Kind == KindDir {
-			return e, a.childDir(dir, e, it, entryOfs, c.pos)
-		}
+	if e.Kind == KindDir {
+		return e, a.childDir(dir, e, it, entryOfs, c.pos)
 	}
-	if it.size < c.pos-fileOfs {
-		return nil, corrupt(streamMeta, tableAt, "goodbye item size %d of %q smaller than its entry (%d bytes)",
-			it.size, name, c.pos-fileOfs)
-	}
+	// Another entry ends where its items end, whatever its goodbye item's
+	// size says: writers differ there (pxar's add_payload_ref counts the
+	// metadata alone, its create_file and cairn's Encoder the payload
+	// too), and a listing in stored order never sees it.
 	return e, nil
+}
+
+// newChild is the entry called name of directory dir whose FILENAME is at
+// fileOfs and whose goodbye item is it, before its body is decoded.
+func newChild(dir *Entry, name string, fileOfs uint64, it goodbyeItem) *Entry {
+	return &Entry{Name: name, ID: fileOfs, parent: dir, ref: Ref{at: fileOfs, size: it.size, end: dir.goodbyeOfs, hash: it.hash}}
+}
+
+// entryBody decodes what follows an entry's FILENAME at c.pos into e: a
+// hard link and the file it points to, or an ENTRY and its items (whose
+// offset it returns, for a directory). It leaves c at the entry's end,
+// or at a directory's content.
+func (a *Accessor) entryBody(c *cursor, e *Entry) (entryOfs uint64, err error) {
+	h, err := c.peekHeader()
+	if err != nil {
+		return 0, err
+	}
+	if h.typ == TypeHardlink {
+		return 0, a.hardlink(c, e)
+	}
+	entryOfs = c.pos
+	return entryOfs, a.decodeBody(c, e)
 }
 
 // childDir locates the goodbye table of subdirectory e and checks that it
@@ -203,55 +216,4 @@ func (a *Accessor) hardlink(c *cursor, e *Entry) error {
 	t.Name, t.ID, t.Hardlink, t.parent, t.ref = e.Name, target, string(b[8:len(b)-1]), e.parent, e.ref
 	*e = *t
 	return nil
-}
-
-// DirReader lists a directory one entry at a time, in goodbye table order
-// (by name hash, not by name). Its position is a stable cookie: Seek back
-// to any index to resume. Its first Next reads and checks the whole
-// goodbye table (24 bytes per entry), as ReadDirSorted does.
-type DirReader struct {
-	a     *Accessor
-	dir   *Entry
-	i     uint64
-	items []goodbyeItem // nil until the first Next
-}
-
-// ReadDir starts listing directory dir.
-func (a *Accessor) ReadDir(dir *Entry) (*DirReader, error) {
-	if dir.Kind != KindDir {
-		return nil, fmt.Errorf("%w: %q", ErrNotDir, dir.Name)
-	}
-	return &DirReader{a: a, dir: dir}, nil
-}
-
-// Len is the number of entries of the directory.
-func (r *DirReader) Len() int { return int(r.dir.count) }
-
-// Pos is the index of the entry Next returns next.
-func (r *DirReader) Pos() int { return int(r.i) }
-
-// Seek moves to entry index i (0 ≤ i ≤ Len).
-func (r *DirReader) Seek(i int) { r.i = uint64(max(0, min(i, r.Len()))) }
-
-// Next returns the next entry, or io.EOF after the last.
-func (r *DirReader) Next(ctx context.Context) (*Entry, error) {
-	if r.i >= r.dir.count {
-		return nil, io.EOF
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if r.items == nil {
-		items, err := r.a.loadTable(ctx, r.dir)
-		if err != nil {
-			return nil, err
-		}
-		r.items = items
-	}
-	e, err := r.a.child(r.dir, r.items[r.i], nil)
-	if err != nil {
-		return nil, err
-	}
-	r.i++
-	return e, nil
 }

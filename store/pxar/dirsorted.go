@@ -1,21 +1,43 @@
 package pxar
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"slices"
 )
+
+// scanAhead is how much of a directory's content a SortedDirReader reads
+// at once: a few dozen small entries.
+const scanAhead = 4 << 10
+
+// ErrPosition is a position given to SortedDirReader.Seek that is not
+// one of the directory's.
+var ErrPosition = errors.New("pxar: not the position of an entry of the directory")
 
 // SortedDirReader lists a directory in the order its entries are stored,
 // which for archives written by Encoder (and by PBS) is byte-wise name
-// order. It holds the directory's goodbye table (24 bytes per entry) and
-// decodes one entry per Next, so memory does not grow with entry size.
+// order. It decodes the entries front to back from the directory's
+// content, one per Next, and looks up only a subdirectory's goodbye item
+// (to step over its content): its memory does not grow with the
+// directory. Its first Next (or Seek) checks the whole goodbye table,
+// reading it level by level; a listing from the start ends (the Next that
+// returns io.EOF) by checking that the entries it decoded are exactly
+// those the table lists, so names are unique and every one can be looked
+// up. An error is returned again by every later call.
 type SortedDirReader struct {
-	a     *Accessor
-	dir   *Entry
-	items []goodbyeItem // sorted by offset in the stream
-	i     int
+	a       *Accessor
+	dir     *Entry
+	tab     *table  // dir's goodbye table, for subdirectories' items
+	c       *cursor // reads the entries; nil before the first and at the end
+	pos     uint64  // the next entry's FILENAME; dir.goodbyeOfs after the last
+	n       uint64  // entries read from the start (whole)
+	sum     uint64  // their shares (tableSum)
+	want    uint64  // the table's sum
+	whole   bool    // read from the start: the end compares n and sum
+	checked bool
+	err     error
 }
 
 // ReadDirSorted starts listing directory dir in stored order.
@@ -26,39 +48,131 @@ func (a *Accessor) ReadDirSorted(ctx context.Context, dir *Entry) (*SortedDirRea
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	items, err := a.loadTable(ctx, dir)
-	if err != nil {
-		return nil, err
-	}
-	r := &SortedDirReader{a: a, dir: dir, items: items}
-	// A larger offset back from the goodbye table is an earlier entry.
-	slices.SortFunc(r.items, func(x, y goodbyeItem) int {
-		switch {
-		case x.offset > y.offset:
-			return -1
-		case x.offset < y.offset:
-			return 1
-		}
-		return 0
-	})
-	return r, nil
+	return &SortedDirReader{a: a, dir: dir, tab: a.newTable(dir), pos: dir.dirContent, whole: true}, nil
 }
 
 // Len is the number of entries of the directory.
-func (r *SortedDirReader) Len() int { return len(r.items) }
+func (r *SortedDirReader) Len() int { return int(r.dir.count) }
+
+// Pos is the position of the entry Next returns next (its offset in the
+// archive), or of the directory's end: a cookie for Seek, also for
+// another reader of the same directory. Positions increase in stored
+// order.
+func (r *SortedDirReader) Pos() uint64 { return r.pos }
+
+// Seek moves to position pos, which Pos returned for this directory; any
+// other (one the goodbye table lists no entry at) fails with ErrPosition.
+// A listing resumed elsewhere than at the start does not compare its
+// entries with the table at its end.
+func (r *SortedDirReader) Seek(ctx context.Context, pos uint64) error {
+	if err := r.check(ctx); err != nil {
+		return err
+	}
+	d := r.dir
+	if pos == r.pos {
+		return nil
+	}
+	if pos != d.goodbyeOfs && pos != d.dirContent {
+		if pos < d.dirContent || pos > d.goodbyeOfs {
+			return fmt.Errorf("directory %s: %w: %d outside [%d, %d]", d.Path(), ErrPosition, pos, d.dirContent, d.goodbyeOfs)
+		}
+		name, err := r.a.itemName(d, goodbyeItem{offset: d.goodbyeOfs - pos})
+		ok := false
+		if err == nil {
+			_, ok, err = r.tab.find(HashFilename(name), d.goodbyeOfs-pos)
+		}
+		if err != nil {
+			return fmt.Errorf("directory %s: %w: %d: %w", d.Path(), ErrPosition, pos, err)
+		}
+		if !ok {
+			return fmt.Errorf("directory %s: %w: %d", d.Path(), ErrPosition, pos)
+		}
+	}
+	r.pos, r.whole, r.n, r.sum = pos, pos == d.dirContent, 0, 0
+	return nil
+}
+
+// check checks the goodbye table once.
+func (r *SortedDirReader) check(ctx context.Context) error {
+	if r.err == nil && !r.checked {
+		r.want, r.err = r.a.checkDir(ctx, r.dir)
+		r.checked = r.err == nil
+	}
+	return r.err
+}
 
 // Next returns the next entry, or io.EOF after the last.
 func (r *SortedDirReader) Next(ctx context.Context) (*Entry, error) {
-	if r.i >= len(r.items) {
-		return nil, io.EOF
-	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	e, err := r.a.child(r.dir, r.items[r.i], nil)
+	if err := r.check(ctx); err != nil {
+		return nil, err
+	}
+	if r.pos >= r.dir.goodbyeOfs {
+		r.c = nil
+		if r.whole {
+			r.err = r.end()
+		}
+		if r.err != nil {
+			return nil, r.err
+		}
+		return nil, io.EOF
+	}
+	e, err := r.scan()
+	if err != nil {
+		r.err, r.c = fmt.Errorf("directory %s: %w", r.dir.Path(), err), nil
+		return nil, r.err
+	}
+	return e, nil
+}
+
+// end checks a whole listing against the goodbye table.
+func (r *SortedDirReader) end() error {
+	d := r.dir
+	switch {
+	case r.n != d.count:
+		return corrupt(streamMeta, d.goodbyeOfs, "directory %s holds %d entries, its goodbye table lists %d", d.Path(), r.n, d.count)
+	case r.sum != r.want:
+		return corrupt(streamMeta, d.goodbyeOfs, "the entries of directory %s are not those its goodbye table lists", d.Path())
+	}
+	return nil
+}
+
+// scan decodes the entry at r.pos and moves past it.
+func (r *SortedDirReader) scan() (*Entry, error) {
+	d := r.dir
+	if r.whole && r.n >= d.count {
+		return nil, corrupt(streamMeta, r.pos, "more entries than the %d its goodbye table lists", d.count)
+	}
+	if r.c == nil {
+		r.c = &cursor{s: r.a.meta, limit: d.goodbyeOfs, ahead: scanAhead, buf: make([]byte, 0, scanAhead)}
+	}
+	c, fileOfs := r.c, r.pos
+	c.pos = fileOfs
+	name, err := readName(c)
 	if err != nil {
 		return nil, err
 	}
-	r.i++
+	it := goodbyeItem{hash: HashFilename(name), offset: d.goodbyeOfs - fileOfs}
+	e := newChild(d, name, fileOfs, it)
+	entryOfs, err := r.a.entryBody(c, e)
+	if err != nil {
+		return nil, err
+	}
+	end := c.pos
+	if e.Kind == KindDir {
+		// Its content ends where its goodbye item says.
+		var ok bool
+		if it, ok, err = r.tab.find(it.hash, it.offset); err != nil || !ok {
+			return nil, cmp.Or(err, corrupt(streamMeta, fileOfs, "subdirectory %q has no goodbye item", name))
+		}
+		if err := r.a.childDir(d, e, it, entryOfs, c.pos); err != nil {
+			return nil, err
+		}
+		end = fileOfs + it.size
+	}
+	e.ref.size = end - fileOfs
+	r.pos, r.n, r.sum = end, r.n+1, r.sum+tableSum(it.hash, it.offset)
 	return e, nil
 }

@@ -19,7 +19,12 @@
 //     goodbye table order, i.e. by name hash, or with ReadDirSorted in
 //     stored order, which is name order unless written WithAnyOrder), an
 //     entry's complete metadata and an io.ReaderAt over a file's
-//     content. It reads only the few small regions a lookup needs.
+//     content. It reads only the few small regions a lookup needs. No
+//     listing holds its directory: ReadDirSorted decodes the entries
+//     front to back from the directory's content (a subdirectory's
+//     goodbye item, looked up by hash, says where its content ends) and
+//     can resume at the position of any of them (Pos, Seek: a cookie for
+//     FUSE's readdir offsets); ReadDir reads the table a page at a time.
 //     Entry.ID (the offset of the entry's FILENAME item, the target's for
 //     hard links, 0 for the root) is stable and serves as an inode number.
 //     Entry.Ref is a 32-byte handle from which Reload decodes the entry
@@ -41,8 +46,16 @@
 // allocated for them. A directory's goodbye table must be a search tree
 // sorted by hash, and no name may occur twice in a directory
 // (ErrDuplicate, naming the directory's path): listings check the whole
-// table, comparing names only among items of equal hash, which are
-// neighbours in sorted order; a lookup checks the items it reads and the
-// match's neighbours. Restore, ls, cat and the mount all go through these
-// checks.
+// table first, level by level through a window per level of the tree
+// (memory grows with its depth, never with the directory), comparing
+// names only among items of equal hash, which are neighbours in sorted
+// order (at most maxHashRun of them); a lookup checks the items it reads
+// and the match's neighbours. A listing in stored order that ran from the
+// start ends by checking that it decoded exactly the entries the table
+// lists: their number, and a sum of a keyed hash (random per process) of
+// each entry's name hash and offset against the same sum over the table,
+// so a crafted table can neither hide an entry from lookups nor list one
+// that is not there (one inside another entry, such as a directory
+// shared by two parents). Restore, ls, cat and the mount all go through
+// these checks.
 package pxar

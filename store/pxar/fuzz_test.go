@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"slices"
 	"testing"
 )
 
@@ -109,16 +110,19 @@ func FuzzGoodbyeTable(f *testing.F) {
 }
 
 // checkListing lists the root; if that succeeds, every name must be
-// listed once and Lookup must return the same entry for it, and a name
-// not listed must not be found.
+// listed once and Lookup must return the same entry for it, a name not
+// listed must not be found, and a listing resumed at each entry's
+// position (Seek) goes on with that entry.
 func checkListing(t *testing.T, a *Accessor) {
 	ctx := context.Background()
 	r, err := a.ReadDirSorted(ctx, a.Root())
 	var listed []*Entry
+	var pos []uint64
 	for err == nil {
+		p := r.Pos()
 		var e *Entry
 		if e, err = r.Next(ctx); err == nil {
-			listed = append(listed, e)
+			listed, pos = append(listed, e), append(pos, p)
 		}
 	}
 	if err != io.EOF {
@@ -139,6 +143,33 @@ func checkListing(t *testing.T, a *Accessor) {
 		got, err := a.Lookup(ctx, a.Root(), e.Name)
 		if err != nil || got.ID != e.ID {
 			t.Fatalf("lookup %q after listing it: %v", e.Name, err)
+		}
+	}
+	checkSeeks(t, a, listed, pos)
+}
+
+// checkSeeks resumes listings of the root at the positions of its
+// entries, and at the byte after each: the one must go on with the
+// entry, the other fail with ErrPosition unless it is a position too.
+func checkSeeks(t *testing.T, a *Accessor, listed []*Entry, pos []uint64) {
+	ctx := context.Background()
+	for k, p := range pos {
+		r, err := a.ReadDirSorted(ctx, a.Root())
+		if err == nil {
+			err = r.Seek(ctx, p)
+		}
+		var e *Entry
+		if err == nil {
+			e, err = r.Next(ctx)
+		}
+		if err != nil || e.ID != listed[k].ID {
+			t.Fatalf("listing resumed at %q (%d): %v", listed[k].Name, p, err)
+		}
+		if slices.Contains(pos, p+1) {
+			continue
+		}
+		if err := r.Seek(ctx, p+1); !errors.Is(err, ErrPosition) {
+			t.Fatalf("seek into %q (%d): %v", listed[k].Name, p+1, err)
 		}
 	}
 }

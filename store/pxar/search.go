@@ -42,16 +42,55 @@ func (t *table) equalRun(i uint64, name *string) (*Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	if found, err = t.walkEqual(i, it.hash, name, found, -1); err != nil {
-		return nil, err
+	err = t.eachEqual(i, it.hash, func(n goodbyeItem) (bool, error) {
+		e, err := t.a.child(t.dir, n, name)
+		switch {
+		case err != nil:
+			return false, err
+		case e != nil && found != nil:
+			return false, duplicate(t.dir, *name)
+		case e != nil:
+			found = e
+		}
+		return true, nil
+	})
+	return found, err
+}
+
+// find returns the item of hash h whose entry is offset bytes before the
+// GOODBYE item (an item's offset field); ok is false when the table lists
+// none there.
+func (t *table) find(h, offset uint64) (it goodbyeItem, ok bool, err error) {
+	i, err := t.descend(h)
+	if err != nil || i >= t.dir.count {
+		return goodbyeItem{}, false, err
 	}
-	return t.walkEqual(i, it.hash, name, found, 1)
+	if it, err = t.item(i); err != nil || it.offset == offset {
+		return it, err == nil, err
+	}
+	err = t.eachEqual(i, h, func(n goodbyeItem) (bool, error) {
+		it, ok = n, n.offset == offset
+		return !ok, nil
+	})
+	return it, ok && err == nil, err
+}
+
+// eachEqual calls visit with the in-order neighbours of item i that have
+// its hash h, predecessors then successors, while visit returns true.
+func (t *table) eachEqual(i, h uint64, visit func(goodbyeItem) (bool, error)) error {
+	for _, side := range []int{-1, 1} {
+		more, err := t.walkEqual(i, h, side, visit)
+		if err != nil || !more {
+			return err
+		}
+	}
+	return nil
 }
 
 // walkEqual steps from item i through neighbours of hash h (side -1: to
-// the predecessors, 1: to the successors) and decodes those, adding a
-// match of name to found.
-func (t *table) walkEqual(i, h uint64, name *string, found *Entry, side int) (*Entry, error) {
+// the predecessors, 1: to the successors) and visits those; more is false
+// when visit stopped the walk.
+func (t *table) walkEqual(i, h uint64, side int, visit func(goodbyeItem) (bool, error)) (more bool, err error) {
 	a, b := uint64(1), uint64(2)
 	if side > 0 {
 		a, b = 2, 1
@@ -60,31 +99,24 @@ func (t *table) walkEqual(i, h uint64, name *string, found *Entry, side int) (*E
 		// No subtree on that side: the neighbour is an ancestor on the
 		// search path, whose hash differs from h (descend stopped at the
 		// first h), so nothing needs to be read.
-		return found, nil
+		return true, nil
 	}
 	for j, ok := t.neighbour(i, a, b); ok; j, ok = t.neighbour(j, a, b) {
 		n, err := t.item(j)
 		if err != nil {
-			return nil, err
+			return false, err
 		}
 		if (side < 0 && n.hash > h) || (side > 0 && n.hash < h) {
-			return nil, t.unsorted(j)
+			return false, t.unsorted(j)
 		}
 		if n.hash != h {
-			return found, nil
+			return true, nil
 		}
-		e, err := t.a.child(t.dir, n, name)
-		if err != nil {
-			return nil, err
-		}
-		if e != nil && found != nil {
-			return nil, duplicate(t.dir, *name)
-		}
-		if e != nil {
-			found = e
+		if more, err := visit(n); !more || err != nil {
+			return false, err
 		}
 	}
-	return found, nil
+	return true, nil
 }
 
 // pred is the index of item j's in-order predecessor.

@@ -44,6 +44,7 @@ type cursor struct {
 	limit  uint64
 	buf    []byte
 	bufOfs uint64
+	ahead  uint64          // bytes read at once: readAhead, more for a scan
 	small  [readAhead]byte // buf's first storage: most entries fit
 }
 
@@ -54,7 +55,7 @@ var cursors = sync.Pool{New: func() any { return new(cursor) }}
 // newCursor returns a cursor from the pool; release it with put.
 func newCursor(s *stream, pos, limit uint64) *cursor {
 	c := cursors.Get().(*cursor)
-	c.s, c.pos, c.limit, c.bufOfs = s, pos, min(limit, s.size), 0
+	c.s, c.pos, c.limit, c.bufOfs, c.ahead = s, pos, min(limit, s.size), 0, readAhead
 	c.buf = c.small[:0]
 	return c
 }
@@ -75,7 +76,7 @@ func (c *cursor) peek(n uint64) ([]byte, error) {
 		o := c.pos - c.bufOfs
 		return c.buf[o : o+n], nil
 	}
-	want := min(max(n, readAhead), c.limit-c.pos)
+	want := min(max(n, c.ahead), c.limit-c.pos)
 	if uint64(cap(c.buf)) < want {
 		c.buf = make([]byte, want)
 	}

@@ -27,10 +27,9 @@ var ErrSharedDir = errors.New("directory stored inside one listed already (a cra
 // directory before its entries, the entries of a directory in stored
 // order: for archives written by Encoder (and by PBS) that is byte-wise
 // name order, so paths come sorted component by component, and two walks
-// can be merged in step. It holds one SortedDirReader (the directory's
-// goodbye table, 24 bytes per entry) per open directory level, so memory
-// grows with depth and directory size, never with the number of entries
-// of the tree.
+// can be merged in step. It holds one SortedDirReader (a few KiB,
+// whatever the directory's size) per open directory level, so memory
+// grows with depth, never with the size of a directory or of the tree.
 type Walker struct {
 	a     *Accessor
 	start *Entry

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/cairnfs/cairn/store/hostile"
@@ -11,8 +12,11 @@ import (
 )
 
 // A crafted archive whose goodbye tables list each directory from every
-// directory above it: followed, 40 levels are 2^38 entries. The Walker
-// refuses the second listing and ends at once.
+// directory above it: followed, 40 levels are 2^38 entries. The listing
+// of a directory decodes its content front to back, where only the real
+// subdirectory is, so the first directory whose table lists another ends
+// the walk (its entries are not those of its table); a Walker would also
+// refuse a second listing of a directory (ErrSharedDir).
 func TestWalkerSharedDirs(t *testing.T) {
 	const n = 40
 	meta, payload := hostile.Encode(hostile.SharedDirs(n))
@@ -31,7 +35,8 @@ func TestWalkerSharedDirs(t *testing.T) {
 			entries++
 		}
 	})
-	if !errors.Is(err, pxar.ErrSharedDir) || errors.Is(err, io.EOF) || entries > 2*n {
-		t.Fatalf("after %d entries: %v, want %v", entries, err, pxar.ErrSharedDir)
+	shared := errors.Is(err, pxar.ErrSharedDir) || errors.Is(err, pxar.ErrCorrupt) && strings.Contains(err.Error(), "its goodbye table lists")
+	if !shared || errors.Is(err, io.EOF) || entries > 2*n {
+		t.Fatalf("after %d entries: %v, want %v or a listing that does not match its table", entries, err, pxar.ErrSharedDir)
 	}
 }
