@@ -34,7 +34,7 @@ func printExportReport(w io.Writer, st jobs.Status, rep tape.TapeExportReport) {
 func printGoneSnapshots(w io.Writer, snaps []tape.SnapshotResult) {
 	for _, s := range snaps {
 		if s.State == tape.StateGone {
-			fmt.Fprintf(w, "  gone       %s: removed from the store before it was read\n", s.Snapshot)
+			fmt.Fprintf(w, "  gone       %s: removed from the store before it was read\n", quoteName(s.Snapshot))
 		}
 	}
 }
@@ -65,7 +65,7 @@ func printFailedSnapshots(w io.Writer, snaps []tape.SnapshotResult) {
 			fmt.Fprintln(w, "failed snapshots:")
 			header = true
 		}
-		fmt.Fprintf(w, "  %s\n      %s\n", s.Snapshot, s.Error)
+		fmt.Fprintf(w, "  %s\n      %s\n", quoteName(s.Snapshot), escapeText(s.Error))
 	}
 }
 
@@ -75,7 +75,7 @@ func printJobErrors(w io.Writer, st jobs.Status) {
 	}
 	fmt.Fprintln(w, "errors:")
 	for _, e := range st.Errors {
-		fmt.Fprintf(w, "  %s\n", e)
+		fmt.Fprintf(w, "  %s\n", escapeText(e))
 	}
 	if more := st.ErrorCount - len(st.Errors); more > 0 {
 		fmt.Fprintf(w, "  … and %d more\n", more)
@@ -88,7 +88,7 @@ func printNext(w io.Writer, next []string) {
 	}
 	fmt.Fprintln(w, "next:")
 	for _, n := range next {
-		fmt.Fprintf(w, "  - %s\n", n)
+		fmt.Fprintf(w, "  - %s\n", escapeText(n))
 	}
 }
 
