@@ -33,7 +33,11 @@ Extended attributes and file capabilities are SCHILY.xattr.NAME records,
 POSIX ACLs SCHILY.acl.access and SCHILY.acl.default records in the text
 form GNU tar and star read. Payloads are read ahead as the store's
 readahead says, one file at a time; memory stays bounded by the chunk cache.
-A tar stream is never written to a terminal.`,
+A tar stream is never written to a terminal. An entry the archive holds
+but a tar stream cannot (an invalid name: empty, ".", "..", holding "/"
+or NUL, or too long; metadata no header can carry) or that does not
+decode is left out with what lies below it, named on stderr, and the
+stream ends as a complete tar; the exit code is then 3.`,
 		Args: cobra.RangeArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.dump(cmd, args, cacheSize) },
 	}
@@ -97,6 +101,11 @@ func (a *app) dump(cmd *cobra.Command, args []string, cacheFlag string) error {
 		if !a.quiet {
 			fmt.Fprintf(a.stderr, "cairn: %s: %s\n", where, msg)
 		}
+	}, skip: func(name string, err error) {
+		if name != "" {
+			name = quoteName(name) + ": "
+		}
+		fmt.Fprintf(a.stderr, "cairn: %s: %sskipped: %s\n", where, name, escapeText(err.Error()))
 	}}
 	err = d.write(bw, start)
 	if ferr := bw.Flush(); err == nil {
@@ -104,6 +113,9 @@ func (a *app) dump(cmd *cobra.Command, args []string, cacheFlag string) error {
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", where, err)
+	}
+	if d.skipped > 0 {
+		return &codeError{exitPartial, fmt.Errorf("%s: %d entries skipped (named above); the tar stream is complete without them", where, d.skipped)}
 	}
 	return nil
 }

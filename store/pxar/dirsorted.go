@@ -47,7 +47,10 @@ func (a *Accessor) ReadDirSorted(ctx context.Context, dir *Entry) (*SortedDirRea
 // Len is the number of entries of the directory.
 func (r *SortedDirReader) Len() int { return len(r.items) }
 
-// Next returns the next entry, or io.EOF after the last.
+// Next returns the next entry, or io.EOF after the last. An entry that
+// cannot be decoded (an invalid name, a corrupt item) is an error, and
+// the next call returns the entry after it: a caller may report it and
+// go on.
 func (r *SortedDirReader) Next(ctx context.Context) (*Entry, error) {
 	if r.i >= len(r.items) {
 		return nil, io.EOF
@@ -56,9 +59,9 @@ func (r *SortedDirReader) Next(ctx context.Context) (*Entry, error) {
 		return nil, err
 	}
 	e, err := r.a.child(r.dir, r.items[r.i], nil)
+	r.i++ // an entry that does not decode is left out: the next call goes on after it
 	if err != nil {
 		return nil, err
 	}
-	r.i++
 	return e, nil
 }

@@ -52,7 +52,11 @@ func (a *Accessor) Walk(start *Entry) *Walker { return &Walker{a: a, start: star
 
 // Next returns the next entry and its path relative to the walk's start:
 // "" for the start itself, then "name", "dir/name"… It returns io.EOF
-// after the last entry. Errors name the directory being read.
+// after the last entry. Errors name the directory being read. After an
+// error other than ctx's, Next may be called again: the walk goes on
+// after what failed (an entry that does not decode, such as one with an
+// invalid name, a directory that cannot be listed, is too deep or is
+// shared: left out with everything below it).
 func (w *Walker) Next(ctx context.Context) (string, *Entry, error) {
 	if !w.begun {
 		w.begun = true
@@ -79,6 +83,13 @@ func (w *Walker) Next(ctx context.Context) (string, *Entry, error) {
 		if errors.Is(err, io.EOF) {
 			w.stack = w.stack[:len(w.stack)-1]
 			continue
+		}
+		if err != nil && ctx.Err() == nil {
+			dir := top.path
+			if dir == "" {
+				dir = "."
+			}
+			return "", nil, fmt.Errorf("in directory %s: %w", dir, err)
 		}
 		if err != nil {
 			return "", nil, err
