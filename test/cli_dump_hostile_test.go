@@ -188,28 +188,7 @@ func sortedNode(n *hostile.Node) bool {
 // holding every other entry, and the exit code is 3.
 func TestCLIDumpSkipsInvalidNames(t *testing.T) {
 	t.Parallel()
-	type dumpCase struct {
-		name    string
-		root    *hostile.Node
-		want    []string // the stream's names
-		skipped int
-	}
-	var cases []dumpCase
-	classes := []string{"", ".", "..", "a/b", "../x", "/abs", "a\x00b", "\x00"}
-	for i, bad := range classes {
-		badDir := classes[(i+1)%len(classes)] // another name: equal names fail their whole directory
-		cases = append(cases, dumpCase{fmt.Sprintf("name %q", bad), hostile.Dir("", hostile.File("a", "1"),
-			hostile.Dir("d", hostile.File(bad, "x"), hostile.File("e", "2"), hostile.Dir(badDir, hostile.File("below", "y")), hostile.File("f", "3")),
-			hostile.File("z", "4")), []string{"./", "a", "d/", "d/e", "d/f", "z"}, 2})
-	}
-	long := strings.Repeat("n", pxar.MaxFilenameLen+1)
-	cases = append(cases,
-		dumpCase{"name too long", hostile.Dir("", hostile.File("a", "1"), hostile.Dir("d", hostile.File(long, "x"), hostile.File("e", "2")),
-			hostile.File("z", "4")), []string{"./", "a", "z"}, 1},
-		dumpCase{"device number too large", hostile.Dir("", hostile.File("a", "1"),
-			&hostile.Node{Name: "dev", Kind: pxar.KindDevice, Mode: 0o600, Dev: pxar.Device{Major: 1 << 40}}, hostile.File("z", "4")),
-			[]string{"./", "a", "z"}, 1})
-
+	cases := dumpNameCases()
 	st := sharedStore(t)
 	s, err := store.Open(st)
 	if err != nil {
@@ -242,6 +221,34 @@ func TestCLIDumpSkipsInvalidNames(t *testing.T) {
 			t.Errorf("%s: GNU tar -t: %v, lists %q, want %q", c.name, err, got, c.want)
 		}
 	}
+}
+
+// dumpCase is a crafted archive and what its dump must hold.
+type dumpCase struct {
+	name    string
+	root    *hostile.Node
+	want    []string // the stream's names
+	skipped int
+}
+
+// dumpNameCases are archives with entries of each class a tar stream
+// cannot hold beside entries it can.
+func dumpNameCases() []dumpCase {
+	var cases []dumpCase
+	classes := []string{"", ".", "..", "a/b", "../x", "/abs", "a\x00b", "\x00"}
+	for i, bad := range classes {
+		badDir := classes[(i+1)%len(classes)] // another name: equal names fail their whole directory
+		cases = append(cases, dumpCase{fmt.Sprintf("name %q", bad), hostile.Dir("", hostile.File("a", "1"),
+			hostile.Dir("d", hostile.File(bad, "x"), hostile.File("e", "2"), hostile.Dir(badDir, hostile.File("below", "y")), hostile.File("f", "3")),
+			hostile.File("z", "4")), []string{"./", "a", "d/", "d/e", "d/f", "z"}, 2})
+	}
+	long := strings.Repeat("n", pxar.MaxFilenameLen+1)
+	return append(cases,
+		dumpCase{"name too long", hostile.Dir("", hostile.File("a", "1"), hostile.Dir("d", hostile.File(long, "x"), hostile.File("e", "2")),
+			hostile.File("z", "4")), []string{"./", "a", "z"}, 1},
+		dumpCase{"device number too large", hostile.Dir("", hostile.File("a", "1"),
+			&hostile.Node{Name: "dev", Kind: pxar.KindDevice, Mode: 0o600, Dev: pxar.Device{Major: 1 << 40}}, hostile.File("z", "4")),
+			[]string{"./", "a", "z"}, 1})
 }
 
 // readTarNames reads a tar stream to its end (a stream that stops short

@@ -21,43 +21,8 @@ var hostileText = []string{"esc\x1b[31mred", "osc\x1b]0;title\a", "bell\a", "cr\
 // a file name are escaped in snapshots, ls, verify, diff, cat and tape
 // output, while --json gives them back as they are.
 func TestHumanOutputEscapesManifest(t *testing.T) {
-	st := filepath.Join(tmpfsDir(t, "cairn-e2e-esc-"), "store")
-	mustCairn(t, "--store", st, "init", "-q")
+	st, first, second, broken, notes, state := escapeStore(t)
 	dir := t.TempDir()
-	write(t, filepath.Join(dir, "b"), "blob data", 0o644)
-	write(t, filepath.Join(dir, "c"), "other data", 0o644)
-	backup := func(at, content string) string {
-		args := []string{"--store", st, "backup", "--type", "host", "--id", "esc", "--time", at, "--no-sync", "-q", "--json"}
-		for _, n := range hostileText {
-			args = append(args, n+".blob:"+filepath.Join(dir, content))
-		}
-		var sum struct{ Snapshot string }
-		decodeJSON(t, mustCairn(t, args...), &sum)
-		return sum.Snapshot
-	}
-	first, second, broken := backup("2024-05-01T10:00:00Z", "b"), backup("2024-05-02T10:00:00Z", "c"), backup("2024-05-03T10:00:00Z", "b")
-	s, err := store.Open(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	update := func(snap string, fn func(*store.Manifest)) {
-		r, err := store.ParseRef(snap)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.UpdateManifest(context.Background(), r.Snapshot, func(m *store.Manifest) error { fn(m); return nil }); err != nil {
-			t.Fatal(err)
-		}
-	}
-	notes, state := strings.Join(hostileText, "|"), "ok\x1b[31mEVIL"+strings.Join(hostileText, "")
-	update(first, func(m *store.Manifest) {
-		raw, _ := json.Marshal(notes)
-		m.Unprotected["notes"] = raw
-		m.SetVerifyState(store.VerifyState{State: state, UPID: "UPID\x1b[2J"})
-	})
-	update(broken, func(m *store.Manifest) { m.Files[0].CryptMode = "bad\x1b[31m" })
-
 	outputs := map[string]result{
 		"snapshots":        cairn(t, nil, "--store", st, "snapshots"),
 		"ls":               mustCairn(t, "--store", st, "ls", first),
@@ -105,4 +70,48 @@ func TestHumanOutputEscapesManifest(t *testing.T) {
 			t.Errorf("snapshots --json: archive %q missing in %q", n, rows[0].Archives)
 		}
 	}
+}
+
+// escapeStore is a store of its own with three snapshots of blobs named
+// with hostileText: the first with notes and a verify state of hostile
+// text (returned), the third with a manifest that does not decode (its
+// error quotes a file name).
+func escapeStore(t *testing.T) (st, first, second, broken, notes, state string) {
+	st = filepath.Join(tmpfsDir(t, "cairn-e2e-esc-"), "store")
+	mustCairn(t, "--store", st, "init", "-q")
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "b"), "blob data", 0o644)
+	write(t, filepath.Join(dir, "c"), "other data", 0o644)
+	backup := func(at, content string) string {
+		args := []string{"--store", st, "backup", "--type", "host", "--id", "esc", "--time", at, "--no-sync", "-q", "--json"}
+		for _, n := range hostileText {
+			args = append(args, n+".blob:"+filepath.Join(dir, content))
+		}
+		var sum struct{ Snapshot string }
+		decodeJSON(t, mustCairn(t, args...), &sum)
+		return sum.Snapshot
+	}
+	first, second, broken = backup("2024-05-01T10:00:00Z", "b"), backup("2024-05-02T10:00:00Z", "c"), backup("2024-05-03T10:00:00Z", "b")
+	s, err := store.Open(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	update := func(snap string, fn func(*store.Manifest)) {
+		r, err := store.ParseRef(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.UpdateManifest(context.Background(), r.Snapshot, func(m *store.Manifest) error { fn(m); return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	notes, state = strings.Join(hostileText, "|"), "ok\x1b[31mEVIL"+strings.Join(hostileText, "")
+	update(first, func(m *store.Manifest) {
+		raw, _ := json.Marshal(notes)
+		m.Unprotected["notes"] = raw
+		m.SetVerifyState(store.VerifyState{State: state, UPID: "UPID\x1b[2J"})
+	})
+	update(broken, func(m *store.Manifest) { m.Files[0].CryptMode = "bad\x1b[31m" })
+	return st, first, second, broken, notes, state
 }

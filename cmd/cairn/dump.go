@@ -9,6 +9,7 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/filearchive"
+	"github.com/cairnfs/cairn/store/pxar"
 	"github.com/spf13/cobra"
 )
 
@@ -97,16 +98,7 @@ func (a *app) dump(cmd *cobra.Command, args []string, cacheFlag string) error {
 	prog := a.startProgress("dump "+args[1], 0, func() (int64, string) { return written.Load(), "" })
 	defer prog.Stop()
 	bw := bufio.NewWriterSize(countWriter{a.stdout, &written}, 256<<10)
-	d := &tarDump{ctx: a.ctx, acc: acc, root: archivePath(path), warn: func(msg string) {
-		if !a.quiet {
-			fmt.Fprintf(a.stderr, "cairn: %s: %s\n", where, msg)
-		}
-	}, skip: func(name string, err error) {
-		if name != "" {
-			name = quoteName(name) + ": "
-		}
-		fmt.Fprintf(a.stderr, "cairn: %s: %sskipped: %s\n", where, name, escapeText(err.Error()))
-	}}
+	d := a.newTarDump(acc, path, where)
 	err = d.write(bw, start)
 	if ferr := bw.Flush(); err == nil {
 		err = ferr
@@ -118,6 +110,21 @@ func (a *app) dump(cmd *cobra.Command, args []string, cacheFlag string) error {
 		return &codeError{exitPartial, fmt.Errorf("%s: %d entries skipped (named above); the tar stream is complete without them", where, d.skipped)}
 	}
 	return nil
+}
+
+// newTarDump is the dump of path of acc, whose warnings (unless -q) and
+// skipped entries are printed on stderr after where.
+func (a *app) newTarDump(acc *pxar.Accessor, path, where string) *tarDump {
+	return &tarDump{ctx: a.ctx, acc: acc, root: archivePath(path), warn: func(msg string) {
+		if !a.quiet {
+			fmt.Fprintf(a.stderr, "cairn: %s: %s\n", where, msg)
+		}
+	}, skip: func(name string, err error) {
+		if name != "" {
+			name = quoteName(name) + ": "
+		}
+		fmt.Fprintf(a.stderr, "cairn: %s: %sskipped: %s\n", where, name, escapeText(err.Error()))
+	}}
 }
 
 // resolveRef finds a parsed snapshot reference and reads its manifest.

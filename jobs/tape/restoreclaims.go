@@ -163,26 +163,30 @@ func chooseArchive(ctx context.Context, r *media.SetReader, sink Sink, claim []c
 			c.State, c.Reason = ClaimConflict, fmt.Sprintf("verifies too, but lists other files than tape %s file %d", labels[won.ref.Media], won.ref.File)
 		}
 	}
-	var where []string
-	for _, c := range claims {
-		if c.State == ClaimConflict || c.State == ClaimRestored {
-			where = append(where, fmt.Sprintf("tape %s file %d", c.Tape, c.File))
-		}
-	}
 	switch {
 	case won == nil:
 		return nil, claims, fmt.Errorf("none of the %d archives that claim it verifies", len(claim))
 	case slices.ContainsFunc(claims, func(c ArchiveClaim) bool { return c.State == ClaimConflict }):
 		won.w.Abort()
-		for k := range claims {
-			if claims[k].State == ClaimRestored {
-				claims[k].State = ClaimConflict
-			}
-		}
-		return nil, claims, fmt.Errorf("archives that verify and disagree claim it (%s): which is genuine cannot be told, none is restored",
-			strings.Join(where, ", "))
+		return nil, claims, conflict(claims)
 	}
 	return won, claims, nil
+}
+
+// conflict marks the archive chosen first as in conflict too and says
+// which archives disagree.
+func conflict(claims []ArchiveClaim) error {
+	var where []string
+	for k, c := range claims {
+		if c.State == ClaimRestored {
+			claims[k].State = ClaimConflict
+		}
+		if claims[k].State == ClaimConflict {
+			where = append(where, fmt.Sprintf("tape %s file %d", c.Tape, c.File))
+		}
+	}
+	return fmt.Errorf("archives that verify and disagree claim it (%s): which is genuine cannot be told, none is restored",
+		strings.Join(where, ", "))
 }
 
 // readArchive writes a snapshot archive's files to w, checks them
