@@ -4,7 +4,7 @@
 //
 //	<mnt>/[ns/<name>/…]<type>/<id>/<time>/<archive>
 //	<mnt>/<type>/<id>/latest -> <newest time>
-//	<mnt>/.stats                          cache and read counters (JSON)
+//	<mnt>/.stats                          cache and read counters (JSON; Options.StatusMode, 0400 by default)
 //
 // Images appear as one regular file of the image's size, blobs as their
 // decoded content, and file archives (pxar) as directory trees once an

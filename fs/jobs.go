@@ -21,12 +21,18 @@ const JobsDirName = ".jobs"
 // JobsEntry returns the .jobs control tree of m, in the manner of sysfs:
 // .jobs/<kind>/control (write "start key=value …" or "cancel"),
 // .jobs/<kind>/status (JSON of the current or last job), .jobs/<kind>/log
-// and .jobs/status (all kinds). control belongs to uid/gid with mode 0200,
-// so only the mounting user (and root) may write it; a refused command
-// fails the write with EINVAL and status says why.
-func JobsEntry(m *jobs.Manager, uid, gid uint32) RootEntry {
+// and .jobs/status (all kinds). Everything belongs to uid/gid. control
+// has mode 0200, so only the mounting user (and root) may write it; a
+// refused command fails the write with EINVAL and status says why. The
+// status and log files have textMode (read bits; 0: DefaultStatusMode,
+// 0400): they name snapshots, paths and errors, which the store's other
+// users need not see when the mount allows them in.
+func JobsEntry(m *jobs.Manager, uid, gid, textMode uint32) RootEntry {
+	if textMode == 0 {
+		textMode = DefaultStatusMode
+	}
 	return RootEntry{Name: JobsDirName, Mode: syscall.S_IFDIR, New: func() gofs.InodeEmbedder {
-		return &jobsDir{m: m, uid: uid, gid: gid, t: time.Now()}
+		return &jobsDir{m: m, uid: uid, gid: gid, textMode: textMode &^ 0o333, t: time.Now()}
 	}}
 }
 
@@ -35,6 +41,7 @@ type jobsDir struct {
 	readOnly
 	m        *jobs.Manager
 	uid, gid uint32
+	textMode uint32 // permission bits of the status and log files
 	t        time.Time
 }
 
@@ -121,7 +128,7 @@ func (t *jobText) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.Att
 	if err != nil {
 		return syscall.EIO
 	}
-	t.d.fill(&out.Attr, syscall.S_IFREG|0o444)
+	t.d.fill(&out.Attr, syscall.S_IFREG|t.d.textMode)
 	out.Size = uint64(len(b))
 	out.Blocks = (out.Size + 511) / 512
 	out.SetTimeout(time.Nanosecond) // 0 would mean the mount's default

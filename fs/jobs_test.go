@@ -97,7 +97,7 @@ func testJobsControl(t *testing.T, one bool) {
 			t.Fatal(err)
 		}
 	}
-	_, mnt, _ := mountT(t, Options{Store: s, OneMount: one, Extra: []RootEntry{JobsEntry(mgr, uint32(os.Getuid()), uint32(os.Getgid()))}})
+	_, mnt, _ := mountT(t, Options{Store: s, OneMount: one, Extra: []RootEntry{JobsEntry(mgr, uint32(os.Getuid()), uint32(os.Getgid()), 0)}})
 	jd := filepath.Join(mnt, JobsDirName)
 	names, err := os.ReadDir(jd)
 	if err != nil || len(names) != 3 {

@@ -21,15 +21,17 @@ type mountFS struct {
 	s         *store.Store
 	cache     *store.Cache
 	readahead int
-	imageMode uint32        // permission bits of images and blobs
-	refresh   time.Duration // how stale a changing listing may be
-	timeout   time.Duration // the kernel's entry and attribute timeout
-	log       *slog.Logger
-	owner     fuse.Owner
-	started   time.Time
-	bg        context.Context // ends at unmount: stops read-ahead
-	trees     TreeOpener
-	listIdx   *store.ListingIndex // snapshot listings (snapshot.go); nil for a remote store
+	imageMode uint32 // permission bits of images and blobs
+	// statusMode is the permission bits of .stats (Options.StatusMode)
+	statusMode uint32
+	refresh    time.Duration // how stale a changing listing may be
+	timeout    time.Duration // the kernel's entry and attribute timeout
+	log        *slog.Logger
+	owner      fuse.Owner
+	started    time.Time
+	bg         context.Context // ends at unmount: stops read-ahead
+	trees      TreeOpener
+	listIdx    *store.ListingIndex // snapshot listings (snapshot.go); nil for a remote store
 
 	noOpen     bool       // files are read without OPEN (noopen.go)
 	prefill    *prefiller // small files stored in the page cache ahead (prefill.go)
@@ -76,7 +78,7 @@ func Mount(ctx context.Context, dir string, opt Options) (*Server, error) {
 		return nil, err
 	}
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	f := &mountFS{s: opt.Store, cache: cache, readahead: opt.Readahead, imageMode: opt.ImageMode, refresh: opt.Refresh,
+	f := &mountFS{s: opt.Store, cache: cache, readahead: opt.Readahead, imageMode: opt.ImageMode, statusMode: opt.StatusMode, refresh: opt.Refresh,
 		timeout: opt.Timeout, log: opt.Log, started: time.Now(), bg: bg, trees: opt.Trees, raw: newRawTable(),
 		listIdx: opt.Store.OpenListingIndex(opt.Log),
 		owner:   fuse.Owner{Uid: uint32(os.Geteuid()), Gid: uint32(os.Getegid())}}
@@ -204,7 +206,7 @@ func (f *mountFS) newRoot(sc Scope, extra []RootEntry) (*dir, func(context.Conte
 		e    entry
 		node gofs.InodeEmbedder
 	}
-	statsAttr := f.makeAttr(modeFile, inoOf(statsName), 0, f.started)
+	statsAttr := f.makeAttr(syscall.S_IFREG|f.statusMode, inoOf(statsName), 0, f.started)
 	fixeds := []fixed{{node: &statsFile{node: node{fsys: f, attr: statsAttr}}, e: entry{name: statsName, attr: statsAttr}}}
 	for _, x := range extra {
 		a := f.makeAttr(x.Mode&syscall.S_IFMT|0o555, inoOf(x.Name), 0, f.started)

@@ -18,6 +18,7 @@ const (
 	DefaultReadAheadKB  = 4096
 	DefaultUnmountGrace = 10 * time.Second
 	DefaultImageMode    = 0o400   // images and blobs: the mounting user only
+	DefaultStatusMode   = 0o400   // .stats, .jobs/status and .jobs/*/{status,log}: the mounting user only
 	maxRequest          = 1 << 20 // MaxWrite: 1 MiB read requests
 )
 
@@ -52,7 +53,13 @@ type Options struct {
 	// shown owned by the mounting user: read bits only (a subset of
 	// 0444); 0 means DefaultImageMode.
 	ImageMode uint32
-	NonEmpty  bool // mount over a directory that is not empty (fusermount's nonempty)
+	// StatusMode is the permission bits of .stats and of the status and
+	// log files of .jobs (JobsEntry takes it too): they name snapshots,
+	// paths and errors, so by default only the mounting user (and root)
+	// reads them, also under AllowOther. Read bits only; 0 means
+	// DefaultStatusMode.
+	StatusMode uint32
+	NonEmpty   bool // mount over a directory that is not empty (fusermount's nonempty)
 
 	Refresh      time.Duration // how stale a namespace/group list may be (default 2 s)
 	StoreRefresh time.Duration // how often the store refreshes what it keeps of snapshots from elsewhere (Store.Refresh: a remote store's mirror; default 30 s)
@@ -92,7 +99,13 @@ func (o *Options) setDefaults() error {
 		o.ImageMode = DefaultImageMode
 	}
 	if err := CheckImageMode(o.ImageMode); err != nil {
-		return fmt.Errorf("mount: %w: %w", errBadOptions, err)
+		return fmt.Errorf("mount: %w: image %w", errBadOptions, err)
+	}
+	if o.StatusMode == 0 {
+		o.StatusMode = DefaultStatusMode
+	}
+	if err := CheckImageMode(o.StatusMode); err != nil {
+		return fmt.Errorf("mount: %w: status %w", errBadOptions, err)
 	}
 	if o.Refresh <= 0 {
 		o.Refresh = DefaultRefresh
@@ -129,11 +142,12 @@ func MaxReadahead(cacheSize int64) int {
 	return int(cacheSize / 2 / chunk.DefaultChunkSize)
 }
 
-// CheckImageMode accepts the permission bits images and blobs may have:
-// read bits only (the mount is read-only; nothing there is a program).
+// CheckImageMode accepts the permission bits images and blobs (and the
+// status files: Options.StatusMode) may have: read bits only (the mount
+// is read-only; nothing there is a program).
 func CheckImageMode(mode uint32) error {
 	if mode == 0 || mode&^0o444 != 0 {
-		return fmt.Errorf("image mode %#o: want read bits only, such as 0400, 0440 or 0444", mode)
+		return fmt.Errorf("mode %#o: want read bits only, such as 0400, 0440 or 0444", mode)
 	}
 	return nil
 }

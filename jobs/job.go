@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cairnfs/cairn/internal/termsafe"
 )
 
 // State is where a job is in its life.
@@ -122,7 +124,10 @@ func (j *Job) Logf(format string, args ...any) {
 	j.addLine(line)
 }
 
+// addLine adds a line to the job's log (.jobs/*/log), escaped: it may
+// quote names from stored data, and the log is read on terminals.
 func (j *Job) addLine(line string) {
+	line = termsafe.Escape(line)
 	if len(line) > MaxLineBytes {
 		line = line[:MaxLineBytes] + "…"
 	}

@@ -39,3 +39,19 @@ func TestJobLogBounded(t *testing.T) {
 		t.Errorf("errors kept %d, counted %d", len(st.Errors), st.ErrorCount)
 	}
 }
+
+// The job's log (.jobs/*/log, read on terminals) escapes what its lines
+// quote from stored data; the errors kept for the JSON status stay as
+// they are.
+func TestJobLogEscaped(t *testing.T) {
+	j := newJob("id", "test", nil, nopWork{}, slog.New(slog.DiscardHandler))
+	j.Logf("snapshot %s: verify state %s", "vm/1/2024-05-01T10:00:00Z", "ok\x1b[31m\r")
+	j.Errorf("archive %s: bad", "a\nb\u009b")
+	log := j.Log()
+	if len(log) != 2 || !strings.HasSuffix(log[0], `verify state ok\x1b[31m\r`) || !strings.HasSuffix(log[1], `ERROR: archive a\nb\u009b: bad`) {
+		t.Fatalf("log %q", log)
+	}
+	if st := j.Status(); len(st.Errors) != 1 || st.Errors[0] != "archive a\nb\u009b: bad" {
+		t.Fatalf("errors %q", st.Errors)
+	}
+}

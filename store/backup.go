@@ -52,14 +52,16 @@ type Backup struct {
 
 // StartBackup creates the snapshot directory of g at t (now, once the
 // locks are taken, when zero). As in PBS, t must be newer than every
-// snapshot of the group, finished or not, and it may be at most
-// MaxFutureTime ahead of the clock: otherwise ErrBadTime.
+// snapshot of the group, finished or not, not before MinBackupTime, and
+// at most MaxFutureTime ahead of the clock: otherwise ErrBadTime.
 func (s *Store) StartBackup(ctx context.Context, g Group, t time.Time) (*Backup, error) {
 	if err := g.Check(); err != nil {
 		return nil, err
 	}
-	if err := checkFuture(t); err != nil {
-		return nil, err
+	if !t.IsZero() {
+		if err := CheckBackupTime(t); err != nil {
+			return nil, err
+		}
 	}
 	w, err := s.registerWriter(ctx) // before any chunk is looked at: GC's oldest-writer bound
 	if err != nil {

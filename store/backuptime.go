@@ -15,8 +15,19 @@ var ErrBadTime = errors.New("bad snapshot time")
 // and refuse every backup after it.
 const MaxFutureTime = 24 * time.Hour
 
-// checkFuture refuses a time more than MaxFutureTime ahead of the clock.
-func checkFuture(t time.Time) error {
+// MinBackupTime is the oldest time a snapshot may have: PBS's
+// BACKUP_TIME_SCHEMA minimum (pbs-api-types, 1547797308). A zero time,
+// the epoch and every time before it are older.
+var MinBackupTime = time.Unix(1547797308, 0).UTC()
+
+// CheckBackupTime refuses a time a new backup may not be given: one
+// before MinBackupTime (the zero time included, which StartBackup would
+// take as "now") or more than MaxFutureTime ahead of the clock.
+func CheckBackupTime(t time.Time) error {
+	if t.Before(MinBackupTime) {
+		return fmt.Errorf("%w: %s is before %s, the oldest time PBS takes", ErrBadTime,
+			t.UTC().Format(time.RFC3339), MinBackupTime.Format(time.RFC3339))
+	}
 	if limit := time.Now().Add(MaxFutureTime); t.After(limit) {
 		return fmt.Errorf("%w: %s is more than %s in the future", ErrBadTime, t.UTC().Format(time.RFC3339), MaxFutureTime)
 	}

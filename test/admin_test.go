@@ -87,7 +87,7 @@ func TestBackupTimeChecks(t *testing.T) {
 	if r := backup(at.Format(time.RFC3339)); r.code != 0 {
 		t.Fatalf("--time %s: exit %d, %s", at, r.code, r.stderr)
 	}
-	for _, before := range []time.Time{at.Add(-time.Second), at.Add(-30 * 24 * time.Hour), time.Unix(1, 0)} {
+	for _, before := range []time.Time{at.Add(-time.Second), at.Add(-30 * 24 * time.Hour), time.Unix(1547797309, 0)} {
 		if r := backup(before.UTC().Format(time.RFC3339)); r.code != 2 || !strings.Contains(r.stderr, "not newer than the group's newest snapshot") {
 			t.Errorf("--time %s: exit %d, %q; want exit 2, not newer", before, r.code, r.stderr)
 		}
@@ -99,6 +99,51 @@ func TestBackupTimeChecks(t *testing.T) {
 		t.Errorf("snapshots after refused backups:\n%s", r.stdout)
 	}
 	mustCairn(t, "--store", st, "backup", "--type", "host", "--id", "times", "--no-sync", "d.img:"+img) // now: newer
+}
+
+// TestBackupTimeClasses: every class of --time a new backup may not have
+// is a usage error (exit 2) that makes no snapshot, also in a group with
+// no snapshot yet: the zero time (which the store takes as "now"), times
+// before 1970 or before PBS's oldest backup time, times that do not
+// parse as RFC 3339, and times far ahead. PBS's oldest time itself is
+// taken.
+func TestBackupTimeClasses(t *testing.T) {
+	st := sharedStore(t)
+	ns, _ := uniqueNS("timeclass")
+	img := filepath.Join(t.TempDir(), "img")
+	os.WriteFile(img, randBytes(70000, 4), 0o644)
+	backup := func(at string) result {
+		return cairn(t, nil, "--store", st, "backup", "--ns", ns, "--type", "host", "--id", "t", "--no-sync", "--time", at, "d.img:"+img)
+	}
+	for _, c := range []struct{ at, want string }{
+		{"0001-01-01T00:00:00Z", "before 2019-01-18T07:41:48Z"},
+		{"0001-01-01T00:00:00.000000001Z", "before 2019-01-18T07:41:48Z"},
+		{"0001-01-01T01:00:00+01:00", "before 2019-01-18T07:41:48Z"},
+		{"0000-01-01T00:00:00Z", "before 2019-01-18T07:41:48Z"},
+		{"1969-12-31T23:59:59Z", "before 2019-01-18T07:41:48Z"},
+		{"1970-01-01T00:00:00Z", "before 2019-01-18T07:41:48Z"},
+		{"2001-09-09T01:46:40Z", "before 2019-01-18T07:41:48Z"},
+		{"2019-01-18T07:41:47Z", "before 2019-01-18T07:41:48Z"},
+		{"2019-01-18T08:41:47+01:00", "before 2019-01-18T07:41:48Z"},
+		{"yesterday", "cannot parse"},
+		{"2024-05-01", "cannot parse"},
+		{"2024-05-01T10:00:00", "cannot parse"},
+		{"2024-13-01T10:00:00Z", "month out of range"},
+		{"2024-05-01 10:00:00Z", "cannot parse"},
+		{"1547797308", "cannot parse"},
+		{"9999-12-31T23:59:59Z", "in the future"},
+		{time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339), "in the future"},
+	} {
+		if r := backup(c.at); r.code != 2 || !strings.Contains(r.stderr, "--time") || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("--time %q: exit %d, %q; want exit 2, %q", c.at, r.code, r.stderr, c.want)
+		}
+	}
+	if r := mustCairn(t, "--store", st, "snapshots", "--ns", ns); strings.Contains(r.stdout, "host/t") {
+		t.Fatalf("a refused --time made a snapshot:\n%s", r.stdout)
+	}
+	if r := backup("2019-01-18T07:41:48Z"); r.code != 0 {
+		t.Fatalf("--time 2019-01-18T07:41:48Z (PBS's oldest): exit %d, %s", r.code, r.stderr)
+	}
 }
 
 // TestLockWait: a backup of a group whose lock another cairn backup holds

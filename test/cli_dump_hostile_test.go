@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -177,4 +178,99 @@ func sortedNode(n *hostile.Node) bool {
 		}
 	}
 	return true
+}
+
+// TestCLIDumpSkipsInvalidNames: an archive entry a tar stream cannot
+// hold, of each class (names empty, ".", "..", holding "/" or NUL, too
+// long for a file name item; a device number no header carries), is
+// left out with what lies below it and named (escaped) on stderr; the
+// stream is a complete tar that archive/tar and GNU tar read to its end,
+// holding every other entry, and the exit code is 3.
+func TestCLIDumpSkipsInvalidNames(t *testing.T) {
+	t.Parallel()
+	cases := dumpNameCases()
+	st := sharedStore(t)
+	s, err := store.Open(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snaps := make([]string, len(cases))
+	for i, c := range cases {
+		m, p := hostile.Encode(c.root)
+		g := store.Group{Type: store.TypeHost, ID: fmt.Sprintf("dump-names-%d", i)}
+		snap, err := hostile.Store(t.Context(), s, g, time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC), "root.pxar", m, p)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		snaps[i] = snap.String()
+	}
+	s.Close()
+	for i, c := range cases {
+		r := cairnBounded(t, "--store", st, "dump", "-q", snaps[i], "root.pxar")
+		if r.code != 3 || strings.Count(r.stderr, " skipped: ") != c.skipped || !strings.Contains(r.stderr, "entries skipped") ||
+			strings.ContainsAny(r.stderr, "\x00\x1b") {
+			t.Errorf("%s: exit %d, stderr %q; want exit 3 and %d skipped", c.name, r.code, r.stderr, c.skipped)
+		}
+		if got := readTarNames(t, c.name, []byte(r.stdout)); !slices.Equal(got, c.want) {
+			t.Errorf("%s: archive/tar reads %q, want %q", c.name, got, c.want)
+		}
+		gnu := exec.Command("tar", "-t", "-f", "-")
+		gnu.Stdin = strings.NewReader(r.stdout)
+		out, err := gnu.CombinedOutput()
+		if got := strings.Fields(string(out)); err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("%s: GNU tar -t: %v, lists %q, want %q", c.name, err, got, c.want)
+		}
+	}
+}
+
+// dumpCase is a crafted archive and what its dump must hold.
+type dumpCase struct {
+	name    string
+	root    *hostile.Node
+	want    []string // the stream's names
+	skipped int
+}
+
+// dumpNameCases are archives with entries of each class a tar stream
+// cannot hold beside entries it can.
+func dumpNameCases() []dumpCase {
+	var cases []dumpCase
+	classes := []string{"", ".", "..", "a/b", "../x", "/abs", "a\x00b", "\x00"}
+	for i, bad := range classes {
+		badDir := classes[(i+1)%len(classes)] // another name: equal names fail their whole directory
+		cases = append(cases, dumpCase{fmt.Sprintf("name %q", bad), hostile.Dir("", hostile.File("a", "1"),
+			hostile.Dir("d", hostile.File(bad, "x"), hostile.File("e", "2"), hostile.Dir(badDir, hostile.File("below", "y")), hostile.File("f", "3")),
+			hostile.File("z", "4")), []string{"./", "a", "d/", "d/e", "d/f", "z"}, 2})
+	}
+	long := strings.Repeat("n", pxar.MaxFilenameLen+1)
+	return append(cases,
+		dumpCase{"name too long", hostile.Dir("", hostile.File("a", "1"), hostile.Dir("d", hostile.File(long, "x"), hostile.File("e", "2")),
+			hostile.File("z", "4")), []string{"./", "a", "z"}, 1},
+		dumpCase{"device number too large", hostile.Dir("", hostile.File("a", "1"),
+			&hostile.Node{Name: "dev", Kind: pxar.KindDevice, Mode: 0o600, Dev: pxar.Device{Major: 1 << 40}}, hostile.File("z", "4")),
+			[]string{"./", "a", "z"}, 1})
+}
+
+// readTarNames reads a tar stream to its end (a stream that stops short
+// fails the test) and returns its names; regular files must hold what
+// the crafted archives give them (their names' last byte).
+func readTarNames(t *testing.T, what string, stream []byte) []string {
+	t.Helper()
+	tr := tar.NewReader(bytes.NewReader(stream))
+	var names []string
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return names
+		}
+		if err != nil {
+			t.Errorf("%s: tar stream after %q: %v", what, names, err)
+			return names
+		}
+		names = append(names, h.Name)
+		data, err := io.ReadAll(tr)
+		if want := map[string]string{"a": "1", "d/e": "2", "d/f": "3", "z": "4"}[h.Name]; err != nil || string(data) != want {
+			t.Errorf("%s: %s holds %q (%v), want %q", what, h.Name, data, err, want)
+		}
+	}
 }

@@ -141,7 +141,7 @@ and owner are unchanged but references their data in the previous snapshot.`,
 	f.BoolVar(&o.json, "json", false, "print the summary as JSON")
 	f.StringVar(&o.chunkSize, "chunk-size", "", "fixed chunk size of images (default: the previous snapshot's, else 256K, 4M on object storage), average chunk size of file archives (default 4M); a power of two, 64K to 16M")
 	f.IntVar(&o.workers, "workers", 0, "hash/compress workers (default: number of CPUs)")
-	f.StringVar(&o.at, "time", "", "snapshot time (RFC 3339; default now): newer than the group's newest snapshot, at most a day ahead")
+	f.StringVar(&o.at, "time", "", "snapshot time (RFC 3339; default now): newer than the group's newest snapshot, not before 2019-01-18T07:41:48Z (PBS's oldest), at most a day ahead")
 	f.BoolVar(&o.noSync, "no-sync", false, "do not syncfs the store before writing the manifest")
 	o.pxar.flags(f)
 	a.keyfileFlags(cmd, true)
@@ -175,6 +175,9 @@ func (a *app) backup(o backupOpts, args []string) error {
 	var at time.Time
 	if o.at != "" {
 		if at, err = time.Parse(time.RFC3339, o.at); err != nil {
+			return usageErr("--time: %v", err)
+		}
+		if err := store.CheckBackupTime(at); err != nil { // a zero time would be taken as now
 			return usageErr("--time: %v", err)
 		}
 	}

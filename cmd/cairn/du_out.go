@@ -144,7 +144,7 @@ func printDu(w io.Writer, r duReport, groupsOnly bool) error {
 	if len(r.Errors) > 0 {
 		fmt.Fprintln(out, "errors:")
 		for _, e := range r.Errors {
-			fmt.Fprintf(out, "  %s\n", e)
+			fmt.Fprintf(out, "  %s\n", escapeText(e))
 		}
 	}
 	return out.Flush()

@@ -9,6 +9,7 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/filearchive"
+	"github.com/cairnfs/cairn/store/pxar"
 	"github.com/spf13/cobra"
 )
 
@@ -33,7 +34,11 @@ Extended attributes and file capabilities are SCHILY.xattr.NAME records,
 POSIX ACLs SCHILY.acl.access and SCHILY.acl.default records in the text
 form GNU tar and star read. Payloads are read ahead as the store's
 readahead says, one file at a time; memory stays bounded by the chunk cache.
-A tar stream is never written to a terminal.`,
+A tar stream is never written to a terminal. An entry the archive holds
+but a tar stream cannot (an invalid name: empty, ".", "..", holding "/"
+or NUL, or too long; metadata no header can carry) or that does not
+decode is left out with what lies below it, named on stderr, and the
+stream ends as a complete tar; the exit code is then 3.`,
 		Args: cobra.RangeArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error { return a.dump(cmd, args, cacheSize) },
 	}
@@ -93,11 +98,7 @@ func (a *app) dump(cmd *cobra.Command, args []string, cacheFlag string) error {
 	prog := a.startProgress("dump "+args[1], 0, func() (int64, string) { return written.Load(), "" })
 	defer prog.Stop()
 	bw := bufio.NewWriterSize(countWriter{a.stdout, &written}, 256<<10)
-	d := &tarDump{ctx: a.ctx, acc: acc, root: archivePath(path), warn: func(msg string) {
-		if !a.quiet {
-			fmt.Fprintf(a.stderr, "cairn: %s: %s\n", where, msg)
-		}
-	}}
+	d := a.newTarDump(acc, path, where)
 	err = d.write(bw, start)
 	if ferr := bw.Flush(); err == nil {
 		err = ferr
@@ -105,7 +106,25 @@ func (a *app) dump(cmd *cobra.Command, args []string, cacheFlag string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}
+	if d.skipped > 0 {
+		return &codeError{exitPartial, fmt.Errorf("%s: %d entries skipped (named above); the tar stream is complete without them", where, d.skipped)}
+	}
 	return nil
+}
+
+// newTarDump is the dump of path of acc, whose warnings (unless -q) and
+// skipped entries are printed on stderr after where.
+func (a *app) newTarDump(acc *pxar.Accessor, path, where string) *tarDump {
+	return &tarDump{ctx: a.ctx, acc: acc, root: archivePath(path), warn: func(msg string) {
+		if !a.quiet {
+			fmt.Fprintf(a.stderr, "cairn: %s: %s\n", where, msg)
+		}
+	}, skip: func(name string, err error) {
+		if name != "" {
+			name = quoteName(name) + ": "
+		}
+		fmt.Fprintf(a.stderr, "cairn: %s: %sskipped: %s\n", where, name, escapeText(err.Error()))
+	}}
 }
 
 // resolveRef finds a parsed snapshot reference and reads its manifest.

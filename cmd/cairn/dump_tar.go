@@ -13,13 +13,42 @@ import (
 	"github.com/cairnfs/cairn/store/pxar"
 )
 
-// tarDump writes a walk of a file archive as a PAX tar stream.
+// tarDump writes a walk of a file archive as a PAX tar stream. An entry
+// the stream cannot hold (an invalid name, metadata no header can
+// carry) or the walk cannot decode is left out before anything of it is
+// written, and reported through skip: the stream stays a valid tar.
 type tarDump struct {
-	ctx  context.Context
-	acc  *pxar.Accessor
-	root []string // the dumped path's components below the archive root
-	warn func(string)
-	buf  []byte
+	ctx     context.Context
+	acc     *pxar.Accessor
+	root    []string // the dumped path's components below the archive root
+	warn    func(string)
+	skip    func(name string, err error) // name "" when the walk's error names the place
+	skipped int
+	out     *stickyWriter
+	buf     []byte
+}
+
+// stickyWriter keeps the first error of its writer: the tar writer's
+// errors are then told apart, a failed write (fatal) from a header it
+// refused before writing anything.
+type stickyWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (s *stickyWriter) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.w.Write(p)
+	s.err = err
+	return n, err
+}
+
+// skipEntry reports an entry left out of the stream.
+func (d *tarDump) skipEntry(name string, err error) {
+	d.skipped++
+	d.skip(name, err)
 }
 
 // archivePath splits a path inside an archive into its components, as
@@ -34,14 +63,20 @@ func archivePath(path string) []string {
 	return out
 }
 
-// write streams start and everything below it.
+// write streams start and everything below it. Entries the walk cannot
+// decode (and what lies below them) are skipped and the walk goes on.
 func (d *tarDump) write(w io.Writer, start *pxar.Entry) error {
-	tw := tar.NewWriter(w)
+	d.out = &stickyWriter{w: w}
+	tw := tar.NewWriter(d.out)
 	walk := d.acc.Walk(start)
 	for {
 		p, e, err := walk.Next(d.ctx)
 		if errors.Is(err, io.EOF) {
 			break
+		}
+		if err != nil && d.ctx.Err() == nil {
+			d.skipEntry("", err) // the error names the directory
+			continue
 		}
 		if err != nil {
 			return err
@@ -57,7 +92,8 @@ func (d *tarDump) write(w io.Writer, start *pxar.Entry) error {
 // start) in the stream: "./" for a directory start, a non-directory
 // start's own name, directories with a trailing slash. Names are made of
 // archive names, which are never empty, ".", ".." or contain "/" or NUL
-// (the decoder refuses them), so no name is absolute or climbs out.
+// (the decoder refuses them, and entry checks each again), so no name is
+// absolute or climbs out.
 func tarName(p string, e *pxar.Entry) string {
 	switch {
 	case p == "" && e.Kind == pxar.KindDir:
@@ -76,9 +112,14 @@ func (d *tarDump) entry(tw *tar.Writer, p string, e *pxar.Entry) error {
 		d.warn(fmt.Sprintf("%s: socket skipped (a tar stream cannot hold one)", quoteName(name)))
 		return nil
 	}
+	if p != "" && !pxar.ValidName(e.Name) {
+		d.skipEntry(name, fmt.Errorf("%w: %q", pxar.ErrInvalidName, e.Name))
+		return nil
+	}
 	h, err := tarHeader(name, e)
 	if err != nil {
-		return fmt.Errorf("%s: %w", quoteName(name), err)
+		d.skipEntry(name, err)
+		return nil
 	}
 	if e.Kind == pxar.KindFile && e.Hardlink != "" && p != "" {
 		if target, ok := d.linkTarget(e); ok {
@@ -86,6 +127,10 @@ func (d *tarDump) entry(tw *tar.Writer, p string, e *pxar.Entry) error {
 		}
 	}
 	if err := tw.WriteHeader(h); err != nil {
+		if d.out.err == nil { // refused before anything was written
+			d.skipEntry(name, err)
+			return nil
+		}
 		return fmt.Errorf("%s: %w", quoteName(name), err)
 	}
 	if h.Typeflag != tar.TypeReg || h.Size == 0 {

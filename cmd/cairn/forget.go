@@ -276,7 +276,7 @@ func (a *app) printForget(o forgetOpts, rep *forgetReport) {
 		case forgetProtected:
 			fmt.Fprintf(a.stderr, "refused %s: it is protected; 'cairn unprotect %s' allows its removal\n", what, r.Snapshot)
 		default:
-			fmt.Fprintf(a.stderr, "refused %s: %s\n", what, r.Error)
+			fmt.Fprintf(a.stderr, "refused %s: %s\n", what, escapeText(r.Error))
 		}
 	}
 	switch rep.GroupState {

@@ -112,13 +112,13 @@ func (a *app) gcStatus(o gcOpts) error {
 }
 
 func printGCReport(w io.Writer, r gc.Report) {
-	fmt.Fprintf(w, "gc %s: %s", r.UPID, r.State)
+	fmt.Fprintf(w, "gc %s: %s", escapeText(r.UPID), escapeText(r.State))
 	if !r.Ended.IsZero() {
 		fmt.Fprintf(w, " at %s", r.Ended.Local().Format(time.DateTime))
 	}
 	fmt.Fprintln(w)
 	if r.Error != "" {
-		fmt.Fprintf(w, "  error     %s\n", r.Error)
+		fmt.Fprintf(w, "  error     %s\n", escapeText(r.Error))
 	}
 	if r.Cutoff.IsZero() {
 		return
@@ -154,11 +154,11 @@ func (a *app) printLastGC(s *store.Store) {
 	r, ok, err := gc.ReadStatus(s)
 	switch {
 	case err != nil:
-		fmt.Fprintf(a.stdout, "last GC: %v\n", err)
+		fmt.Fprintf(a.stdout, "last GC: %s\n", escapeText(err.Error()))
 	case !ok:
 		fmt.Fprintln(a.stdout, "last GC: never")
 	case r.State != gc.StateOK:
-		fmt.Fprintf(a.stdout, "last GC: %s %s: %s\n", r.Ended.Local().Format(time.DateTime), r.State, r.Error)
+		fmt.Fprintf(a.stdout, "last GC: %s %s: %s\n", r.Ended.Local().Format(time.DateTime), escapeText(r.State), escapeText(r.Error))
 	default:
 		fmt.Fprintf(a.stdout, "last GC: %s, removed %d chunks (%s), on disk %s, deduplication factor %.2f\n",
 			r.Ended.Local().Format(time.DateTime), r.RemovedChunks, humanize.IBytes(uint64(r.RemovedBytes)),

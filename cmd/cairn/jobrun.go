@@ -61,12 +61,13 @@ func (a *app) jobProgressOf(label, items string) func(*jobs.Job) func() {
 }
 
 // jobExit turns a finished job into the exit code: 3 when some snapshots
-// failed, 1 for other failures and cancellation.
+// failed (whatever the job's state says), 1 for other failures and
+// cancellation.
 func jobExit(what string, st jobs.Status, failed int) error {
 	switch {
 	case st.State == jobs.StateCancelled:
 		return &codeError{exitError, errors.New(what + " cancelled")}
-	case st.State == jobs.StateOK:
+	case st.State == jobs.StateOK && failed == 0:
 		return nil
 	}
 	msg := what + " failed"

@@ -23,6 +23,7 @@ type mountOpts struct {
 	allowOther          bool
 	nonEmpty            bool
 	imageMode           string
+	statusMode          string
 	stats               bool
 	debug               bool
 	daemon              bool
@@ -74,6 +75,7 @@ fusermount3 (package fuse3), and --allow-other needs user_allow_other in
 	f.BoolVar(&o.allowOther, "allow-other", false, "let other users read the mount (files of file archives as their modes and ACLs allow)")
 	f.BoolVar(&o.nonEmpty, "nonempty", false, "mount over a directory that is not empty (hiding what is there)")
 	f.StringVar(&o.imageMode, "image-mode", "0400", "permission bits (octal, read bits only) of images and blobs, owned by the mounting user")
+	f.StringVar(&o.statusMode, "status-mode", "0400", "permission bits (octal, read bits only) of .stats and the .jobs status and log files, owned by the mounting user: they name snapshots, paths and errors (0444: every user --allow-other lets in)")
 	f.BoolVar(&o.stats, "stats", false, "print the read counters (JSON) when unmounted")
 	f.BoolVar(&o.debug, "debug", false, "log every FUSE request")
 	f.BoolVar(&o.daemon, "daemon", false, "run in the background once the mount is ready (exit 0), or exit with the mount's error")
@@ -102,7 +104,11 @@ func (a *app) mount(o mountOpts, dir string) error {
 	if o.readahead, err = checkReadahead(o.readahead, o.readaheadSet, cs, flag); err != nil {
 		return err
 	}
-	imageMode, err := parseImageMode(o.imageMode)
+	imageMode, err := parseReadMode("--image-mode", o.imageMode)
+	if err != nil {
+		return err
+	}
+	statusMode, err := parseReadMode("--status-mode", o.statusMode)
 	if err != nil {
 		return err
 	}
@@ -134,9 +140,9 @@ func (a *app) mount(o mountOpts, dir string) error {
 	// open files to be closed: the signal's grace covers that wait.
 	extendSignalGrace(cfs.DefaultUnmountGrace)
 	srv, err := cfs.Mount(a.ctx, dir, cfs.Options{Store: s, Scope: scope, CacheSize: cs, Readahead: readahead,
-		ImageMode: imageMode, NonEmpty: o.nonEmpty,
+		ImageMode: imageMode, StatusMode: statusMode, NonEmpty: o.nonEmpty,
 		Refresh: o.refresh, AllowOther: o.allowOther, Debug: o.debug, Log: a.logger, Trees: cfs.PxarTrees{},
-		Extra: []cfs.RootEntry{cfs.JobsEntry(mgr, uint32(os.Getuid()), uint32(os.Getgid()))}})
+		Extra: []cfs.RootEntry{cfs.JobsEntry(mgr, uint32(os.Getuid()), uint32(os.Getgid()), statusMode)}})
 	if err != nil {
 		return err
 	}
@@ -178,14 +184,14 @@ func checkReadahead(n int, given bool, cacheSize int64, cacheFlag string) (int, 
 	return n, nil
 }
 
-// parseImageMode reads --image-mode: octal read bits.
-func parseImageMode(s string) (uint32, error) {
+// parseReadMode reads --image-mode or --status-mode: octal read bits.
+func parseReadMode(flag, s string) (uint32, error) {
 	m, err := strconv.ParseUint(s, 8, 32)
 	if err != nil {
-		return 0, usageErr("--image-mode %q: want an octal mode such as 0400, 0440 or 0444", s)
+		return 0, usageErr("%s %q: want an octal mode such as 0400, 0440 or 0444", flag, s)
 	}
 	if err := cfs.CheckImageMode(uint32(m)); err != nil {
-		return 0, usageErr("--image-mode: %v", err)
+		return 0, usageErr("%s: %v", flag, err)
 	}
 	return uint32(m), nil
 }

@@ -165,7 +165,7 @@ func printPruneReport(w io.Writer, st jobs.Status, rep prune.Report) {
 	if len(st.Errors) > 0 {
 		fmt.Fprintln(w, "errors:")
 		for _, e := range st.Errors {
-			fmt.Fprintf(w, "  %s\n", e)
+			fmt.Fprintf(w, "  %s\n", escapeText(e))
 		}
 	}
 }

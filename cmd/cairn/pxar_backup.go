@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"strconv"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/filearchive"
@@ -69,7 +66,7 @@ func (a *app) backupPxar(b *store.Backup, sp backupSpec, opt filearchive.Options
 }
 
 func (p pxarSummary) print(w io.Writer) {
-	fmt.Fprintf(w, "  %s (%s", p.Archive, p.Mode)
+	fmt.Fprintf(w, "  %s (%s", quoteName(p.Archive), p.Mode)
 	if p.Previous != "" {
 		fmt.Fprintf(w, ", reference %s", p.Previous)
 	}
@@ -84,19 +81,4 @@ func (p pxarSummary) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "    streams  metadata %s, payload %s\n    errors   %d\n",
 		humanize.IBytes(uint64(p.MetaSize)), humanize.IBytes(uint64(p.PayloadSize)), p.Errors)
-}
-
-// quoteName returns name as it is if it is printable UTF-8 without
-// backslashes or quotes, else Go-quoted, so that one name stays on one
-// line whatever bytes it holds.
-func quoteName(name string) string {
-	if !utf8.ValidString(name) {
-		return strconv.Quote(name)
-	}
-	for _, r := range name {
-		if !unicode.IsPrint(r) || r == '\\' || r == '"' {
-			return strconv.Quote(name)
-		}
-	}
-	return name
 }

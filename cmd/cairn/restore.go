@@ -288,7 +288,7 @@ func (a *app) printRestore(o restoreOpts, s restoreSummary, ok bool) {
 		return
 	}
 	for _, d := range s.Damaged {
-		fmt.Fprintf(out, "damaged: offset %d length %d chunk %s: %s\n", d.Offset, d.Length, d.Digest, d.Err)
+		fmt.Fprintf(out, "damaged: offset %d length %d chunk %s: %s\n", d.Offset, d.Length, d.Digest, escapeText(fmt.Sprint(d.Err)))
 	}
 	if ok {
 		fmt.Fprintf(out, "restore complete (bytes=%d, zeroes=%d, duration=%.2fs, speed=%.2fMB/s)\n",

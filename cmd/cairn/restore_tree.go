@@ -103,7 +103,7 @@ func (a *app) restoreTree(o restoreOpts, s *store.Store, snap store.Snapshot, m 
 		printJSON(a, sum)
 	} else {
 		for _, f := range rep.Failed {
-			fmt.Fprintf(a.stderr, "not restored: %s: %s\n", f.Path, f.Err)
+			fmt.Fprintf(a.stderr, "not restored: %s: %s\n", quoteName(f.Path), escapeText(f.Err))
 		}
 		if err == nil {
 			fmt.Fprintf(a.stdout, "restore complete (files=%d, dirs=%d, others=%d, bytes=%d, zeroes=%d, duration=%.2fs, speed=%.2fMB/s)\n",

@@ -113,7 +113,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "cairn: %v\n", err)
+	printError(stderr, err)
 	a.hint(cmd, root, err)
 	var ce *codeError
 	if errors.As(err, &ce) {
@@ -123,6 +123,15 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitUsage
 	}
 	return exitError
+}
+
+// printError prints a command's error, a line per line of its message
+// (errors.Join), each escaped: an error may quote a name from stored
+// data.
+func printError(w io.Writer, err error) {
+	for _, line := range strings.Split(err.Error(), "\n") {
+		fmt.Fprintf(w, "cairn: %s\n", escapeText(line))
+	}
 }
 
 // hint prints what to do next for the errors that have a known remedy.
@@ -190,7 +199,7 @@ func (a *app) interrupted(cmd *cobra.Command, sig *signalError, err error) {
 		return
 	}
 	if !errors.Is(err, context.Canceled) {
-		fmt.Fprintf(a.stderr, "cairn: %v\n", err)
+		printError(a.stderr, err)
 	}
 	kept := keptAfterSignal[name]
 	if kept == "" {

@@ -214,12 +214,12 @@ func printSnapshots(a *app, rows []snapshotRow, groupsOnly bool) error {
 }
 
 func printSnapshotRow(tw *tabwriter.Writer, r snapshotRow) {
-	state := "verify " + r.Verified
+	state := "verify " + quoteName(r.Verified) // a manifest's verify_state.state
 	switch {
 	case !r.Finished:
 		state = "UNFINISHED (no manifest)"
 	case r.Error != "":
-		state = "ERROR: " + r.Error
+		state = "ERROR: " + escapeText(r.Error)
 	case r.Verified == notVerified:
 		state = notVerified
 	}
@@ -251,14 +251,19 @@ func (r snapshotRow) encrypted() string {
 		word = r.CryptMode
 	}
 	if r.KeyFingerprint == "" {
-		return word + " (no fingerprint)"
+		return quoteName(word) + " (no fingerprint)"
 	}
-	return word + " " + r.KeyFingerprint
+	return quoteName(word) + " " + quoteName(r.KeyFingerprint)
 }
 
+// joinNames joins a manifest's archive names, each quoted if need be.
 func joinNames(n []string) string {
 	if len(n) == 0 {
 		return "-"
 	}
-	return strings.Join(n, ",")
+	q := make([]string, len(n))
+	for i, s := range n {
+		q[i] = quoteName(s)
+	}
+	return strings.Join(q, ",")
 }

@@ -129,13 +129,13 @@ func printSyncReport(w io.Writer, st jobs.Status, r storesync.Report) {
 	fmt.Fprintf(w, "  data       %s in %.1f s\n", humanize.IBytes(uint64(r.DataBytes)), r.Seconds)
 	for _, s := range r.Snapshots {
 		if s.Outcome == storesync.Failed {
-			fmt.Fprintf(w, "  failed     %s: %s\n", s.Snapshot, s.Error)
+			fmt.Fprintf(w, "  failed     %s: %s\n", quoteName(s.Snapshot), escapeText(s.Error))
 		}
 	}
 	if len(st.Errors) > 0 {
 		fmt.Fprintln(w, "errors:")
 		for _, e := range st.Errors {
-			fmt.Fprintf(w, "  %s\n", e)
+			fmt.Fprintf(w, "  %s\n", escapeText(e))
 		}
 	}
 }

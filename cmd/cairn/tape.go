@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strconv"
@@ -204,8 +205,13 @@ func (a *app) tapeRestoreCmd() *cobra.Command {
 set of --pool, or of all pools), then only the tape files that hold chunks
 the store (--store) lacks. Every chunk is checked (CRC, digest) before it
 is inserted; a snapshot appears only when all its chunks are in the store.
-Without SNAPSHOT arguments it restores every snapshot of the set. Exit
-code 3 means some snapshots were not restored.`,
+Without SNAPSHOT arguments it restores every snapshot of the set. A
+snapshot archive is restored only if its files match its manifest (the
+snapshot it names, each file's checksum and size); when several archives
+on the set claim one snapshot, the first that matches is restored and
+the others are named with what became of them (refused, and why, or a
+duplicate); two that match and disagree restore neither. Exit code 3
+means some snapshots were not restored or some archives were refused.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir, err := absDrive(o.drive)
 			if err != nil {
@@ -236,7 +242,7 @@ code 3 means some snapshots were not restored.`,
 			} else {
 				printRestoreReport(a.stdout, st, rep)
 			}
-			return jobExit("tape restore", st, rep.SnapshotsFailed)
+			return tapeRestoreExit(st, rep)
 		},
 	}
 	driveFlag(cmd, &o.drive)
@@ -250,4 +256,14 @@ code 3 means some snapshots were not restored.`,
 	nsFlag(cmd, &o.ns)
 	a.lockWaitFlag(cmd)
 	return cmd
+}
+
+// tapeRestoreExit is jobExit for a tape restore, which also fails (exit
+// 3) when it refused a snapshot archive beside another of the same
+// snapshot that it restored.
+func tapeRestoreExit(st jobs.Status, rep tape.TapeRestoreReport) error {
+	if rep.ArchivesRefused > 0 && rep.SnapshotsFailed == 0 && st.State != jobs.StateCancelled {
+		return &codeError{exitPartial, fmt.Errorf("tape restore: %d snapshot archive(s) refused (named above)", rep.ArchivesRefused)}
+	}
+	return jobExit("tape restore", st, rep.SnapshotsFailed)
 }

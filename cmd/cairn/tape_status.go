@@ -72,7 +72,7 @@ func printDriveStatus(w io.Writer, st tape.DriveStatus) {
 		fmt.Fprintf(w, "  %s  pool %s, created %s, tapes %s: %d snapshots, %d chunks\n", s.UUID, s.Pool,
 			s.Created.Format(time.RFC3339), orNone(strings.Join(s.Tapes, ", ")), s.Snapshots, s.Chunks)
 		if s.Error != "" {
-			fmt.Fprintf(w, "      error: %s\n", s.Error)
+			fmt.Fprintf(w, "      error: %s\n", escapeText(s.Error))
 		}
 	}
 }
@@ -120,9 +120,9 @@ func printCatalogs(w io.Writer, sets []tape.CatalogSet) {
 			for _, f := range t.Files {
 				switch f.Kind {
 				case tape.FileChunkArchive:
-					fmt.Fprintf(w, "    file %-4d chunk archive     %s: %d chunks\n", f.File, f.Store, f.Chunks)
+					fmt.Fprintf(w, "    file %-4d chunk archive     %s: %d chunks\n", f.File, quoteName(f.Store), f.Chunks)
 				case tape.FileSnapshot:
-					fmt.Fprintf(w, "    file %-4d snapshot archive  %s:%s\n", f.File, f.Store, f.Snapshot)
+					fmt.Fprintf(w, "    file %-4d snapshot archive  %s\n", f.File, quoteName(f.Store+":"+f.Snapshot))
 				case tape.FileLabel:
 					what := "media label"
 					if f.File == 1 {
@@ -136,7 +136,7 @@ func printCatalogs(w io.Writer, sets []tape.CatalogSet) {
 		}
 		fmt.Fprintln(w, "  snapshots:")
 		for _, r := range s.Snapshots {
-			fmt.Fprintf(w, "    %s:%s  tape %s file %d\n", r.Store, r.Snapshot, r.Tape, r.File)
+			fmt.Fprintf(w, "    %s  tape %s file %d\n", quoteName(r.Store+":"+r.Snapshot), quoteName(r.Tape), r.File)
 		}
 	}
 }

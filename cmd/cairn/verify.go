@@ -133,7 +133,7 @@ func printVerifyReport(w io.Writer, st jobs.Status, rep verify.VerifyReport) {
 	}
 	for _, r := range rep.Snapshots {
 		if r.WithoutKey {
-			fmt.Fprintf(w, "  no key     %s: %s\n", r.Snapshot, r.Encryption)
+			fmt.Fprintf(w, "  no key     %s: %s\n", r.Snapshot, escapeText(r.Encryption))
 		}
 	}
 	fmt.Fprintf(w, "  data       %s read (%s plain) in %s: %.1f MB/s\n", humanize.IBytes(uint64(rep.StoredBytes)),
@@ -147,7 +147,7 @@ func printVerifyReport(w io.Writer, st jobs.Status, rep verify.VerifyReport) {
 			}
 			fmt.Fprintf(w, "  %s\n", r.Snapshot)
 			for _, e := range r.Errors {
-				fmt.Fprintf(w, "      %s\n", e)
+				fmt.Fprintf(w, "      %s\n", escapeText(e))
 			}
 			if more := r.ErrorCount - len(r.Errors); more > 0 {
 				fmt.Fprintf(w, "      … and %d more\n", more)
@@ -157,9 +157,9 @@ func printVerifyReport(w io.Writer, st jobs.Status, rep verify.VerifyReport) {
 	if len(rep.Corrupt) > 0 {
 		fmt.Fprintln(w, "corrupt or missing chunks:")
 		for _, c := range rep.Corrupt {
-			fmt.Fprintf(w, "  %s  %s\n", c.Digest, c.Reason)
+			fmt.Fprintf(w, "  %s  %s\n", c.Digest, escapeText(c.Reason))
 			if c.BadPath != "" {
-				fmt.Fprintf(w, "      moved to %s\n", c.BadPath)
+				fmt.Fprintf(w, "      moved to %s\n", escapeText(c.BadPath))
 			}
 			fmt.Fprintf(w, "      used by %s\n", strings.Join(c.Snapshots, ", "))
 		}
@@ -173,12 +173,12 @@ func printVerifyReport(w io.Writer, st jobs.Status, rep verify.VerifyReport) {
 	if len(other) > 0 {
 		fmt.Fprintln(w, "other errors:")
 		for _, e := range other {
-			fmt.Fprintf(w, "  %s\n", e)
+			fmt.Fprintf(w, "  %s\n", escapeText(e))
 		}
 	}
 	fmt.Fprintln(w, "next:")
 	for _, n := range rep.Next {
-		fmt.Fprintf(w, "  - %s\n", n)
+		fmt.Fprintf(w, "  - %s\n", escapeText(n))
 	}
 }
 

@@ -45,6 +45,9 @@ type SnapshotResult struct {
 	// Encryption says how a restored encrypted snapshot's chunks were
 	// checked: with its key (named by fingerprint) or without.
 	Encryption string `json:"encryption,omitempty"`
+	// Archives lists, when several snapshot archives on the media set
+	// claim the snapshot, each of them and what became of it.
+	Archives []ArchiveClaim `json:"archives,omitempty"`
 }
 
 // ExportReport is what Export did.

@@ -1,7 +1,10 @@
 package tape
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
+	"hash"
 	"strings"
 
 	"github.com/cairnfs/cairn/chunk"
@@ -12,7 +15,9 @@ const indexHeaderSize = 4096
 
 // digestScanner is an io.Writer that collects the chunk digests of a
 // fixed (.fidx: digest[32]…) or dynamic (.didx: end u64 | digest[32]…)
-// index as its bytes stream past, after a 4096-byte header.
+// index as its bytes stream past, after a 4096-byte header. It also
+// hashes the entries and keeps the header's start, for the checks
+// against the manifest (sum).
 type digestScanner struct {
 	name    string
 	magic   [8]byte
@@ -21,16 +26,24 @@ type digestScanner struct {
 	off     int64
 	partial []byte
 	add     func(chunk.Digest)
+	head    [indexHeadKept]byte // the header's first bytes: magic, uuid, ctime, csum, size
+	entries hash.Hash           // SHA-256 of the entries: the index checksum
+	end     uint64              // a dynamic index's last end offset: its data size
 }
+
+// indexHeadKept is how much of an index header the scanner keeps: up to
+// a fixed index's data size (offset 64).
+const indexHeadKept = 72
 
 // newDigestScanner returns a scanner for an index file name, or nil when
 // the name is not an index.
 func newDigestScanner(name string, add func(chunk.Digest)) *digestScanner {
 	switch {
 	case strings.HasSuffix(name, ".fidx"):
-		return &digestScanner{name: name, magic: store.MagicFixedIndex, entry: chunk.DigestSize, add: add}
+		return &digestScanner{name: name, magic: store.MagicFixedIndex, entry: chunk.DigestSize, add: add, entries: sha256.New()}
 	case strings.HasSuffix(name, ".didx"):
-		return &digestScanner{name: name, magic: store.MagicDynamicIndex, entry: 8 + chunk.DigestSize, skip: 8, add: add}
+		return &digestScanner{name: name, magic: store.MagicDynamicIndex, entry: 8 + chunk.DigestSize, skip: 8, add: add,
+			entries: sha256.New()}
 	}
 	return nil
 }
@@ -46,6 +59,9 @@ func (s *digestScanner) Write(p []byte) (int, error) {
 					return 0, fmt.Errorf("index %s: wrong magic", s.name)
 				}
 			}
+			if s.off < indexHeadKept {
+				copy(s.head[s.off:], p[:c])
+			}
 			s.off += c
 			p = p[c:]
 			continue
@@ -56,18 +72,38 @@ func (s *digestScanner) Write(p []byte) (int, error) {
 			p = p[c:]
 			s.off += int64(c)
 			if len(s.partial) == s.entry {
-				s.add(chunk.Digest(s.partial[s.skip:]))
+				s.entryDone(s.partial)
 				s.partial = s.partial[:0]
 			}
 			continue
 		}
 		for len(p) >= s.entry {
-			s.add(chunk.Digest(p[s.skip:s.entry]))
+			s.entryDone(p[:s.entry])
 			p = p[s.entry:]
 			s.off += int64(s.entry)
 		}
 	}
 	return n, nil
+}
+
+func (s *digestScanner) entryDone(e []byte) {
+	s.entries.Write(e)
+	if s.skip == 8 {
+		s.end = binary.LittleEndian.Uint64(e)
+	}
+	s.add(chunk.Digest(e[s.skip:]))
+}
+
+// sum is what the index holds for the checks against its manifest entry:
+// the checksum its header gives, its entries' SHA-256 and its data size.
+func (s *digestScanner) sum() fileSum {
+	f := fileSum{index: true, size: s.end}
+	copy(f.headerCsum[:], s.head[32:64])
+	s.entries.Sum(f.sum[:0])
+	if s.skip == 0 {
+		f.size = binary.LittleEndian.Uint64(s.head[64:72])
+	}
+	return f
 }
 
 // Close checks that the index ended on an entry boundary.

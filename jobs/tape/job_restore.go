@@ -39,12 +39,15 @@ func (TapeRestoreKind) New(s *store.Store, params map[string]string) (jobs.Work,
 type TapeRestoreReport struct {
 	Drive string `json:"drive"`
 	*RestoreReport
-	SnapshotsOK      int      `json:"snapshots_ok"`
-	SnapshotsPresent int      `json:"snapshots_present"` // in the store before
-	SnapshotsFailed  int      `json:"snapshots_failed"`
-	Seconds          float64  `json:"seconds"`
-	MBps             float64  `json:"mb_per_s"` // chunk bytes inserted per second
-	Next             []string `json:"next_steps,omitempty"`
+	SnapshotsOK      int `json:"snapshots_ok"`
+	SnapshotsPresent int `json:"snapshots_present"` // in the store before
+	SnapshotsFailed  int `json:"snapshots_failed"`
+	// ArchivesRefused counts the snapshot archives refused beside
+	// another of the same snapshot (SnapshotResult.Archives).
+	ArchivesRefused int      `json:"archives_refused"`
+	Seconds         float64  `json:"seconds"`
+	MBps            float64  `json:"mb_per_s"` // chunk bytes inserted per second
+	Next            []string `json:"next_steps,omitempty"`
 }
 
 type tapeRestorer struct {
@@ -110,6 +113,7 @@ func (x *tapeRestorer) finish(rep *RestoreReport, err error, cancelled bool, el 
 		return
 	}
 	r.SnapshotsOK, r.SnapshotsPresent, r.SnapshotsFailed = countSnapshots(rep.Snapshots)
+	r.ArchivesRefused = rep.Refused()
 	r.MBps = float64(rep.Bytes) / 1e6 / max(r.Seconds, 1e-9)
 	switch {
 	case cancelled:
@@ -119,6 +123,9 @@ func (x *tapeRestorer) finish(rep *RestoreReport, err error, cancelled bool, el 
 	}
 	if r.SnapshotsFailed > 0 {
 		r.Next = append(r.Next, "snapshots failed: check the tape (cairn tape rebuild-catalog) or restore them from another media set")
+	}
+	if r.ArchivesRefused > 0 {
+		r.Next = append(r.Next, "snapshot archives were refused beside others of the same snapshot: find out who wrote them to the tape")
 	}
 	if r.SnapshotsOK > 0 {
 		r.Next = append(r.Next, "run cairn verify on the restored snapshots")

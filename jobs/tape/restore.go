@@ -2,6 +2,7 @@ package tape
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"log/slog"
@@ -62,15 +63,35 @@ func (r *RestoreReport) Failed() int {
 	return n
 }
 
+// Refused counts the snapshot archives refused beside another archive
+// of the same snapshot (those of a snapshot that failed count there).
+func (r *RestoreReport) Refused() int {
+	n := 0
+	for _, s := range r.Snapshots {
+		if s.State == StateFailed {
+			continue
+		}
+		for _, c := range s.Archives {
+			if c.State == ClaimRefused {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // pendingSnapshot is a snapshot whose files are written and whose chunks
 // are being restored.
 type pendingSnapshot struct {
 	ref      catalog.SnapshotRef
 	w        SnapshotWriter
 	chunks   []chunk.Digest
-	res      int          // index in RestoreReport.Snapshots
-	manifest manifestCopy // the manifest's bytes, to find the key
-	key      *crypt.Key   // its chunks are checked with (nil: none)
+	res      int                // index in RestoreReport.Snapshots
+	manifest manifestCopy       // the manifest's bytes
+	m        *store.Manifest    // decoded and checked against the archive's files
+	files    map[string]fileSum // what the archive's files hold
+	key      *crypt.Key         // its chunks are checked with (nil: none)
+	note     string             // how its encrypted chunks are checked (SnapshotResult.Encryption)
 }
 
 // Restore restores snapshots of a media set into sink: the snapshot
@@ -98,15 +119,15 @@ func Restore(ctx context.Context, d *drive.Drive, sink Sink, opt RestoreOptions)
 		return nil, err
 	}
 	defer r.Close()
-	refs, err := selectSnapshots(r, opt)
+	claims, err := selectSnapshots(r, opt)
 	if err != nil {
 		return nil, err
 	}
 	rep := &RestoreReport{MediaSet: set.String()}
 	opt.Reporter.SetPhase("snapshot archives")
 	var pending []*pendingSnapshot
-	for _, ref := range refs {
-		p, err := restoreArchive(ctx, r, sink, ref, rep, opt)
+	for _, claim := range claims {
+		p, err := restoreClaim(ctx, r, sink, claim, rep, opt)
 		if err != nil {
 			for _, p := range pending {
 				p.w.Abort()
@@ -159,93 +180,58 @@ func pickSet(d *drive.Drive, opt RestoreOptions) (format.UUID, error) {
 	return sets[len(sets)-1].UUID, nil
 }
 
-// selectSnapshots picks the catalogued snapshots to restore, in tape
-// order.
-func selectSnapshots(r *media.SetReader, opt RestoreOptions) ([]catalog.SnapshotRef, error) {
+// selectSnapshots picks the catalogued snapshots to restore: for each,
+// the archives that claim it (more than one on a tampered or damaged
+// set), in tape order, and the snapshots in the tape order of their
+// first archive.
+func selectSnapshots(r *media.SetReader, opt RestoreOptions) ([][]catalog.SnapshotRef, error) {
 	want := map[string]bool{}
 	for _, s := range opt.Snapshots {
 		want[s] = true
 	}
-	seen := map[string]string{}
-	var out []catalog.SnapshotRef
-	for _, ref := range r.Catalog().Snapshots() {
+	seq := map[format.UUID]int{}
+	for i, m := range r.Members() {
+		seq[m.Label.UUID] = i
+	}
+	refs := r.Catalog().SnapshotArchives()
+	sort.SliceStable(refs, func(i, j int) bool {
+		a, b := refs[i], refs[j]
+		if seq[a.Media] != seq[b.Media] {
+			return seq[a.Media] < seq[b.Media]
+		}
+		return a.File < b.File
+	})
+	seen := map[string]int{} // snapshot: its claim in out
+	var out [][]catalog.SnapshotRef
+	for _, ref := range refs {
 		if (opt.Store != "" && ref.Store != opt.Store) || (len(want) > 0 && !want[ref.Snapshot]) {
 			continue
 		}
-		if other, dup := seen[ref.Snapshot]; dup {
-			return nil, fmt.Errorf("tape restore: snapshot %s is on the media set for datastores %s and %s; choose one", ref.Snapshot, other, ref.Store)
+		i, dup := seen[ref.Snapshot]
+		switch {
+		case !dup:
+			seen[ref.Snapshot] = len(out)
+			out = append(out, []catalog.SnapshotRef{ref})
+		case out[i][0].Store != ref.Store:
+			return nil, fmt.Errorf("tape restore: snapshot %s is on the media set for datastores %s and %s; choose one",
+				ref.Snapshot, out[i][0].Store, ref.Store)
+		default:
+			out[i] = append(out[i], ref)
 		}
-		seen[ref.Snapshot] = ref.Store
-		out = append(out, ref)
 	}
 	for s := range want {
 		if _, ok := seen[s]; !ok {
 			return nil, fmt.Errorf("tape restore: snapshot %s is not on media set: %w", s, media.ErrUnknown)
 		}
 	}
-	seq := map[format.UUID]int{}
-	for i, m := range r.Members() {
-		seq[m.Label.UUID] = i
-	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if seq[a.Media] != seq[b.Media] {
-			return seq[a.Media] < seq[b.Media]
-		}
-		return a.File < b.File
-	})
 	return out, nil
 }
 
-// restoreArchive writes a snapshot's files from its snapshot archive and
-// collects the chunks its indexes need. It returns nil when the snapshot
-// is already in the sink or could not be read (reported).
-func restoreArchive(ctx context.Context, r *media.SetReader, sink Sink, ref catalog.SnapshotRef, rep *RestoreReport,
-	opt RestoreOptions) (*pendingSnapshot, error) {
-	rep.Snapshots = append(rep.Snapshots, SnapshotResult{Snapshot: ref.Snapshot})
-	res := &rep.Snapshots[len(rep.Snapshots)-1]
-	if ok, err := sink.HasSnapshot(ref.Snapshot); err != nil || ok {
-		if err != nil {
-			res.State, res.Error = StateFailed, err.Error()
-		} else {
-			res.State = StatePresent
-		}
-		return nil, nil
-	}
-	w, err := sink.NewSnapshot(ctx, ref.Snapshot)
-	if err != nil {
-		res.State, res.Error = StateFailed, err.Error()
-		return nil, nil
-	}
-	p := &pendingSnapshot{ref: ref, w: w, res: len(rep.Snapshots) - 1}
-	seen := map[chunk.Digest]bool{}
-	add := func(d chunk.Digest) {
-		if !seen[d] {
-			seen[d] = true
-			p.chunks = append(p.chunks, d)
-		}
-	}
-	err = r.ReadSnapshotArchive(ref.Media, ref.File, func(s *format.SnapshotArchiveReader) error {
-		if s.Snapshot != ref.Snapshot {
-			return fmt.Errorf("%w: archive holds snapshot %s", media.ErrMismatch, s.Snapshot)
-		}
-		return copySnapshotFiles(s, w, add, &p.manifest)
-	})
-	if err == nil {
-		p.key, res.Encryption, err = findKey(p, opt)
-	}
-	if err != nil {
-		w.Abort()
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		res.State, res.Error = StateFailed, err.Error()
-		return nil, nil
-	}
-	return p, nil
-}
-
-func copySnapshotFiles(s *format.SnapshotArchiveReader, w SnapshotWriter, add func(chunk.Digest), manifest io.Writer) error {
+// copySnapshotFiles writes the files of a snapshot archive to w, hands
+// the chunks of its indexes to add, keeps the manifest's bytes and
+// records what each file holds in files (checkArchive).
+func copySnapshotFiles(s *format.SnapshotArchiveReader, w SnapshotWriter, add func(chunk.Digest), manifest io.Writer,
+	files map[string]fileSum) error {
 	for {
 		f, err := s.Next()
 		if err == io.EOF {
@@ -254,11 +240,15 @@ func copySnapshotFiles(s *format.SnapshotArchiveReader, w SnapshotWriter, add fu
 		if err != nil {
 			return err
 		}
+		if _, dup := files[f.Name]; dup {
+			return fmt.Errorf("file %q: twice in the archive", f.Name)
+		}
 		out, err := w.Create(f.Name)
 		if err != nil {
 			return err
 		}
-		var dst io.Writer = out
+		h := &fileHash{h: sha256.New()}
+		dst := io.MultiWriter(out, h)
 		scan := newDigestScanner(f.Name, add)
 		switch {
 		case scan != nil:
@@ -275,6 +265,10 @@ func copySnapshotFiles(s *format.SnapshotArchiveReader, w SnapshotWriter, add fu
 		}
 		if err != nil {
 			return fmt.Errorf("file %s: %w", f.Name, err)
+		}
+		files[f.Name] = h.sum()
+		if scan != nil {
+			files[f.Name] = scan.sum()
 		}
 	}
 }

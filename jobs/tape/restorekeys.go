@@ -38,7 +38,7 @@ func (m *manifestCopy) Write(p []byte) (int, error) {
 }
 
 // findKey finds the key of a restored snapshot from its manifest as read
-// from tape: nil for a plain snapshot or one whose key is missing (then
+// from tape (p.m): nil for a plain snapshot or one whose key is missing (then
 // note says so); an error fails the snapshot (a bad manifest, or a
 // signature its key does not verify).
 func findKey(p *pendingSnapshot, opt RestoreOptions) (key *crypt.Key, note string, err error) {
@@ -49,10 +49,7 @@ func findKey(p *pendingSnapshot, opt RestoreOptions) (key *crypt.Key, note strin
 	if err != nil {
 		return nil, "", err
 	}
-	m, err := store.ParseManifest(p.ref.Snapshot+"/"+store.ManifestName+" (tape)", p.manifest.Bytes(), snap)
-	if err != nil {
-		return nil, "", err
-	}
+	m := p.m // checked by checkArchive
 	key, err = opt.SnapshotKey(snap, m)
 	var km *store.KeyMissingError
 	switch {

@@ -143,9 +143,18 @@ type snapshotDir struct {
 
 const manifestTmp = ".index.json.blob.restore"
 
-func (s *snapshotDir) Create(name string) (io.WriteCloser, error) {
+// checkFileName refuses a file name of a snapshot archive that is no
+// name of a snapshot's file.
+func checkFileName(name string) error {
 	if name == "" || strings.ContainsAny(name, "/\x00") || strings.HasPrefix(name, ".") {
-		return nil, fmt.Errorf("snapshot %s: bad file name %q", s.name, name)
+		return fmt.Errorf("bad file name %q", name)
+	}
+	return nil
+}
+
+func (s *snapshotDir) Create(name string) (io.WriteCloser, error) {
+	if err := checkFileName(name); err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", s.name, err)
 	}
 	path := filepath.Join(s.dir, name)
 	if name == store.ManifestName {

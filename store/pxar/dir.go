@@ -168,6 +168,17 @@ func (a *Accessor) childDir(dir, e *Entry, it goodbyeItem, entryOfs, content uin
 // readName consumes a FILENAME item and returns the valid name in it.
 func readName(c *cursor) (string, error) {
 	at := c.pos
+	name, err := readRawName(c)
+	if err == nil && !ValidName(name) {
+		return "", invalidName(c.s.name, at, name)
+	}
+	return name, err
+}
+
+// readRawName consumes a FILENAME item and returns the name in it, valid
+// or not: the item itself is well formed.
+func readRawName(c *cursor) (string, error) {
+	at := c.pos
 	h, b, err := c.item()
 	if err != nil {
 		return "", err
@@ -178,11 +189,13 @@ func readName(c *cursor) (string, error) {
 	if len(b) == 0 || b[len(b)-1] != 0 {
 		return "", corrupt(c.s.name, at, "file name not NUL-terminated")
 	}
-	name := string(b[:len(b)-1])
-	if !ValidName(name) {
-		return "", &CorruptError{Stream: c.s.name, Offset: at, Msg: fmt.Sprintf("file name %q", name), Err: ErrInvalidName}
-	}
-	return name, nil
+	return string(b[:len(b)-1]), nil
+}
+
+// invalidName is the error for the FILENAME item at offset at, whose
+// name ValidName refuses.
+func invalidName(stream string, at uint64, name string) error {
+	return &CorruptError{Stream: stream, Offset: at, Msg: fmt.Sprintf("file name %q", name), Err: ErrInvalidName}
 }
 
 // hardlink decodes a HARDLINK item and the regular file it points to.

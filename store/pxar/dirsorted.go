@@ -25,7 +25,9 @@ var ErrPosition = errors.New("pxar: not the position of an entry of the director
 // reading it level by level; a listing from the start ends (the Next that
 // returns io.EOF) by checking that the entries it decoded are exactly
 // those the table lists, so names are unique and every one can be looked
-// up. An error is returned again by every later call.
+// up. An entry that does not decode is an error, and the next call goes
+// on after it (see Next); an error that ends the listing (Err) is
+// returned again by every later call.
 type SortedDirReader struct {
 	a       *Accessor
 	dir     *Entry
@@ -37,7 +39,8 @@ type SortedDirReader struct {
 	want    uint64  // the table's sum
 	whole   bool    // read from the start: the end compares n and sum
 	checked bool
-	err     error
+	skips   int   // broken entries stepped over through the table
+	err     error // what ended the listing
 }
 
 // ReadDirSorted starts listing directory dir in stored order.
@@ -76,7 +79,7 @@ func (r *SortedDirReader) Seek(ctx context.Context, pos uint64) error {
 		if pos < d.dirContent || pos > d.goodbyeOfs {
 			return fmt.Errorf("directory %s: %w: %d outside [%d, %d]", d.Path(), ErrPosition, pos, d.dirContent, d.goodbyeOfs)
 		}
-		name, err := r.a.itemName(d, goodbyeItem{offset: d.goodbyeOfs - pos})
+		name, err := r.a.rawItemName(d, goodbyeItem{offset: d.goodbyeOfs - pos})
 		ok := false
 		if err == nil {
 			_, ok, err = r.tab.find(HashFilename(name), d.goodbyeOfs-pos)
@@ -92,16 +95,34 @@ func (r *SortedDirReader) Seek(ctx context.Context, pos uint64) error {
 	return nil
 }
 
-// check checks the goodbye table once.
+// check checks the goodbye table once. A failure ends the listing,
+// unless ctx's: a later call checks again.
 func (r *SortedDirReader) check(ctx context.Context) error {
-	if r.err == nil && !r.checked {
-		r.want, r.err = r.a.checkDir(ctx, r.dir)
-		r.checked = r.err == nil
+	if r.err != nil || r.checked {
+		return r.err
 	}
-	return r.err
+	want, err := r.a.checkDir(ctx, r.dir)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.err = err
+		}
+		return err
+	}
+	r.want, r.checked = want, true
+	return nil
 }
 
-// Next returns the next entry, or io.EOF after the last.
+// Err is the error that ended the listing, which every later call
+// returns, or nil while Next can go on (after an error too).
+func (r *SortedDirReader) Err() error { return r.err }
+
+// Next returns the next entry, or io.EOF after the last. An entry that
+// does not decode is an error (naming the directory), and the next call
+// goes on after it: an entry whose only fault is its name (ErrInvalidName)
+// is stepped over as a good one; another (a corrupt item) to the next
+// position the goodbye table lists, for at most maxSkips entries. Past
+// those, and after an error of the table, of the end's check or of a
+// read, the listing has ended: Err returns that error.
 func (r *SortedDirReader) Next(ctx context.Context) (*Entry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -109,22 +130,34 @@ func (r *SortedDirReader) Next(ctx context.Context) (*Entry, error) {
 	if err := r.check(ctx); err != nil {
 		return nil, err
 	}
-	if r.pos >= r.dir.goodbyeOfs {
+	d := r.dir
+	switch {
+	case r.pos >= d.goodbyeOfs:
 		r.c = nil
 		if r.whole {
 			r.err = r.end()
 		}
-		if r.err != nil {
-			return nil, r.err
-		}
-		return nil, io.EOF
+		return nil, cmp.Or(r.err, io.EOF)
+	case r.whole && r.n >= d.count:
+		return nil, r.stop(fmt.Errorf("directory %s: %w", d.Path(),
+			corrupt(streamMeta, r.pos, "more entries than the %d its goodbye table lists", d.count)))
 	}
+	at := r.pos
 	e, err := r.scan()
-	if err != nil {
-		r.err, r.c = fmt.Errorf("directory %s: %w", r.dir.Path(), err), nil
-		return nil, r.err
+	if err == nil {
+		return e, nil
 	}
-	return e, nil
+	err = fmt.Errorf("directory %s: %w", d.Path(), err)
+	if r.pos == at { // scan moves only past an entry it decoded whole
+		return nil, r.skip(ctx, err)
+	}
+	return nil, err
+}
+
+// stop ends the listing with err.
+func (r *SortedDirReader) stop(err error) error {
+	r.err, r.c = err, nil
+	return err
 }
 
 // end checks a whole listing against the goodbye table.
@@ -139,18 +172,17 @@ func (r *SortedDirReader) end() error {
 	return nil
 }
 
-// scan decodes the entry at r.pos and moves past it.
+// scan decodes the entry at r.pos and moves past it. An entry with an
+// invalid name is decoded as any other, moved past and returned as an
+// error.
 func (r *SortedDirReader) scan() (*Entry, error) {
 	d := r.dir
-	if r.whole && r.n >= d.count {
-		return nil, corrupt(streamMeta, r.pos, "more entries than the %d its goodbye table lists", d.count)
-	}
 	if r.c == nil {
 		r.c = &cursor{s: r.a.meta, limit: d.goodbyeOfs, ahead: scanAhead, buf: make([]byte, 0, scanAhead)}
 	}
 	c, fileOfs := r.c, r.pos
 	c.pos = fileOfs
-	name, err := readName(c)
+	name, err := readRawName(c)
 	if err != nil {
 		return nil, err
 	}
@@ -174,5 +206,70 @@ func (r *SortedDirReader) scan() (*Entry, error) {
 	}
 	e.ref.size = end - fileOfs
 	r.pos, r.n, r.sum = end, r.n+1, r.sum+tableSum(it.hash, it.offset)
+	if !ValidName(name) {
+		return nil, invalidName(streamMeta, fileOfs, name)
+	}
 	return e, nil
+}
+
+// maxSkips bounds the broken entries one listing steps over: each costs
+// a read of the whole goodbye table, so a directory crafted with many
+// costs at most maxSkips such reads.
+const maxSkips = 16
+
+// skip steps over the broken entry at r.pos, whose error is err, to the
+// next position the goodbye table lists after it, counting the item that
+// lists it as the entry's (for the end's check), and returns err. When
+// the table lists no entry there or cannot be read, or after maxSkips
+// entries, err ends the listing.
+func (r *SortedDirReader) skip(ctx context.Context, err error) error {
+	if !errors.Is(err, ErrCorrupt) {
+		return r.stop(err)
+	}
+	if r.skips >= maxSkips {
+		return r.stop(fmt.Errorf("%w (more than %d entries do not decode: the rest is left out)", err, maxSkips))
+	}
+	it, next, listed, terr := r.nextListed(ctx, r.pos)
+	switch {
+	case terr != nil && ctx.Err() != nil:
+		return terr
+	case terr != nil:
+		return r.stop(fmt.Errorf("%w (and the listing cannot go on: %w)", err, terr))
+	case !listed:
+		return r.stop(err)
+	}
+	r.skips++
+	r.pos, r.n, r.sum = next, r.n+1, r.sum+tableSum(it.hash, it.offset)
+	return err
+}
+
+// nextListed reads the goodbye table, a page at a time, for the item of
+// the entry at position at (listed: there is one) and the smallest
+// position of an entry after it (the directory's end if none).
+func (r *SortedDirReader) nextListed(ctx context.Context, at uint64) (it goodbyeItem, next uint64, listed bool, err error) {
+	d := r.dir
+	next = d.goodbyeOfs
+	page := make([]byte, min(dirBatch, d.count)*GoodbyeItemSize)
+	for i := uint64(0); i < d.count; i += dirBatch {
+		if err := ctx.Err(); err != nil {
+			return it, 0, false, err
+		}
+		b := page[:min(dirBatch, d.count-i)*GoodbyeItemSize]
+		if err := r.a.meta.readAt(b, d.goodbyeOfs+HeaderSize+i*GoodbyeItemSize); err != nil {
+			return it, 0, false, fmt.Errorf("directory %s: %w", d.Path(), err)
+		}
+		for ; len(b) > 0; b = b[GoodbyeItemSize:] {
+			x := parseItem(b)
+			if checkItemOffset(d, x) != nil {
+				continue // the table's check refused it already
+			}
+			switch p := d.goodbyeOfs - x.offset; {
+			case p == at && !listed:
+				it, listed = x, true
+			case p > at && p < next:
+				next = p
+			}
+		}
+	}
+	return it, next, listed, nil
 }

@@ -57,5 +57,12 @@
 // so a crafted table can neither hide an entry from lookups nor list one
 // that is not there (one inside another entry, such as a directory
 // shared by two parents). Restore, ls, cat and the mount all go through
-// these checks.
+// these checks. An entry of such a listing that does not decode is an
+// error of its Next, and the listing can go on after it: an entry whose
+// only fault is its name (ErrInvalidName) is decoded and stepped over as
+// any other; a broken one (a corrupt item) is stepped over to the next
+// position the goodbye table lists, at most maxSkips times a listing
+// (each reads the whole table); an error of the table, of the end's
+// check or of a read ends the listing (SortedDirReader.Err). The Walker
+// reports each with its directory and goes on, as cairn dump does.
 package pxar

@@ -129,6 +129,7 @@ func checkListing(t *testing.T, a *Accessor) {
 		if !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("list: %v", err)
 		}
+		checkGoesOn(t, a)
 		return
 	}
 	if _, err := a.Lookup(ctx, a.Root(), "not-listed\x01"); !errors.Is(err, ErrNotFound) && !errors.Is(err, ErrCorrupt) {
@@ -146,6 +147,34 @@ func checkListing(t *testing.T, a *Accessor) {
 		}
 	}
 	checkSeeks(t, a, listed, pos)
+}
+
+// checkGoesOn lists the root going on after errors: every call moves
+// past an entry (the table's count bounds them) until io.EOF or an error
+// that ends the listing, which every later call returns.
+func checkGoesOn(t *testing.T, a *Accessor) {
+	ctx := context.Background()
+	r, err := a.ReadDirSorted(ctx, a.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for calls := 0; ; calls++ {
+		if calls > r.Len()+1 {
+			t.Fatalf("%d calls of Next for %d entries", calls, r.Len())
+		}
+		_, err := r.Next(ctx)
+		switch {
+		case err == io.EOF:
+			return
+		case err != nil && !errors.Is(err, ErrCorrupt):
+			t.Fatalf("list: %v", err)
+		case r.Err() != nil:
+			if _, again := r.Next(ctx); again != r.Err() || err != r.Err() {
+				t.Fatalf("listing ended with %v, then %v (Err %v)", err, again, r.Err())
+			}
+			return
+		}
+	}
 }
 
 // checkSeeks resumes listings of the root at the positions of its

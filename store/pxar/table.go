@@ -48,12 +48,24 @@ func duplicate(dir *Entry, name string) error {
 
 // itemName reads the FILENAME of the entry goodbye item it points to.
 func (a *Accessor) itemName(dir *Entry, it goodbyeItem) (string, error) {
+	return a.readItemName(dir, it, readName)
+}
+
+// rawItemName reads the FILENAME of the entry goodbye item it points to,
+// whether or not its name is valid.
+func (a *Accessor) rawItemName(dir *Entry, it goodbyeItem) (string, error) {
+	return a.readItemName(dir, it, readRawName)
+}
+
+// readItemName reads the FILENAME of the entry goodbye item it points to
+// with read.
+func (a *Accessor) readItemName(dir *Entry, it goodbyeItem, read func(*cursor) (string, error)) (string, error) {
 	if err := checkItemOffset(dir, it); err != nil {
 		return "", err
 	}
 	c := newCursor(a.meta, dir.goodbyeOfs-it.offset, dir.goodbyeOfs)
 	defer c.put()
-	name, err := readName(c)
+	name, err := read(c)
 	if err != nil {
 		return "", fmt.Errorf("directory %s: %w", dir.Path(), err)
 	}

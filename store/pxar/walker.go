@@ -1,6 +1,7 @@
 package pxar
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -51,7 +52,12 @@ func (a *Accessor) Walk(start *Entry) *Walker { return &Walker{a: a, start: star
 
 // Next returns the next entry and its path relative to the walk's start:
 // "" for the start itself, then "name", "dir/name"… It returns io.EOF
-// after the last entry. Errors name the directory being read.
+// after the last entry. Errors name the directory being read. After an
+// error other than ctx's, Next may be called again: the walk goes on
+// after what failed (an entry that does not decode, such as one with an
+// invalid name, a directory that cannot be listed, is too deep or is
+// shared: left out with everything below it; a directory whose listing
+// cannot go on (SortedDirReader.Err): the rest of it).
 func (w *Walker) Next(ctx context.Context) (string, *Entry, error) {
 	if !w.begun {
 		w.begun = true
@@ -80,7 +86,14 @@ func (w *Walker) Next(ctx context.Context) (string, *Entry, error) {
 			continue
 		}
 		if err != nil {
-			return "", nil, err
+			if ctx.Err() != nil {
+				return "", nil, err
+			}
+			dir := cmp.Or(top.path, ".")
+			if top.r.Err() != nil {
+				w.stack = w.stack[:len(w.stack)-1] // the rest of it cannot be read
+			}
+			return "", nil, fmt.Errorf("in directory %s: %w", dir, err)
 		}
 		path := e.Name
 		if top.path != "" {

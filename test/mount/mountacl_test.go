@@ -51,6 +51,17 @@ func asUser(t *testing.T, uid, gid uint32, groups []uint32, name string, args ..
 	return 0, string(out)
 }
 
+// letUsersReach opens the directories above a mountpoint to other users:
+// the test's temporary directories are 0700.
+func letUsersReach(mnt string) {
+	for d := mnt; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+		os.Chmod(d, 0o755)
+		if filepath.Dir(d) == os.TempDir() {
+			break
+		}
+	}
+}
+
 // TestMountACL: with --allow-other, the mount enforces a file archive's
 // POSIX ACLs for other users, by their uid and groups: a named user or
 // group entry that denies, a named group that allows where the mode bits
@@ -95,13 +106,7 @@ func TestMountACL(t *testing.T) {
 	st := sharedStore(t)
 	mustCairn(t, "--store", st, "backup", "--type", "host", "--id", "acl", "--no-sync", "src.pxar:"+src)
 	mnt := mountStore(t, st, "--allow-other")
-	// The test's temporary directories are 0700: let the users reach the mount.
-	for d := mnt; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
-		os.Chmod(d, 0o755)
-		if filepath.Dir(d) == os.TempDir() {
-			break
-		}
-	}
+	letUsersReach(mnt)
 	root := filepath.Join(mnt, "host/acl/latest/src.pxar")
 
 	type who struct {

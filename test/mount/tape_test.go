@@ -24,6 +24,7 @@ func TestTape(t *testing.T) {
 	t.Run("ExportRestore", func(t *testing.T) { testTapeExportRestore(t, dst) })
 	t.Run("Cancel", func(t *testing.T) { testTapeExportCancel(t, dst) })
 	t.Run("BadInput", func(t *testing.T) { testTapeBadInput(t, dst) })
+	t.Run("Claims", func(t *testing.T) { testTapeClaims(t, dst) })
 }
 
 type tapeRestoreResult struct {

@@ -80,3 +80,18 @@ func (s *Set) Snapshots() []SnapshotRef {
 	})
 	return out
 }
+
+// SnapshotArchives lists every snapshot archive of the set, also those
+// that claim a snapshot another archive claims (Snapshots lists one per
+// tape and name: the last), in tape order within each tape.
+func (s *Set) SnapshotArchives() []SnapshotRef {
+	var out []SnapshotRef
+	for _, c := range s.cats {
+		for _, f := range c.Files() {
+			if f.Kind == KindSnapshot {
+				out = append(out, SnapshotRef{f.Store, f.Snapshot, c.media, f.Number})
+			}
+		}
+	}
+	return out
+}
