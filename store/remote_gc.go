@@ -175,6 +175,9 @@ func (c *remoteCollector) Begin(ctx context.Context, atimeCutoff time.Duration) 
 		return GCStart{}, fmt.Errorf("bucket %s: take the GC lease: %w", c.s.remote.cfg.Bucket, err)
 	}
 	c.lease = l
+	if err := c.endDeadSweep(ctx); err != nil {
+		return GCStart{}, err
+	}
 	st := GCStart{Phase1: l.Start()}
 	if st.OldestWriter, err = c.oldestWriter(ctx); err != nil {
 		return GCStart{}, err

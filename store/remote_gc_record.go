@@ -151,3 +151,22 @@ func (r *remote) waitServerTime(ctx context.Context, t time.Time) error {
 		return nil
 	}
 }
+
+// endDeadSweep, run by a GC that took the lease, ends the record of a
+// GC that died sweeping: the lease was taken over only once expired, and
+// the dead GC issued deletes only while it held it (each batch within
+// gcLeaseTTL/4), so they have ended. Writers then stop waiting for it.
+func (c *remoteCollector) endDeadSweep(ctx context.Context) error {
+	data, _, err := c.b.Get(ctx, gcSweepKey, 64<<10, nil)
+	if errors.Is(err, objstore.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("bucket %s: sweep record: %w", c.s.remote.cfg.Bucket, err)
+	}
+	var rec sweepRecord
+	if json.Unmarshal(data, &rec) == nil && rec.State == sweepEnded {
+		return nil
+	}
+	return c.writeSweepRecord(ctx, sweepEnded)
+}

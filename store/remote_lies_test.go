@@ -259,3 +259,24 @@ func TestRegistryContention(t *testing.T) {
 		t.Fatalf("%d writers in the registry, want %d", got, n)
 	}
 }
+
+// A GC that died sweeping left the sweep record saying "sweeping": the
+// next GC, which could take the lease only once the dead one's expired
+// (its deletes ended), ends the record at its start, so that writers
+// stop waiting for the dead one while it marks.
+func TestDeadSweepEnded(t *testing.T) {
+	ctx := context.Background()
+	s, bucket := storetest.NewMemStore(t)
+	if _, err := bucket.Put(ctx, ".cairn/gc-sweep.json", objstore.Cond{}, []byte(`{"state":"sweeping"}`)); err != nil {
+		t.Fatal(err)
+	}
+	c := s.ChunkCollector()
+	defer c.Close()
+	if _, err := c.Begin(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	data, _, err := bucket.Get(ctx, ".cairn/gc-sweep.json", 1<<10, nil)
+	if err != nil || !strings.Contains(string(data), `"ended"`) {
+		t.Fatalf("sweep record after a new GC's start: %q, %v", data, err)
+	}
+}
