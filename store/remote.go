@@ -59,6 +59,7 @@ type remote struct {
 	attached  bool       // CreateRemote found the store in the bucket
 	leases    leaseSet   // remote_leases.go
 	meta      metaSync   // remote_meta_refresh.go
+	offline   error      // the bucket was unreachable when the store was opened
 }
 
 // chunkKey is chunk d's key in the bucket.
@@ -93,17 +94,19 @@ func readRemoteConfig(dir string) (cfg RemoteConfig, ok bool, err error) {
 }
 
 // openRemote connects s to the bucket its configuration names (b, when
-// not nil: OpenOn).
-func (s *Store) openRemote(ctx context.Context, cfg RemoteConfig, b objstore.Objects) error {
+// not nil: OpenOn). A bucket that cannot be reached leaves the store
+// offline: it reads its local mirror (offline says why), and every
+// request fails at once.
+func (s *Store) openRemote(ctx context.Context, cfg RemoteConfig, b objstore.Objects) (offline error, err error) {
 	if b == nil {
-		var err error
-		if b, err = openBucket(ctx, cfg.Config); err != nil {
-			return fmt.Errorf("open store %s: %w", s.root, err)
+		if b, offline, err = openBucket(ctx, cfg.Config); err != nil {
+			return nil, fmt.Errorf("open store %s: %w", s.root, err)
 		}
 	}
 	s.remote = newRemote(s.root, cfg, b)
+	s.remote.offline = offline
 	s.backend = &remoteChunks{localDir: localDir{s.root}, r: s.remote}
-	return nil
+	return offline, nil
 }
 
 // writeRemoteConfig writes cfg into dir (0600, temp + rename).
@@ -118,15 +121,23 @@ func writeRemoteConfig(dir string, cfg RemoteConfig) error {
 	return os.Chmod(filepath.Join(dir, RemoteConfigName), 0o600)
 }
 
-// openBucket opens the bucket cfg names with the credentials it names.
-func openBucket(ctx context.Context, cfg objstore.Config) (objstore.Objects, error) {
+// openBucket opens the bucket cfg names with the credentials it names;
+// one that is unreachable is returned unchecked, with offline the error.
+func openBucket(ctx context.Context, cfg objstore.Config) (b objstore.Objects, offline, err error) {
 	cred, err := objstore.LoadCredentials(cfg.CredentialsFile)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	b, err := objstore.Open(ctx, cfg, cred, objstore.Options{})
+	ob, err := objstore.Open(ctx, cfg, cred, objstore.Options{})
+	if errors.Is(err, objstore.ErrUnreachable) {
+		ub, cerr := objstore.Client(cfg, cred, objstore.Options{})
+		if cerr != nil {
+			return nil, nil, cerr
+		}
+		return ub, err, nil
+	}
 	if err != nil {
-		return nil, fmt.Errorf("bucket %s at %s: %w", cfg.Bucket, cfg.Endpoint, err)
+		return nil, nil, err // it names the bucket and the endpoint
 	}
-	return b, nil
+	return ob, nil, nil
 }

@@ -76,9 +76,12 @@ func createRemote(ctx context.Context, dir string, cfg RemoteConfig, opt CreateO
 		return fail(err)
 	}
 	if b == nil {
-		var err error
-		if b, err = openBucket(ctx, cfg.Config); err != nil {
+		var offline, err error
+		if b, offline, err = openBucket(ctx, cfg.Config); err != nil {
 			return fail(err)
+		}
+		if offline != nil {
+			return fail(offline)
 		}
 	}
 	attached, err := claimPrefix(ctx, b, cfg.Config)

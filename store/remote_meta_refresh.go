@@ -76,7 +76,12 @@ func (s *Store) Refresh(ctx context.Context) error {
 	s.remote.meta.mu.Lock()
 	defer s.remote.meta.mu.Unlock()
 	r := newRefresher(ctx, s)
-	return r.finish(r.all())
+	err := r.finish(r.all())
+	var re *RefreshError
+	if err == nil || errors.As(err, &re) {
+		s.noteRefreshed()
+	}
+	return err
 }
 
 // all lists and mirrors every snapshot prefix of the bucket.

@@ -156,8 +156,13 @@ func open(dir string, o objstore.Objects) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
 	if remote {
-		if err := s.openRemote(context.Background(), rcfg, o); err != nil {
+		offline, err := s.openRemote(context.Background(), rcfg, o)
+		if err != nil {
 			return nil, err
+		}
+		if offline != nil {
+			s.warnOffline(offline)
+			return s, nil
 		}
 		if err := s.refreshOnOpen(context.Background()); err != nil {
 			return nil, err

@@ -29,10 +29,18 @@ Ceph RGW) under PREFIX, and DIR holds its configuration (remote.json,
 0600, no secret), a mirror of its snapshot files and a bounded chunk
 cache (--cache-size). The keys come from AWS_ACCESS_KEY_ID,
 AWS_SECRET_ACCESS_KEY (AWS_SESSION_TOKEN) or --credentials-file (a file
-only its owner can read), never from the command line. The bucket and
+only its owner can read, never a symlink: KEY=VALUE lines with those
+names, or AWS's shared credentials format, [default] or the section
+AWS_PROFILE names, with aws_access_key_id = ... lines), never from the
+command line. The bucket and
 the keys are checked first; nothing is written when they fail. A prefix
 that holds a cairn store already is attached to: another host's DIR for
 the same store.
+
+An endpoint that cannot be reached (a name that does not resolve, a
+connection refused) fails a command at once; a store whose bucket is
+unreachable lists its snapshots from the local mirror, with a warning
+saying when it was last refreshed.
 
 Every request to the bucket is bounded: 15 s, plus 1 s for each MiB it
 sends or may receive (a 4 MiB chunk: 19 s); a stalled request is cut

@@ -26,6 +26,11 @@ var (
 	ErrTooLarge = errors.New("object too large")
 	// ErrHeld: a lease another holder has and renews (see *HeldError).
 	ErrHeld = errors.New("held by another holder")
+	// ErrUnreachable: the endpoint cannot be reached (its name does not
+	// resolve, or it refuses or cannot be routed to). Not retried before
+	// the bucket has answered once in this process: a store that was
+	// never reached fails in a moment, not after the retries.
+	ErrUnreachable = errors.New("unreachable")
 )
 
 type notExist struct{}

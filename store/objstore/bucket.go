@@ -84,6 +84,29 @@ func (b *Bucket) Config() Config { return b.cfg }
 
 // Open checks that the bucket exists and the credentials work.
 func Open(ctx context.Context, cfg Config, cred Credentials, opt Options) (*Bucket, error) {
+	b, err := Client(cfg, cred, opt)
+	if err != nil {
+		return nil, err
+	}
+	var exists bool
+	err = b.do(ctx, "open", "", func(ctx context.Context) error {
+		var err error
+		exists, err = b.client.BucketExists(ctx, cfg.Bucket)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		return nil, &Error{Op: "open", Bucket: cfg.Bucket, Endpoint: cfg.Endpoint, Err: ErrNoBucket}
+	}
+	return b, nil
+}
+
+// Client is the bucket cfg names, without a request: what Open returns
+// before it checks (a store whose bucket is unreachable reads its local
+// mirror through one; every request fails as long as it stays so).
+func Client(cfg Config, cred Credentials, opt Options) (*Bucket, error) {
 	u, err := checkConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -118,20 +141,7 @@ func Open(ctx context.Context, cfg Config, cred Credentials, opt Options) (*Buck
 	if err != nil {
 		return nil, fmt.Errorf("s3 bucket %s at %s: %w", cfg.Bucket, u.Host, err)
 	}
-	b := &Bucket{cfg: cfg, opt: opt, client: client, core: minio.Core{Client: client}, clock: clk}
-	var exists bool
-	err = b.do(ctx, "open", "", func(ctx context.Context) error {
-		var err error
-		exists, err = client.BucketExists(ctx, cfg.Bucket)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	if !exists {
-		return nil, &Error{Op: "open", Bucket: cfg.Bucket, Endpoint: cfg.Endpoint, Err: ErrNoBucket}
-	}
-	return b, nil
+	return &Bucket{cfg: cfg, opt: opt, client: client, core: minio.Core{Client: client}, clock: clk}, nil
 }
 
 // checkConfig refuses a configuration that cannot name a bucket safely.

@@ -3,6 +3,7 @@ package objstore
 import (
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -16,11 +17,14 @@ type clock struct {
 	mu   sync.Mutex
 	date time.Time // the last response's Date
 	seen time.Time // local time (monotonic) it arrived
+
+	answered atomic.Bool // a response came back (any status)
 }
 
 func (c *clock) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := c.base.RoundTrip(req)
 	if err == nil {
+		c.answered.Store(true)
 		if d, perr := http.ParseTime(resp.Header.Get("Date")); perr == nil {
 			now := time.Now()
 			c.mu.Lock()

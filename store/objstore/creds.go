@@ -3,6 +3,7 @@ package objstore
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"github.com/cairnfs/cairn/internal/userfile"
@@ -34,7 +35,11 @@ func (c Credentials) LogValue() slog.Value { return slog.StringValue(c.String())
 // lines are KEY=VALUE: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
 // AWS_SESSION_TOKEN (or access_key, secret_key, session_token), with
 // optional "export " and quotes; blank lines and # comments are skipped.
-// Errors name the file and the line, never a value.
+// A file in AWS's shared credentials format (~/.aws/credentials: [name]
+// sections of "aws_access_key_id = …" lines) is read too, its section
+// named by AWS_PROFILE, else [default] (other keys there, such as
+// region, are passed over). Errors name the file and the line, never a
+// value.
 func LoadCredentials(file string) (Credentials, error) {
 	if file == "" {
 		return envCredentials()
@@ -88,6 +93,9 @@ func readPrivateFile(file string) ([]byte, error) {
 }
 
 func parseCredentials(data []byte) (Credentials, error) {
+	if sharedFormat(data) {
+		return parseShared(data, cmp.Or(os.Getenv("AWS_PROFILE"), "default"))
+	}
 	var c Credentials
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 4096), maxCredentialsFile)

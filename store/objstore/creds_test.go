@@ -112,3 +112,42 @@ func TestLoadCredentialsHostile(t *testing.T) {
 		}
 	}
 }
+
+// AWS's shared credentials format: the section AWS_PROFILE names, else
+// [default]; other keys passed over; errors name the file, never a value.
+func TestLoadCredentialsShared(t *testing.T) {
+	dir := t.TempDir()
+	file := func(body string) string {
+		f := filepath.Join(dir, "credentials")
+		if err := os.WriteFile(f, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	shared := "# comment\n; another\n[default]\naws_access_key_id = AKDEFAULT\naws_secret_access_key=" + secret + "\nregion = eu-west-1\n\n[profile work]\naws_access_key_id = AKWORK\naws_secret_access_key = " + secret + "\naws_session_token = TOKEN\n"
+	for _, c := range []struct {
+		profile, body, want, err string
+	}{
+		{"", shared, "AKDEFAULT", ""},
+		{"work", shared, "AKWORK", ""},
+		{"absent", shared, "", "no [absent] section"},
+		{"", "[default]\naws_access_key_id = A\n", "", "no aws_access_key_id or no aws_secret_access_key"},
+		{"", "[default\naws_access_key_id = A\n", "", "line 1: a section header"},
+		{"", "[default]\naws_access_key_id = A B\naws_secret_access_key = " + secret + "\n", "", "line 2: empty value"},
+		{"", "[default]\njunk\n", "", "line 2: not key = value"},
+		{"", "[other]\naws_access_key_id = A\naws_secret_access_key = " + secret + "\n", "", "no [default] section"},
+	} {
+		t.Setenv("AWS_PROFILE", c.profile)
+		f := file(c.body)
+		cred, err := objstore.LoadCredentials(f)
+		if c.err == "" {
+			if err != nil || cred.AccessKey != c.want || cred.SecretKey != secret {
+				t.Errorf("profile %q: %v, %v; want %s", c.profile, cred, err, c.want)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.err) || !strings.Contains(err.Error(), f) || strings.Contains(err.Error(), secret) {
+			t.Errorf("profile %q body %q: %v, want %q naming the file, no secret", c.profile, c.body, err, c.err)
+		}
+	}
+}

@@ -2,8 +2,11 @@ package objstore
 
 import (
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"strings"
+	"syscall"
 
 	"github.com/minio/minio-go/v7"
 )
@@ -118,6 +121,23 @@ func (b *Bucket) wrap(op, key string, err error, attempts int) error {
 	}
 	if class := classOf(err); class != nil {
 		e.Err, e.Cause = class, err
+	} else if unreachable(err) {
+		e.Err, e.Cause, e.Endpoint = ErrUnreachable, shortNetErr(err), b.cfg.Endpoint
 	}
 	return e
+}
+
+// shortNetErr is what a connection's error says without the request
+// around it: "connection refused", "no such host".
+func shortNetErr(err error) error {
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return fmt.Errorf("%s: %s", dns.Name, dns.Err)
+	}
+	for _, errno := range []syscall.Errno{syscall.ECONNREFUSED, syscall.EHOSTUNREACH, syscall.ENETUNREACH} {
+		if errors.Is(err, errno) {
+			return errno
+		}
+	}
+	return err
 }

@@ -33,7 +33,7 @@ func (b *Bucket) List(ctx context.Context, prefix, startAfter string) iter.Seq2[
 			if progressed {
 				attempt = 1
 			}
-			if ctx.Err() != nil || !retryable(err) || attempt > b.opt.Retries {
+			if ctx.Err() != nil || !retryable(err) || attempt > b.opt.Retries || (unreachable(err) && !b.clock.answered.Load()) {
 				if ctx.Err() != nil {
 					err = joinErr(ctx.Err(), err)
 				}

@@ -36,13 +36,22 @@ func (b *Bucket) doSized(ctx context.Context, op, key string, size int64, f func
 		if ctx.Err() != nil {
 			return b.wrap(op, key, joinErr(ctx.Err(), err), attempt)
 		}
-		if !retryable(err) || attempt > b.opt.Retries {
+		if !retryable(err) || attempt > b.opt.Retries || (unreachable(err) && !b.clock.answered.Load()) {
 			return b.wrap(op, key, err, attempt)
 		}
 		if werr := b.backoff(ctx, op, key, attempt, err); werr != nil {
 			return b.wrap(op, key, joinErr(werr, err), attempt)
 		}
 	}
+}
+
+// unreachable: the endpoint's name does not resolve, or a connection to
+// it is refused or cannot be routed (what a stopped server, a wrong
+// endpoint or no network gives).
+func unreachable(err error) bool {
+	var dns *net.DNSError
+	return errors.As(err, &dns) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH)
 }
 
 // withRetries is b with at most n retries per request (a shallow copy
