@@ -70,6 +70,9 @@ func Mount(ctx context.Context, dir string, opt Options) (*Server, error) {
 		return nil, err
 	}
 	mp, err := checkMountpoint(dir, opt.Store.Root(), opt.NonEmpty)
+	if err == nil && opt.AllowOther {
+		err = checkAllowOther()
+	}
 	if err != nil {
 		return nil, err
 	}

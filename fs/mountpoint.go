@@ -33,8 +33,11 @@ const fsType = "fuse.cairn"
 // checking that it can take the mount: a directory outside the store, not
 // a mount point already, and empty unless nonEmpty.
 func checkMountpoint(dir, storeRoot string, nonEmpty bool) (string, error) {
-	if _, err := os.Stat("/dev/fuse"); err != nil {
-		return "", fmt.Errorf("%w: /dev/fuse: %v (load the module: modprobe fuse; in a container pass --device /dev/fuse)", ErrNoFUSE, err)
+	if _, err := os.Stat(fuseDevice); err != nil {
+		return "", fmt.Errorf("%w: %s: %v (load the module: modprobe fuse; in a container pass --device /dev/fuse)", ErrNoFUSE, fuseDevice, err)
+	}
+	if err := checkFUSEAccess(); err != nil {
+		return "", err
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -115,6 +118,11 @@ func mountError(dir string, err error) error {
 		return fmt.Errorf("mount %s: %w (run as root, or install fuse3 so fusermount3 can mount for you)", dir, err)
 	case errors.Is(err, syscall.EBUSY):
 		return fmt.Errorf("%w: mount %s: %w", ErrBusy, dir, err)
+	}
+	// go-fuse says "fusermount exited with code 256": a wait status
+	var status int
+	if _, serr := fmt.Sscanf(err.Error(), "fusermount exited with code %d", &status); serr == nil {
+		return fmt.Errorf("mount %s: fusermount3 failed (exit status %d; it said why above)", dir, status>>8)
 	}
 	return fmt.Errorf("mount %s: %w", dir, err)
 }

@@ -49,8 +49,10 @@ once the mount is ready (exit 0) and goes on in the background, in its
 own session, logging to --log-file, until SIGTERM or 'cairn umount';
 when the mount fails it exits with the error instead. df MOUNTPOINT shows
 the size and free space of the file system that holds the store. As non-root it needs
-fusermount3 (package fuse3), and --allow-other needs user_allow_other in
-/etc/fuse.conf.`,
+fusermount3 (package fuse3) and read-write access to /dev/fuse (Debian
+makes it 0666; elsewhere an admin sets its mode or group), and
+--allow-other needs user_allow_other in /etc/fuse.conf; cairn checks
+both first and says what the admin changes.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.readaheadSet = cmd.Flags().Changed("readahead")
