@@ -80,6 +80,11 @@ func CreateWith(dir string, opt CreateOptions) (*Store, error) {
 	if _, err := os.Stat(filepath.Join(dir, chunkDir)); err == nil {
 		return nil, fmt.Errorf("create store %s: %w", dir, ErrExists)
 	}
+	if !opt.LazyPrefixDirs {
+		if err := checkInodes(dir); err != nil {
+			return nil, fmt.Errorf("create store %s: %w", dir, err)
+		}
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create store: %w", err)
 	}

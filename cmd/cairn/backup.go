@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
@@ -260,7 +261,8 @@ func (a *app) backup(o backupOpts, args []string) error {
 		err = context.Cause(a.ctx) // the read the signal woke failed with a deadline
 	}
 	if err != nil {
-		return fmt.Errorf("backup %s failed, nothing kept: %w", b.Snapshot(), err)
+		return fmt.Errorf("backup %s failed, nothing kept: %w%s", b.Snapshot(), err,
+			diskFullAdvice(err, imgStats.NewStored.Load()+pxarStats.NewStored.Load()))
 	}
 	sum := newBackupSummary(b.Snapshot(), imgStats.Snapshot(), pxarStats.Snapshot(), sums, time.Since(start))
 	if enc.key != nil {
@@ -351,4 +353,16 @@ func ratio(r float64) string {
 		return "- (nothing new)"
 	}
 	return fmt.Sprintf("%.2fx", r)
+}
+
+// diskFullAdvice is what a backup that filled the store's file system
+// adds to its error: the chunks it wrote stay (a GC keeps chunks newer
+// than its cutoff, for backups that may still reference them) until a GC
+// is told otherwise.
+func diskFullAdvice(err error, written int64) string {
+	if !errors.Is(err, syscall.ENOSPC) {
+		return ""
+	}
+	return fmt.Sprintf("\nthe store's file system is full; the %s of chunks this backup wrote stay until a GC's cutoff passes them: "+
+		"to free them now, when no backup runs: cairn gc --atime-cutoff 0", humanize.IBytes(uint64(written)))
 }

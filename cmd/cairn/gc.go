@@ -138,6 +138,9 @@ func printGCReport(w io.Writer, r gc.Report) {
 	fmt.Fprintf(w, "  removed   %d chunks, %d bad, %d temporary: %s\n", r.RemovedChunks, r.RemovedBad, r.RemovedTemp,
 		humanize.IBytes(uint64(r.RemovedBytes)))
 	fmt.Fprintf(w, "  pending   %d chunks, %s (unused, but newer than the cutoff)\n", r.PendingChunks, humanize.IBytes(uint64(r.PendingBytes)))
+	if r.PendingBytes > 0 && r.OldestWriter == nil && r.AtimeCutoffSeconds > 0 {
+		fmt.Fprintf(w, "            to free them now, when no backup runs: cairn gc --atime-cutoff 0\n")
+	}
 	fmt.Fprintf(w, "  on disk   %d chunks, %s for %s of data: deduplication factor %.2f\n", r.DiskChunks,
 		humanize.IBytes(uint64(r.DiskBytes)), humanize.IBytes(uint64(r.IndexDataBytes)), r.DedupFactor)
 	if r.StillBad > 0 || r.RestoredChunks > 0 {
