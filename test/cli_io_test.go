@@ -346,6 +346,10 @@ func TestCLIIOInterruptTree(t *testing.T) {
 	if got := len(files(t, out)) - 1; got >= n {
 		t.Fatalf("all %d files restored before the signal took effect", got)
 	}
+	again := cairn(t, nil, "--store", st, "restore", snap, "root.pxar", out)
+	if again.code == 0 || !strings.Contains(again.stderr, ".cairn-restore-incomplete, left by a restore that was interrupted: give --overwrite") {
+		t.Errorf("restore into the interrupted one's target without --overwrite: exit %d, want the marker named: %s", again.code, again.stderr)
+	}
 	mustCairn(t, "--store", st, "restore", "--overwrite", snap, "root.pxar", out)
 	if _, err := os.Stat(filepath.Join(out, ".cairn-restore-incomplete")); err == nil {
 		t.Error("the marker is still there after a complete restore")

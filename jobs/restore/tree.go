@@ -235,6 +235,11 @@ func (t *treeRestore) checkEmpty(fd int, path string, dir bool) error {
 		return fmt.Errorf("read %s: %w", path, err)
 	}
 	if len(names) > 0 {
+		var st unix.Stat_t
+		if unix.Fstatat(fd, IncompleteMarker, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			return fmt.Errorf("restore target %s holds %s, left by a restore that was interrupted: give --overwrite to restore into it again (or remove the directory)",
+				path, IncompleteMarker)
+		}
 		return fmt.Errorf("restore target %s is not empty: give --overwrite to restore into it", path)
 	}
 	return nil

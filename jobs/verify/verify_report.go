@@ -105,7 +105,7 @@ func (r *VerifyReport) nextSteps(cancelled bool) []string {
 	var out []string
 	if cancelled {
 		out = append(out, "The job was cancelled: snapshots it did not finish keep their previous verify state. "+
-			"Run it again with ignore-verified to go on where it stopped.")
+			"Run it again with --ignore-verified (in a job's control: ignore-verified=true) to go on where it stopped.")
 	}
 	var heal, damaged, failed []string
 	for _, s := range r.Snapshots {
