@@ -94,6 +94,9 @@ type backupSummary struct {
 	ReusedBytes int64         `json:"reused_bytes,omitempty"`
 	Errors      int64         `json:"errors"`
 	FileArchive []pxarSummary `json:"file_archives,omitempty"`
+	// Blobs (NAME.blob): how many, and their bytes (in read_bytes too).
+	Blobs     int64 `json:"blobs,omitempty"`
+	BlobBytes int64 `json:"blob_bytes,omitempty"`
 	// KeyFingerprint is the key an encrypted backup used (absent: plain).
 	KeyFingerprint string `json:"key_fingerprint,omitempty"`
 }
@@ -265,6 +268,8 @@ func (a *app) backup(o backupOpts, args []string) error {
 			diskFullAdvice(err, imgStats.NewStored.Load()+pxarStats.NewStored.Load()))
 	}
 	sum := newBackupSummary(b.Snapshot(), imgStats.Snapshot(), pxarStats.Snapshot(), sums, time.Since(start))
+	sum.Blobs, sum.BlobBytes = in.blobs, in.blobBytes
+	sum.ReadBytes += in.blobBytes
 	if enc.key != nil {
 		sum.KeyFingerprint = enc.key.Fingerprint().String()
 	}
@@ -331,8 +336,13 @@ func (a *app) printBackupSummary(o backupOpts, sum backupSummary) error {
 	if sum.ReusedBytes > 0 {
 		fmt.Fprintf(w, "  reused    %s of file contents not read again (unchanged since the previous snapshot)\n", ib(sum.ReusedBytes))
 	}
-	fmt.Fprintf(w, "  chunks    %s in %d chunks: %s new in %d, %s already stored (%s zero)\n", ib(sum.Bytes), sum.Chunks,
-		ib(sum.NewBytes), sum.NewChunks, ib(sum.DedupBytes), ib(sum.ZeroBytes))
+	if sum.Blobs > 0 {
+		fmt.Fprintf(w, "  blobs     %d, %s (each one file of the snapshot, no chunks)\n", sum.Blobs, ib(sum.BlobBytes))
+	}
+	if sum.Chunks > 0 || sum.Blobs == 0 {
+		fmt.Fprintf(w, "  chunks    %s in %d chunks: %s new in %d, %s already stored (%s zero)\n", ib(sum.Bytes), sum.Chunks,
+			ib(sum.NewBytes), sum.NewChunks, ib(sum.DedupBytes), ib(sum.ZeroBytes))
+	}
 	fmt.Fprintf(w, "  stored    %s (the new chunks, compressed)\n", ib(sum.NewStored))
 	fmt.Fprintf(w, "  dedup     %s\n  compress  %s\n", ratio(sum.DedupRatio), ratio(sum.CompressRatio))
 	for _, p := range sum.FileArchive {

@@ -19,6 +19,8 @@ type backupInputs struct {
 	srcs  []io.Reader // nil for file archives
 	files []*os.File  // to close
 	total int64       // bytes to read, 0 when unknown (a stream)
+	// blobs backed up, and their bytes (decoded): the summary counts them
+	blobs, blobBytes int64
 }
 
 // openInputs opens the sources before the backup starts, so a missing
@@ -103,7 +105,11 @@ func (in *backupInputs) add(ctx context.Context, b *store.Backup, i int, opt sto
 		if err != nil {
 			return err
 		}
-		return b.AddBlobData(sp.name, data)
+		if err := b.AddBlobData(sp.name, data); err != nil {
+			return err
+		}
+		in.blobs, in.blobBytes = in.blobs+1, in.blobBytes+int64(len(data))
+		return nil
 	}
 	if !sp.isStdin() {
 		return b.AddImage(ctx, sp.name, in.srcs[i], opt)

@@ -1,0 +1,29 @@
+package test
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A blob-only backup's summary says what it read: the blob, not "0 B in
+// 0 chunks" (issue 30, point 9).
+func TestBlobSummary(t *testing.T) {
+	st := filepath.Join(t.TempDir(), "store")
+	mustCairn(t, "--store", st, "init")
+	r := cairnStdin(t, nil, []byte("hello world!\n"), "--store", st, "backup", "--type", "host", "--id", "h", "conf.blob:-")
+	if r.code != 0 || !strings.Contains(r.stdout, "read      13 B from the sources") ||
+		!strings.Contains(r.stdout, "blobs     1, 13 B") || strings.Contains(r.stdout, "in 0 chunks") {
+		t.Fatalf("blob backup: exit %d:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	j := cairnStdin(t, nil, []byte("hello again\n"), "--store", st, "backup", "--type", "host", "--id", "h", "--json", "conf.blob:-")
+	var sum struct {
+		ReadBytes int64 `json:"read_bytes"`
+		Blobs     int64 `json:"blobs"`
+		BlobBytes int64 `json:"blob_bytes"`
+	}
+	if err := json.Unmarshal([]byte(j.stdout), &sum); err != nil || sum.Blobs != 1 || sum.BlobBytes != 12 || sum.ReadBytes != 12 {
+		t.Fatalf("--json: %+v, %v: %s", sum, err, j.stdout)
+	}
+}
