@@ -34,6 +34,7 @@ var completedArgs = map[string][]argKind{
 	"forget":    {argSnapshot},
 	"protect":   {argSnapshot},
 	"unprotect": {argSnapshot},
+	"snapshots": {argSnapshot},
 	"prune":     {argGroup, argNone},
 	"export":    {argSnapshot}, // tape export
 	"mount":     {argFile, argNone},
