@@ -35,6 +35,7 @@ var completedArgs = map[string][]argKind{
 	"protect":   {argSnapshot},
 	"unprotect": {argSnapshot},
 	"snapshots": {argSnapshot},
+	"notes":     {argSnapshot, argNone},
 	"prune":     {argGroup, argNone},
 	"export":    {argSnapshot}, // tape export
 	"mount":     {argFile, argNone},

@@ -247,7 +247,7 @@ func (a *app) rootCmd() *cobra.Command {
 	// Every command, in one place; each is built in a file of its own.
 	root.AddCommand(a.initCmd(), a.backupCmd(), a.snapshotsCmd(), a.catCmd(), a.lsCmd(), a.findCmd(),
 		a.mountCmd(), a.umountCmd(), a.restoreCmd(), a.verifyCmd(), a.tapeCmd(), a.benchCmd(),
-		a.forgetCmd(), a.protectCmd(), a.unprotectCmd(), a.pruneCmd(), a.gcCmd(), a.syncCmd())
+		a.forgetCmd(), a.protectCmd(), a.unprotectCmd(), a.notesCmd(), a.pruneCmd(), a.gcCmd(), a.syncCmd())
 	root.AddCommand(a.duCmd())                // issue 27
 	root.AddCommand(a.diffCmd(), a.dumpCmd()) // issue 14, helper DUMP
 	root.AddCommand(a.keyCmd())               // issue 18, helper KEYS
