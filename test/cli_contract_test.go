@@ -83,7 +83,7 @@ func TestCLIContractExitCodes(t *testing.T) {
 		{2, []string{"version", "extra"}, "cairn version"},
 		{2, []string{"forget"}, "requires at least 1 arg"},
 		{2, []string{"backup", "d.img:" + img, "--id", "c1", "--type", "foo"}, `backup type "foo"`},
-		{2, []string{"backup", "d.img:" + img, "--type", "host"}, `"id" not set`},
+		{2, []string{"backup", "d.img:" + img, "--type", "vm"}, "--id is required with --type vm"},
 		{2, []string{"backup", "d.img:" + img, "--id", "c1", "--lock-wait", "soon"}, "--lock-wait"},
 		{2, []string{"backup", "d.img:" + img, "--id", "c1", "--chunk-size", "1e99"}, `size "1e99"`},
 		{2, []string{"backup", "d.img:" + img, "--id", "c1", "--chunk-size", "-4M"}, "negative"},

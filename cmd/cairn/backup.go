@@ -140,7 +140,7 @@ and owner are unchanged but references their data in the previous snapshot.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.typ, "type", "host", "backup type: vm, ct or host")
-	f.StringVar(&o.id, "id", "", "backup id (group name), e.g. the VM number or host name")
+	f.StringVar(&o.id, "id", "", "backup id (group name), e.g. the VM number; for --type host the default is this host's name (up to its first dot), as proxmox-backup-client's")
 	f.StringVar(&o.ns, "ns", "", "namespace, e.g. prod/db")
 	f.BoolVar(&o.json, "json", false, "print the summary as JSON")
 	f.StringVar(&o.chunkSize, "chunk-size", "", "fixed chunk size of images (default: the previous snapshot's, else 256K, 4M on object storage), average chunk size of file archives (default 4M); a power of two, 64K to 16M")
@@ -151,7 +151,6 @@ and owner are unchanged but references their data in the previous snapshot.`,
 	a.keyfileFlags(cmd, true)
 	f.StringVar(&o.masterPub, "master-pubkey", "", "with --keyfile: store the key file wrapped for this RSA master public key (PEM), for recovery with 'cairn key recover'")
 	a.lockWaitFlag(cmd)
-	cmd.MarkFlagRequired("id")
 	return cmd
 }
 
@@ -185,7 +184,11 @@ func (a *app) backup(o backupOpts, args []string) error {
 			return usageErr("--time: %v", err)
 		}
 	}
-	g := store.Group{NS: store.NS(o.ns), Type: o.typ, ID: o.id}
+	id, err := backupID(o)
+	if err != nil {
+		return err
+	}
+	g := store.Group{NS: store.NS(o.ns), Type: o.typ, ID: id}
 	if err := g.Check(); err != nil {
 		return usageErr("--type/--id/--ns: %v", err)
 	}
@@ -375,4 +378,25 @@ func diskFullAdvice(err error, written int64) string {
 	}
 	return fmt.Sprintf("\nthe store's file system is full; the %s of chunks this backup wrote stay until a GC's cutoff passes them: "+
 		"to free them now, when no backup runs: cairn gc --atime-cutoff 0", humanize.IBytes(uint64(written)))
+}
+
+// backupID is --id, or for --type host without it the host's name up to
+// its first dot (proxmox-backup-client's default), which must be a valid
+// backup id.
+func backupID(o backupOpts) (string, error) {
+	if o.id != "" {
+		return o.id, nil
+	}
+	if o.typ != store.TypeHost {
+		return "", usageErr("--id is required with --type %s", quoteName(o.typ))
+	}
+	name, err := os.Hostname()
+	if err != nil {
+		return "", usageErr("--id not given and the host name is unknown (%v): give --id", err)
+	}
+	name, _, _ = strings.Cut(name, ".")
+	if err := (store.Group{Type: store.TypeHost, ID: name}).Check(); err != nil {
+		return "", usageErr("--id not given and the host name %q is not a valid backup id ([A-Za-z0-9_][A-Za-z0-9._-]*): give --id", name)
+	}
+	return name, nil
 }

@@ -34,6 +34,8 @@ var completedArgs = map[string][]argKind{
 	"forget":    {argSnapshot},
 	"protect":   {argSnapshot},
 	"unprotect": {argSnapshot},
+	"snapshots": {argSnapshot},
+	"notes":     {argSnapshot, argNone},
 	"prune":     {argGroup, argNone},
 	"export":    {argSnapshot}, // tape export
 	"mount":     {argFile, argNone},

@@ -35,7 +35,8 @@ func (e *codeError) Unwrap() error { return e.err }
 // app holds what every command shares.
 type app struct {
 	ctx       context.Context
-	started   bool // a command's RunE began: errors before it are usage errors
+	args      []string // the command line, for habitHint
+	started   bool     // a command's RunE began: errors before it are usage errors
 	stdin     io.Reader
 	stdout    io.Writer
 	stderr    io.Writer
@@ -94,7 +95,7 @@ func (a *app) lockWaitFlag(cmd *cobra.Command) {
 // 1 failure, 2 bad usage, 3 finished with errors, 128+N after signal N
 // (130 SIGINT, 143 SIGTERM) when ctx's cause is a *signalError.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{ctx: ctx, stdin: stdin, stdout: stdout, stderr: stderr}
+	a := &app{ctx: ctx, args: args, stdin: stdin, stdout: stdout, stderr: stderr}
 	root := a.rootCmd()
 	root.SetArgs(args)
 	root.SetIn(stdin)
@@ -152,6 +153,9 @@ func (a *app) hint(cmd, root *cobra.Command, err error) {
 	case errors.Is(err, store.ErrKeyMissing):
 		fmt.Fprintf(a.stderr, "cairn: give the snapshot's key file with --keyfile FILE ('cairn key show FILE' prints its fingerprint)\n")
 	case errors.Is(err, errUsage) && cmd != nil:
+		if h := a.habitHint(cmd, err); h != "" { // a habit of restic, borg or PBS
+			fmt.Fprintf(a.stderr, "cairn: %s\n", h)
+		}
 		fmt.Fprintf(a.stderr, "cairn: see '%s --help'\n", cmd.CommandPath())
 	}
 }
@@ -243,7 +247,7 @@ func (a *app) rootCmd() *cobra.Command {
 	// Every command, in one place; each is built in a file of its own.
 	root.AddCommand(a.initCmd(), a.backupCmd(), a.snapshotsCmd(), a.catCmd(), a.lsCmd(), a.findCmd(),
 		a.mountCmd(), a.umountCmd(), a.restoreCmd(), a.verifyCmd(), a.tapeCmd(), a.benchCmd(),
-		a.forgetCmd(), a.protectCmd(), a.unprotectCmd(), a.pruneCmd(), a.gcCmd(), a.syncCmd())
+		a.forgetCmd(), a.protectCmd(), a.unprotectCmd(), a.notesCmd(), a.pruneCmd(), a.gcCmd(), a.syncCmd())
 	root.AddCommand(a.duCmd())                // issue 27
 	root.AddCommand(a.diffCmd(), a.dumpCmd()) // issue 14, helper DUMP
 	root.AddCommand(a.keyCmd())               // issue 18, helper KEYS
@@ -274,7 +278,7 @@ func (a *app) contract(c *cobra.Command) {
 				return usageErr("%s needs a command", cmd.CommandPath())
 			}
 			msg := ""
-			if sug := cmd.SuggestionsFor(args[0]); len(sug) > 0 {
+			if sug := cmd.SuggestionsFor(args[0]); len(sug) > 0 && a.habitHint(cmd, errUsage) == "" {
 				msg = "; did you mean " + strings.Join(sug, " or ") + "?"
 			}
 			return usageErr("unknown command %q for %q%s", args[0], cmd.CommandPath(), msg)

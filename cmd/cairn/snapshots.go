@@ -41,22 +41,32 @@ func (a *app) snapshotsCmd() *cobra.Command {
 	var asJSON, groups bool
 	var ns string
 	cmd := &cobra.Command{
-		Use:   "snapshots [--ns NS] [--groups] [--json]",
+		Use:   "snapshots [--ns NS] [GROUP | SNAPSHOT …] [--groups] [--json]",
 		Short: "list groups and snapshots with their sizes, verify state, protection and notes",
 		Long: `Snapshots lists each group (its snapshot count, newest snapshot, logical
 size: the sum of its archives, and stored size: what its backups added to
 the store, from the manifests' chunk_upload_stats, "unknown" for
 snapshots without them), then its snapshots: size, archives, protection,
 state (verify ok, verify failed, not verified, or unfinished) and the
-first line of their notes. --groups lists the groups only.`,
-		Args: cobra.NoArgs,
-		RunE: func(_ *cobra.Command, _ []string) error {
+first line of their notes. --groups lists the groups only.
+
+Groups ([ns/NAME/…]TYPE/ID: every snapshot of the group, finished or
+not) and snapshots (TYPE/ID/TIME, TYPE/ID/latest) given as arguments
+restrict the listing to them; one that does not exist is an error.
+Without arguments every group of --ns and the namespaces below it is
+listed.`,
+		RunE: func(_ *cobra.Command, args []string) error {
 			s, err := a.openStore()
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			rows, err := listSnapshots(a.ctx, a, s, store.NS(strings.Trim(ns, "/")))
+			var rows []snapshotRow
+			if len(args) > 0 {
+				rows, err = listSelected(a.ctx, a, s, ns, args)
+			} else {
+				rows, err = listSnapshots(a.ctx, a, s, store.NS(strings.Trim(ns, "/")))
+			}
 			if err != nil {
 				return err
 			}

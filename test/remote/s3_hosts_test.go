@@ -12,9 +12,9 @@ import (
 
 // Two hosts (two store directories made by `cairn init --s3` on one
 // bucket prefix) with the real binary: a backup on one shows on the
-// other, which can read it; a protection set on one keeps the other's
-// forget out; a forget on one removes the snapshot from the bucket and
-// from the other's listing.
+// other, which can read it, and so do notes set on one; a protection
+// set on one keeps the other's forget out; a forget on one removes the
+// snapshot from the bucket and from the other's listing.
 func TestS3TwoHosts(t *testing.T) {
 	t.Parallel() // no mount, its own stores and bucket: beside the other S3 and sync tests
 	srv := miniotest.Start(t)
@@ -39,6 +39,10 @@ func TestS3TwoHosts(t *testing.T) {
 		t.Fatal("host b reads other data than host a backed up")
 	}
 	mustCairn(t, "--store", a, "protect", snap)
+	mustCairn(t, "--store", a, "notes", snap, "set on host a") // protected: notes still change, as in PBS
+	if got := mustCairn(t, "--store", b, "notes", snap).stdout; got != "set on host a\n" {
+		t.Errorf("host b reads notes %q, want those host a set", got)
+	}
 	if r := cairn(t, nil, "--store", b, "forget", snap); r.code == 0 || !strings.Contains(r.stderr, "protected") {
 		t.Fatalf("forget of a snapshot another host protected: exit %d, %s", r.code, r.stderr)
 	}
