@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
@@ -29,7 +30,7 @@ const (
 // Backup is one snapshot being written. Until Finish or Abort it is a
 // registered writer (RegisterWriter) and holds the store's shared lock,
 // the group's backup lock, its new snapshot's lock exclusively and its
-// previous snapshot's shared. Until Finish writes
+// archives' references shared (backup_ref.go). Until Finish writes
 // the manifest the snapshot is unfinished and never shown as complete.
 type Backup struct {
 	ctx    context.Context // StartBackup's: a remote store's Finish uploads under it
@@ -38,16 +39,18 @@ type Backup struct {
 	dir    string
 	locks  []*Lock
 	writer *Writer // registered for GC's oldest-writer rule
-	prev   *Snapshot
 	files  []FileInfo
 	base   *Manifest // SetManifestBase's: a copied snapshot's manifest
 	stats  *ChunkUploadStats
 	key    *crypt.Key // Encrypt's (keys.go); nil for a plain backup
-	// prevKeyed and prevFP: prev's manifest names key prevFP (or is
-	// encrypted or signed without naming one: never a base then).
-	prevKeyed bool
-	prevFP    crypt.Fingerprint
-	Sync      SyncLevel
+	// refs holds each archive's reference once picked, bases the
+	// snapshots they are (locked shared, named in a remote writer's
+	// lease): backup_ref.go.
+	refMu sync.Mutex
+	refs  map[string]reference
+	bases []Snapshot
+	ended bool // Finish or Abort: no more references
+	Sync  SyncLevel
 }
 
 // StartBackup creates the snapshot directory of g at t (now, once the
@@ -104,47 +107,13 @@ func (s *Store) StartBackup(ctx context.Context, g Group, t time.Time) (*Backup,
 		return nil, err
 	}
 	b.locks = append(b.locks, slock)
-	b.takePrevious(ctx, g)
-	if err := b.nameBase(ctx); err != nil {
-		b.unlock()
-		return nil, err
-	}
 	return b, nil
 }
 
-// takePrevious picks the group's newest finished snapshot before this one
-// whose last verification did not fail as the base for deduplication, and
-// holds it locked shared so that it is not removed while the backup
-// builds on it. One that cannot be locked (being removed) is no base.
-func (b *Backup) takePrevious(ctx context.Context, g Group) {
-	prev, err := b.s.Latest(g)
-	if err != nil || !prev.Time.Before(b.snap.Time) {
-		return
-	}
-	l, err := b.s.lockSnapshot(ctx, prev, false, max(b.s.lockWait, manifestLockTimeout))
-	if err != nil {
-		return
-	}
-	m, err := b.s.ReadManifest(prev)
-	if err != nil {
-		l.Unlock()
-		return
-	}
-	if vs, ok := m.VerifyState(); ok && vs.State == "failed" {
-		l.Unlock()
-		return
-	}
-	fp, hasFP, err := m.KeyFingerprint()
-	if err != nil || (!hasFP && (m.CryptMode() != CryptNone || m.Signature != nil)) {
-		l.Unlock() // encrypted or signed without naming the key: no base
-		return
-	}
-	b.prevKeyed, b.prevFP = hasFP, fp
-	b.prev = &prev
-	b.locks = append(b.locks, l)
-}
-
 func (b *Backup) unlock() {
+	b.refMu.Lock()
+	b.ended = true // no reference is picked once the locks are gone
+	b.refMu.Unlock()
 	for i := len(b.locks) - 1; i >= 0; i-- {
 		b.locks[i].Unlock()
 	}
@@ -160,17 +129,6 @@ func (b *Backup) Store() *Store { return b.s }
 
 // Dir is the snapshot directory.
 func (b *Backup) Dir() string { return b.dir }
-
-// Previous returns the group's newest finished snapshot before this one
-// whose last verification did not fail: the base for deduplication. An
-// encrypted backup's base is encrypted with the same key, a plain
-// backup's is plain (as PBS): another one is none.
-func (b *Backup) Previous() (Snapshot, bool) {
-	if b.prev == nil || !b.baseMatches() {
-		return Snapshot{}, false
-	}
-	return *b.prev, true
-}
 
 // checkName rejects file names that could escape the snapshot directory
 // or clash with the manifest.

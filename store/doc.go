@@ -98,9 +98,10 @@
 // by the keyed digest and store them encrypted, an all-zero chunk
 // included (no plain zero-chunk shortcut); its blobs are encrypted, every
 // file is listed "encrypt", and Finish signs the manifest and names the
-// key's fingerprint in it (remote Finish too: the same manifest). A
-// backup's dedup base is the previous snapshot only when both are plain
-// or both have the same key. Store.SetKeys gives a command's keys;
+// key's fingerprint in it (remote Finish too: the same manifest). An
+// archive's reference (its dedup base, backup_ref.go) is a snapshot
+// plain like the backup or with the same key; others are passed over.
+// Store.SetKeys gives a command's keys;
 // SnapshotKey finds a snapshot's by the fingerprint its manifest names
 // and checks the signature over the manifest's stored bytes (once per
 // decoded manifest). OpenSnapshotIndex binds an encrypted snapshot's
@@ -179,12 +180,17 @@
 // manifest; the uploads of its Finish stop as soon as the loss is seen. A dead
 // host's leases expire after their TTL.
 //
-// Rule 3, forget (remote_forget.go). A backup names its base snapshot
-// (the previous one, whose chunks it takes as present without asking the
-// bucket) in its writer lease's data, and after that HEADs the base's
-// manifest, dropping the base if it is gone. A forget deletes the
+// Rule 3, forget (remote_forget.go). A backup names its base snapshots
+// (each archive's reference, backup_ref.go: the group's newest usable
+// snapshot that has the archive, whose chunks it takes as present
+// without asking the bucket) in its writer lease's data, every one it
+// holds at once (the list only grows while it builds on them), and after
+// naming a new one HEADs its manifest, dropping it if it is gone. A
+// lease names all of them, not one: two archives may build on two
+// snapshots, and a base the lease does not name is one a forget could
+// delete under the writer. A forget deletes the
 // manifest object first, then lists the live writer leases: when one
-// names the snapshot, the manifest is put back and the forget refused
+// names the snapshot among its bases, the manifest is put back and the forget refused
 // (ErrSnapshotInUse, naming the writer); otherwise the snapshot's other
 // objects are deleted, then the local directory. Either the forget's
 // listing comes after the writer's lease update, and sees it, or the
@@ -211,7 +217,7 @@
 //
 // Rule 2, reusing a chunk (remote_chunks_reuse.go, ReuseChunkContext). A
 // writer stores a chunk it holds unless the bucket has it. A chunk of its
-// base snapshot's indexes costs no request: rule 3 keeps the base while
+// base snapshots' indexes costs no request: rule 3 keeps a base while
 // the writer's lease names it, and a GC marks every index in the bucket.
 // Any other is looked for with a HEAD, a hint only: found, it is touched
 // (copied onto itself: LastModified becomes now), and the copy's answer

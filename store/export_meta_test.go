@@ -27,4 +27,4 @@ func WriterLeaseKey(b *Backup) string { return b.writer.lease.Key() }
 
 // SetNameBaseHook sets a function run as a backup is about to name its
 // base in its lease (nil: none).
-func SetNameBaseHook(f func(*Backup)) { testHookNameBase = f }
+func SetNameBaseHook(f func(*Backup, Snapshot)) { testHookNameBase = f }

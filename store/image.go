@@ -51,9 +51,10 @@ func ArchiveIndexName(name string) string {
 // bounded by the uploader's buffers. Holes (SEEK_HOLE, in a file) and
 // all-zero chunks map to the zero chunk without being hashed or
 // compressed (in an encrypted backup, to the keyed zero chunk, encrypted
-// once). Chunks of the previous snapshot's same archive are taken as
-// present. Without opt.ChunkSize the image takes that archive's chunk
-// size, else the store's (ImageChunkSize).
+// once). Chunks of the image's reference (Reference: the group's newest
+// usable snapshot that has it) are taken as present. Without
+// opt.ChunkSize the image takes the reference's chunk size, else the
+// store's (ImageChunkSize).
 func (b *Backup) AddImage(ctx context.Context, name string, src io.Reader, opt ImageOptions) error {
 	if !strings.HasSuffix(name, ".img") {
 		return fmt.Errorf("image archive %q: %w: name must end in .img", name, ErrBadName)
@@ -62,9 +63,13 @@ func (b *Backup) AddImage(ctx context.Context, name string, src io.Reader, opt I
 		return err
 	}
 	idxName := name + ".fidx"
+	ref, hasRef, err := b.Reference(ctx, name)
+	if err != nil {
+		return err
+	}
 	cs := opt.ChunkSize
-	if cs == 0 {
-		cs = b.previousChunkSize(idxName)
+	if cs == 0 && hasRef {
+		cs = b.previousChunkSize(ref, idxName)
 	}
 	if cs == 0 {
 		cs = b.s.ImageChunkSize()
@@ -76,7 +81,10 @@ func (b *Backup) AddImage(ctx context.Context, name string, src io.Reader, opt I
 	if err != nil {
 		return err
 	}
-	known := b.knownChunks(idxName)
+	var known KnownSet
+	if hasRef {
+		known = b.knownChunks(ref, idxName)
+	}
 	if b.key == nil { // an encrypted image's zero chunk is the Uploader's (uploadkey.go)
 		if err := b.s.ensureZeroChunk(ctx, cs); err != nil {
 			w.Abort()
@@ -103,15 +111,11 @@ func (b *Backup) AddImage(ctx context.Context, name string, src io.Reader, opt I
 	return b.AddFile(FileInfo{Filename: idxName, Size: uint64(size), Csum: CsumHex(csum)})
 }
 
-// previousChunkSize is the chunk size of the previous snapshot's index of
-// the same name, 0 when there is none: an image keeps its chunk size from
+// previousChunkSize is the chunk size of index idxName of the image's
+// reference prev, 0 when unreadable: an image keeps its chunk size from
 // backup to backup unless one is given (chunks of another size are all
 // new), so a change of the default does not store every image again.
-func (b *Backup) previousChunkSize(idxName string) int {
-	prev, ok := b.Previous()
-	if !ok {
-		return 0
-	}
+func (b *Backup) previousChunkSize(prev Snapshot, idxName string) int {
 	x, err := b.s.OpenIndexFile(prev, idxName)
 	if err != nil {
 		return 0
@@ -124,13 +128,9 @@ func (b *Backup) previousChunkSize(idxName string) int {
 	return int(f.ChunkSize())
 }
 
-// knownChunks loads the digests of the previous snapshot's index of the
-// same name; a missing or unreadable one gives an empty set.
-func (b *Backup) knownChunks(idxName string) KnownSet {
-	prev, ok := b.Previous()
-	if !ok {
-		return nil
-	}
+// knownChunks loads the digests of index idxName of the image's
+// reference prev; an unreadable one gives an empty set.
+func (b *Backup) knownChunks(prev Snapshot, idxName string) KnownSet {
 	x, err := b.s.OpenIndexFile(prev, idxName)
 	if err != nil {
 		return nil

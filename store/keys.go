@@ -258,18 +258,25 @@ func (b *Backup) Encrypt(key *crypt.Key) error {
 		return fmt.Errorf("snapshot %s: encrypt: a copied snapshot keeps its source's manifest", b.snap)
 	}
 	b.key = key
+	b.refMu.Lock()
+	b.refs = nil // picked under no key: picked again (the bases stay held)
+	b.refMu.Unlock()
 	return nil
 }
 
-// baseMatches tells whether the previous snapshot (takePrevious noted
-// the key its manifest names) may be this backup's base: its chunks are
-// named as this backup's are (the same key, or plain like this one), as
-// PBS requires.
-func (b *Backup) baseMatches() bool {
-	if b.key == nil {
-		return !b.prevKeyed
+// keyMatches tells whether a snapshot with manifest m may be a
+// reference of this backup: its chunks are named as this backup's are
+// (the same key, or plain like this one), as PBS requires. A manifest
+// encrypted or signed without naming its key never is.
+func (b *Backup) keyMatches(m *Manifest) bool {
+	fp, hasFP, err := m.KeyFingerprint()
+	if err != nil || (!hasFP && (m.CryptMode() != CryptNone || m.Signature != nil)) {
+		return false
 	}
-	return b.prevKeyed && b.prevFP == b.key.Fingerprint()
+	if b.key == nil {
+		return !hasFP
+	}
+	return hasFP && fp == b.key.Fingerprint()
 }
 
 // signManifest names key's fingerprint in m and signs m's protected

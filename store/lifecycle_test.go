@@ -66,13 +66,13 @@ func TestForgetRefusesLockedSnapshots(t *testing.T) {
 	path, _ := makeImage(t, t.TempDir(), 2)
 	prev, _ := backupImage(t, s, g, day(1), path)
 
-	// a running backup holds its previous snapshot and its own
+	// a running backup holds its archive's reference and its own
 	bk, err := s.StartBackup(ctx, g, day(2))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, ok := bk.Previous(); !ok || !p.Time.Equal(prev.Time) {
-		t.Fatalf("previous %v %v", p, ok)
+	if p, ok, err := bk.Reference(ctx, "disk.img"); err != nil || !ok || !p.Time.Equal(prev.Time) {
+		t.Fatalf("reference %v %v %v", p, ok, err)
 	}
 	for _, snap := range []Snapshot{prev, bk.Snapshot()} {
 		if err := s.ForgetSnapshot(ctx, snap); !errors.Is(err, ErrLocked) {

@@ -13,7 +13,7 @@ import (
 
 // How a writer of a remote store reuses a chunk without uploading it
 // (the bucket's safety protocol, rule 2, in doc.go): a chunk of its base
-// snapshot's indexes costs no request (the base cannot be forgotten while
+// snapshots' indexes costs no request (a base cannot be forgotten while
 // the writer's lease names it, and every index in the bucket is marked by
 // a GC); any other is looked for with a HEAD (a hint: a stale cache may
 // answer it) and, when the HEAD finds it, touched (copied in place by the
@@ -22,8 +22,8 @@ import (
 // listed the chunk before the touch, and so delete it still, is waited
 // for, and the chunk is stored again from the data the writer holds.
 
-// RefreshKnownChunk is RefreshChunk for a chunk of the writer's base
-// snapshot (its previous snapshot's indexes): a remote store takes it as
+// RefreshKnownChunk is RefreshChunk for a chunk of one of the writer's
+// base snapshots (an archive's reference, Backup.Reference): a remote store takes it as
 // present without a request (rule 2a); a local one touches it.
 func (s *Store) RefreshKnownChunk(f *TouchFilter, d chunk.Digest) (bool, error) {
 	if _, ok := s.backend.(probing); ok {

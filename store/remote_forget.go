@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cairnfs/cairn/store/objstore"
@@ -76,7 +77,7 @@ func (s *Store) putManifestBack(ctx context.Context, snap Snapshot, blob []byte,
 	return cause
 }
 
-// writerOn returns the live writer lease that names snap as its base
+// writerOn returns a live writer lease that names snap among its bases
 // (nil when none does).
 func (r *remote) writerOn(ctx context.Context, snap Snapshot) (*objstore.LeaseInfo, error) {
 	live, err := r.liveWriters(ctx)
@@ -85,7 +86,7 @@ func (r *remote) writerOn(ctx context.Context, snap Snapshot) (*objstore.LeaseIn
 	}
 	name := snap.String()
 	for i := range live {
-		if leaseBase(live[i]) == name {
+		if slices.Contains(leaseBases(live[i]), name) {
 			return &live[i], nil
 		}
 	}

@@ -72,7 +72,8 @@ import (
 //     lease created after the listing has a start after S), or B started
 //     after it: either way B.start ≥ W − 0 > cutoff, or B.start > S >
 //     cutoff. B reuses C in one of three ways (rule 2):
-//     (a) C is in B's base snapshot's indexes. Rule 3 keeps the base in
+//     (a) C is in the indexes of one of B's base snapshots (an archive's
+//     reference: its lease names every one). Rule 3 keeps each in
 //     the bucket while B's lease lives (forget sees B, or B sees the base
 //     gone and drops it). A base that was there when Begin refreshed the
 //     mirror is marked, C with it; one finished after the refresh is

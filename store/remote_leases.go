@@ -18,7 +18,7 @@ import (
 
 // Leases in the bucket (rules 1 and 3 of the safety protocol, doc.go): a
 // remote store's writer holds .cairn/leases/writers/<random> for its
-// whole life, naming its base snapshot in the lease's data, and a backup
+// whole life, naming its base snapshots in the lease's data, and a backup
 // holds its group's lease .cairn/leases/groups/<group> beside the local
 // flock. A lease is renewed by objstore in the background; when its
 // renewals fail for half its TTL, Lost is closed and its holder stops
@@ -53,10 +53,13 @@ func holder(data []byte) objstore.Holder {
 	return objstore.Holder{Host: host, PID: me.PID, Command: me.Command, Data: data}
 }
 
-// writerData is a writer lease's Holder.Data: the snapshot (as
-// Snapshot.String names it) whose indexes the writer takes as present.
+// writerData is a writer lease's Holder.Data: the snapshots (as
+// Snapshot.String names them) whose indexes the writer takes as present,
+// one per archive at most (backup_ref.go). Base is the first of them, as
+// a cairn that knew one base only wrote and reads it; Bases all of them.
 type writerData struct {
-	Base string `json:"base,omitempty"`
+	Base  string   `json:"base,omitempty"`
+	Bases []string `json:"bases,omitempty"`
 }
 
 // acquireWriter takes a new writer lease (rule 1) and adds it to the
@@ -109,14 +112,17 @@ func (r *remote) liveWriters(ctx context.Context) ([]objstore.LeaseInfo, error) 
 	return live, nil
 }
 
-// leaseBase reads the base snapshot a writer lease names ("" for none or
-// for data that is not a writer's).
-func leaseBase(l objstore.LeaseInfo) string {
+// leaseBases reads the base snapshots a writer lease names (none for
+// data that is not a writer's).
+func leaseBases(l objstore.LeaseInfo) []string {
 	var d writerData
 	if json.Unmarshal(l.Holder.Data, &d) != nil {
-		return ""
+		return nil
 	}
-	return d.Base
+	if d.Base != "" && !slices.Contains(d.Bases, d.Base) {
+		return append(d.Bases, d.Base)
+	}
+	return d.Bases
 }
 
 // releaseLease releases l, waiting at most leaseReleaseTimeout; a lease
@@ -127,27 +133,31 @@ func releaseLease(l *objstore.Lease) {
 	l.Release(ctx)
 }
 
-// setBase names base (nil: none) in the writer's lease, then checks that
-// base's manifest is still in the bucket (rule 3): false means it is gone
-// (a forget deleted it) and the writer must not build on it.
-func (w *Writer) setBase(ctx context.Context, s *Store, base *Snapshot) (bool, error) {
+// setBases names bases in the writer's lease, then checks that check's
+// manifest (nil: none to check) is still in the bucket (rule 3): false
+// means it is gone (a forget deleted it) and the writer must not build
+// on it.
+func (w *Writer) setBases(ctx context.Context, s *Store, bases []Snapshot, check *Snapshot) (bool, error) {
 	if w.lease == nil {
 		return true, nil
 	}
 	var d writerData
-	if base != nil {
-		d.Base = base.String()
+	for _, b := range bases {
+		d.Bases = append(d.Bases, b.String())
+	}
+	if len(d.Bases) > 0 {
+		d.Base = d.Bases[0]
 	}
 	data, _ := json.Marshal(d) // a struct of strings always marshals
 	if err := w.lease.Update(ctx, data); err != nil {
-		return false, fmt.Errorf("writer lease: name base %q: %w", d.Base, err)
+		return false, fmt.Errorf("writer lease: name bases %q: %w", d.Bases, err)
 	}
-	if base == nil {
+	if check == nil {
 		return true, nil
 	}
-	there, err := s.remote.manifestThere(ctx, *base)
+	there, err := s.remote.manifestThere(ctx, *check)
 	if err != nil {
-		return false, fmt.Errorf("base %s: %w", base, err)
+		return false, fmt.Errorf("base %s: %w", check, err)
 	}
 	return there, nil
 }
@@ -220,31 +230,31 @@ func leaseContext(ctx context.Context, leases ...*objstore.Lease) (context.Conte
 	return ctx, func() { cancel(context.Canceled) }
 }
 
-// testHookNameBase, set by tests, runs as a backup is about to name its
-// base: between the group's refresh and the lease's update.
-var testHookNameBase func(*Backup)
+// testHookNameBase, set by tests, runs as a backup is about to name a
+// base in its lease: after the group's refresh and the base's pick.
+var testHookNameBase func(b *Backup, base Snapshot)
 
-// nameBase, on a remote store, names the backup's base in its writer's
-// lease and then drops the base if its manifest has left the bucket
-// meanwhile (rule 3: either a forget of the base sees this lease, or
-// this HEAD, made after the lease names the base, sees the forget).
-func (b *Backup) nameBase(ctx context.Context) error {
-	if b.s.remote == nil || b.prev == nil {
-		return nil
+// nameBase, on a remote store, names base in the writer's lease beside
+// the bases held already and then tells whether base's manifest is
+// still in the bucket; when gone, the lease is set back to the others
+// (rule 3: either a forget of base sees this lease, or this HEAD, made
+// after the lease names base, sees the forget).
+func (b *Backup) nameBase(ctx context.Context, base Snapshot) (bool, error) {
+	if b.s.remote == nil {
+		return true, nil
 	}
 	if testHookNameBase != nil {
-		testHookNameBase(b)
+		testHookNameBase(b, base)
 	}
-	ok, err := b.writer.setBase(ctx, b.s, b.prev)
+	ok, err := b.writer.setBases(ctx, b.s, append(slices.Clone(b.bases), base), &base)
 	if err != nil {
-		return fmt.Errorf("snapshot %s: %w", b.snap, err)
+		return false, err
 	}
 	if !ok {
-		slog.Info("base snapshot forgotten in the bucket: backing up without it", "snapshot", b.snap, "base", *b.prev)
-		b.prev = nil
-		if _, err := b.writer.setBase(ctx, b.s, nil); err != nil {
-			return fmt.Errorf("snapshot %s: %w", b.snap, err)
+		slog.Info("base snapshot forgotten in the bucket: not building on it", "snapshot", b.snap, "base", base)
+		if _, err := b.writer.setBases(ctx, b.s, b.bases, nil); err != nil {
+			return false, err
 		}
 	}
-	return nil
+	return ok, nil
 }

@@ -24,8 +24,8 @@ func TestRemoteForgetRefusedWhileWriterBuildsOnIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if base, ok := w.Previous(); !ok || !base.Time.Equal(a.Time) {
-		t.Fatalf("the writer's base is %v %v, want %s", base, ok, a)
+	if base, ok, err := w.Reference(ctx, "disk.img"); err != nil || !ok || !base.Time.Equal(a.Time) {
+		t.Fatalf("the writer's base is %v %v %v, want %s", base, ok, err, a)
 	}
 	if err := h1.CanForget(ctx, a); !errors.Is(err, store.ErrSnapshotInUse) {
 		t.Fatalf("CanForget while a writer builds on it: %v", err)
@@ -64,8 +64,8 @@ func TestRemoteWriterDropsVanishedBase(t *testing.T) {
 	// the forget's deletion comes after the backup's refresh of the group
 	// (which took a as its base) and before it names a in its lease
 	deleted := false
-	store.SetNameBaseHook(func(b *store.Backup) {
-		if base, ok := b.Previous(); ok && base.Time.Equal(a.Time) {
+	store.SetNameBaseHook(func(b *store.Backup, base store.Snapshot) {
+		if base.Time.Equal(a.Time) {
 			deleted = true
 			if err := store.BucketOf(h1).Delete(ctx, snapKey(a, store.ManifestName)); err != nil {
 				t.Error(err)
@@ -77,11 +77,15 @@ func TestRemoteWriterDropsVanishedBase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer w.Abort()
+	base, ok, err := w.Reference(ctx, "disk.img")
+	if err != nil {
+		t.Fatal(err)
+	}
 	if !deleted {
 		t.Fatal("the backup did not take the base it had when it named it")
 	}
-	defer w.Abort()
-	if base, ok := w.Previous(); ok {
+	if ok {
 		t.Fatalf("the writer builds on %s, whose manifest is gone from the bucket", base)
 	}
 }

@@ -192,7 +192,7 @@ func TestLieHeadForgottenBase(t *testing.T) {
 	data := storetest.RandBytes("base", 5*(64<<10))
 	base := storetest.BackupImage(t, a, liesGroup, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), storetest.Image{Data: data, ChunkSize: 64 << 10})
 	bucket.Advance(time.Hour) // the base's chunks are older than any cutoff
-	store.SetNameBaseHook(func(*store.Backup) {
+	store.SetNameBaseHook(func(*store.Backup, store.Snapshot) {
 		if err := c.Refresh(ctx); err != nil {
 			t.Error(err)
 		}

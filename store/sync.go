@@ -35,10 +35,17 @@ func (s *Store) InsertChunkContext(ctx context.Context, d chunk.Digest, blob []b
 // store should keep in flight: 0 where each is a local system call.
 func (s *Store) IOParallelism() int { return s.ioParallelism() }
 
-// KnownChunks returns the digests of the index called name of the
-// backup's base snapshot (Previous), nil when it has none: the chunks the
-// backup may take as present (ReuseChunk).
-func (b *Backup) KnownChunks(name string) KnownSet { return b.knownChunks(name) }
+// KnownChunks returns the digests of the index file called name of its
+// reference (Reference: the group's newest usable snapshot that has
+// that file), nil when it has none: the chunks the backup may take as
+// present (ReuseChunk). The error is a lease update that failed.
+func (b *Backup) KnownChunks(ctx context.Context, name string) (KnownSet, error) {
+	ref, ok, err := b.Reference(ctx, name)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return b.knownChunks(ref, name), nil
+}
 
 // OpenCheckedIndex opens an index file of snap as OpenSnapshotIndex
 // does, without a key (it does not read chunks), and also recomputes its checksum over its entries: an index whose

@@ -97,6 +97,9 @@ type backupSummary struct {
 	// Blobs (NAME.blob): how many, and their bytes (in read_bytes too).
 	Blobs     int64 `json:"blobs,omitempty"`
 	BlobBytes int64 `json:"blob_bytes,omitempty"`
+	// Images, one entry each: the snapshot whose index was the image's
+	// reference (known chunks, chunk size), if any.
+	Images []imageSummary `json:"images,omitempty"`
 	// KeyFingerprint is the key an encrypted backup used (absent: plain).
 	KeyFingerprint string `json:"key_fingerprint,omitempty"`
 }
@@ -112,7 +115,7 @@ directory trees (NAME.pxar:DIR: a pxar archive) into one new snapshot.
 Images are cut into fixed chunks: an incremental backup stores every chunk
 that holds a changed block, so smaller chunks store less of what did not
 change, but each costs a file, or requests on object storage. Without
---chunk-size an image keeps the chunk size of the group's previous
+--chunk-size an image keeps the chunk size of the group's newest
 snapshot of it (chunks of another size are all new), and a new one takes
 256 KiB in a local store, 4 MiB on object storage.
 
@@ -130,9 +133,12 @@ cannot be read are reported on stderr; the backup goes on and exits 3.
 
 --change-detection-mode (as in PBS): legacy writes a single-stream archive;
 data reads every file into a split archive (NAME.mpxar.didx +
-NAME.ppxar.didx); metadata (the default when the group's previous snapshot
-has the archive) does not read files whose size, mtime, ctime, inode, mode
-and owner are unchanged but references their data in the previous snapshot.`,
+NAME.ppxar.didx); metadata (the default when the archive has a reference) does not read files
+whose size, mtime, ctime, inode, mode and owner are unchanged but references
+their data in the reference. An archive's reference is the group's newest
+finished snapshot that has it (encrypted with the same key, or both plain;
+last verification not failed): snapshots of other archives in between do
+not count. The summary names each archive's reference.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.backup(o, args)
@@ -273,6 +279,7 @@ func (a *app) backup(o backupOpts, args []string) error {
 	sum := newBackupSummary(b.Snapshot(), imgStats.Snapshot(), pxarStats.Snapshot(), sums, time.Since(start))
 	sum.Blobs, sum.BlobBytes = in.blobs, in.blobBytes
 	sum.ReadBytes += in.blobBytes
+	sum.Images = imageSummaries(specs, b.References())
 	if enc.key != nil {
 		sum.KeyFingerprint = enc.key.Fingerprint().String()
 	}
@@ -348,6 +355,9 @@ func (a *app) printBackupSummary(o backupOpts, sum backupSummary) error {
 	}
 	fmt.Fprintf(w, "  stored    %s (the new chunks, compressed)\n", ib(sum.NewStored))
 	fmt.Fprintf(w, "  dedup     %s\n  compress  %s\n", ratio(sum.DedupRatio), ratio(sum.CompressRatio))
+	for _, im := range sum.Images {
+		im.print(w)
+	}
 	for _, p := range sum.FileArchive {
 		p.print(w)
 	}

@@ -21,7 +21,7 @@ type pxarOpts struct {
 func (o *pxarOpts) flags(f *pflag.FlagSet) {
 	f.StringArrayVar(&o.exclude, "exclude", nil, "leave out paths matching this gitignore-style pattern (file archives; repeatable)")
 	f.BoolVar(&o.allFS, "all-file-systems", false, "descend into other file systems mounted below a directory tree")
-	f.StringVar(&o.mode, "change-detection-mode", "", "legacy, data or metadata (default: metadata when the previous snapshot has the archive, else data)")
+	f.StringVar(&o.mode, "change-detection-mode", "", "legacy, data or metadata (default: metadata when the archive has a reference, the group's newest snapshot that has it, else data)")
 }
 
 // pxarSummary is what one file archive of a backup did.

@@ -181,7 +181,11 @@ func (s *Syncer) copyFile(ctx context.Context, b *store.Backup, snap store.Snaps
 			return fmt.Errorf("source: %w", err)
 		}
 		defer x.Close()
-		if err := s.copyChunks(ctx, x, fi, b.KnownChunks(fi.Filename), filter); err != nil {
+		known, err := b.KnownChunks(ctx, fi.Filename)
+		if err != nil {
+			return err
+		}
+		if err := s.copyChunks(ctx, x, fi, known, filter); err != nil {
 			return err
 		}
 		s.dataBytes.Add(x.Size())

@@ -92,7 +92,7 @@ type Options struct {
 // Result is what AddArchive did.
 type Result struct {
 	Mode     Mode   // the mode used (auto resolved)
-	Previous string // snapshot whose archive was the reference, if any
+	Previous string // snapshot whose archive was the reference (store.Backup.Reference), if any
 	Walk     walk.Stats
 	// Errors counts every entry reported to OnError (Walk.Errors and
 	// files that failed when read again).
@@ -137,7 +137,13 @@ func AddArchive(ctx context.Context, b *store.Backup, name, dir string, opt Opti
 		bl.opts.racyMargin = 2 * time.Second
 	}
 	defer bl.closeAll()
-	bl.prevSnap, bl.hasPrev = b.Previous()
+	var err error
+	if bl.prevSnap, bl.hasPrev, err = b.Reference(ctx, name); err != nil {
+		return Result{}, fmt.Errorf("file archive %s from %s: %w", name, dir, err)
+	}
+	if bl.hasPrev {
+		bl.res.Previous = bl.prevSnap.String()
+	}
 	mode := opt.Mode
 	if mode == ModeAuto || mode == ModeMetadata {
 		mode = ModeData
@@ -145,12 +151,10 @@ func AddArchive(ctx context.Context, b *store.Backup, name, dir string, opt Opti
 			slog.Warn("backup: previous archive not usable, reading every file", "archive", name, "err", err)
 		} else if bl.prev != nil {
 			mode = ModeMetadata
-			bl.res.Previous = bl.prev.snap.String()
 		}
 	}
 	bl.res.Mode = mode
 	var files []store.FileInfo
-	var err error
 	if mode == ModeLegacy {
 		files, err = bl.legacy(ctx, b.Dir(), dir)
 	} else {
@@ -181,8 +185,8 @@ type builder struct {
 	// injected holds the previous chunks injected so far, for padding
 	injected map[chunk.Digest]struct{}
 	cmpBuf   []byte // sameContent's two blocks
-	// prevSnap is the group's previous snapshot: its chunks of the same
-	// streams are taken as present.
+	// prevSnap is the archive's reference (store.Backup.Reference): its
+	// chunks of the same streams are taken as present.
 	prevSnap store.Snapshot
 	hasPrev  bool
 	prevBad  bool // the previous archive failed to decode: stop using it

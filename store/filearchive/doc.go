@@ -6,7 +6,8 @@
 // Streams are cut with the buzhash chunker and stored through the
 // store's parallel Uploader (StreamWriter). Incremental backups follow
 // PBS's metadata change detection: a file that is unchanged since the
-// previous snapshot of the group is not read again; its PAYLOAD item is
+// archive's reference (store.Backup.Reference: the group's newest
+// snapshot that has the archive) is not read again; its PAYLOAD item is
 // referenced inside the previous payload stream, whose chunks are
 // injected into the new payload index as they are (run.go).
 //
