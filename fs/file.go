@@ -24,6 +24,9 @@ type archiveFile struct {
 	name string
 	blob bool
 	lazy lazyFile
+
+	holeMu  sync.Mutex // one making of holeMap at a time
+	holeMap atomic.Pointer[holeMap]
 }
 
 var (
