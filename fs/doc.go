@@ -49,6 +49,9 @@
 // open listing holds one decoded entry, never the directory (rawdir.go). Reading a file of a tree stores
 // the next small files of its directory in the page cache (prefill.go). A corrupt or missing chunk fails the read that
 // needs it with EIO and one log line; every other read goes on.
+// An image's zero chunks are holes: SEEK_DATA and SEEK_HOLE and its
+// st_blocks come from a bit per chunk of its index (sparse.go), so
+// copies of it out of the mount are sparse.
 // A file archive's root is a go-fuse node; everything below it is served
 // on go-fuse's raw API (raw.go): a looked-up entry is a 72-byte slot of
 // the mount's raw table (rawtable.go; about 96 bytes of heap with its
