@@ -64,7 +64,8 @@
 //
 // A plain snapshot's listing comes from the snapshot index
 // (store.ListingIndex) while its manifest is the version it was made of,
-// with its file archives' root attributes once a mount opened them: a
+// with its file archives' root attributes once a mount opened them and
+// its images' bytes of data (st_blocks) once a mount stat'ed them: a
 // find over thousands of snapshots then reads no manifest and opens no
 // archive; while a group's directory is unchanged its finished
 // snapshots are not even stat'ed (store.Store.MountSnapshots; why that

@@ -25,8 +25,9 @@ type archiveFile struct {
 	blob bool
 	lazy lazyFile
 
-	holeMu  sync.Mutex // one making of holeMap at a time
-	holeMap atomic.Pointer[holeMap]
+	holeMu      sync.Mutex // one making of holeMap at a time
+	holeMap     atomic.Pointer[holeMap]
+	blocksKnown bool // attr.Blocks is the data's, from the snapshot index
 }
 
 var (

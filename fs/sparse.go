@@ -19,7 +19,8 @@ import (
 // cp --sparse=auto, tar -S, rsync -S and qemu-img convert copy an image
 // out sparse, as `cairn restore` writes it. The holeMap is one bit per
 // chunk (1/256 of the index), made once per node from its index, at the
-// first stat (LOOKUP, GETATTR) or lseek.
+// first stat (LOOKUP, GETATTR) or lseek; the snapshot index keeps the
+// image's bytes of data for later mounts' stat (store.ListedArchive).
 
 // holeMap says which chunks of a fixed index are zero chunks.
 type holeMap struct {
@@ -141,6 +142,7 @@ func (n *archiveFile) holes() (*holeMap, error) {
 		return nil, err
 	}
 	n.holeMap.Store(h)
+	n.man.learnedData(n.name, h.data)
 	return h, nil
 }
 
@@ -149,11 +151,16 @@ var (
 	_ gofs.NodeLseeker   = (*archiveFile)(nil)
 )
 
-// Getattr gives an image's st_blocks from its hole map. One that cannot
-// be made (a damaged snapshot, whose reads fail anyway) leaves the
-// listing's attributes: the size, as if all data.
+// Getattr gives an image's st_blocks from its hole map, or from the
+// snapshot index once a mount learned it (the snapshot is then stat'ed
+// without reading its manifest or index). A map that cannot be made (a
+// damaged snapshot, whose reads fail anyway) leaves the listing's
+// attributes: the size, as if all data.
 func (n *archiveFile) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	out.Attr = n.attr
+	if n.blocksKnown {
+		return 0
+	}
 	if h, err := n.holes(); err == nil && h != nil {
 		out.Blocks = h.blocks()
 	} else if err != nil {

@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/cairnfs/cairn/store"
 	"golang.org/x/sys/unix"
@@ -213,5 +215,53 @@ func TestHoleMapSeek(t *testing.T) {
 		if got != c.want || (c.err == nil) != (e == 0) || (c.err != nil && e != c.err) {
 			t.Errorf("seek(%d, %d) = %d, %v; want %d, %v", c.off, c.whence, got, e, c.want, c.err)
 		}
+	}
+}
+
+// TestSparseBlocksFromIndex: the first mount that stats an image learns
+// its bytes of data from the index and keeps them in the snapshot
+// index; the next mount lists and stats it with the same st_blocks
+// without opening the manifest or the index, and lseek still reads the
+// image's index.
+func TestSparseBlocksFromIndex(t *testing.T) {
+	needFUSE(t)
+	s, err := store.CreateWith(filepath.Join(t.TempDir(), "store"), store.CreateOptions{LazyPrefixDirs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	im := sparseImgs["holes.img"]
+	f := &fixture{s: s, tmp: t.TempDir(), files: map[string][]byte{}, links: map[string]string{}}
+	snap, err := f.backup(snapSpec{g: newGroup("sparse-idx"), at: t0, images: map[string][]byte{"holes.img": im.data(1)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2100 * time.Millisecond) // the index keeps settled manifests only (store.snapIndexSettle)
+	watch := watchOpens(t, s.SnapshotPath(snap))
+	counted := mountCounting(t, s, watch)
+	want := (im.dataBytes() + 511) / 512
+	stat := func(mnt string) {
+		if got := blocksOf(t, filepath.Join(mnt, snap.String(), "holes.img")); got != want {
+			t.Errorf("st_blocks %d, want %d", got, want)
+		}
+	}
+	if first := counted("first", stat); !slices.Contains(first, store.ManifestName) || !slices.Contains(first, "holes.img.fidx") {
+		t.Fatalf("first mount opened %v: want the manifest and the index", first)
+	}
+	if second := counted("second", stat); len(second) != 0 {
+		t.Fatalf("stat-ing from the snapshot index opened %v", second)
+	}
+	seek := counted("seek", func(mnt string) {
+		stat(mnt)
+		fh, err := os.Open(filepath.Join(mnt, snap.String(), "holes.img"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer fh.Close()
+		if off, err := unix.Seek(int(fh.Fd()), 0, unix.SEEK_DATA); off != 2*testChunk || err != nil {
+			t.Errorf("SEEK_DATA at 0: %d, %v", off, err)
+		}
+	})
+	if !slices.Contains(seek, "holes.img.fidx") {
+		t.Fatalf("lseek opened %v: want the index", seek)
 	}
 }
