@@ -2,6 +2,7 @@ package fs
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnfs/cairn/crypt"
 	"github.com/cairnfs/cairn/store"
 	"golang.org/x/sys/unix"
 )
@@ -263,5 +265,47 @@ func TestSparseBlocksFromIndex(t *testing.T) {
 	})
 	if !slices.Contains(seek, "holes.img.fidx") {
 		t.Fatalf("lseek opened %v: want the index", seek)
+	}
+}
+
+// TestSparseEncrypted: an encrypted image names its zero chunks by the
+// keyed digest of zeros; they are holes too.
+func TestSparseEncrypted(t *testing.T) {
+	s, err := store.CreateWith(filepath.Join(t.TempDir(), "store"), store.CreateOptions{LazyPrefixDirs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := crypt.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.SetKeys(store.NewKeys(key))
+	im := sparseImgs["tail.img"]
+	data := im.data(5)
+	ctx := context.Background()
+	b, err := s.StartBackup(ctx, newGroup("sparse-enc"), t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Sync = store.SyncNone
+	f := &fixture{s: s, tmp: t.TempDir()}
+	if err := b.Encrypt(key); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.addImage(ctx, b, "tail.img", data); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	_, mnt, _ := mountT(t, Options{Store: s})
+	p := filepath.Join(mnt, b.Snapshot().String(), "tail.img")
+	if got, want := blocksOf(t, p), (im.dataBytes()+511)/512; got != want {
+		t.Errorf("st_blocks %d, want %d", got, want)
+	}
+	ref := filepath.Join(t.TempDir(), "tail.img")
+	sparseCopy(t, ref, data)
+	if got, want := seeks(t, p, int64(len(data))), seeks(t, ref, int64(len(data))); got != want {
+		t.Errorf("lseek through the mount:\n%s\nof a sparse file:\n%s", got, want)
 	}
 }
