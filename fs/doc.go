@@ -49,6 +49,9 @@
 // open listing holds one decoded entry, never the directory (rawdir.go). Reading a file of a tree stores
 // the next small files of its directory in the page cache (prefill.go). A corrupt or missing chunk fails the read that
 // needs it with EIO and one log line; every other read goes on.
+// An image's zero chunks are holes: SEEK_DATA and SEEK_HOLE and its
+// st_blocks come from a bit per chunk of its index (sparse.go), so
+// copies of it out of the mount are sparse.
 // A file archive's root is a go-fuse node; everything below it is served
 // on go-fuse's raw API (raw.go): a looked-up entry is a 72-byte slot of
 // the mount's raw table (rawtable.go; about 96 bytes of heap with its
@@ -61,7 +64,8 @@
 //
 // A plain snapshot's listing comes from the snapshot index
 // (store.ListingIndex) while its manifest is the version it was made of,
-// with its file archives' root attributes once a mount opened them: a
+// with its file archives' root attributes once a mount opened them and
+// its images' bytes of data (st_blocks) once a mount stat'ed them: a
 // find over thousands of snapshots then reads no manifest and opens no
 // archive; while a group's directory is unchanged its finished
 // snapshots are not even stat'ed (store.Store.MountSnapshots; why that

@@ -24,6 +24,10 @@ type archiveFile struct {
 	name string
 	blob bool
 	lazy lazyFile
+
+	holeMu      sync.Mutex // one making of holeMap at a time
+	holeMap     atomic.Pointer[holeMap]
+	blocksKnown bool // attr.Blocks is the data's, from the snapshot index
 }
 
 var (

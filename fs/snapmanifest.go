@@ -62,6 +62,12 @@ func (s *snapManifest) learnedRoot(name string, root TreeEntry) {
 		Mtime: root.Mtime.UnixNano(), Size: root.Size, Nlink: root.Nlink})
 }
 
+// learnedData keeps an image's bytes of data in the snapshot index, as
+// learnedRoot.
+func (s *snapManifest) learnedData(name string, data int64) {
+	s.f.listIdx.PutData(s.snap, s.stamp, name, uint64(data))
+}
+
 // rootEntry is the TreeEntry of a root's attributes from the index.
 func rootEntry(r *store.RootAttr) TreeEntry {
 	return TreeEntry{Mode: r.Mode, UID: r.UID, GID: r.GID, Size: r.Size, Mtime: time.Unix(0, r.Mtime), Nlink: r.Nlink}

@@ -66,9 +66,12 @@ func (f *mountFS) listedEntries(snap store.Snapshot, sm *snapManifest, l *store.
 		switch a.Kind {
 		case store.ArchiveImage, store.ArchiveOther, store.ArchiveBlob:
 			attr := f.makeAttr(syscall.S_IFREG|f.imageMode, inoOf(path), a.Size, snap.Time)
-			name, blob := a.Name, a.Kind == store.ArchiveBlob
+			name, blob, known := a.Name, a.Kind == store.ArchiveBlob, a.Data != nil
+			if known { // an image's data, learned by a mount before (sparse.go)
+				attr.Blocks = (*a.Data + 511) / 512
+			}
 			es = append(es, entry{name: a.Name, attr: attr, make: func(at fuse.Attr) gofs.InodeEmbedder {
-				return &archiveFile{node: node{fsys: f, attr: at}, snap: snap, man: sm, name: name, blob: blob}
+				return &archiveFile{node: node{fsys: f, attr: at}, snap: snap, man: sm, name: name, blob: blob, blocksKnown: known}
 			}})
 		case store.ArchiveSplitPxar, store.ArchiveSinglePxar:
 			if f.trees == nil {

@@ -19,7 +19,8 @@
 // and a store the user cannot write lists without it. A mount keeps
 // there too, checked the same way, each plain snapshot's listing
 // (SnapListing: archive names, kinds, sizes, a blob's decoded size, a
-// file archive's root attributes once opened; ListingIndex,
+// file archive's root attributes once opened, an image's bytes of data
+// outside zero chunks once counted; ListingIndex,
 // snapindex_mount.go), so that listing a snapshot and stat-ing its
 // archives opens neither the manifest nor an archive.
 //
@@ -30,7 +31,8 @@
 // the settle time) and the snapshot directory's d_ino (from the group's
 // getdents) when a stat last matched its manifest. This is sound because
 // what a mount shows of a finished snapshot (that it is finished, its
-// archives, their sizes and root attributes) is the manifest's protected
+// archives, their sizes, root attributes and data, the last two read
+// from indexes the manifest's checksums pin) is the manifest's protected
 // part, which cairn never rewrites for the life of the snapshot's
 // directory (notes and verify state are in the unprotected part:
 // UpdateManifest), and no cairn command removes a manifest from its

@@ -27,6 +27,9 @@ type ListedArchive struct {
 	Kind ArchiveKind `json:"k"`
 	Size uint64      `json:"z"`           // Archive.Size; a blob's decoded size
 	Root *RootAttr   `json:"r,omitempty"` // a file archive's root, once known
+	// Data is the bytes of a fixed index's chunks that are not all
+	// zeros, once known: the mount's st_blocks of an image.
+	Data *uint64 `json:"d,omitempty"`
 }
 
 // RootAttr is the attributes of a file archive's root directory.
@@ -91,6 +94,8 @@ func (a ListedArchive) check() error {
 		return fmt.Errorf("%w: archive name %q", errBadListing, a.Name)
 	case a.Kind < ArchiveImage || a.Kind > ArchiveOther:
 		return fmt.Errorf("%w: archive %q of kind %d", errBadListing, a.Name, a.Kind)
+	case a.Data != nil && (*a.Data > a.Size || (a.Kind != ArchiveImage && a.Kind != ArchiveOther)):
+		return fmt.Errorf("%w: archive %q of %d bytes has %d of data", errBadListing, a.Name, a.Size, *a.Data)
 	case a.Root == nil:
 		return nil
 	case a.Kind != ArchiveSplitPxar && a.Kind != ArchiveSinglePxar:

@@ -133,18 +133,21 @@ func TestListingIndexHostile(t *testing.T) {
 		return fmt.Sprintf(`{"n":"root.pxar","k":%d,"z":1,"r":{"m":%d,"u":0,"g":0,"t":0}}`, kind, mode)
 	}
 	cases := map[string]string{
-		"slash in a name":   `{"n":"../x","k":1,"z":1}`,
-		"empty name":        `{"n":"","k":1,"z":1}`,
-		"dot-dot":           `{"n":"..","k":1,"z":1}`,
-		"nul in a name":     `{"n":"a\u0000b","k":1,"z":1}`,
-		"unknown kind":      `{"n":"x.img","k":99,"z":1}`,
-		"kind zero":         `{"n":"x.img","k":0,"z":1}`,
-		"twice":             `{"n":"x.img","k":1,"z":1},{"n":"x.img","k":1,"z":2}`,
-		"too many":          strings.Join(many, ","),
-		"root of an image":  `{"n":"x.img","k":1,"z":1,"r":{"m":16877}}`,
-		"root not a dir":    rootOf(int(ArchiveSplitPxar), syscall.S_IFREG|0o644),
-		"root a device":     rootOf(int(ArchiveSinglePxar), syscall.S_IFCHR|0o644),
-		"archives a string": `"x"`,
+		"slash in a name":    `{"n":"../x","k":1,"z":1}`,
+		"empty name":         `{"n":"","k":1,"z":1}`,
+		"dot-dot":            `{"n":"..","k":1,"z":1}`,
+		"nul in a name":      `{"n":"a\u0000b","k":1,"z":1}`,
+		"unknown kind":       `{"n":"x.img","k":99,"z":1}`,
+		"kind zero":          `{"n":"x.img","k":0,"z":1}`,
+		"twice":              `{"n":"x.img","k":1,"z":1},{"n":"x.img","k":1,"z":2}`,
+		"too many":           strings.Join(many, ","),
+		"root of an image":   `{"n":"x.img","k":1,"z":1,"r":{"m":16877}}`,
+		"root not a dir":     rootOf(int(ArchiveSplitPxar), syscall.S_IFREG|0o644),
+		"root a device":      rootOf(int(ArchiveSinglePxar), syscall.S_IFCHR|0o644),
+		"data past the size": `{"n":"x.img","k":1,"z":1,"d":2}`,
+		"data of a blob":     `{"n":"x.blob","k":4,"z":5,"d":2}`,
+		"data of a pxar":     `{"n":"x.pxar","k":3,"z":5,"d":2}`,
+		"archives a string":  `"x"`,
 	}
 	for name, archives := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -164,6 +164,18 @@ func (x *ListingIndex) PutListing(snap Snapshot, stamp ManifestStamp, m *Manifes
 // PutRoot keeps the root attributes of file archive name of snap, whose
 // listing the index has for the manifest stamp identifies.
 func (x *ListingIndex) PutRoot(snap Snapshot, stamp ManifestStamp, name string, root RootAttr) {
+	x.putArchive(snap, stamp, name, func(a *ListedArchive) { a.Root = &root })
+}
+
+// PutData keeps the bytes of data (outside all-zero chunks) of image
+// name of snap, as PutRoot.
+func (x *ListingIndex) PutData(snap Snapshot, stamp ManifestStamp, name string, data uint64) {
+	x.putArchive(snap, stamp, name, func(a *ListedArchive) { a.Data = &data })
+}
+
+// putArchive changes archive name of snap's listing with set, if the
+// index has it for the manifest stamp identifies and it stays valid.
+func (x *ListingIndex) putArchive(snap Snapshot, stamp ManifestStamp, name string, set func(*ListedArchive)) {
 	if x == nil || stamp.k == (fileKey{}) {
 		return
 	}
@@ -178,7 +190,7 @@ func (x *ListingIndex) PutRoot(snap Snapshot, stamp ManifestStamp, name string, 
 	l := e.Listing.clone()
 	for i := range l.Archives {
 		if a := &l.Archives[i]; a.Name == name {
-			a.Root = &root
+			set(a)
 			if a.check() != nil {
 				return
 			}
