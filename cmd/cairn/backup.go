@@ -181,6 +181,10 @@ func (a *app) backup(o backupOpts, args []string) error {
 	if err != nil {
 		return usageErr("--change-detection-mode: %v", err)
 	}
+	exclude, err := o.pxar.patterns()
+	if err != nil {
+		return usageErr("%v", err)
+	}
 	var at time.Time
 	if o.at != "" {
 		if at, err = time.Parse(time.RFC3339, o.at); err != nil {
@@ -250,7 +254,7 @@ func (a *app) backup(o backupOpts, args []string) error {
 	for i, sp := range specs {
 		if sp.isPxar() {
 			var ps pxarSummary
-			ps, err = a.backupPxar(b, sp, filearchive.Options{Mode: mode, Exclude: o.pxar.exclude,
+			ps, err = a.backupPxar(b, sp, filearchive.Options{Mode: mode, Exclude: exclude,
 				AllFileSystems: o.pxar.allFS, ChunkSize: pxarCS, Workers: o.workers, Stats: pxarStats, Progress: &pxarDone})
 			sums = append(sums, ps)
 		} else {

@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/cairnfs/cairn/internal/userfile"
 
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/filearchive"
@@ -13,13 +17,15 @@ import (
 
 // pxarOpts are the backup flags of file archives (NAME.pxar:DIR).
 type pxarOpts struct {
-	exclude []string
-	allFS   bool
-	mode    string
+	exclude      []string
+	excludeFiles []string
+	allFS        bool
+	mode         string
 }
 
 func (o *pxarOpts) flags(f *pflag.FlagSet) {
 	f.StringArrayVar(&o.exclude, "exclude", nil, "leave out paths matching this gitignore-style pattern (file archives; repeatable)")
+	f.StringArrayVar(&o.excludeFiles, "exclude-file", nil, "read --exclude patterns from this file, one a line (# comments and blank lines skipped; repeatable; restic's --exclude-file)")
 	f.BoolVar(&o.allFS, "all-file-systems", false, "descend into other file systems mounted below a directory tree")
 	f.StringVar(&o.mode, "change-detection-mode", "", "legacy, data or metadata (default: metadata when the archive has a reference, the group's newest snapshot that has it, else data)")
 }
@@ -81,4 +87,32 @@ func (p pxarSummary) print(w io.Writer) {
 	}
 	fmt.Fprintf(w, "    streams  metadata %s, payload %s\n    errors   %d\n",
 		humanize.IBytes(uint64(p.MetaSize)), humanize.IBytes(uint64(p.PayloadSize)), p.Errors)
+}
+
+// maxExcludeFile bounds an --exclude-file.
+const maxExcludeFile = 1 << 20
+
+// patterns is --exclude and the patterns of every --exclude-file: one a
+// line, blank lines and lines starting with # skipped, trailing spaces
+// and a CR kept off (a file written on Windows). The file is opened
+// without blocking (a FIFO is refused) and read up to 1 MiB.
+func (o *pxarOpts) patterns() ([]string, error) {
+	out := slices.Clone(o.exclude)
+	for _, name := range o.excludeFiles {
+		data, err := userfile.Read(name, maxExcludeFile, userfile.Pipe)
+		if err != nil {
+			return nil, fmt.Errorf("--exclude-file: %w", err)
+		}
+		for n, line := range strings.Split(string(data), "\n") {
+			line = strings.TrimRight(line, " \t\r")
+			if line == "" || strings.HasPrefix(line, "#") {
+				continue
+			}
+			if strings.ContainsRune(line, 0) {
+				return nil, fmt.Errorf("--exclude-file %s: line %d holds a NUL byte", name, n+1)
+			}
+			out = append(out, line)
+		}
+	}
+	return out, nil
 }
