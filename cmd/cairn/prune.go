@@ -146,7 +146,11 @@ func printPruneReport(w io.Writer, st jobs.Status, rep prune.Report) {
 	fmt.Fprintf(w, "  options  %s\n", rep.Options)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, r := range rep.Snapshots {
-		what := strings.TrimRight(fmt.Sprintf("%-12s  %s", r.Mark, pruneOutcome(r, rep.DryRun)), " ")
+		mark := r.Mark.String()
+		if r.Rule != "" {
+			mark += " (" + r.Rule + ")"
+		}
+		what := strings.TrimRight(fmt.Sprintf("%-20s  %s", mark, pruneOutcome(r, rep.DryRun)), " ")
 		fmt.Fprintf(tw, "  %s\t%s\n", r.Snapshot, what)
 	}
 	tw.Flush()

@@ -162,7 +162,7 @@ func (p *pruner) pruneGroup(ctx context.Context, j *jobs.Job, g store.Group) {
 
 // apply carries out one decision.
 func (p *pruner) apply(ctx context.Context, j *jobs.Job, snap store.Snapshot, d Decision) SnapshotResult {
-	res := SnapshotResult{Snapshot: snap.String(), Mark: d.Mark, Finished: d.Finished}
+	res := SnapshotResult{Snapshot: snap.String(), Mark: d.Mark, Rule: d.Rule, Finished: d.Finished}
 	if d.Mark != Remove || p.opt.DryRun {
 		would := ""
 		if p.opt.DryRun {

@@ -49,6 +49,9 @@ type Snapshot struct {
 type Decision struct {
 	Snapshot
 	Mark Mark
+	// Rule is the keep option that kept it (keep-daily, …; "" when no
+	// rule did: kept because none was given, or another mark).
+	Rule string
 }
 
 // Plan marks the snapshots of one group by PBS's rules (see the package
@@ -138,7 +141,7 @@ func markSelections(list []Decision, r rule, loc *time.Location) {
 			return
 		default:
 			kept[k] = true
-			d.Mark = Keep
+			d.Mark, d.Rule = Keep, r.name
 		}
 	}
 }

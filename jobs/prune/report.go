@@ -48,6 +48,7 @@ type Freed struct {
 type SnapshotResult struct {
 	Snapshot string `json:"snapshot"`
 	Mark     Mark   `json:"mark"`
+	Rule     string `json:"rule,omitempty"` // the keep option that kept it
 	Finished bool   `json:"finished"`
 	// Removed: the snapshot was removed.
 	Removed bool `json:"removed"`

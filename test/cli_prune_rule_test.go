@@ -1,0 +1,28 @@
+package test
+
+import (
+	"path/filepath"
+	"regexp"
+	"testing"
+)
+
+// prune says which keep option kept each snapshot, as PBS shows it.
+func TestPruneShowsRule(t *testing.T) {
+	st := filepath.Join(t.TempDir(), "store")
+	mustCairn(t, "--store", st, "init")
+	img, _ := sparseImage(t, 64<<10, 30)
+	for _, at := range []string{"2026-01-01T10:00:00Z", "2026-01-02T10:00:00Z", "2026-01-02T11:00:00Z", "2026-01-03T10:00:00Z"} {
+		mustCairn(t, "--store", st, "backup", "--type", "vm", "--id", "p", "--time", at, "disk.img:"+img)
+	}
+	r := mustCairn(t, "--store", st, "prune", "vm/p", "--keep-last", "1", "--keep-daily", "2", "--dry-run")
+	for _, want := range []string{
+		`vm/p/2026-01-03T10:00:00Z\s+keep \(keep-last\)`,
+		`vm/p/2026-01-02T11:00:00Z\s+keep \(keep-daily\)`,
+		`vm/p/2026-01-02T10:00:00Z\s+remove`,
+		`vm/p/2026-01-01T10:00:00Z\s+keep \(keep-daily\)`,
+	} {
+		if !regexp.MustCompile(want).MatchString(r.stdout) {
+			t.Errorf("prune output lacks %s:\n%s", want, r.stdout)
+		}
+	}
+}
