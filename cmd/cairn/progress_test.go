@@ -139,9 +139,9 @@ func TestSnapshotGroups(t *testing.T) {
 	if len(g) != 3 || g[0].Snapshots != 3 || g[0].Newest != "t2" || g[0].Size != 20 || g[0].StoredSize != 5 || g[0].StoredUnknown != 0 {
 		t.Fatalf("groups %+v", g)
 	}
-	for i, want := range []string{"vm/1: 3 snapshot(s), newest t2, 20 B logical, 5 B stored",
-		"vm/2: 1 snapshot(s), newest t1, 7 B logical, unknown stored",
-		"vm/3: 2 snapshot(s), newest t2, 14 B logical, 3 B + unknown (1 snapshot(s) without upload stats) stored"} {
+	for i, want := range []string{"vm/1: 3 snapshot(s), newest t2, 20 B logical, 5 B newly stored by its backups",
+		"vm/2: 1 snapshot(s), newest t1, 7 B logical, unknown newly stored by its backups",
+		"vm/3: 2 snapshot(s), newest t2, 14 B logical, 3 B + unknown (1 snapshot(s) without upload stats) newly stored by its backups"} {
 		if got := g[i].String(); got != want {
 			t.Errorf("group %d: %q, want %q", i, got, want)
 		}

@@ -185,7 +185,9 @@ func (g groupRow) String() string {
 	if newest == "" {
 		newest = "none finished"
 	}
-	return fmt.Sprintf("%s: %d snapshot(s), newest %s, %s logical, %s stored", g.Group, g.Snapshots, newest,
+	// "stored" sums what its backups added to the store: a group whose
+	// chunks other groups stored first adds little or nothing
+	return fmt.Sprintf("%s: %d snapshot(s), newest %s, %s logical, %s newly stored by its backups", g.Group, g.Snapshots, newest,
 		humanize.IBytes(g.Size), g.stored())
 }
 
