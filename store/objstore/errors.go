@@ -1,8 +1,8 @@
 package objstore
 
 import (
+	"context"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -128,16 +128,34 @@ func (b *Bucket) wrap(op, key string, err error, attempts int) error {
 }
 
 // shortNetErr is what a connection's error says without the request
-// around it: "connection refused", "no such host".
+// around it ("connection refused", "cairn.invalid: no such host"), still
+// matching all of err (errors.Is: the syscall error, a cancelled
+// context joined to it).
 func shortNetErr(err error) error {
 	var dns *net.DNSError
 	if errors.As(err, &dns) {
-		return fmt.Errorf("%s: %s", dns.Name, dns.Err)
+		return shortErr{dns.Name + ": " + dns.Err, err}
 	}
+	var short string
 	for _, errno := range []syscall.Errno{syscall.ECONNREFUSED, syscall.EHOSTUNREACH, syscall.ENETUNREACH} {
 		if errors.Is(err, errno) {
-			return errno
+			short = errno.Error()
 		}
 	}
-	return err
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err // the context's end is what the caller asks about: all of it shown
+	}
+	if short == "" {
+		return err
+	}
+	return shortErr{short, err}
 }
+
+// shortErr shows msg and matches err.
+type shortErr struct {
+	msg string
+	err error
+}
+
+func (e shortErr) Error() string { return e.msg }
+func (e shortErr) Unwrap() error { return e.err }
