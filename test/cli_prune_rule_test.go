@@ -16,10 +16,10 @@ func TestPruneShowsRule(t *testing.T) {
 	}
 	r := mustCairn(t, "--store", st, "prune", "vm/p", "--keep-last", "1", "--keep-daily", "2", "--dry-run")
 	for _, want := range []string{
-		`vm/p/2026-01-03T10:00:00Z\s+keep \(keep-last\)`,
-		`vm/p/2026-01-02T11:00:00Z\s+keep \(keep-daily\)`,
+		`vm/p/2026-01-03T10:00:00Z\s+keep\s+by keep-last`,
+		`vm/p/2026-01-02T11:00:00Z\s+keep\s+by keep-daily`,
 		`vm/p/2026-01-02T10:00:00Z\s+remove`,
-		`vm/p/2026-01-01T10:00:00Z\s+keep \(keep-daily\)`,
+		`vm/p/2026-01-01T10:00:00Z\s+keep\s+by keep-daily`,
 	} {
 		if !regexp.MustCompile(want).MatchString(r.stdout) {
 			t.Errorf("prune output lacks %s:\n%s", want, r.stdout)

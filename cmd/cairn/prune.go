@@ -146,11 +146,11 @@ func printPruneReport(w io.Writer, st jobs.Status, rep prune.Report) {
 	fmt.Fprintf(w, "  options  %s\n", rep.Options)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	for _, r := range rep.Snapshots {
-		mark := r.Mark.String()
+		outcome := pruneOutcome(r, rep.DryRun)
 		if r.Rule != "" {
-			mark += " (" + r.Rule + ")"
+			outcome = "by " + r.Rule // as PBS shows which rule kept it
 		}
-		what := strings.TrimRight(fmt.Sprintf("%-20s  %s", mark, pruneOutcome(r, rep.DryRun)), " ")
+		what := strings.TrimRight(fmt.Sprintf("%-12s  %s", r.Mark, outcome), " ")
 		fmt.Fprintf(tw, "  %s\t%s\n", r.Snapshot, what)
 	}
 	tw.Flush()
