@@ -41,18 +41,9 @@ func (f *mountFS) snapshotLister(snap store.Snapshot, known store.ManifestStamp)
 // sizes, and whether the index may keep it (not when a blob did not
 // decode: it is listed with size 0, and opening it fails with EIO).
 func (f *mountFS) listingOf(snap store.Snapshot, m *store.Manifest) (store.SnapListing, bool) {
-	l, keep := store.ListingOf(m)
-	for i, a := range l.Archives {
-		if a.Kind != store.ArchiveBlob {
-			continue
-		}
-		data, err := f.s.ReadBlob(snap, m, a.Name)
-		if err != nil {
-			f.log.Error("blob unreadable", "snapshot", snap.String(), "archive", a.Name, "err", err)
-			l.Archives[i].Size, keep = 0, false
-			continue
-		}
-		l.Archives[i].Size = uint64(len(data))
+	l, keep, err := f.s.ListingOf(snap, m)
+	if err != nil {
+		f.log.Error("blob unreadable", "snapshot", snap.String(), "err", err)
 	}
 	return l, keep
 }

@@ -84,17 +84,17 @@ func (s *Store) StartBackup(ctx context.Context, g Group, t time.Time) (*Backup,
 	}
 	b.locks = append(b.locks, glock)
 	if err := s.refreshGroup(ctx, g); err != nil { // a remote store: the bucket's snapshots of g
-		b.unlock()
+		b.release(g)
 		return nil, err
 	}
 	snap, err := s.backupTime(ctx, g, t)
 	if err != nil {
-		b.unlock()
+		b.release(g)
 		return nil, err
 	}
 	b.snap, b.dir = snap, s.SnapshotPath(snap)
 	if err := os.Mkdir(b.dir, 0o755); err != nil {
-		b.unlock()
+		b.release(g)
 		if errors.Is(err, fs.ErrExist) {
 			return nil, fmt.Errorf("snapshot %s: %w", snap, ErrExists)
 		}
@@ -103,7 +103,7 @@ func (s *Store) StartBackup(ctx context.Context, g Group, t time.Time) (*Backup,
 	// the new snapshot is ours alone until Finish or Abort: nothing removes it
 	slock, err := s.lockSnapshot(ctx, snap, true, 0)
 	if err != nil {
-		b.unlock()
+		b.release(g)
 		return nil, err
 	}
 	b.locks = append(b.locks, slock)
@@ -238,10 +238,22 @@ func (b *Backup) Finish() error {
 	return b.s.WriteManifest(b.snap, m)
 }
 
-// Abort removes the unfinished snapshot and releases the locks.
+// Abort removes the unfinished snapshot and releases the locks. A group
+// left without snapshots (an interrupted first backup's) goes too, under
+// the group lock Abort still holds, as ForgetGroup removes one: it showed
+// as an empty directory in the mount though no listing named it.
 func (b *Backup) Abort() {
-	defer b.unlock()
 	os.RemoveAll(b.dir)
+	b.release(b.snap.Group)
+}
+
+// release drops group g when it has no snapshot (the backup made it, or
+// an earlier one left it empty) and releases the locks; b holds g's lock.
+func (b *Backup) release(g Group) {
+	if snaps, err := b.s.Snapshots(g); err == nil && len(snaps) == 0 && b.s.CheckGroupDirs(g) == nil {
+		removeViaTrash(b.s.GroupPath(g), g.ID)
+	}
+	b.unlock()
 }
 
 func syncfs(dir string) error {

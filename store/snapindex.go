@@ -35,7 +35,7 @@ import (
 const SnapIndexName = ".cairn-snapindex"
 
 const (
-	snapIndexVersion = 1
+	snapIndexVersion = 2 // 2: a blob's decoded size in a summary
 	// maxSnapIndexFile and maxSnapIndexEntries bound the index (a
 	// summary is about 150 bytes, with a mount's listing about 330): a
 	// larger store caches the first entries, and a file that would be
@@ -45,6 +45,10 @@ const (
 	// notesRunes is how much of the notes' first line a summary keeps.
 	notesRunes = 60
 )
+
+// errSnapIndexVersion: the index was written by another version of
+// cairn; it is rebuilt without a warning (it is a cache).
+var errSnapIndexVersion = errors.New("another version's snapshot index")
 
 // snapIndexSettle is how old a manifest's ctime must be for an entry
 // (a variable for tests).
@@ -156,6 +160,9 @@ func (s *Store) OpenSnapIndex(log *slog.Logger) *SnapIndex {
 	old, err := readSnapIndex(x.path())
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, errSnapIndexVersion):
+		log.Debug("snapshot index of another version; it is rebuilt", "file", x.path(), "err", err)
+		x.dirty = true
 	case errors.Is(err, fs.ErrPermission): // another user's store: list without
 		log.Debug("snapshot index not readable", "file", x.path(), "err", err)
 	case err != nil:
@@ -224,7 +231,7 @@ func decodeSnapIndex(dec *json.Decoder) (map[string]snapIndexEntry, error) {
 		return nil, err
 	}
 	if version != snapIndexVersion {
-		return nil, fmt.Errorf("version %d, want %d", version, snapIndexVersion)
+		return nil, fmt.Errorf("%w: version %d, want %d", errSnapIndexVersion, version, snapIndexVersion)
 	}
 	return out, nil
 }
@@ -301,7 +308,8 @@ func (x *SnapIndex) Summary(si SnapshotInfo) (ManifestSummary, error) {
 	if err != nil {
 		return sum, err
 	}
-	if si.manifest != (fileKey{}) && si.manifest.Ctime < x.settled {
+	decoded := x.s.decodedBlobSizes(si.Snapshot, m, &sum)
+	if decoded && si.manifest != (fileKey{}) && si.manifest.Ctime < x.settled {
 		x.keep(key, snapIndexEntry{Manifest: si.manifest, Summary: sum})
 		x.dirty = true
 	}

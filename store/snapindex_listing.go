@@ -42,17 +42,30 @@ type RootAttr struct {
 	Nlink uint32 `json:"l,omitempty"`
 }
 
-// ListingOf is the listing of a manifest's archives, sizes as the
-// manifest gives them (a blob's is its stored size until the caller
-// sets the decoded one), and whether the index may keep it: the
-// snapshot is plain and has at most maxListedArchives archives.
-func ListingOf(m *Manifest) (SnapListing, bool) {
+// ListingOf is the listing of snapshot snap's manifest m, a blob's size
+// decoded from it (the manifest gives its stored file), and whether the
+// index may keep it: the snapshot is plain, has at most
+// maxListedArchives archives and every blob decoded. A blob that did not
+// decode is listed with size 0 and named in the error.
+func (s *Store) ListingOf(snap Snapshot, m *Manifest) (SnapListing, bool, error) {
 	as := Archives(m)
 	l := SnapListing{Archives: make([]ListedArchive, len(as))}
+	keep := plainManifest(m) && len(as) <= maxListedArchives
+	var errs []error
 	for i, a := range as {
 		l.Archives[i] = ListedArchive{Name: a.Name, Kind: a.Kind, Size: a.Size}
+		if a.Kind != ArchiveBlob {
+			continue
+		}
+		data, err := s.ReadBlob(snap, m, a.Name)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("blob %s: %w", a.Name, err))
+			l.Archives[i].Size, keep = 0, false
+			continue
+		}
+		l.Archives[i].Size = uint64(len(data))
 	}
-	return l, plainManifest(m) && len(as) <= maxListedArchives
+	return l, keep, errors.Join(errs...)
 }
 
 // plainManifest: SnapshotKey needs no key for m and checks nothing.

@@ -17,8 +17,8 @@ func listingOf(t *testing.T, s *Store, snap Snapshot) (*Manifest, SnapListing) {
 	t.Helper()
 	m, err := s.ReadManifest(snap)
 	mustOK(t, err)
-	l, keep := ListingOf(m)
-	if !keep {
+	l, keep, err := s.ListingOf(snap, m)
+	if !keep || err != nil {
 		t.Fatalf("%s: listing not kept", snap)
 	}
 	return m, l

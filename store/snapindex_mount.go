@@ -82,8 +82,8 @@ func (x *ListingIndex) read() map[string]snapIndexEntry {
 	case err == nil:
 		return es
 	case errors.Is(err, fs.ErrNotExist):
-	case errors.Is(err, fs.ErrPermission):
-		x.log.Debug("snapshot index not readable", "file", x.path(), "err", err)
+	case errors.Is(err, fs.ErrPermission), errors.Is(err, errSnapIndexVersion):
+		x.log.Debug("snapshot index not readable here", "file", x.path(), "err", err)
 	default:
 		x.log.Warn("snapshot index ignored; it is rebuilt", "file", x.path(), "err", err)
 	}
@@ -150,6 +150,7 @@ func (x *ListingIndex) PutListing(snap Snapshot, stamp ManifestStamp, m *Manifes
 		if err != nil {
 			return
 		}
+		listedBlobSizes(m, &l, &sum)
 		if !ok && len(x.entries) >= maxSnapIndexEntries {
 			return
 		}

@@ -27,3 +27,27 @@ func TestBlobSummary(t *testing.T) {
 		t.Fatalf("--json: %+v, %v: %s", sum, err, j.stdout)
 	}
 }
+
+// `cairn snapshots` counts a blob by its decoded size, as the mount
+// shows it (it showed the stored file: 25 B for 13 bytes) (issue 30,
+// point 9). store's TestSnapIndex* check the snapshot index says the same.
+func TestBlobSizeInSnapshots(t *testing.T) {
+	st := filepath.Join(t.TempDir(), "store")
+	mustCairn(t, "--store", st, "init")
+	r := cairnStdin(t, nil, []byte("hello world!\n"), "--store", st, "backup", "--type", "host", "--id", "h", "conf.blob:-")
+	if r.code != 0 {
+		t.Fatalf("backup: exit %d: %s", r.code, r.stderr)
+	}
+	for _, round := range []string{"first listing", "second listing"} {
+		var rows []struct {
+			Size uint64 `json:"size"`
+		}
+		out := mustCairn(t, "--store", st, "snapshots", "--json").stdout
+		if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 || rows[0].Size != 13 {
+			t.Fatalf("%s: %v: %s", round, err, out)
+		}
+		if text := mustCairn(t, "--store", st, "snapshots").stdout; !strings.Contains(text, "13 B logical") {
+			t.Fatalf("%s:\n%s", round, text)
+		}
+	}
+}

@@ -147,7 +147,7 @@ func TestSnapshotGroups(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	if err := printSnapshots(&app{stdout: &out}, rows, false); err != nil {
+	if err := printSnapshots(&app{stdout: &out}, rows, nil, false); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"verify ok", "verify failed", "UNFINISHED", "not verified"} {

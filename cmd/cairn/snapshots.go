@@ -62,24 +62,28 @@ listed.`,
 			}
 			defer s.Close()
 			var rows []snapshotRow
+			var empty []string
 			if len(args) > 0 {
-				rows, err = listSelected(a.ctx, a, s, ns, args)
+				rows, empty, err = listSelected(a.ctx, a, s, ns, args)
 			} else {
-				rows, err = listSnapshots(a.ctx, a, s, store.NS(strings.Trim(ns, "/")))
+				top := store.NS(strings.Trim(ns, "/"))
+				if rows, err = listSnapshots(a.ctx, a, s, top); err == nil {
+					empty, err = emptyGroups(s, top, rows)
+				}
 			}
 			if err != nil {
 				return err
 			}
 			switch {
 			case asJSON && groups:
-				return printJSON(a, groupRows(rows))
+				return printJSON(a, withEmpty(groupRows(rows), empty))
 			case asJSON:
 				if rows == nil {
 					rows = []snapshotRow{}
 				}
 				return printJSON(a, rows)
 			}
-			if err := printSnapshots(a, rows, groups); err != nil {
+			if err := printSnapshots(a, rows, empty, groups); err != nil {
 				return err
 			}
 			a.printLastGC(s)
@@ -194,8 +198,8 @@ func (g groupRow) String() string {
 // printSnapshots writes the text listing through one buffer: tabwriter
 // writes each cell and its padding separately, which unbuffered was a
 // system call per cell (about 140,000 for 10,000 snapshots).
-func printSnapshots(a *app, rows []snapshotRow, groupsOnly bool) error {
-	if len(rows) == 0 {
+func printSnapshots(a *app, rows []snapshotRow, empty []string, groupsOnly bool) error {
+	if len(rows) == 0 && len(empty) == 0 {
 		fmt.Fprintln(a.stdout, "no snapshots")
 		return nil
 	}
@@ -205,6 +209,7 @@ func printSnapshots(a *app, rows []snapshotRow, groupsOnly bool) error {
 		for _, g := range groups {
 			fmt.Fprintf(out, "group %s\n", g)
 		}
+		printEmptyGroups(out, empty, true)
 		return out.Flush()
 	}
 	i := 0
@@ -222,6 +227,7 @@ func printSnapshots(a *app, rows []snapshotRow, groupsOnly bool) error {
 			return err
 		}
 	}
+	printEmptyGroups(out, empty, len(groups) == 0)
 	return out.Flush()
 }
 

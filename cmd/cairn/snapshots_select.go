@@ -10,16 +10,16 @@ import (
 
 // listSelected lists the groups (every snapshot, finished or not) and
 // snapshots named by args (as du takes them), each once, sorted by
-// group and time. A name that does not resolve fails the listing.
-func listSelected(ctx context.Context, a *app, s *store.Store, ns string, args []string) ([]snapshotRow, error) {
+// group and time, and the named groups without a snapshot. A name that
+// does not resolve fails the listing.
+func listSelected(ctx context.Context, a *app, s *store.Store, ns string, args []string) (rows []snapshotRow, empty []string, err error) {
 	sel, err := parseDuArgs(ns, args)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	idx := s.OpenSnapIndex(a.logger)
 	defer idx.Save(true)
 	seen := map[store.Snapshot]bool{}
-	var rows []snapshotRow
 	add := func(si store.SnapshotInfo) {
 		if !seen[si.Snapshot] {
 			seen[si.Snapshot] = true
@@ -29,7 +29,10 @@ func listSelected(ctx context.Context, a *app, s *store.Store, ns string, args [
 	for g := range sel.groups {
 		snaps, err := s.Snapshots(g)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		if len(snaps) == 0 {
+			empty = append(empty, g.String())
 		}
 		for _, si := range snaps {
 			add(si)
@@ -38,7 +41,7 @@ func listSelected(ctx context.Context, a *app, s *store.Store, ns string, args [
 	if len(sel.refs) > 0 { // without references Walk goes over the whole namespace
 		for si, err := range s.Walk(ctx, store.Selector{NS: sel.ns, Refs: sel.refs}) {
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			add(si)
 		}
@@ -49,5 +52,6 @@ func listSelected(ctx context.Context, a *app, s *store.Store, ns string, args [
 		}
 		return strings.Compare(x.Time, y.Time)
 	})
-	return rows, nil
+	slices.Sort(empty)
+	return rows, empty, nil
 }
