@@ -128,6 +128,10 @@ func (b *Backup) usableReference(snap Snapshot, name string) bool {
 // writer's lease beside the bases held already; false (no error) when it
 // cannot be held: being removed here, or forgotten in the bucket.
 func (b *Backup) holdBase(ctx context.Context, snap Snapshot, name string) (bool, error) {
+	if b.dry { // nothing locked nor named in a lease: a dry run writes nothing
+		b.bases = append(b.bases, snap)
+		return true, nil
+	}
 	l, err := b.s.lockSnapshot(ctx, snap, false, max(b.s.lockWait, manifestLockTimeout))
 	if err != nil {
 		return false, nil
