@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"slices"
 )
@@ -84,6 +86,9 @@ type reference struct {
 // over too.
 func (b *Backup) pickReference(ctx context.Context, name string) (reference, error) {
 	snaps, err := b.s.Snapshots(b.snap.Group)
+	if b.dry && errors.Is(err, fs.ErrNotExist) {
+		return reference{}, nil // a new group, which a dry run does not make
+	}
 	if err != nil {
 		slog.Warn("backup: cannot list the group for a reference", "snapshot", b.snap, "archive", name, "err", err)
 		return reference{}, nil

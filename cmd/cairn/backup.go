@@ -133,6 +133,15 @@ Directory trees are walked in one pass; symlinks are never followed, other
 file systems are left empty unless --all-file-systems, entries matching
 --exclude patterns or .pxarexclude files are left out. Files that vanish or
 cannot be read are reported on stderr; the backup goes on and exits 3.
+--files-from FILE (restic's; also --files-from-verbatim, --files-from-raw)
+backs up only the paths FILE lists in the one NAME.pxar:DIR, relative to DIR
+or absolute inside it, with the directories above them; a listed path not
+found is a warning naming FILE and line (exit 3), a path outside DIR an
+error (exit 2).
+
+--dry-run reads, chunks, compresses and looks up everything a backup would,
+and prints its summary (what would be read, the new chunks and their size),
+writing nothing to the store: no snapshot, chunk, lock, writer or lease.
 
 --change-detection-mode (as in PBS): legacy writes a single-stream archive;
 data reads every file into a split archive (NAME.mpxar.didx +
