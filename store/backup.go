@@ -50,6 +50,7 @@ type Backup struct {
 	refs  map[string]reference
 	bases []Snapshot
 	ended bool // Finish or Abort: no more references
+	dry   bool // StartDryRun's: no locks, no writer, dir outside the store
 	Sync  SyncLevel
 }
 
@@ -223,6 +224,9 @@ func (b *Backup) AddBlobData(name string, data []byte) error {
 // Finish makes the data durable and writes the manifest.
 func (b *Backup) Finish() error {
 	defer b.unlock()
+	if b.dry {
+		return os.RemoveAll(b.dir)
+	}
 	if b.Sync == SyncFilesystem {
 		if err := syncfs(b.dir); err != nil {
 			return fmt.Errorf("snapshot %s: %w", b.snap, err)

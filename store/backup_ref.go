@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"slices"
 )
@@ -84,6 +86,9 @@ type reference struct {
 // over too.
 func (b *Backup) pickReference(ctx context.Context, name string) (reference, error) {
 	snaps, err := b.s.Snapshots(b.snap.Group)
+	if b.dry && errors.Is(err, fs.ErrNotExist) {
+		return reference{}, nil // a new group, which a dry run does not make
+	}
 	if err != nil {
 		slog.Warn("backup: cannot list the group for a reference", "snapshot", b.snap, "archive", name, "err", err)
 		return reference{}, nil
@@ -128,6 +133,10 @@ func (b *Backup) usableReference(snap Snapshot, name string) bool {
 // writer's lease beside the bases held already; false (no error) when it
 // cannot be held: being removed here, or forgotten in the bucket.
 func (b *Backup) holdBase(ctx context.Context, snap Snapshot, name string) (bool, error) {
+	if b.dry { // nothing locked nor named in a lease: a dry run writes nothing
+		b.bases = append(b.bases, snap)
+		return true, nil
+	}
 	l, err := b.s.lockSnapshot(ctx, snap, false, max(b.s.lockWait, manifestLockTimeout))
 	if err != nil {
 		return false, nil

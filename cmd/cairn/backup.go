@@ -25,6 +25,7 @@ type backupOpts struct {
 	workers     int
 	at          string
 	noSync      bool
+	dryRun      bool
 	masterPub   string // --master-pubkey
 	pxar        pxarOpts
 }
@@ -102,6 +103,8 @@ type backupSummary struct {
 	Images []imageSummary `json:"images,omitempty"`
 	// KeyFingerprint is the key an encrypted backup used (absent: plain).
 	KeyFingerprint string `json:"key_fingerprint,omitempty"`
+	// DryRun: nothing was written; the counts are what a backup would do.
+	DryRun bool `json:"dry_run,omitempty"`
 }
 
 func (a *app) backupCmd() *cobra.Command {
@@ -130,6 +133,15 @@ Directory trees are walked in one pass; symlinks are never followed, other
 file systems are left empty unless --all-file-systems, entries matching
 --exclude patterns or .pxarexclude files are left out. Files that vanish or
 cannot be read are reported on stderr; the backup goes on and exits 3.
+--files-from FILE (restic's; also --files-from-verbatim, --files-from-raw)
+backs up only the paths FILE lists in the one NAME.pxar:DIR, relative to DIR
+or absolute inside it, with the directories above them; a listed path not
+found is a warning naming FILE and line (exit 3), a path outside DIR an
+error (exit 2).
+
+--dry-run reads, chunks, compresses and looks up everything a backup would,
+and prints its summary (what would be read, the new chunks and their size),
+writing nothing to the store: no snapshot, chunk, lock, writer or lease.
 
 --change-detection-mode (as in PBS): legacy writes a single-stream archive;
 data reads every file into a split archive (NAME.mpxar.didx +
@@ -153,6 +165,7 @@ not count. The summary names each archive's reference.`,
 	f.IntVar(&o.workers, "workers", 0, "hash/compress workers (default: number of CPUs)")
 	f.StringVar(&o.at, "time", "", "snapshot time (RFC 3339; default now): newer than the group's newest snapshot, not before 2019-01-18T07:41:48Z (PBS's oldest), at most a day ahead")
 	f.BoolVar(&o.noSync, "no-sync", false, "do not syncfs the store before writing the manifest")
+	f.BoolVarP(&o.dryRun, "dry-run", "n", false, "read, chunk and look up everything, write nothing: say what a backup would read and store")
 	o.pxar.flags(f)
 	a.keyfileFlags(cmd, true)
 	f.StringVar(&o.masterPub, "master-pubkey", "", "with --keyfile: store the key file wrapped for this RSA master public key (PEM), for recovery with 'cairn key recover'")
@@ -214,6 +227,10 @@ func (a *app) backup(o backupOpts, args []string) error {
 		return err
 	}
 	defer in.close()
+	sel, err := a.backupSelection(&o.pxar, specs)
+	if err != nil {
+		return err
+	}
 	s, err := a.openStore()
 	if err != nil {
 		return err
@@ -227,7 +244,7 @@ func (a *app) backup(o backupOpts, args []string) error {
 			}
 		}
 	})()
-	b, err := s.StartBackup(a.ctx, g, at)
+	b, err := startBackup(a.ctx, s, g, at, o.dryRun)
 	if errors.Is(err, store.ErrBadTime) && o.at != "" {
 		return usageErr("--time: %v", err)
 	}
@@ -254,7 +271,7 @@ func (a *app) backup(o backupOpts, args []string) error {
 	for i, sp := range specs {
 		if sp.isPxar() {
 			var ps pxarSummary
-			ps, err = a.backupPxar(b, sp, filearchive.Options{Mode: mode, Exclude: exclude,
+			ps, err = a.backupPxar(b, sp, sel, filearchive.Options{Mode: mode, Exclude: exclude,
 				AllFileSystems: o.pxar.allFS, ChunkSize: pxarCS, Workers: o.workers, Stats: pxarStats, Progress: &pxarDone})
 			sums = append(sums, ps)
 		} else {
@@ -287,23 +304,13 @@ func (a *app) backup(o backupOpts, args []string) error {
 	if enc.key != nil {
 		sum.KeyFingerprint = enc.key.Fingerprint().String()
 	}
+	sum.DryRun = b.Dry()
 	if err := a.printBackupSummary(o, sum); err != nil {
 		return err
 	}
 	if sum.Errors > 0 {
-		return &codeError{code: exitPartial, err: fmt.Errorf("backup %s finished, but %d entries could not be read (see above)",
-			b.Snapshot(), sum.Errors)}
-	}
-	return nil
-}
-
-func checkDir(path string) error {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	if !fi.IsDir() {
-		return errors.New(path + " is not a directory")
+		return &codeError{code: exitPartial, err: fmt.Errorf("%s %s finished, but %d entries could not be read or were not found (see above)",
+			backupKind(b), b.Snapshot(), sum.Errors)}
 	}
 	return nil
 }
@@ -345,7 +352,11 @@ func (a *app) printBackupSummary(o backupOpts, sum backupSummary) error {
 		return nil
 	}
 	w, ib := a.stdout, func(n int64) string { return humanize.IBytes(uint64(n)) }
-	fmt.Fprintf(w, "snapshot %s\n", sum.Snapshot)
+	if sum.DryRun {
+		fmt.Fprintf(w, "dry run of snapshot %s: nothing written, what a backup would do:\n", sum.Snapshot)
+	} else {
+		fmt.Fprintf(w, "snapshot %s\n", sum.Snapshot)
+	}
 	fmt.Fprintf(w, "  read      %s from the sources\n", ib(sum.ReadBytes))
 	if sum.ReusedBytes > 0 {
 		fmt.Fprintf(w, "  reused    %s of file contents not read again (unchanged since the previous snapshot)\n", ib(sum.ReusedBytes))
@@ -392,25 +403,4 @@ func diskFullAdvice(err error, written int64) string {
 	}
 	return fmt.Sprintf("\nthe store's file system is full; the %s of chunks this backup wrote stay until a GC's cutoff passes them: "+
 		"to free them now, when no backup runs: cairn gc --atime-cutoff 0", humanize.IBytes(uint64(written)))
-}
-
-// backupID is --id, or for --type host without it the host's name up to
-// its first dot (proxmox-backup-client's default), which must be a valid
-// backup id.
-func backupID(o backupOpts) (string, error) {
-	if o.id != "" {
-		return o.id, nil
-	}
-	if o.typ != store.TypeHost {
-		return "", usageErr("--id is required with --type %s", quoteName(o.typ))
-	}
-	name, err := os.Hostname()
-	if err != nil {
-		return "", usageErr("--id not given and the host name is unknown (%v): give --id", err)
-	}
-	name, _, _ = strings.Cut(name, ".")
-	if err := (store.Group{Type: store.TypeHost, ID: name}).Check(); err != nil {
-		return "", usageErr("--id not given and the host name %q is not a valid backup id ([A-Za-z0-9_][A-Za-z0-9._-]*): give --id", name)
-	}
-	return name, nil
 }

@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/cairnfs/cairn/store"
 	"github.com/dustin/go-humanize"
@@ -204,4 +206,51 @@ func (im imageSummary) print(w io.Writer) {
 		return
 	}
 	fmt.Fprintf(w, "  %s (image, reference %s)\n", quoteName(im.Archive), im.Previous)
+}
+
+func checkDir(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return errors.New(path + " is not a directory")
+	}
+	return nil
+}
+
+// backupID is --id, or for --type host without it the host's name up to
+// its first dot (proxmox-backup-client's default), which must be a valid
+// backup id.
+func backupID(o backupOpts) (string, error) {
+	if o.id != "" {
+		return o.id, nil
+	}
+	if o.typ != store.TypeHost {
+		return "", usageErr("--id is required with --type %s", quoteName(o.typ))
+	}
+	name, err := os.Hostname()
+	if err != nil {
+		return "", usageErr("--id not given and the host name is unknown (%v): give --id", err)
+	}
+	name, _, _ = strings.Cut(name, ".")
+	if err := (store.Group{Type: store.TypeHost, ID: name}).Check(); err != nil {
+		return "", usageErr("--id not given and the host name %q is not a valid backup id ([A-Za-z0-9_][A-Za-z0-9._-]*): give --id", name)
+	}
+	return name, nil
+}
+
+// startBackup starts the backup, or its dry run (store.StartDryRun).
+func startBackup(ctx context.Context, s *store.Store, g store.Group, at time.Time, dry bool) (*store.Backup, error) {
+	if dry {
+		return s.StartDryRun(ctx, g, at)
+	}
+	return s.StartBackup(ctx, g, at)
+}
+
+func backupKind(b *store.Backup) string {
+	if b.Dry() {
+		return "dry run of"
+	}
+	return "backup"
 }

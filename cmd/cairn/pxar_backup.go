@@ -21,11 +21,16 @@ type pxarOpts struct {
 	excludeFiles []string
 	allFS        bool
 	mode         string
+	// --files-from and its kin (files_from.go)
+	filesFrom, filesFromVerbatim, filesFromRaw []string
 }
 
 func (o *pxarOpts) flags(f *pflag.FlagSet) {
 	f.StringArrayVar(&o.exclude, "exclude", nil, "leave out paths matching this gitignore-style pattern (file archives; repeatable)")
 	f.StringArrayVar(&o.excludeFiles, "exclude-file", nil, "read --exclude patterns from this file, one a line (# comments and blank lines skipped; repeatable; restic's --exclude-file)")
+	f.StringArrayVar(&o.filesFrom, "files-from", nil, "back up only the paths this file lists, one a line, in the directory tree (relative to its DIR or absolute inside it; # comments, blank lines skipped, spaces trimmed, globs expanded; - reads standard input; repeatable; restic's)")
+	f.StringArrayVar(&o.filesFromVerbatim, "files-from-verbatim", nil, "as --files-from, each line a path as it is (no comments, trimming or globs)")
+	f.StringArrayVar(&o.filesFromRaw, "files-from-raw", nil, "as --files-from-verbatim, the paths separated by NUL bytes (find -print0)")
 	f.BoolVar(&o.allFS, "all-file-systems", false, "descend into other file systems mounted below a directory tree")
 	f.StringVar(&o.mode, "change-detection-mode", "", "legacy, data or metadata (default: metadata when the archive has a reference, the group's newest snapshot that has it, else data)")
 }
@@ -58,11 +63,17 @@ type pxarSummary struct {
 
 // backupPxar adds archive sp.name from directory sp.path to b. Entries
 // that cannot be read are reported on stderr with their path.
-func (a *app) backupPxar(b *store.Backup, sp backupSpec, opt filearchive.Options) (pxarSummary, error) {
+func (a *app) backupPxar(b *store.Backup, sp backupSpec, sel *listSelection, opt filearchive.Options) (pxarSummary, error) {
 	opt.OnError = func(path string, err error) {
 		fmt.Fprintf(a.stderr, "cairn: warning: %s: %s: %v\n", sp.name, quoteName(filepath.Join(sp.path, path)), err)
 	}
+	if sel != nil {
+		opt.Select = sel.sel
+	}
 	res, err := filearchive.AddArchive(a.ctx, b, sp.name, sp.path, opt)
+	if sel != nil && err == nil {
+		res.Errors += sel.warn(a.stderr, sp.name)
+	}
 	w := res.Walk
 	return pxarSummary{Archive: sp.name, Mode: res.Mode.String(), Previous: res.Previous,
 		Files: int64(w.Files), Dirs: int64(w.Dirs), Symlinks: int64(w.Symlinks), Hardlinks: int64(w.Hardlinks),

@@ -60,7 +60,8 @@ func ParseMode(s string) (Mode, error) {
 // Options tune AddArchive.
 type Options struct {
 	Mode           Mode
-	Exclude        []string // gitignore-style patterns, as walk.Options.Exclude
+	Exclude        []string        // gitignore-style patterns, as walk.Options.Exclude
+	Select         *walk.Selection // restricts the tree to its paths, as walk.Options.Select
 	AllFileSystems bool
 	// OnError hears about entries that vanished or could not be read; the
 	// backup goes on without them (or with their content zero-filled).
@@ -287,7 +288,7 @@ func (b *builder) stream(ctx context.Context, path string, avg int, known store.
 }
 
 func (b *builder) walkOptions() walk.Options {
-	return walk.Options{Exclude: b.opts.Exclude, AllFileSystems: b.opts.AllFileSystems, OnError: b.report,
+	return walk.Options{Exclude: b.opts.Exclude, Select: b.opts.Select, AllFileSystems: b.opts.AllFileSystems, OnError: b.report,
 		ReadAhead: b.opts.ReadAhead}
 }
 

@@ -35,7 +35,7 @@ func (w *walker) entry(dirfd int, parent string, e dirent.Entry) error {
 		return nil
 	}
 	typ := uint64(st.Mode) & pxar.ModeIFMT
-	if w.patterns.excluded("/"+rel, typ == pxar.ModeIFDIR) {
+	if w.leftOut(rel, typ == pxar.ModeIFDIR) {
 		w.stats.Excluded++
 		return nil
 	}
@@ -56,6 +56,22 @@ func (w *walker) entry(dirfd int, parent string, e dirent.Entry) error {
 		return fmt.Errorf("%s: %w", rel, err)
 	}
 	return nil
+}
+
+// leftOut tells whether the selection or the patterns leave out the
+// entry at rel.
+func (w *walker) leftOut(rel string, isDir bool) bool {
+	sel := w.opts.Select
+	if sel != nil && !sel.take(rel, isDir) {
+		return true
+	}
+	if !w.patterns.excluded("/"+rel, isDir) {
+		return false
+	}
+	if sel != nil && isDir {
+		sel.leftOut(rel)
+	}
+	return true
 }
 
 func (w *walker) reportGone(rel string, err error) {

@@ -41,6 +41,7 @@ type readAhead struct {
 	perFile int64
 	since   int64 // ReadAhead.ChangedSince in ns (0: none)
 	pats    patternList
+	sel     *Selection // the walk's (nil: everything)
 	buf     []byte
 	advised atomic.Int64 // files whose content was asked for
 }
@@ -75,11 +76,11 @@ type raJob struct {
 // startReadAhead starts the helper on the root open at rootFD (it opens
 // its own descriptor: a directory's offset is shared by duplicates).
 // content asks for regular files' data, not only their inodes.
-func startReadAhead(ctx context.Context, rootFD int, rootDev uint64, cli patternList, content, allFS bool,
+func startReadAhead(ctx context.Context, rootFD int, rootDev uint64, cli patternList, sel *Selection, content, allFS bool,
 	lim ReadAhead) *readAhead {
 	lim = lim.withDefaults()
 	r := &readAhead{win: newWindow(lim), jobs: make(chan raJob, 2*lim.Workers), content: content,
-		allFS: allFS, rootDev: rootDev, perFile: max(lim.Bytes/4, 1), pats: slices.Clone(cli)}
+		allFS: allFS, rootDev: rootDev, perFile: max(lim.Bytes/4, 1), pats: slices.Clone(cli), sel: sel}
 	if !content && !lim.ChangedSince.IsZero() {
 		r.since = max(lim.ChangedSince.UnixNano(), 1)
 	}
@@ -163,7 +164,7 @@ func (r *readAhead) entry(d *raDir, parent, name string, typ uint8) {
 		}
 		typ = dtype(st.Mode)
 	}
-	if r.pats.excluded("/"+rel, typ == unix.DT_DIR) {
+	if (r.sel != nil && !r.sel.has(rel, typ == unix.DT_DIR)) || r.pats.excluded("/"+rel, typ == unix.DT_DIR) {
 		return
 	}
 	it := &raItem{path: rel}

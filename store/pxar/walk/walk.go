@@ -22,6 +22,10 @@ type Options struct {
 	// Exclude holds gitignore-style patterns as PBS's --exclude takes
 	// them; "!pattern" re-includes. .pxarexclude files add to them.
 	Exclude []string
+	// Select, if set, restricts the walk to its paths (and the
+	// directories above them); patterns still leave out what they match.
+	// Entries it leaves out count as Excluded.
+	Select *Selection
 	// AllFileSystems descends into directories of other file systems;
 	// otherwise mount points are stored empty, as PBS does.
 	AllFileSystems bool
@@ -154,7 +158,7 @@ func Walk(ctx context.Context, root string, meta, payload io.Writer, opts Option
 	}
 	w.rootDev = st.Dev
 	if !opts.ReadAhead.Off && (opts.Reuse == nil || opts.ReadAhead.StatAhead) {
-		w.ra = startReadAhead(ctx, fd, st.Dev, w.cli, opts.Reuse == nil, opts.AllFileSystems, opts.ReadAhead)
+		w.ra = startReadAhead(ctx, fd, st.Dev, w.cli, opts.Select, opts.Reuse == nil, opts.AllFileSystems, opts.ReadAhead)
 		defer w.ra.stop()
 	}
 	rootMeta, err := readMetadata(&st, xattrSource{fd: fd}, fd)
