@@ -59,7 +59,6 @@ type remote struct {
 	attached  bool       // CreateRemote found the store in the bucket
 	leases    leaseSet   // remote_leases.go
 	meta      metaSync   // remote_meta_refresh.go
-	offline   error      // the bucket was unreachable when the store was opened
 }
 
 // chunkKey is chunk d's key in the bucket.
@@ -104,7 +103,6 @@ func (s *Store) openRemote(ctx context.Context, cfg RemoteConfig, b objstore.Obj
 		}
 	}
 	s.remote = newRemote(s.root, cfg, b)
-	s.remote.offline = offline
 	s.backend = &remoteChunks{localDir: localDir{s.root}, r: s.remote}
 	return offline, nil
 }

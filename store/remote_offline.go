@@ -17,15 +17,6 @@ import (
 // the mirror from the bucket.
 const refreshedName = ".cairn-refreshed"
 
-// Offline is the error that left the store offline (nil: online, or a
-// local store).
-func (s *Store) Offline() error {
-	if s.remote == nil {
-		return nil
-	}
-	return s.remote.offline
-}
-
 // MirrorRefreshed is when the mirror was last refreshed from the bucket
 // completely (zero: never, or a local store).
 func (s *Store) MirrorRefreshed() time.Time {
