@@ -230,9 +230,9 @@ func checkManPages(t *testing.T, paths []string) {
 			t.Errorf("no man page for %q: %v", p, err)
 			continue
 		}
-		dashed := strings.TrimSuffix("cairn-"+strings.ReplaceAll(p, " ", "-"), "-")
-		for _, want := range []string{".TH \"" + strings.ToUpper(dashed) + "\" \"1\"", ".SH NAME\n" + dashed + " - ",
-			".SH SYNOPSIS\n\\fB" + strings.TrimSpace("cairn "+p)} {
+		dashed := strings.ReplaceAll(strings.TrimSuffix("cairn-"+strings.ReplaceAll(p, " ", "-"), "-"), "-", `\-`) // roff's minus
+		for _, want := range []string{".TH " + strings.ToUpper(dashed) + " 1 ", ".SH NAME\n" + dashed + ` \- `,
+			".SH SYNOPSIS\n\\fB" + strings.ReplaceAll(strings.TrimSpace("cairn "+p), "-", `\-`) + `\fR`, ".SH EXAMPLES\n", `.SH "EXIT STATUS"` + "\n"} {
 			if !bytes.Contains(page, []byte(want)) {
 				t.Errorf("%s lacks %q:\n%.300s", name, want, page)
 			}

@@ -13,7 +13,9 @@ import (
 )
 
 func (a *app) benchCmd() *cobra.Command {
-	cmd := &cobra.Command{Use: "bench", Short: "measure parts of cairn on this machine"}
+	cmd := &cobra.Command{Use: "bench", Short: "measure parts of cairn on this machine",
+		Long: `Measures parts of cairn on this machine, apart from the store: the
+chunkers. test/bench in the source tree measures whole commands.`}
 	cmd.AddCommand(a.benchChunkerCmd())
 	return cmd
 }
@@ -28,7 +30,12 @@ func (a *app) benchChunkerCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "chunker [--fixed SIZE | --dynamic AVG] [--buffer-size SIZE] [--print] FILE",
 		Short: "chunk a file and report MB/s, chunk count and average size",
-		Args:  cobra.ExactArgs(1),
+		Long: `Chunks FILE as a backup would, with fixed chunks of --fixed SIZE (as an
+image) or buzhash content-defined chunks of average --dynamic AVG (as a
+file archive; the default), reading --buffer-size at a time, and reports
+the throughput, the chunk count and the average chunk size. Nothing is
+stored. --print gives one line a chunk: offset, length and SHA-256.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.benchChunker(o, args[0])
 		},

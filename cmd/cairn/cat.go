@@ -19,7 +19,12 @@ func (a *app) catCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cat SNAPSHOT ARCHIVE [PATH]",
 		Short: "stream an archive's data to stdout (an image, a blob's content, or a file of a file archive)",
-		Args:  cobra.RangeArgs(2, 3),
+		Long: `Streams an image, a blob's decoded content, or, with PATH, one regular
+file of a file archive to standard output, without a mount. An image is
+read in order with --readahead chunks loaded ahead; every chunk is
+checked before its bytes are written. With --tar, a directory of a file
+archive is written as a tar stream, as cairn dump does.`,
+		Args: cobra.RangeArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ref, err := qualifyRef(ns, args[0])
 			if err != nil {

@@ -46,10 +46,13 @@ var completedArgs = map[string][]argKind{
 // remote store gives no candidates rather than a hung shell.
 const completionTimeout = 3 * time.Second
 
-// completionCmd adds cobra's `completion bash|zsh|fish|powershell` and
-// the completion of snapshots, archives and paths to the commands.
+// completionCmd adds cobra's `completion bash|zsh|fish|powershell` (the
+// bash script with stand-ins for bash-completion's functions,
+// completion_bash.go) and the completion of snapshots, archives and
+// paths to the commands.
 func (a *app) completionCmd(root *cobra.Command) {
 	root.InitDefaultCompletionCmd()
+	useBashCompletion(root)
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		for _, sub := range c.Commands() {

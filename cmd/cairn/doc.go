@@ -12,4 +12,10 @@
 // per command, before the store is opened, and gives them to the store
 // (store.Store.SetKeys), through which every reader and job finds a
 // snapshot's key; run wipes them at exit. Only fingerprints are printed.
+//
+// The manual (manual.go, manual_examples.go): the exit codes, the
+// environment, the files and each command's examples are kept once;
+// `cairn gen man` renders them into the man pages (gen_man.go, with the
+// roff writer of man_roff.go), --help shows the examples, and
+// readme_test.go keeps the README's tables the same text.
 package main

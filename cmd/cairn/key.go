@@ -104,7 +104,11 @@ func (a *app) keyShowCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "show FILE",
 		Short: "show a key file's kdf, times and fingerprint (no passphrase needed)",
-		Args:  cobra.ExactArgs(1),
+		Long: `Prints a key file's key derivation function (scrypt, pbkdf2 or none),
+its creation and modification times, its password hint and its key's
+fingerprint, which snapshots encrypted with it record in their manifest.
+The passphrase is not needed: the fingerprint is stored in the file.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			c, err := keyfile.Read(args[0])
 			if err != nil {

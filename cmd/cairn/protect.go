@@ -17,7 +17,9 @@ func (a *app) protectCmd() *cobra.Command {
 func (a *app) unprotectCmd() *cobra.Command {
 	return a.protectionCmd(false, "unprotect SNAPSHOT…",
 		"remove the protection of snapshots, so that forget and prune may remove them",
-		"Removes the .protected marker of each snapshot [ns/NAME/…]TYPE/ID/TIME.")
+		"Removes the .protected marker of each snapshot [ns/NAME/…]TYPE/ID/TIME, as\n"+
+			"PBS does: forget, prune and the other removals may remove it again.\n"+
+			"Unprotecting a snapshot that is not protected is no error.")
 }
 
 func (a *app) protectionCmd(on bool, use, short, long string) *cobra.Command {

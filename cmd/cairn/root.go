@@ -229,6 +229,7 @@ func (a *app) rootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "cairn",
 		Short:         "cairn: a deduplicating backup store you can mount",
+		Long:          rootLong,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
@@ -257,6 +258,7 @@ func (a *app) rootCmd() *cobra.Command {
 	root.SetVersionTemplate("{{.Name}} " + buildVersion().String() + "\n")
 	root.InitDefaultHelpCmd()
 	a.completionCmd(root)
+	setExamples(root)
 	a.contract(root)
 	return root
 }

@@ -89,7 +89,12 @@ func (a *app) versionCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "print the version, the Go version and the commit cairn was built from",
-		Args:  cobra.NoArgs,
+		Long: `Prints the version, the Go version, the platform and the commit cairn
+was built from (with -dirty when the tree had changes, and the commit's
+time). They are set with -ldflags -X, as the Makefile does; without them
+cairn takes them from the build information Go records. cairn --version
+prints the same line.`,
+		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			v := buildVersion()
 			if asJSON {

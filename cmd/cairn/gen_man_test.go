@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// groffText renders a man page as plain text with groff, failing the
+// test on any warning; it skips without groff (CI installs groff-base).
+func groffText(t *testing.T, page string) string {
+	t.Helper()
+	if _, err := exec.LookPath("groff"); err != nil {
+		t.Skip("no groff (apt-get install groff-base)")
+	}
+	cmd := exec.Command("groff", "-man", "-Tutf8", "-ww", "-P-cbou", "-rLL=100n")
+	cmd.Stdin = strings.NewReader(page)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil || errb.Len() > 0 {
+		t.Fatalf("groff: %v: %s", err, errb.String())
+	}
+	// one space for any run of white space, ASCII for groff's minus and hyphen
+	text := strings.NewReplacer("\u2212", "-", "\u2010", "-", "\u2019", "'", "\u2018", "'").Replace(out.String())
+	return regexp.MustCompile(`[ \t]+`).ReplaceAllString(text, " ")
+}
+
+// manSections are the section titles of a rendered page, in order.
+func manSections(text string) []string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		if l != "" && l == strings.ToUpper(l) && !strings.HasPrefix(l, " ") && !strings.Contains(l, "(1)") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// TestManPages renders every page cairn gen man writes: cairn(1) has
+// every section with the manual's tables, each command's page its
+// examples and the exit codes.
+func TestManPages(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("SOURCE_DATE_EPOCH", "1767225600")
+	if code, msg := runArgs(t.Context(), "-q", "gen", "man", dir); code != 0 {
+		t.Fatalf("gen man: exit %d: %s", code, msg)
+	}
+	pages, _ := filepath.Glob(filepath.Join(dir, "*.1"))
+	if len(pages) < 40 {
+		t.Fatalf("%d pages", len(pages))
+	}
+	for _, p := range pages {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := groffText(t, string(data))
+		want := []string{"NAME", "SYNOPSIS", "DESCRIPTION", "GLOBAL OPTIONS", "EXAMPLES", "EXIT STATUS", "ENVIRONMENT", "SEE ALSO"}
+		if filepath.Base(p) == "cairn.1" {
+			want = []string{"NAME", "SYNOPSIS", "DESCRIPTION", "COMMANDS", "OPTIONS", "EXAMPLES", "EXIT STATUS", "ENVIRONMENT", "FILES", "SEE ALSO"}
+		}
+		if got := manSections(text); !isSubsequence(want, got) {
+			t.Errorf("%s: sections %q, want %q in order", filepath.Base(p), got, want)
+		}
+		for _, e := range exitStatuses {
+			if row := " " + e.term + " " + strings.ReplaceAll(e.text, "`", ""); !strings.Contains(strings.Join(strings.Fields(text), " "), row) {
+				t.Errorf("%s: no exit status row %q", filepath.Base(p), row)
+			}
+		}
+		if !strings.Contains(text, "2026-01-01") {
+			t.Errorf("%s: not dated SOURCE_DATE_EPOCH", filepath.Base(p))
+		}
+	}
+	root, _ := os.ReadFile(filepath.Join(dir, "cairn.1"))
+	text := strings.Join(strings.Fields(groffText(t, string(root))), " ")
+	for _, e := range slices.Concat(environment, files) {
+		if row := e.term + " " + strings.ReplaceAll(e.text, "`", ""); !strings.Contains(text, row) {
+			t.Errorf("cairn.1 lacks %q", row)
+		}
+	}
+}
+
+func isSubsequence(want, got []string) bool {
+	i := 0
+	for _, g := range got {
+		if i < len(want) && g == want[i] {
+			i++
+		}
+	}
+	return i == len(want)
+}
+
+// TestManPageEscapes: text roff would read as requests or escapes (a
+// line starting with . or ', a backslash, \fB) comes out as written,
+// indented lines stay lines, and a long description is whole.
+func TestManPageEscapes(t *testing.T) {
+	long := "First paragraph,\n.TH not a request\n'also not one\nback\\slash \\fBnot bold \\\" and -dash.\n\n" +
+		"  --flag X   kept   as a\n  .line      of its own\n\nLast paragraph."
+	c := &cobra.Command{Use: "probe ARG", Short: "a probe: 'quoted' \\ and \u00e9", Long: long, Run: func(*cobra.Command, []string) {}}
+	(&cobra.Command{Use: "cairn"}).AddCommand(c)
+	c.Flags().String("size", "4M", "a size with a \\ backslash")
+	page := manPage(c, manHeader{date: time.Unix(0, 0), source: "cairn test"})
+	text := groffText(t, page)
+	for _, want := range []string{
+		"cairn-probe - a probe: 'quoted' \\ and \u00e9",
+		"First paragraph, .TH not a request 'also not one back\\slash \\fBnot bold \\\" and -dash.",
+		"\n --flag X kept as a\n .line of its own\n",
+		"Last paragraph.",
+		"--size string\n a size with a \\ backslash (default 4M)",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("page lacks %q:\n%s\n%s", want, text, page)
+		}
+	}
+}
+
+// TestManPagesBadDir: gen man into a directory it cannot make fails.
+func TestManPagesBadDir(t *testing.T) {
+	if code, _ := runArgs(t.Context(), "gen", "man", "/proc/no/such"); code != exitError {
+		t.Errorf("exit %d", code)
+	}
+	t.Setenv("SOURCE_DATE_EPOCH", "yesterday")
+	if code, _ := runArgs(t.Context(), "gen", "man", t.TempDir()); code != exitUsage {
+		t.Errorf("bad SOURCE_DATE_EPOCH: exit %d", code)
+	}
+}
