@@ -77,19 +77,24 @@ func (m *meter) line(label string, s progressSample, now time.Time, frame int) s
 	return m.fitLine(label, s, now, frame, 0)
 }
 
-// fitLine is line cut to width columns (0: no cut): the label and the
-// archive's name give way first (cut in the middle), so that the
+// fitLine is line cut to width columns (0: no cut): the label, then
+// the archive's name give way first (cut in the middle), so that the
 // figures stay; then the end of the line.
 func (m *meter) fitLine(label string, s progressSample, now time.Time, frame, width int) string {
 	pre, body := m.parts(s, now, frame)
-	head := label
+	arch := ""
 	if s.Archive != "" {
-		head += " " + quoteName(s.Archive)
+		arch = " " + quoteName(s.Archive)
 	}
 	if width > 1 {
-		head = shorten(head, width-1-utf8.RuneCountInString(pre+":"+body))
+		room := width - 1 - utf8.RuneCountInString(pre+":"+body)
+		if n := room - utf8.RuneCountInString(arch); n >= 8 || arch == "" {
+			label = shorten(label, n)
+		} else {
+			label, arch = shorten(label+arch, room), ""
+		}
 	}
-	return fit(pre+head+":"+body, width)
+	return fit(pre+label+arch+":"+body, width)
 }
 
 // parts renders what goes before the label (a spinner or bar) and after

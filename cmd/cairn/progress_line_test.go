@@ -69,6 +69,10 @@ func TestProgressLineWidth(t *testing.T) {
 			t.Errorf("width %d: label not shortened or figures lost: %q", width, got)
 		}
 	}
+	s.Archive = "root.pxar" // the label gives way before the archive's name
+	if got := newMeter(t0).fitLine("backup host/h/2026-01-01T00:00:00Z", s, t0.Add(3*time.Second), 0, 110); !strings.Contains(got, "…") || !strings.Contains(got, "Z root.pxar: 30 MiB") {
+		t.Errorf("width 110: %q", got)
+	}
 	if got := newMeter(t0).fitLine("backup", s, t0, 0, 300); strings.Contains(got, "…") {
 		t.Errorf("shortened without need: %q", got)
 	}
