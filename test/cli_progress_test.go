@@ -111,7 +111,7 @@ func testProgressPlain(t *testing.T, st string) {
 	// The source is still open: the backup cannot have ended, and its
 	// lines must show the bytes read so far, with no total.
 	br := bufio.NewReader(pr)
-	line := waitLine(t, br, regexp.MustCompile(`^backup host/progress-plain/\S+: [1-9][0-9.]* [KM]iB, .*elapsed`))
+	line := waitLine(t, br, regexp.MustCompile(`^backup host/progress-plain/\S+ disk\.img: [1-9][0-9.]* [KM]iB, .*elapsed`))
 	if strings.Contains(line, " of ") || strings.Contains(line, "ETA") {
 		t.Errorf("a source of unknown size shows a total or an ETA: %q", line)
 	}
@@ -165,7 +165,7 @@ func testProgressTerminal(t *testing.T, st string) {
 	if _, err := in.Write(data); err != nil {
 		t.Fatal(err)
 	}
-	re := regexp.MustCompile(`\r\x1b\[K[-\\|/] backup host/progress-tty/\S+: [1-9][0-9.]* [KM]iB`)
+	re := regexp.MustCompile(`\r\x1b\[K[-\\|/] backup host/progress-tty/\S+ disk\.img: [1-9][0-9.]* [KM]iB`)
 	var got []byte
 	buf := make([]byte, 4096)
 	for !re.Match(got) {

@@ -7,7 +7,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -260,19 +259,15 @@ func (a *app) backup(o backupOpts, args []string) error {
 	}
 	start := time.Now()
 	imgStats, pxarStats := new(store.UploadStats), new(store.UploadStats)
-	var pxarDone atomic.Int64
-	if slices.ContainsFunc(specs, backupSpec.isPxar) {
-		in.total = 0 // a tree's size is unknown until it is walked: a spinner, not a bar
-	}
-	prog := a.startProgress("backup "+b.Snapshot().String(), in.total, func() (int64, string) {
-		return imgStats.Bytes.Load() + pxarDone.Load(), ""
-	})
+	bp := newBackupProgress(specs, in.total, imgStats)
+	prog := a.showProgress("backup "+b.Snapshot().String(), bp.sample)
 	var sums []pxarSummary
 	for i, sp := range specs {
+		bp.at(i)
 		if sp.isPxar() {
 			var ps pxarSummary
 			ps, err = a.backupPxar(b, sp, sel, filearchive.Options{Mode: mode, Exclude: exclude,
-				AllFileSystems: o.pxar.allFS, ChunkSize: pxarCS, Workers: o.workers, Stats: pxarStats, Progress: &pxarDone})
+				AllFileSystems: o.pxar.allFS, ChunkSize: pxarCS, Workers: o.workers, Stats: pxarStats, Progress: bp.trees[i]})
 			sums = append(sums, ps)
 		} else {
 			err = in.add(a.ctx, b, i, store.ImageOptions{ChunkSize: imgCS, Workers: o.workers, Stats: imgStats})
@@ -282,6 +277,7 @@ func (a *app) backup(o backupOpts, args []string) error {
 		}
 	}
 	if err == nil {
+		bp.at(len(specs))
 		t := imgStats.Snapshot()
 		t.Add(pxarStats.Snapshot())
 		b.SetChunkUploadStats(store.ChunkUploadStatsOf(t))

@@ -4,11 +4,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/dustin/go-humanize"
 	"golang.org/x/term"
 )
 
@@ -40,6 +38,11 @@ type progressSample struct {
 	Items, ItemsTotal int64 // ItemsTotal <= 0: unknown; shown when ItemsName is set
 	ItemsName         string
 	Note              string // a phase or other detail, last on the line
+	// Archive is the archive at work, shown (quoted) after the label.
+	Archive string
+	// TotalApprox and ItemsApprox: Total or ItemsTotal is an estimate
+	// (a tree backup's reference), shown with "~", as is an ETA from it.
+	TotalApprox, ItemsApprox bool
 }
 
 // display is a progress display; Stop ends it.
@@ -136,7 +139,7 @@ func runProgress(w io.Writer, label string, sample func() progressSample) *progr
 			if cols, _, err := term.GetSize(fd); err == nil {
 				width = cols
 			}
-			tw.draw(fit(m.line(label, s, time.Now(), frame), width))
+			tw.draw(m.fitLine(label, s, time.Now(), frame, width))
 		}
 	}
 	return p
@@ -227,136 +230,4 @@ func progressInterval(def time.Duration) time.Duration {
 		return d
 	}
 	return def
-}
-
-// fit cuts s to width columns (0: unknown, no cut), so that the line
-// never wraps and \r keeps redrawing it in place.
-func fit(s string, width int) string {
-	if width <= 1 {
-		return s
-	}
-	r := []rune(s)
-	if len(r) < width {
-		return s
-	}
-	return string(r[:width-1])
-}
-
-// meter turns samples into a line; it remembers recent samples for the
-// rate. It is used by one goroutine.
-type meter struct {
-	start time.Time
-	hist  []point
-}
-
-type point struct {
-	at    time.Time
-	bytes int64
-}
-
-func newMeter(start time.Time) *meter { return &meter{start: start} }
-
-// rate returns bytes per second over the last rateWindow, and whether
-// enough time or bytes have passed for it to mean something.
-func (m *meter) rate(n int64, now time.Time) (float64, bool) {
-	m.hist = append(m.hist, point{now, n})
-	for len(m.hist) > 2 && now.Sub(m.hist[1].at) >= rateWindow {
-		m.hist = m.hist[1:]
-	}
-	el := now.Sub(m.start)
-	if el < rateAfter && (n < rateBytes || el < 250*time.Millisecond) {
-		return 0, false
-	}
-	from := point{m.start, 0}
-	if now.Sub(m.start) > rateWindow && len(m.hist) > 1 {
-		from = m.hist[0]
-	}
-	d := now.Sub(from.at).Seconds()
-	if d <= 0 {
-		return 0, false
-	}
-	return float64(n-from.bytes) / d, true
-}
-
-var spinner = []string{"-", "\\", "|", "/"}
-
-// line renders a sample; frame >= 0 draws a terminal's spinner or bar,
-// frame < 0 a plain line with the elapsed time. A display that counts
-// only items (no bytes) shows neither bytes nor a byte rate.
-func (m *meter) line(label string, s progressSample, now time.Time, frame int) string {
-	var b strings.Builder
-	itemsOnly := s.Total <= 0 && s.Bytes == 0 && s.ItemsName != ""
-	n, total := s.Bytes, s.Total
-	if itemsOnly {
-		n, total = s.Items, s.ItemsTotal
-	}
-	switch {
-	case frame >= 0 && total > 0:
-		b.WriteString(bar(n, total, 20) + " ")
-	case frame >= 0:
-		b.WriteString(spinner[frame%len(spinner)] + " ")
-	}
-	b.WriteString(label + ":")
-	sep := " "
-	if !itemsOnly {
-		fmt.Fprintf(&b, " %s", humanize.IBytes(uint64(max(s.Bytes, 0))))
-		if s.Total > 0 {
-			fmt.Fprintf(&b, " of %s (%.1f%%)", humanize.IBytes(uint64(s.Total)), percent(s.Bytes, s.Total))
-		}
-		sep = ", "
-	}
-	if s.ItemsName != "" {
-		if s.ItemsTotal > 0 {
-			fmt.Fprintf(&b, "%s%d of %d %s", sep, s.Items, s.ItemsTotal, s.ItemsName)
-		} else {
-			fmt.Fprintf(&b, "%s%d %s", sep, s.Items, s.ItemsName)
-		}
-	}
-	r, ok := m.rate(s.Bytes, now)
-	if ok && !itemsOnly {
-		fmt.Fprintf(&b, ", %.1f MB/s", max(r, 0)/1e6)
-	}
-	if eta, known := etaOf(s, r, now.Sub(m.start)); ok && known {
-		fmt.Fprintf(&b, ", ETA %s", eta)
-	}
-	if frame < 0 {
-		fmt.Fprintf(&b, ", %s elapsed", now.Sub(m.start).Round(time.Second))
-	}
-	if s.Note != "" {
-		b.WriteString(", " + s.Note)
-	}
-	return b.String()
-}
-
-// etaOf estimates the time left from the byte rate, or, when only the
-// items' total is known, from the items done so far.
-func etaOf(s progressSample, rate float64, el time.Duration) (time.Duration, bool) {
-	var sec float64
-	switch {
-	case s.Total > 0 && rate > 0:
-		sec = float64(max(s.Total-s.Bytes, 0)) / rate
-	case s.Total <= 0 && s.ItemsTotal > 0 && s.Items > 0:
-		sec = el.Seconds() * float64(max(s.ItemsTotal-s.Items, 0)) / float64(s.Items)
-	default:
-		return 0, false
-	}
-	return time.Duration(sec * float64(time.Second)).Round(time.Second), true
-}
-
-func percent(n, total int64) float64 {
-	return min(100*float64(n)/float64(total), 100)
-}
-
-// bar draws [=====>    ] of width cells.
-func bar(n, total int64, width int) string {
-	full := int(float64(width) * percent(n, total) / 100)
-	s := strings.Repeat("=", full)
-	if full < width {
-		s += ">" + strings.Repeat(" ", width-full-1)
-	}
-	return "[" + s + "]"
-}
-
-func mbps(bytes int64, d time.Duration) float64 {
-	return float64(bytes) / 1e6 / max(d.Seconds(), 1e-9)
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/cairnfs/cairn/jobs/restore"
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/filearchive"
-	"github.com/dustin/go-humanize"
 	"golang.org/x/sys/unix"
 )
 
@@ -76,9 +75,10 @@ func (a *app) restoreTree(o restoreOpts, s *store.Store, snap store.Snapshot, m 
 		}
 	}
 	stats := new(restore.Stats)
+	total := a.treeTotals(o, s, snap, m, ar, c)
 	began = time.Now()
-	prog := a.startProgress("restore "+ar.Name, 0, func() (int64, string) {
-		return stats.Bytes.Load(), "zeroes " + humanize.IBytes(uint64(stats.ZeroBytes.Load()))
+	prog := a.showProgress("restore", func() progressSample {
+		return total.sample(stats)
 	})
 	rep, err := restore.Tree(a.ctx, acc, start, path, target, restore.TreeOptions{Threads: o.threads, Overwrite: o.force,
 		Filter: filter, Stats: stats, Logger: a.logger})

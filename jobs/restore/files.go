@@ -27,6 +27,7 @@ func (t *treeRestore) fileWorker(ctx context.Context, batches <-chan []fileJob) 
 				continue
 			}
 			t.count(func(r *TreeReport) { r.Files++ })
+			t.opt.Stats.Files.Add(1)
 		}
 	}
 	return ctx.Err()

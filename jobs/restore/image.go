@@ -37,6 +37,7 @@ type Stats struct {
 	Bytes     atomic.Int64 // bytes restored (data and zeros)
 	ZeroBytes atomic.Int64
 	Total     atomic.Int64
+	Files     atomic.Int64 // tree restores: regular files whose content is restored
 }
 
 // Damage is a range of the archive that could not be restored.

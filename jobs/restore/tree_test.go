@@ -127,9 +127,13 @@ func TestTreeRestore(t *testing.T) {
 	want := describe(t, src)
 	for _, threads := range []int{1, 8} {
 		dst := filepath.Join(t.TempDir(), "dst")
-		rep, err := Tree(context.Background(), acc, acc.Root(), "", dst, TreeOptions{Threads: threads})
+		stats := new(Stats)
+		rep, err := Tree(context.Background(), acc, acc.Root(), "", dst, TreeOptions{Threads: threads, Stats: stats})
 		if err != nil {
 			t.Fatalf("threads %d: %v %+v", threads, err, rep.Failed)
+		}
+		if stats.Files.Load() != rep.Files-1 { // the progress counts regular files, not the hard link
+			t.Errorf("threads %d: %d files counted, %d restored with a hard link", threads, stats.Files.Load(), rep.Files)
 		}
 		got := describe(t, dst)
 		if strings.Join(got, "\n") != strings.Join(want, "\n") {

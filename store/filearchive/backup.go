@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
@@ -70,9 +69,8 @@ type Options struct {
 	ChunkSize int                // buzhash average of all streams; default 4 MiB
 	Workers   int                // hash/compress workers per stream; default NumCPU
 	Stats     *store.UploadStats // upload counters, shared by the streams
-	// Progress, if set, counts the content bytes of files stored so far,
-	// read or reused.
-	Progress *atomic.Int64
+	// Progress, if set, counts what is stored so far, for a display.
+	Progress *Progress
 	// CacheSize bounds the chunk cache used to read the previous archive;
 	// default 16 MiB (prevCacheSize).
 	CacheSize int64
@@ -248,6 +246,9 @@ func (b *builder) openPrevious(ctx context.Context) error {
 		return err
 	}
 	b.res.RetiredChunks, b.res.RetiredBytes = b.plan.retiredChunks, int64(b.plan.retiredLive)
+	if b.opts.Progress != nil {
+		b.opts.Progress.Ref.Store(&b.plan.ref)
+	}
 	return nil
 }
 
@@ -301,9 +302,11 @@ func (b *builder) report(path string, err error) {
 	slog.Warn("backup: entry skipped or incomplete", "archive", b.name, "path", path, "err", err)
 }
 
+// progress counts one file of n content bytes stored, read or reused.
 func (b *builder) progress(n uint64) {
 	if b.opts.Progress != nil {
-		b.opts.Progress.Add(int64(n))
+		b.opts.Progress.Bytes.Add(int64(n))
+		b.opts.Progress.Files.Add(1)
 	}
 }
 

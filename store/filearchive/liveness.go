@@ -43,6 +43,8 @@ type reusePlan struct {
 	distinct, live, padding uint64
 	retiredChunks           int
 	retiredLive             uint64 // bytes the retired chunks' files hold
+	// ref counts the previous archive's regular files and their content.
+	ref Totals
 }
 
 // DefaultMaxPadding is the default bound on a snapshot's padding as a
@@ -56,6 +58,7 @@ const DefaultMaxPadding = 0.25
 func (p *previous) planReuse(ctx context.Context, maxPadding float64) (*reusePlan, error) {
 	x := p.payload
 	u := newChunkUses(x.Len())
+	var ref Totals
 	w := p.acc.Walk(p.acc.Root())
 	for {
 		_, e, err := w.Next(ctx)
@@ -75,11 +78,17 @@ func (p *previous) planReuse(ctx context.Context, maxPadding float64) (*reusePla
 				x.Path(), e.Path(), from, to, x.Size())
 		}
 		u.add(x, span{from, to})
+		if e.Hardlink == "" { // a hard link's content is its target's
+			ref.Files++
+			ref.Bytes += int64(e.Size)
+		}
 	}
 	if err := x.Err(); err != nil {
 		return nil, err
 	}
-	return u.plan(x, maxPadding), nil
+	plan := u.plan(x, maxPadding)
+	plan.ref = ref
+	return plan, nil
 }
 
 // span is a PAYLOAD item's range [from, to) in the previous stream.
