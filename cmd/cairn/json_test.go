@@ -24,7 +24,7 @@ var jsonOutputs = []struct {
 	v       any
 }{
 	{"Job status", jobs.Status{}},
-	{"verify", verify.VerifyReport{}},
+	{"verify", verify.Report{}},
 	{"prune", prune.Report{}},
 	{"gc", gc.Report{}},
 	{"sync", storesync.Report{}},

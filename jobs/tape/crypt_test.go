@@ -174,7 +174,7 @@ func checkVerifies(t *testing.T, s *store.Store, name string, ok bool) {
 	t.Helper()
 	m := jobs.NewManager(context.Background(), s, nil)
 	defer m.Close()
-	if err := m.Register(verify.VerifyKind{Sysfs: t.TempDir()}); err != nil {
+	if err := m.Register(verify.Kind{Sysfs: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
 	j, err := m.Start("verify", map[string]string{"snapshots": name})
@@ -185,7 +185,7 @@ func checkVerifies(t *testing.T, s *store.Store, name string, ok bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := st.Result.(verify.VerifyReport)
+	rep := st.Result.(verify.Report)
 	want := map[bool]jobs.State{true: jobs.StateOK, false: jobs.StateFailed}[ok]
 	if st.State != want || (ok && rep.ChunksDecrypted == 0) {
 		t.Fatalf("verify %s: %s, want %s: %+v", name, st.State, want, rep.Snapshots)

@@ -176,8 +176,8 @@ func TestTapeExportRestoreJobs(t *testing.T) {
 	if st.State != jobs.StateOK || rrep.SnapshotsOK != 1 || rrep.SnapshotsPresent != 1 || rrep.Chunks != 6 || rrep.ChunksPresent != 6 {
 		t.Fatalf("full restore: %+v %+v", rrep, rrep.RestoreReport)
 	}
-	vst := runJob(t, newTestManager(t, dst, verify.VerifyKind{Sysfs: t.TempDir()}), "verify", nil)
-	vrep := vst.Result.(verify.VerifyReport)
+	vst := runJob(t, newTestManager(t, dst, verify.Kind{Sysfs: t.TempDir()}), "verify", nil)
+	vrep := vst.Result.(verify.Report)
 	if vst.State != jobs.StateOK || vrep.SnapshotsOK != 2 || vrep.Chunks != 22 {
 		t.Fatalf("verify of restored store: %+v", vrep)
 	}

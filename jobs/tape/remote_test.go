@@ -49,8 +49,8 @@ func TestTapeExportRemoteStore(t *testing.T) {
 	for _, name := range []string{snapA, snapB} {
 		sameSnapshot(t, s, dst, name)
 	}
-	vst := runJob(t, newTestManager(t, dst, verify.VerifyKind{Sysfs: t.TempDir()}), "verify", nil)
-	if vrep := vst.Result.(verify.VerifyReport); vst.State != jobs.StateOK || vrep.SnapshotsOK != 2 || vrep.Chunks != 14 {
+	vst := runJob(t, newTestManager(t, dst, verify.Kind{Sysfs: t.TempDir()}), "verify", nil)
+	if vrep := vst.Result.(verify.Report); vst.State != jobs.StateOK || vrep.SnapshotsOK != 2 || vrep.Chunks != 14 {
 		t.Fatalf("verify of the restored store: %+v", vrep)
 	}
 }
