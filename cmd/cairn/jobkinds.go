@@ -16,7 +16,7 @@ import (
 // registered, for the mount's .jobs tree and for foreground commands.
 func jobKinds() []jobs.Kind {
 	return []jobs.Kind{verify.Kind{}, tape.TapeExportKind{}, tape.TapeRestoreKind{},
-		prune.Kind{}, gc.GCKind{}, storesync.Kind{}}
+		prune.Kind{}, gc.Kind{}, storesync.Kind{}}
 }
 
 // jobManager returns a job manager for s with every job kind, logging
