@@ -15,7 +15,7 @@ import (
 // jobKinds are every kind of job cairn has: the one place they are
 // registered, for the mount's .jobs tree and for foreground commands.
 func jobKinds() []jobs.Kind {
-	return []jobs.Kind{verify.Kind{}, tape.TapeExportKind{}, tape.TapeRestoreKind{},
+	return []jobs.Kind{verify.Kind{}, tape.ExportKind{}, tape.RestoreKind{},
 		prune.Kind{}, gc.Kind{}, storesync.Kind{}}
 }
 

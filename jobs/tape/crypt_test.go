@@ -198,9 +198,9 @@ func TestTapeRestoreJobEncrypted(t *testing.T) {
 	f := newCryptFixture(t)
 	target := newStore(t)
 	target.SetKeys(store.NewKeys(f.key))
-	m := newTestManager(t, target, TapeRestoreKind{})
+	m := newTestManager(t, target, RestoreKind{})
 	st := runJob(t, m, "tape-restore", map[string]string{"drive": f.drive, "pool": "pool", "snapshots": f.good})
-	rep, ok := st.Result.(TapeRestoreReport)
+	rep, ok := st.Result.(RestoreJobReport)
 	if st.State != jobs.StateOK || !ok || rep.RestoreReport == nil || rep.SnapshotsOK != 1 {
 		t.Fatalf("job: %s %+v", st.State, st.Result)
 	}
