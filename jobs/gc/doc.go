@@ -1,8 +1,8 @@
 // Package gc is the garbage collector of a store (the gc job kind,
-// GCKind, and Run for callers outside the job manager): it removes the
-// chunk files no snapshot references any more, as Proxmox Backup Server
-// does, in two phases, and saves its Report in the store (.gc-status,
-// ReadStatus).
+// Kind, whose key=value parameters ParseParams reads into Options, and
+// Run for callers outside the job manager): it removes the chunk files
+// no snapshot references any more, as Proxmox Backup Server does, in two
+// phases, and saves its Report in the store (.gc-status, ReadStatus).
 //
 // The package owns the orchestration: the job lock, the phases, the
 // walk over every index of every snapshot on a pool of workers with the
