@@ -254,9 +254,7 @@ func (b *Backup) Abort() {
 // release drops group g when it has no snapshot (the backup made it, or
 // an earlier one left it empty) and releases the locks; b holds g's lock.
 func (b *Backup) release(g Group) {
-	if snaps, err := b.s.Snapshots(g); err == nil && len(snaps) == 0 && b.s.CheckGroupDirs(g) == nil {
-		removeViaTrash(b.s.GroupPath(g), g.ID)
-	}
+	b.s.DropEmptyGroup(g)
 	b.unlock()
 }
 

@@ -9,9 +9,10 @@ import (
 
 // emptyGroups are the groups of namespace top and below that hold no
 // snapshot directory: a directory the mount shows, which the snapshot
-// rows alone never named (issue 30, point 9). A backup that fails or is
-// interrupted removes a group it leaves empty; one killed at the wrong
-// moment, or a directory made by hand, stays until forgotten.
+// rows alone never named (issue 30, point 9). A backup or tape restore
+// that fails removes a group it made and left empty; forgetting a
+// group's last snapshot keeps the group (as PBS does), and a backup
+// killed before its first snapshot leaves one, until forget --group.
 func emptyGroups(s *store.Store, top store.NS, rows []snapshotRow) ([]string, error) {
 	seen := make(map[string]bool, len(rows))
 	for _, r := range rows {
@@ -43,7 +44,7 @@ func printEmptyGroups(w io.Writer, empty []string, first bool) {
 			fmt.Fprintln(w)
 		}
 		first = false
-		fmt.Fprintf(w, "group %s: no snapshots (left by an interrupted backup or made by hand; 'cairn forget --group %s' removes it)\n",
+		fmt.Fprintf(w, "group %s: no snapshots (its last was forgotten, or its first backup killed; 'cairn forget --group %s' removes it)\n",
 			quoteName(g), quoteName(g))
 	}
 }

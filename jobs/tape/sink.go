@@ -63,10 +63,12 @@ func NewStoreSink(ctx context.Context, s *store.Store) (*StoreSink, error) {
 	return &StoreSink{s: s, lock: l, writer: w, groups: map[store.Group]*store.Lock{}}, nil
 }
 
-// Close ends the writer's registration and releases the locks.
+// Close ends the writer's registration and releases the locks; a group
+// it made and left without snapshots (every one failed) is removed.
 func (k *StoreSink) Close() error {
 	k.writer.Done()
-	for _, l := range k.groups {
+	for g, l := range k.groups {
+		k.s.DropEmptyGroup(g)
 		l.Unlock()
 	}
 	return k.lock.Unlock()
