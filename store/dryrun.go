@@ -40,7 +40,7 @@ func (s *Store) StartDryRun(ctx context.Context, g Group, t time.Time) (*Backup,
 		}
 	}
 	s.makeDry()
-	if err := s.refreshGroup(ctx, g); err != nil { // a remote store: reads the bucket, writes its local mirror only
+	if err := s.meta.RefreshGroup(ctx, g); err != nil { // a remote store: reads the bucket, writes its local mirror only
 		return nil, err
 	}
 	snap, err := s.backupTime(ctx, g, t)

@@ -104,6 +104,7 @@ func (s *Store) openRemote(ctx context.Context, cfg RemoteConfig, b objstore.Obj
 	}
 	s.remote = newRemote(s.root, cfg, b)
 	s.backend = &remoteChunks{localDir: localDir{s.root}, r: s.remote}
+	s.meta = remoteMeta{s}
 	return offline, nil
 }
 
