@@ -26,6 +26,12 @@ type Backend interface {
 	TouchChunk(d chunk.Digest) error
 	// WalkChunks calls fn for every chunk, in the backend's order.
 	WalkChunks(ctx context.Context, fn func(chunk.Digest) error) error
+	// StatChunk tells chunk d's stored size and when it was last marked
+	// in use (a missing chunk is ErrMissingChunk and fs.ErrNotExist).
+	StatChunk(ctx context.Context, d chunk.Digest) (ChunkInfo, error)
+	// MarkBad moves corrupt chunk d aside, to <digest>.N.bad, and returns
+	// where, so that a later backup stores a good copy.
+	MarkBad(ctx context.Context, d chunk.Digest) (string, error)
 	// ReadFile reads a whole snapshot file (a manifest, a blob), named
 	// relative to the store (snapshotFile), of at most limit bytes. A
 	// missing file's error wraps fs.ErrNotExist; a larger one is

@@ -2,11 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
@@ -15,9 +10,9 @@ import (
 
 // The store's chunks, through its Backend.
 
-var _ Backend = (*Store)(nil)
+var _ ChunkReader = (*Store)(nil)
 
-// ReadChunk implements Backend.
+// ReadChunk implements ChunkReader.
 func (s *Store) ReadChunk(ctx context.Context, d chunk.Digest, opt ChunkOptions) (Blob, error) {
 	return s.backend.ReadChunk(ctx, d, opt)
 }
@@ -83,50 +78,37 @@ type ChunkInfo struct {
 // StatChunk stats chunk d. In a remote store it is a HEAD of the
 // chunk's object: Size and, for Atime, its LastModified; no inode.
 func (s *Store) StatChunk(d chunk.Digest) (ChunkInfo, error) {
-	if s.remote != nil {
-		return s.remoteStatChunk(d)
-	}
-	var st unix.Stat_t
-	if err := unix.Stat(s.ChunkPath(d), &st); err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			return ChunkInfo{}, fmt.Errorf("chunk %s: %w: %w", d, ErrMissingChunk, fs.ErrNotExist)
-		}
-		return ChunkInfo{}, fmt.Errorf("stat chunk %s: %w", d, err)
-	}
-	return ChunkInfo{Inode: st.Ino, Dev: uint64(st.Dev), Size: st.Size,
-		Atime: time.Unix(st.Atim.Sec, st.Atim.Nsec)}, nil
+	return s.backend.StatChunk(context.Background(), d)
 }
 
 // MarkBad renames chunk d to <digest>.N.bad with the first free N in 0..9
 // (the tenth reuses 9) and returns the new path, so a later backup can
 // write a good copy again. In a remote store the object is copied to
-// the key <digest>.N.bad and then deleted (remoteMarkBad).
+// the key <digest>.N.bad and then deleted (remote_chunkinfo.go).
 func (s *Store) MarkBad(d chunk.Digest) (string, error) {
-	if s.remote != nil {
-		return s.remoteMarkBad(d)
+	return s.backend.MarkBad(context.Background(), d)
+}
+
+// chunkFiles returns the store's chunk files, unless its chunks are on no
+// local disk (a remote store).
+func (s *Store) chunkFiles() (chunkFiles, bool) {
+	be := s.backend
+	if d, ok := be.(*dryChunks); ok {
+		be = d.Backend
 	}
-	path := s.ChunkPath(d)
-	for n := 0; n < 10; n++ {
-		bad := fmt.Sprintf("%s.%d.bad", path, n)
-		if _, err := os.Lstat(bad); err == nil && n < 9 {
-			continue
-		}
-		if err := os.Rename(path, bad); err != nil {
-			return "", fmt.Errorf("mark chunk %s bad: %w", d, notFound(err))
-		}
-		return bad, nil
-	}
-	return "", fmt.Errorf("mark chunk %s bad: unreachable", d)
+	f, ok := be.(chunkFiles)
+	return f, ok
 }
 
 // ChunkDiskDir is the local directory the chunk files are in (the
 // store's .chunks), for callers that choose a read order by its disk;
 // ok is false when the chunks are on no local disk (a remote store).
 func (s *Store) ChunkDiskDir() (dir string, ok bool) {
-	if s.remote != nil {
+	f, ok := s.chunkFiles()
+	if !ok {
 		return "", false
 	}
-	return filepath.Join(s.root, chunkDir), true
+	return f.chunkDir(), true
 }
 
 // ChunkSizeHint returns chunk d's stored (blob) size when the store can
@@ -134,7 +116,7 @@ func (s *Store) ChunkDiskDir() (dir string, ok bool) {
 // read that follows finds cached. ok is false otherwise (a remote
 // store; a chunk that cannot be stat'ed).
 func (s *Store) ChunkSizeHint(d chunk.Digest) (size int64, ok bool) {
-	if s.remote != nil {
+	if _, ok := s.chunkFiles(); !ok {
 		return 0, false
 	}
 	ci, err := s.StatChunk(d)
@@ -145,16 +127,17 @@ func (s *Store) ChunkSizeHint(d chunk.Digest) (size int64, ok bool) {
 // file into the page cache (FADV_WILLNEED). In a remote store it does
 // nothing: the chunk reads prefetch there.
 func (s *Store) PrefetchChunk(d chunk.Digest) {
-	if s.remote != nil {
+	f, ok := s.chunkFiles()
+	if !ok {
 		return
 	}
 	// a FIFO planted as a chunk must not block the open
-	f, _, err := OpenRegular(s.ChunkPath(d))
+	file, _, err := OpenRegular(f.chunkPath(d))
 	if err != nil {
 		return // the read reports it
 	}
-	unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_WILLNEED)
-	f.Close()
+	unix.Fadvise(int(file.Fd()), 0, 0, unix.FADV_WILLNEED)
+	file.Close()
 }
 
 // Readahead is how many chunks a sequential reader of the store should

@@ -103,7 +103,7 @@ func (s *Store) openRemote(ctx context.Context, cfg RemoteConfig, b objstore.Obj
 		}
 	}
 	s.remote = newRemote(s.root, cfg, b)
-	s.backend = &remoteChunks{localDir: localDir{s.root}, r: s.remote}
+	s.backend = &remoteChunks{mirror: localDir{s.root}, r: s.remote}
 	s.meta = remoteMeta{s}
 	return offline, nil
 }

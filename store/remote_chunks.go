@@ -19,13 +19,14 @@ import (
 // The Backend's methods that take no context run under the store's own,
 // which Close cancels; the Uploader calls the ctx variants (probing).
 type remoteChunks struct {
-	localDir // the mirror: ReadFile, OpenIndex
-	r        *remote
+	mirror localDir // the snapshot files: ReadFile, OpenIndex
+	r      *remote
 }
 
 var (
-	_ Backend = (*remoteChunks)(nil)
-	_ probing = (*remoteChunks)(nil)
+	_ Backend    = (*remoteChunks)(nil)
+	_ probing    = (*remoteChunks)(nil)
+	_ collecting = (*remoteChunks)(nil)
 )
 
 // probing is a Backend whose chunks cost a request each: TouchChunk
@@ -162,6 +163,14 @@ func (c *remoteChunks) putMissing(ctx context.Context, d chunk.Digest, header, p
 	_, err := c.insertChunk(ctx, d, header, payload)
 	return err
 }
+
+// ReadFile implements Backend: the mirror's file.
+func (c *remoteChunks) ReadFile(name string, limit int64) ([]byte, error) {
+	return c.mirror.ReadFile(name, limit)
+}
+
+// OpenIndex implements Backend: the mirror's file.
+func (c *remoteChunks) OpenIndex(name string) (Index, error) { return c.mirror.OpenIndex(name) }
 
 // HasChunk implements Backend (a HEAD).
 func (c *remoteChunks) HasChunk(d chunk.Digest) bool {
