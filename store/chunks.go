@@ -23,20 +23,25 @@ func (s *Store) ReadChunk(ctx context.Context, d chunk.Digest, opt ChunkOptions)
 // from goroutines or processes, are safe. existed tells whether the
 // chunk was already there.
 func (s *Store) InsertChunk(d chunk.Digest, blob []byte) (existed bool, err error) {
-	return s.backend.InsertChunkParts(d, blob, nil)
+	return s.backend.InsertChunkParts(context.Background(), d, blob, nil)
 }
 
 // InsertChunkParts is InsertChunk for a blob given as header and payload
 // (chunk.EncodeBlobParts), written without a copy.
 func (s *Store) InsertChunkParts(d chunk.Digest, header, payload []byte) (existed bool, err error) {
-	return s.backend.InsertChunkParts(d, header, payload)
+	return s.backend.InsertChunkParts(context.Background(), d, header, payload)
 }
 
-// HasChunk reports whether chunk d exists with a non-zero size.
-func (s *Store) HasChunk(d chunk.Digest) bool { return s.backend.HasChunk(d) }
+// HasChunk reports whether chunk d exists with a non-zero size; an error
+// is a look that failed (a bucket's request), not a missing chunk.
+func (s *Store) HasChunk(ctx context.Context, d chunk.Digest) (bool, error) {
+	return s.backend.HasChunk(ctx, d)
+}
 
 // TouchChunk marks chunk d as in use now (GC's mark).
-func (s *Store) TouchChunk(d chunk.Digest) error { return s.backend.TouchChunk(d) }
+func (s *Store) TouchChunk(d chunk.Digest) error {
+	return s.backend.TouchChunk(context.Background(), d)
+}
 
 // WalkChunks calls fn for every chunk in the store.
 func (s *Store) WalkChunks(ctx context.Context, fn func(chunk.Digest) error) error {
@@ -45,12 +50,12 @@ func (s *Store) WalkChunks(ctx context.Context, fn func(chunk.Digest) error) err
 
 // ReadFile implements Backend.
 func (s *Store) ReadFile(name string, limit int64) ([]byte, error) {
-	return s.backend.ReadFile(name, limit)
+	return s.backend.ReadFile(context.Background(), name, limit)
 }
 
 // OpenIndex opens an index file named relative to the store (Backend).
 func (s *Store) OpenIndex(name string) (Index, error) {
-	return s.backend.OpenIndex(name)
+	return s.backend.OpenIndex(context.Background(), name)
 }
 
 // OpenIndexFile opens the index file of snap through the backend, unchecked
@@ -58,16 +63,17 @@ func (s *Store) OpenIndex(name string) (Index, error) {
 // (known chunks of a previous backup, verify's and tape's chunk lists)
 // and judge the chunks themselves.
 func (s *Store) OpenIndexFile(snap Snapshot, file string) (Index, error) {
-	return s.backend.OpenIndex(snapshotFile(snap, file))
+	return s.backend.OpenIndex(context.Background(), snapshotFile(snap, file))
 }
 
-// What follows is of the local directory: its chunk files' paths, stats
-// and renames.
+// What follows asks more of a chunk than a read: its stat and its
+// rename (Backend's), and what only the local directory's chunk files
+// allow (chunkFiles).
 
 // ChunkPath returns the path of a chunk file.
 func (s *Store) ChunkPath(d chunk.Digest) string { return localDir{s.root}.chunkPath(d) }
 
-// ChunkInfo is what a stat of a chunk file tells.
+// ChunkInfo is what a stat of a chunk tells (Backend.StatChunk).
 type ChunkInfo struct {
 	Inode uint64
 	Dev   uint64
@@ -177,13 +183,10 @@ func (s *Store) insertMissingChunk(ctx context.Context, d chunk.Digest, header, 
 	if p, ok := s.backend.(probing); ok {
 		return false, p.putMissing(ctx, d, header, payload)
 	}
-	return s.backend.InsertChunkParts(d, header, payload)
+	return s.backend.InsertChunkParts(ctx, d, header, payload)
 }
 
 // insertChunk is InsertChunkParts under ctx.
 func (s *Store) insertChunk(ctx context.Context, d chunk.Digest, header, payload []byte) (bool, error) {
-	if p, ok := s.backend.(probing); ok {
-		return p.insertChunk(ctx, d, header, payload)
-	}
-	return s.backend.InsertChunkParts(d, header, payload)
+	return s.backend.InsertChunkParts(ctx, d, header, payload)
 }

@@ -179,7 +179,7 @@ func CsumHex(sum [32]byte) string { return hex.EncodeToString(sum[:]) }
 // ReadManifest loads and checks a snapshot's manifest.
 func (s *Store) ReadManifest(snap Snapshot) (*Manifest, error) {
 	path := filepath.Join(s.SnapshotPath(snap), ManifestName)
-	blob, err := s.backend.ReadFile(snapshotFile(snap, ManifestName), maxManifestBlob)
+	blob, err := s.backend.ReadFile(context.Background(), snapshotFile(snap, ManifestName), maxManifestBlob)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: %w: %w", path, ErrUnfinished, ErrNotFound)
