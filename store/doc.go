@@ -78,9 +78,10 @@
 // beyond the store's directory, which the store itself writes, locks
 // and registers writers in: Publish (Backup.Finish), WriteManifest,
 // UpdateManifest (the unprotected part), CommitManifest, Forget,
-// CanForget, ForgetGroup, Protect, LockGroup (a lease beside the group's
-// flock), RegisterWriter and ReleaseWriter (a lease beside the writer
-// file), Refresh, RefreshGroup, Close. localMeta (meta.go) mostly does
+// CanForget, ForgetGroup, Protect, NameBase (a backup's base kept from
+// forgets elsewhere), LockGroup (a lease beside the group's flock),
+// RegisterWriter and ReleaseWriter (a lease beside the writer file),
+// Refresh, RefreshGroup, Close. localMeta (meta.go) mostly does
 // nothing more: the directory is all there is; remoteMeta
 // (remote_metastore.go) keeps the bucket in step by the rules below.
 // The snapshot index is the local side's optional snapIndexer: a remote

@@ -45,6 +45,10 @@ type metaStore interface {
 	// Protect sets or clears snap's protection before the local marker
 	// changes (snap locked shared).
 	Protect(ctx context.Context, snap Snapshot, on bool) error
+	// NameBase makes base, a snapshot b's archives build on (its
+	// snapshot lock held), safe from forgets elsewhere while b runs;
+	// false: base is gone (forgotten), and b must not build on it.
+	NameBase(ctx context.Context, b *Backup, base Snapshot) (bool, error)
 	// LockGroup takes what keeps other hosts' backups of g out beside the
 	// local flock: a lease, or nil when the flock does it all.
 	LockGroup(ctx context.Context, g Group) (*objstore.Lease, error)
@@ -144,6 +148,9 @@ func (localMeta) ForgetGroup(context.Context, Group) error { return nil }
 
 // Protect implements metaStore: the local marker is all.
 func (localMeta) Protect(context.Context, Snapshot, bool) error { return nil }
+
+// NameBase implements metaStore: the snapshot lock is all.
+func (localMeta) NameBase(context.Context, *Backup, Snapshot) (bool, error) { return true, nil }
 
 // LockGroup implements metaStore: the flock is all.
 func (localMeta) LockGroup(context.Context, Group) (*objstore.Lease, error) { return nil, nil }

@@ -241,9 +241,6 @@ var testHookNameBase func(b *Backup, base Snapshot)
 // (rule 3: either a forget of base sees this lease, or this HEAD, made
 // after the lease names base, sees the forget).
 func (b *Backup) nameBase(ctx context.Context, base Snapshot) (bool, error) {
-	if b.s.remote == nil {
-		return true, nil
-	}
 	if testHookNameBase != nil {
 		testHookNameBase(b, base)
 	}

@@ -56,6 +56,11 @@ func (r remoteMeta) Protect(ctx context.Context, snap Snapshot, on bool) error {
 	return r.s.setProtectedRemote(ctx, snap, on)
 }
 
+// NameBase implements metaStore: in the writer's lease (rule 3).
+func (r remoteMeta) NameBase(ctx context.Context, b *Backup, base Snapshot) (bool, error) {
+	return b.nameBase(ctx, base)
+}
+
 // LockGroup implements metaStore: the group's lease (rule 1).
 func (r remoteMeta) LockGroup(ctx context.Context, g Group) (*objstore.Lease, error) {
 	return r.s.lockGroupLease(ctx, g)
