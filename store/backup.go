@@ -84,7 +84,7 @@ func (s *Store) StartBackup(ctx context.Context, g Group, t time.Time) (*Backup,
 		return nil, err
 	}
 	b.locks = append(b.locks, glock)
-	if err := s.refreshGroup(ctx, g); err != nil { // a remote store: the bucket's snapshots of g
+	if err := s.meta.RefreshGroup(ctx, g); err != nil { // a remote store: the bucket's snapshots of g
 		b.release(g)
 		return nil, err
 	}
@@ -236,10 +236,7 @@ func (b *Backup) Finish() error {
 	if err != nil {
 		return err
 	}
-	if b.s.remote != nil {
-		return b.finishRemote(m)
-	}
-	return b.s.WriteManifest(b.snap, m)
+	return b.s.meta.Publish(b.ctx, b, m)
 }
 
 // Abort removes the unfinished snapshot and releases the locks. A group

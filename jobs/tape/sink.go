@@ -79,7 +79,7 @@ func (k *StoreSink) Close() error {
 // keep it (store.RefreshChunk). A chunk found gone, or that cannot be
 // touched, is restored from tape.
 func (k *StoreSink) HasChunk(d chunk.Digest) bool {
-	if !k.s.HasChunk(d) {
+	if has, err := k.s.HasChunk(context.Background(), d); err != nil || !has {
 		return false
 	}
 	ok, err := k.s.RefreshChunk(nil, d)
