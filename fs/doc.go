@@ -69,7 +69,7 @@
 // find over thousands of snapshots then reads no manifest and opens no
 // archive; while a group's directory is unchanged its finished
 // snapshots are not even stat'ed (store.Store.MountSnapshots; why that
-// is sound: store's doc.go). Every open reads the manifest first (snapManifest,
+// is sound: docs/design/store.md). Every open reads the manifest first (snapManifest,
 // snapmanifest.go), and data comes only through it and its checked
 // indexes.
 //

@@ -22,7 +22,7 @@ import (
 // (Backup.Reference), held locked shared until the backup ends (a local
 // forget refuses it), and, on a remote store, named in the writer's
 // lease beside every other reference of the backup before its manifest
-// is checked still there (rule 3, doc.go): the lease names every
+// is checked still there (rule 3, docs/design/store.md): the lease names every
 // snapshot whose chunks the writer takes as present.
 
 // Reference returns the reference of archive name (as the user names it:

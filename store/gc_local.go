@@ -11,7 +11,7 @@ import (
 // localCollector is the ChunkCollector of a local store: the mark
 // touches each referenced chunk file's atime (MarkChunk), the sweep
 // removes the files of the prefix directories whose atime is older than
-// the cutoff (gc_local_sweep.go). jobs/gc's doc.go has the argument.
+// the cutoff (gc_local_sweep.go). docs/design/gc.md has the argument.
 type localCollector struct {
 	s     *Store
 	start GCStart

@@ -12,7 +12,7 @@ import (
 )
 
 // How a writer of a remote store reuses a chunk without uploading it
-// (the bucket's safety protocol, rule 2, in doc.go): a chunk of its base
+// (the bucket's safety protocol, rule 2, in docs/design/store.md): a chunk of its base
 // snapshots' indexes costs no request (a base cannot be forgotten while
 // the writer's lease names it, and every index in the bucket is marked by
 // a GC); any other is looked for with a HEAD (a hint: a stale cache may

@@ -11,7 +11,7 @@ import (
 )
 
 // Forgetting a snapshot of a remote store (rule 3 of the safety
-// protocol, doc.go), with the snapshot locked exclusively here: a
+// protocol, docs/design/store.md), with the snapshot locked exclusively here: a
 // protected one (the bucket's marker) is refused; the manifest object is
 // deleted first, then the writer leases are listed: when a live writer
 // names the snapshot as its base, the manifest is put back and the

@@ -11,7 +11,7 @@ import (
 	"github.com/cairnfs/cairn/store/objstore"
 )
 
-// The sweep record (rules 2 and 4, doc.go): gcSweepKey says whether a
+// The sweep record (rules 2 and 4, docs/design/store.md): gcSweepKey says whether a
 // GC is sweeping ({"state":"sweeping"}, written before its listing of
 // the chunks starts) or ended its sweep ({"state":"ended"}, written
 // after its last delete); the object's LastModified is the server's

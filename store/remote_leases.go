@@ -16,7 +16,7 @@ import (
 	"github.com/cairnfs/cairn/store/objstore"
 )
 
-// Leases in the bucket (rules 1 and 3 of the safety protocol, doc.go): a
+// Leases in the bucket (rules 1 and 3 of the safety protocol, docs/design/store.md): a
 // remote store's writer holds .cairn/leases/writers/<random> for its
 // whole life, naming its base snapshots in the lease's data, and a backup
 // holds its group's lease .cairn/leases/groups/<group> beside the local

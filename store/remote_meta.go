@@ -17,7 +17,7 @@ import (
 )
 
 // Publishing a remote store's snapshots (rule 5 of the safety protocol,
-// doc.go): a backup writes its files into the local directory as on a
+// docs/design/store.md): a backup writes its files into the local directory as on a
 // local store; Finish uploads each of them, then the manifest, last, and
 // only then writes the local manifest. A manifest update (verify state,
 // notes) is a conditional put on the manifest the bucket has, and the

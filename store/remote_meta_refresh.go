@@ -17,7 +17,7 @@ import (
 )
 
 // Refreshing a remote store's local mirror (rule 5 of the safety
-// protocol, doc.go). The bucket's top-level "directories" are listed;
+// protocol, docs/design/store.md). The bucket's top-level "directories" are listed;
 // .chunks/ and .cairn/ are passed over and every other one (ns/, ct/,
 // host/, vm/) is listed whole, in key order, which keeps a snapshot's
 // keys, and a group's, together: the refresh holds the objects of the

@@ -7,7 +7,7 @@ import (
 )
 
 // remoteMeta is the metaStore of a remote store: the bucket is the
-// truth, the local directory its mirror (doc.go's rules 1, 3 and 5;
+// truth, the local directory its mirror (rules 1, 3 and 5 of docs/design/store.md;
 // remote_meta*.go, remote_forget.go, remote_leases.go).
 type remoteMeta struct{ s *Store }
 

@@ -13,7 +13,7 @@ import (
 	"github.com/cairnfs/cairn/store/objstore"
 )
 
-// The writer registry (rule 1, doc.go): one object, writerRegistryKey,
+// The writer registry (rule 1, docs/design/store.md): one object, writerRegistryKey,
 // naming the lease key of every writer that registered and has not
 // ended. A listing of the bucket may lag (caching gateways, multi-site
 // replication): a GC or a forget that learned the running writers from

@@ -31,7 +31,7 @@ type MountSnapshot struct {
 // only once that ctime had settled) and of this snapshot directory (its
 // d_ino from the group's getdents) is taken from the index with no stat:
 // what a mount lists of a finished snapshot never changes for the life
-// of its directory (doc.go). The others are stat'ed as Store.Snapshots
+// of its directory (docs/design/store.md). The others are stat'ed as Store.Snapshots
 // does. A nil index lists with Store.Snapshots.
 func (s *Store) MountSnapshots(x *ListingIndex, g Group) ([]MountSnapshot, error) {
 	if x == nil {

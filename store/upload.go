@@ -93,7 +93,7 @@ func (f *TouchFilter) Add(d chunk.Digest) {
 // storing it, unless filter f holds d already, and adds it to f. Every
 // chunk a writer's manifest lists is touched (or written) after the
 // writer registered, which keeps it from any GC that runs meanwhile
-// (jobs/gc/doc.go). false, with no error, tells that the chunk is gone
+// (docs/design/gc.md). false, with no error, tells that the chunk is gone
 // (a GC removed it): the writer must store it again, or fail rather than
 // finish a snapshot that references it.
 func (s *Store) RefreshChunk(f *TouchFilter, d chunk.Digest) (bool, error) {
@@ -327,7 +327,7 @@ func (u *Uploader) reuse(d chunk.Digest) (bool, error) {
 // ReuseChunkContext tells whether chunk d is in the store already for a
 // writer that references it without storing it, touching it so that it
 // outlives any GC running beside the writer (the oldest-writer rule,
-// jobs/gc/doc.go; on a remote store rule 2 of doc.go). known holds the
+// docs/design/gc.md; on a remote store rule 2 of docs/design/store.md). known holds the
 // chunks of the writer's base snapshot, f the chunks it touched or wrote
 // already (and gets d). A known chunk costs one utimensat, which also
 // proves it is there (nothing on a remote store: RefreshKnownChunk);
