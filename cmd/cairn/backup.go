@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/cairnfs/cairn/internal/progress"
 	"os"
 	"slices"
 	"strings"
@@ -330,7 +331,7 @@ func newBackupSummary(snap store.Snapshot, img, px store.UploadTotals, pxars []p
 		sum.Errors += p.Errors
 		content += p.Bytes
 	}
-	sum.MBps = mbps(content, el)
+	sum.MBps = progress.MBps(content, el)
 	if t.NewBytes > 0 {
 		sum.DedupRatio = float64(t.Bytes) / float64(t.NewBytes)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/cairnfs/cairn/internal/progress"
 	"slices"
 	"sync/atomic"
 
@@ -37,9 +38,9 @@ func newBackupProgress(specs []backupSpec, imgTotal int64, img *store.UploadStat
 // at marks spec i (len(specs): none, all done) as the one at work.
 func (p *backupProgress) at(i int) { p.current.Store(int64(i)) }
 
-func (p *backupProgress) sample() progressSample {
+func (p *backupProgress) sample() progress.Sample {
 	cur := int(p.current.Load())
-	s := progressSample{Bytes: p.img.Bytes.Load()}
+	s := progress.Sample{Bytes: p.img.Bytes.Load()}
 	if len(p.specs) > 0 { // the last one when all are done
 		s.Archive = p.specs[min(cur, len(p.specs)-1)].name
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"github.com/cairnfs/cairn/internal/progress"
 	"io"
 	"sync/atomic"
 
@@ -52,7 +53,7 @@ stream ends as a complete tar; the exit code is then 3.`,
 // of snapshot args[0] to stdout as a tar stream: "cairn dump" and "cairn
 // cat --tar". It takes the command's --ns and --cache-size.
 func (a *app) dump(cmd *cobra.Command, args []string, cacheFlag string) error {
-	if isTerminal(a.stdout) {
+	if progress.IsTerminal(a.stdout) {
 		return usageErr("refusing to write a tar stream to a terminal: redirect stdout to a file or a pipe (| tar -x -C DIR)")
 	}
 	path := ""

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/cairnfs/cairn/internal/progress"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -162,7 +163,7 @@ func (a *app) restore(o restoreOpts, ref, archive, target string) error {
 	el := time.Since(start)
 	if rep != nil {
 		a.printRestore(o, restoreSummary{Snapshot: snap.String(), Archive: ar.Name, Target: target, Bytes: rep.Bytes,
-			ZeroBytes: rep.ZeroBytes, Seconds: el.Seconds(), MBps: mbps(rep.Bytes, el), Damaged: rep.Damaged}, err == nil)
+			ZeroBytes: rep.ZeroBytes, Seconds: el.Seconds(), MBps: progress.MBps(rep.Bytes, el), Damaged: rep.Damaged}, err == nil)
 	}
 	if err != nil && finished {
 		return &codeError{code: exitPartial, err: err}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/cairnfs/cairn/internal/progress"
 	"strings"
 
 	"github.com/cairnfs/cairn/jobs/restore"
@@ -37,7 +38,7 @@ func (a *app) treeTotals(o restoreOpts, s *store.Store, snap store.Snapshot, m *
 
 // sample is the display of a tree restore: no zeroes (all-zero blocks of
 // files stay holes, which says little of a tree).
-func (t treeTotal) sample(st *restore.Stats) progressSample {
-	return progressSample{Archive: t.archive, Bytes: st.Bytes.Load(), Items: st.Files.Load(), ItemsTotal: t.files,
+func (t treeTotal) sample(st *restore.Stats) progress.Sample {
+	return progress.Sample{Archive: t.archive, Bytes: st.Bytes.Load(), Items: st.Files.Load(), ItemsTotal: t.files,
 		ItemsName: "files"}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/cairnfs/cairn/internal/progress"
 	"os"
 	"strings"
 	"time"
@@ -39,7 +40,7 @@ type treeSummary struct {
 func newTreeSummary(o restoreOpts, rep *restore.TreeReport, snap store.Snapshot, ar store.Archive, path, target string, el time.Duration) treeSummary {
 	sum := treeSummary{Snapshot: snap.String(), Archive: ar.Name, Path: path, Target: target, Files: rep.Files,
 		Dirs: rep.Dirs, Others: rep.Others, Bytes: rep.Bytes, ZeroBytes: rep.ZeroBytes, Seconds: el.Seconds(),
-		MBps: mbps(rep.Bytes, el), Failed: rep.Failed, Include: o.include, Exclude: o.exclude,
+		MBps: progress.MBps(rep.Bytes, el), Failed: rep.Failed, Include: o.include, Exclude: o.exclude,
 		StoppedAt: rep.StoppedAt, Marker: rep.Marker, Removed: rep.Removed}
 	if sum.Failed == nil {
 		sum.Failed = []restore.PathError{}
@@ -77,7 +78,7 @@ func (a *app) restoreTree(o restoreOpts, s *store.Store, snap store.Snapshot, m 
 	stats := new(restore.Stats)
 	total := a.treeTotals(o, s, snap, m, ar, c)
 	began = time.Now()
-	prog := a.showProgress("restore", func() progressSample {
+	prog := a.showProgress("restore", func() progress.Sample {
 		return total.sample(stats)
 	})
 	rep, err := restore.Tree(a.ctx, acc, start, path, target, restore.TreeOptions{Threads: o.threads, Overwrite: o.force,

@@ -1,4 +1,4 @@
-package main
+package progress
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cairnfs/cairn/internal/termsafe"
 	"github.com/dustin/go-humanize"
 )
 
@@ -33,9 +34,9 @@ func shorten(s string, n int) string {
 	return string(r[:head]) + "…" + string(r[len(r)-(n-1-head):])
 }
 
-// meter turns samples into a line; it remembers recent samples for the
+// Meter turns samples into a line; it remembers recent samples for the
 // rate. It is used by one goroutine.
-type meter struct {
+type Meter struct {
 	start time.Time
 	hist  []point
 }
@@ -45,11 +46,12 @@ type point struct {
 	bytes int64
 }
 
-func newMeter(start time.Time) *meter { return &meter{start: start} }
+// NewMeter starts a meter at start.
+func NewMeter(start time.Time) *Meter { return &Meter{start: start} }
 
 // rate returns bytes per second over the last rateWindow, and whether
 // enough time or bytes have passed for it to mean something.
-func (m *meter) rate(n int64, now time.Time) (float64, bool) {
+func (m *Meter) rate(n int64, now time.Time) (float64, bool) {
 	m.hist = append(m.hist, point{now, n})
 	for len(m.hist) > 2 && now.Sub(m.hist[1].at) >= rateWindow {
 		m.hist = m.hist[1:]
@@ -71,20 +73,20 @@ func (m *meter) rate(n int64, now time.Time) (float64, bool) {
 
 var spinner = []string{"-", "\\", "|", "/"}
 
-// line renders a sample; frame >= 0 draws a terminal's spinner or bar,
+// Line renders a sample; frame >= 0 draws a terminal's spinner or bar,
 // frame < 0 a plain line with the elapsed time.
-func (m *meter) line(label string, s progressSample, now time.Time, frame int) string {
-	return m.fitLine(label, s, now, frame, 0)
+func (m *Meter) Line(label string, s Sample, now time.Time, frame int) string {
+	return m.FitLine(label, s, now, frame, 0)
 }
 
-// fitLine is line cut to width columns (0: no cut): the label, then
+// FitLine is Line cut to width columns (0: no cut): the label, then
 // the archive's name give way first (cut in the middle), so that the
 // figures stay; then the end of the line.
-func (m *meter) fitLine(label string, s progressSample, now time.Time, frame, width int) string {
+func (m *Meter) FitLine(label string, s Sample, now time.Time, frame, width int) string {
 	pre, body := m.parts(s, now, frame)
 	arch := ""
 	if s.Archive != "" {
-		arch = " " + quoteName(s.Archive)
+		arch = " " + termsafe.Quote(s.Archive)
 	}
 	if width > 1 {
 		room := width - 1 - utf8.RuneCountInString(pre+":"+body)
@@ -100,7 +102,7 @@ func (m *meter) fitLine(label string, s progressSample, now time.Time, frame, wi
 // parts renders what goes before the label (a spinner or bar) and after
 // it. A display that counts only items (no bytes) shows neither bytes
 // nor a byte rate.
-func (m *meter) parts(s progressSample, now time.Time, frame int) (pre, body string) {
+func (m *Meter) parts(s Sample, now time.Time, frame int) (pre, body string) {
 	itemsOnly := s.Total <= 0 && s.Bytes == 0 && s.ItemsName != ""
 	n, total := s.Bytes, s.Total
 	if s.Total <= 0 && s.ItemsName != "" { // the bar counts items when only their total is known
@@ -155,7 +157,7 @@ func approx(estimate bool) string {
 // etaOf estimates the time left from the byte rate, or, when only the
 // items' total is known, from the items done so far; est: from an
 // estimated total. Past an estimated total the time left is unknown.
-func etaOf(s progressSample, rate float64, el time.Duration) (eta time.Duration, est, known bool) {
+func etaOf(s Sample, rate float64, el time.Duration) (eta time.Duration, est, known bool) {
 	var sec float64
 	switch {
 	case s.Total > 0 && rate > 0 && (!s.TotalApprox || s.Bytes < s.Total):
@@ -182,6 +184,7 @@ func bar(n, total int64, width int) string {
 	return "[" + s + "]"
 }
 
-func mbps(bytes int64, d time.Duration) float64 {
+// MBps is the rate of bytes in d, in MB (10^6 bytes) a second.
+func MBps(bytes int64, d time.Duration) float64 {
 	return float64(bytes) / 1e6 / max(d.Seconds(), 1e-9)
 }

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cairnfs/cairn/internal/progress"
+	"github.com/cairnfs/cairn/jobs/restore"
+	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/filearchive"
+)
+
+const mib = 1 << 20
+
+// TestProgressQuiet: -q shows no progress.
+func TestProgressQuiet(t *testing.T) {
+	var buf bytes.Buffer
+	a := &app{stderr: &buf, quiet: true}
+	a.startProgress("x", 1, func() (int64, string) { return 1, "" }).Stop()
+	if buf.Len() != 0 {
+		t.Errorf("-q printed %q", buf.String())
+	}
+}
+
+func TestBackupSummaryRatios(t *testing.T) {
+	snap := store.Snapshot{Group: store.Group{Type: "vm", ID: "1"}, Time: time.Unix(1e9, 0)}
+	img := store.UploadTotals{Bytes: 10 * mib, ZeroBytes: mib, Chunks: 10, NewChunks: 4, NewBytes: 4 * mib, NewStored: 2 * mib}
+	px := store.UploadTotals{Bytes: 2 * mib, Chunks: 2, NewChunks: 1, NewBytes: mib, NewStored: mib}
+	sum := newBackupSummary(snap, img, px, []pxarSummary{{ReadBytes: 3 * mib, ReusedBytes: 5 * mib, Bytes: 8 * mib}}, time.Second)
+	if sum.Bytes != 12*mib || sum.ReadBytes != 13*mib || sum.NewBytes != 5*mib || sum.NewStored != 3*mib ||
+		sum.DedupBytes != 7*mib || sum.ReusedBytes != 5*mib || sum.DedupRatio != 12.0/5 || sum.CompressRatio != 5.0/3 {
+		t.Errorf("summary %+v", sum)
+	}
+	none := newBackupSummary(snap, store.UploadTotals{Bytes: mib, Chunks: 1}, store.UploadTotals{}, nil, time.Second)
+	if none.DedupRatio != 0 || none.CompressRatio != 0 || ratio(none.DedupRatio) != "- (nothing new)" {
+		t.Errorf("nothing new: %+v", none)
+	}
+	var out bytes.Buffer
+	a := &app{stdout: &out, ctx: context.Background()}
+	if err := a.printBackupSummary(backupOpts{}, sum); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"read      13 MiB", "reused    5.0 MiB", "12 MiB in 12 chunks: 5.0 MiB new in 5, 7.0 MiB already stored (1.0 MiB zero)",
+		"stored    3.0 MiB", "dedup     2.40x", "compress  1.67x"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("summary text lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func TestSnapshotGroups(t *testing.T) {
+	n := func(v int64) *int64 { return &v }
+	rows := []snapshotRow{
+		{Group: "vm/1", Time: "t1", Finished: true, Size: 10, StoredSize: n(4), Verified: "ok"},
+		{Group: "vm/1", Time: "t2", Finished: true, Size: 10, StoredSize: n(1), Verified: "failed"},
+		{Group: "vm/1", Time: "t3"},
+		{Group: "vm/2", Time: "t1", Finished: true, Size: 7, Verified: notVerified},
+		{Group: "vm/3", Time: "t1", Finished: true, Size: 7, Verified: notVerified},
+		{Group: "vm/3", Time: "t2", Finished: true, Size: 7, StoredSize: n(3), Verified: notVerified},
+	}
+	g := groupRows(rows)
+	if len(g) != 3 || g[0].Snapshots != 3 || g[0].Newest != "t2" || g[0].Size != 20 || g[0].StoredSize != 5 || g[0].StoredUnknown != 0 {
+		t.Fatalf("groups %+v", g)
+	}
+	for i, want := range []string{"vm/1: 3 snapshot(s), newest t2, 20 B logical, 5 B newly stored by its backups",
+		"vm/2: 1 snapshot(s), newest t1, 7 B logical, unknown newly stored by its backups",
+		"vm/3: 2 snapshot(s), newest t2, 14 B logical, 3 B + unknown (1 snapshot(s) without upload stats) newly stored by its backups"} {
+		if got := g[i].String(); got != want {
+			t.Errorf("group %d: %q, want %q", i, got, want)
+		}
+	}
+	var out bytes.Buffer
+	if err := printSnapshots(&app{stdout: &out}, rows, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"verify ok", "verify failed", "UNFINISHED", "not verified"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("listing lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "verify not verified") {
+		t.Errorf("listing says %q:\n%s", "verify not verified", out.String())
+	}
+	for in, want := range map[string]string{"one": "one", " two\nlines ": "two …", strings.Repeat("x", 70): strings.Repeat("x", 59) + "…"} {
+		if got := firstLine(in, 60); got != want {
+			t.Errorf("firstLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestTapeExportGroupArgs(t *testing.T) {
+	snaps, groups := splitGroups([]string{"vm/1", "ns/a/vm/2", "vm/3/latest", "vm/4/2024-01-01T00:00:00Z", "bad"})
+	if strings.Join(groups, " ") != "vm/1 ns/a/vm/2" || strings.Join(snaps, " ") != "vm/3/latest vm/4/2024-01-01T00:00:00Z bad" {
+		t.Errorf("snapshots %v, groups %v", snaps, groups)
+	}
+}
+
+// TestBackupProgressSample: the totals of a backup's display. A tree is
+// estimated from its reference while at work, exact once done; a tree
+// without a reference or not begun leaves the total unknown.
+func TestBackupProgressSample(t *testing.T) {
+	specs := []backupSpec{{"disk.img", "/x"}, {"a.pxar", "/a"}, {"b.pxar", "/b"}}
+	img := new(store.UploadStats)
+	p := newBackupProgress(specs, 100, img)
+	img.Bytes.Store(100)
+	p.at(1)
+	p.trees[1].Bytes.Store(5)
+	p.trees[1].Files.Store(2)
+	p.trees[1].Ref.Store(&filearchive.Totals{Files: 4, Bytes: 10})
+	if s := p.sample(); s.Archive != "a.pxar" || s.Bytes != 105 || s.Items != 2 || s.Total != 0 || s.ItemsName != "files" {
+		t.Errorf("b.pxar not begun: %+v", s)
+	}
+	p.at(2)
+	p.trees[2].Ref.Store(&filearchive.Totals{Files: 1, Bytes: 7})
+	if s := p.sample(); s.Archive != "b.pxar" || s.Total != 100+5+7 || s.ItemsTotal != 2+1 || !s.TotalApprox || !s.ItemsApprox {
+		t.Errorf("the last tree at work: %+v", s)
+	}
+	p.at(3)
+	if s := p.sample(); s.Archive != "b.pxar" || s.Total != 105 || s.ItemsTotal != 2 || s.TotalApprox || s.ItemsApprox {
+		t.Errorf("all done: %+v", s)
+	}
+	p = newBackupProgress(specs[1:2], 0, img)
+	if s := p.sample(); s.Total != 0 || s.ItemsTotal != 0 {
+		t.Errorf("a first backup has a total: %+v", s)
+	}
+	st := new(restore.Stats)
+	st.Bytes.Store(mib)
+	st.ZeroBytes.Store(mib)
+	st.Files.Store(3)
+	line := progress.NewMeter(time.Now()).Line("restore", treeTotal{archive: "root.pxar", files: 9}.sample(st), time.Now(), -1)
+	if !strings.HasPrefix(line, "restore root.pxar: 1.0 MiB, 3 of 9 files") || strings.Contains(line, "zero") {
+		t.Errorf("tree restore line %q", line)
+	}
+}
