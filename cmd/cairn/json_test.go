@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/cairnfs/cairn/store/pxar/browse"
 	"os"
 	"reflect"
 	"regexp"
@@ -36,8 +37,8 @@ var jsonOutputs = []struct {
 	{"restore", treeSummary{}},
 	{"snapshots", snapshotRow{}},
 	{"ls", snapshotArchives{}},
-	{"ls", listingJSON{}},
-	{"find", listingJSON{}},
+	{"ls", browse.Listing{}},
+	{"find", browse.Listing{}},
 	{"snapshots", groupRow{}},
 	{"init", initResult{}},
 	{"forget", forgetReport{}},

@@ -1,4 +1,4 @@
-package main
+package browse
 
 import (
 	"encoding/json"
@@ -9,12 +9,13 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cairnfs/cairn/internal/termsafe"
 	"github.com/cairnfs/cairn/store/pxar"
 )
 
-// entryJSON is one entry of a file archive as ls --json and find --json
+// EntryJSON is one entry of a file archive as ls --json and find --json
 // print it.
-type entryJSON struct {
+type EntryJSON struct {
 	Path        string `json:"path"`
 	Type        string `json:"type"`
 	Mode        uint64 `json:"mode"`
@@ -31,18 +32,18 @@ type entryJSON struct {
 	Minor       uint64 `json:"minor,omitempty"`
 }
 
-// listingJSON is the one document ls --json and find --json print; its
-// entries are streamed (see jsonListing).
-type listingJSON struct {
+// Listing is the one document ls --json and find --json print; its
+// entries are streamed (see JSONListing).
+type Listing struct {
 	Snapshot string      `json:"snapshot"`
 	Archive  string      `json:"archive"`
 	Path     string      `json:"path"`
-	Entries  []entryJSON `json:"entries"`
-	Errors   []pathErr   `json:"errors"`
+	Entries  []EntryJSON `json:"entries"`
+	Errors   []PathError `json:"errors"`
 }
 
-// pathErr is a path that could not be listed.
-type pathErr struct {
+// PathError is a path that could not be listed.
+type PathError struct {
 	Path  string `json:"path"`
 	Error string `json:"error"`
 }
@@ -71,9 +72,10 @@ func mtimeOf(e *pxar.Entry) time.Time {
 	return time.Unix(st.Mtime.Secs, int64(st.Mtime.Nanos)).UTC()
 }
 
-func (o *owners) entryJSON(e *pxar.Entry, path string) entryJSON {
+// EntryJSON describes e, at path, with o's names.
+func (o *Owners) EntryJSON(e *pxar.Entry, path string) EntryJSON {
 	st := e.Metadata.Stat
-	j := entryJSON{Path: path, Type: entryType(e), Mode: st.Mode &^ pxar.ModeIFMT, Permissions: modeString(st.Mode),
+	j := EntryJSON{Path: path, Type: entryType(e), Mode: st.Mode &^ pxar.ModeIFMT, Permissions: modeString(st.Mode),
 		UID: st.UID, GID: st.GID, User: o.user(st.UID), Group: o.group(st.GID), Size: entrySize(e),
 		Mtime: mtimeOf(e).Format(time.RFC3339Nano), Target: e.Target, Hardlink: e.Hardlink}
 	if e.Kind == pxar.KindDevice {
@@ -86,15 +88,16 @@ func (o *owners) entryJSON(e *pxar.Entry, path string) entryJSON {
 // any number of IDs.
 const maxOwnerCache = 4096
 
-// owners maps user and group IDs to this host's names ("" when unknown),
-// remembering what it looked up. A nil *owners knows no names.
-type owners struct {
+// Owners maps user and group IDs to this host's names ("" when unknown),
+// remembering what it looked up. A nil *Owners knows no names.
+type Owners struct {
 	users, groups map[uint32]string
 }
 
-func newOwners() *owners { return &owners{users: map[uint32]string{}, groups: map[uint32]string{}} }
+// NewOwners returns an Owners that knows no name yet.
+func NewOwners() *Owners { return &Owners{users: map[uint32]string{}, groups: map[uint32]string{}} }
 
-func (o *owners) user(id uint32) string {
+func (o *Owners) user(id uint32) string {
 	if o == nil {
 		return ""
 	}
@@ -107,7 +110,7 @@ func (o *owners) user(id uint32) string {
 	})
 }
 
-func (o *owners) group(id uint32) string {
+func (o *Owners) group(id uint32) string {
 	if o == nil {
 		return ""
 	}
@@ -120,7 +123,7 @@ func (o *owners) group(id uint32) string {
 	})
 }
 
-func (o *owners) lookup(cache map[uint32]string, id uint32, find func(string) (string, error)) string {
+func (o *Owners) lookup(cache map[uint32]string, id uint32, find func(string) (string, error)) string {
 	if name, ok := cache[id]; ok {
 		return name
 	}
@@ -134,10 +137,10 @@ func (o *owners) lookup(cache map[uint32]string, id uint32, find func(string) (s
 	return name
 }
 
-// writeLong writes one ls -l style line: mode, owner and group (names
+// WriteLong writes one ls -l style line: mode, owner and group (names
 // from o when it knows them, else numbers), size (major, minor of a
 // device), mtime in UTC, name and a symlink's target, names escaped.
-func writeLong(w io.Writer, o *owners, e *pxar.Entry, name string) {
+func WriteLong(w io.Writer, o *Owners, e *pxar.Entry, name string) {
 	st := e.Metadata.Stat
 	size := strconv.FormatUint(entrySize(e), 10)
 	if e.Kind == pxar.KindDevice {
@@ -151,20 +154,20 @@ func writeLong(w io.Writer, o *owners, e *pxar.Entry, name string) {
 		gid = strconv.FormatUint(uint64(st.GID), 10)
 	}
 	mtime := mtimeOf(e).Format("2006-01-02 15:04:05")
-	fmt.Fprintf(w, "%s %5s %5s %12s %s %s", modeString(st.Mode), quoteName(uid), quoteName(gid), size, mtime, quoteName(name))
+	fmt.Fprintf(w, "%s %5s %5s %12s %s %s", modeString(st.Mode), termsafe.Quote(uid), termsafe.Quote(gid), size, mtime, termsafe.Quote(name))
 	if e.Kind == pxar.KindSymlink {
-		fmt.Fprintf(w, " -> %s", quoteName(e.Target))
+		fmt.Fprintf(w, " -> %s", termsafe.Quote(e.Target))
 	}
 	fmt.Fprintln(w)
 }
 
-// jsonListing streams a listingJSON: the header, then one entry at a
+// JSONListing streams a Listing: the header, then one entry at a
 // time, then the errors, so that a listing of any size is one document
 // in bounded memory.
-type jsonListing struct {
+type JSONListing struct {
 	w          io.Writer
 	n          int
-	errors     []pathErr
+	errors     []PathError
 	errorBytes int
 }
 
@@ -175,7 +178,9 @@ const (
 	maxErrorBytes   = 4 << 20
 )
 
-func startJSONListing(w io.Writer, snapshot, archive, path string) (*jsonListing, error) {
+// StartJSONListing writes the head of a listing of path in archive of
+// snapshot to w.
+func StartJSONListing(w io.Writer, snapshot, archive, path string) (*JSONListing, error) {
 	head, err := json.Marshal(struct {
 		Snapshot string `json:"snapshot"`
 		Archive  string `json:"archive"`
@@ -185,10 +190,11 @@ func startJSONListing(w io.Writer, snapshot, archive, path string) (*jsonListing
 		return nil, err
 	}
 	_, err = fmt.Fprintf(w, "%s,\"entries\":[", head[:len(head)-1])
-	return &jsonListing{w: w}, err
+	return &JSONListing{w: w}, err
 }
 
-func (l *jsonListing) entry(j entryJSON) error {
+// Entry writes one entry.
+func (l *JSONListing) Entry(j EntryJSON) error {
 	b, err := json.Marshal(j)
 	if err != nil {
 		return err
@@ -202,18 +208,20 @@ func (l *jsonListing) entry(j entryJSON) error {
 	return err
 }
 
-func (l *jsonListing) fail(path string, err error) {
-	pe := pathErr{Path: path, Error: err.Error()}
+// Fail records a path that could not be listed (up to a bound).
+func (l *JSONListing) Fail(path string, err error) {
+	pe := PathError{Path: path, Error: err.Error()}
 	if len(l.errors) < maxListedErrors && l.errorBytes+len(pe.Path)+len(pe.Error) <= maxErrorBytes {
 		l.errors = append(l.errors, pe)
 		l.errorBytes += len(pe.Path) + len(pe.Error)
 	}
 }
 
-func (l *jsonListing) finish() error {
+// Finish writes the errors and ends the document.
+func (l *JSONListing) Finish() error {
 	errs := l.errors
 	if errs == nil {
-		errs = []pathErr{}
+		errs = []PathError{}
 	}
 	b, err := json.Marshal(errs)
 	if err != nil {
@@ -264,9 +272,9 @@ func modeString(mode uint64) string {
 	return string(b)
 }
 
-// shortPath shortens a path for a message: a crafted archive's paths can
+// ShortPath shortens a path for a message: a crafted archive's paths can
 // be megabytes long. The middle gives way to "…".
-func shortPath(p string) string {
+func ShortPath(p string) string {
 	const keep = 256
 	if len(p) <= 3*keep {
 		return p

@@ -1,4 +1,4 @@
-package main
+package browse
 
 import (
 	"bytes"
@@ -32,10 +32,10 @@ type walkLog struct {
 
 func walkAll(ctx context.Context, acc *pxar.Accessor, start string) (*walkLog, error) {
 	l := &walkLog{}
-	w := &archiveWalk{acc: acc,
-		visit: func(p string, e *pxar.Entry, _ int) (bool, error) { l.paths = append(l.paths, p); return true, nil },
-		fail:  func(p string, err error) { l.fails = append(l.fails, fmt.Errorf("%s: %w", p, err)) }}
-	return l, w.run(ctx, acc.Root(), start)
+	w := &Walk{Acc: acc,
+		Visit: func(p string, e *pxar.Entry, _ int) (bool, error) { l.paths = append(l.paths, p); return true, nil },
+		Fail:  func(p string, err error) { l.fails = append(l.fails, fmt.Errorf("%s: %w", p, err)) }}
+	return l, w.Run(ctx, acc.Root(), start)
 }
 
 func TestArchiveWalkOrder(t *testing.T) {
@@ -76,7 +76,7 @@ func TestArchiveWalkSharedDirs(t *testing.T) {
 
 func TestArchiveWalkDepth(t *testing.T) {
 	t.Parallel()
-	acc := hostileAccessor(t, hostile.Deep(maxWalkDepth+10, 1))
+	acc := hostileAccessor(t, hostile.Deep(MaxDepth+10, 1))
 	l, err := walkAll(t.Context(), acc, "")
 	if err != nil {
 		t.Fatal(err)
@@ -84,8 +84,8 @@ func TestArchiveWalkDepth(t *testing.T) {
 	if len(l.fails) != 1 || !strings.Contains(l.fails[0].Error(), "nested deeper than 4096") {
 		t.Fatalf("fails %v", l.fails)
 	}
-	if len(l.paths) != maxWalkDepth+1 {
-		t.Fatalf("%d entries visited, want %d", len(l.paths), maxWalkDepth+1)
+	if len(l.paths) != MaxDepth+1 {
+		t.Fatalf("%d entries visited, want %d", len(l.paths), MaxDepth+1)
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
@@ -105,7 +105,7 @@ func TestGlobRegexp(t *testing.T) {
 		{"*/e/*", "/d/e/l", true}, {"a.b", "axb", false}, {"(x)", "(x)", true}, {"*", "line\nbreak", true},
 		{"[^x]", "y", true}, {"é*", "ete", false}, {"é*", "été", true}, {"[é]", "é", true},
 	} {
-		re, err := globRegexp(c.pat)
+		re, err := Glob(c.pat)
 		if err != nil {
 			t.Fatalf("%q: %v", c.pat, err)
 		}
@@ -114,7 +114,7 @@ func TestGlobRegexp(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"[", "a[b", `x\`, "[z-a]"} {
-		if _, err := globRegexp(bad); err == nil {
+		if _, err := Glob(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}
@@ -130,31 +130,20 @@ func TestFindValues(t *testing.T) {
 		"7d":                   now.Add(-7 * 24 * time.Hour),
 		"36h":                  now.Add(-36 * time.Hour),
 	} {
-		if got, err := parseNewer(in, now); err != nil || !got.Equal(want) {
+		if got, err := ParseNewer(in, now); err != nil || !got.Equal(want) {
 			t.Errorf("--newer %q: %v, %v; want %v", in, got, err, want)
 		}
 	}
 	for _, bad := range []string{"", "yesterday", "-5h", "7x", "2024-13-01", "99999999d"} {
-		if _, err := parseNewer(bad, now); err == nil {
+		if _, err := ParseNewer(bad, now); err == nil {
 			t.Errorf("--newer %q accepted", bad)
 		}
 	}
-	if c, n, err := parseSizeTest("+1k"); c != 1 || n != 1024 || err != nil {
-		t.Errorf("+1k: %d %d %v", c, n, err)
-	}
-	if c, n, err := parseSizeTest("-3"); c != -1 || n != 3 || err != nil {
-		t.Errorf("-3: %d %d %v", c, n, err)
-	}
-	for _, bad := range []string{"", "+", "--1", "1q"} {
-		if _, _, err := parseSizeTest(bad); err == nil {
-			t.Errorf("--size %q accepted", bad)
-		}
-	}
-	if ty, err := parseTypes("f,l"); err != nil || !ty["f"] || !ty["l"] || ty["d"] {
+	if ty, err := ParseTypes("f,l"); err != nil || !ty["f"] || !ty["l"] || ty["d"] {
 		t.Errorf("f,l: %v %v", ty, err)
 	}
 	for _, bad := range []string{"", "x", "f,", "fd"} {
-		if _, err := parseTypes(bad); err == nil {
+		if _, err := ParseTypes(bad); err == nil {
 			t.Errorf("--type %q accepted", bad)
 		}
 	}
@@ -165,12 +154,12 @@ func TestFindValues(t *testing.T) {
 func TestJSONListingStream(t *testing.T) {
 	t.Parallel()
 	var b bytes.Buffer
-	l, err := startJSONListing(&b, "host/x/2024-05-01T00:00:00Z", "root.pxar", "a\x1bb")
+	l, err := StartJSONListing(&b, "host/x/2024-05-01T00:00:00Z", "root.pxar", "a\x1bb")
 	if err != nil {
 		t.Fatal(err)
 	}
 	acc := hostileAccessor(t, hostile.Dir("", hostile.File("f\nx", "1"), hostile.Symlink("s", "f")))
-	ow := newOwners()
+	ow := NewOwners()
 	r, err := acc.ReadDirSorted(t.Context(), acc.Root())
 	if err != nil {
 		t.Fatal(err)
@@ -180,17 +169,17 @@ func TestJSONListingStream(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := l.entry(ow.entryJSON(e, e.Name)); err != nil {
+		if err := l.Entry(ow.EntryJSON(e, e.Name)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	l.fail("d", errors.New("bad"))
-	if err := l.finish(); err != nil {
+	l.Fail("d", errors.New("bad"))
+	if err := l.Finish(); err != nil {
 		t.Fatal(err)
 	}
 	dec := json.NewDecoder(&b)
 	dec.DisallowUnknownFields()
-	var got listingJSON
+	var got Listing
 	if err := dec.Decode(&got); err != nil {
 		t.Fatalf("%v:\n%s", err, b.String())
 	}
@@ -200,37 +189,13 @@ func TestJSONListingStream(t *testing.T) {
 	}
 }
 
-func TestCompletePath(t *testing.T) {
-	t.Parallel()
-	acc := hostileAccessor(t, hostile.Dir("", hostile.File("abc", "1"), hostile.Dir("abd", hostile.File("x1", ""), hostile.File("y", "")),
-		hostile.File("b\x1b", ""), hostile.File("zz", "")))
-	for in, want := range map[string]string{
-		"":       "abc abd/ zz",
-		"ab":     "abc abd/",
-		"abd/":   "abd/x1 abd/y",
-		"/abd/x": "/abd/x1",
-		"q":      "",
-	} {
-		got, err := completePath(t.Context(), acc, in, 10)
-		if err != nil || strings.Join(got, " ") != want {
-			t.Errorf("complete %q: %q, %v; want %q", in, got, err, want)
-		}
-	}
-	if got, _ := completePath(t.Context(), acc, "", 2); len(got) != 2 {
-		t.Errorf("limit 2: %q", got)
-	}
-	if _, err := completePath(t.Context(), acc, "abc/", 10); err == nil {
-		t.Error("completion below a file: no error")
-	}
-}
-
 func TestShortPath(t *testing.T) {
 	t.Parallel()
-	if p := "/a/b"; shortPath(p) != p {
-		t.Errorf("short path changed: %q", shortPath(p))
+	if p := "/a/b"; ShortPath(p) != p {
+		t.Errorf("short path changed: %q", ShortPath(p))
 	}
 	long := strings.Repeat("/é", 2000)
-	s := shortPath(long)
+	s := ShortPath(long)
 	if len(s) > 800 || !strings.Contains(s, "…") || !utf8.ValidString(s) || !strings.HasPrefix(s, "/é") || !strings.HasSuffix(s, "/é") {
 		t.Errorf("shortPath: %d bytes, %q", len(s), s)
 	}

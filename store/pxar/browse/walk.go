@@ -1,4 +1,4 @@
-package main
+package browse
 
 import (
 	"context"
@@ -9,23 +9,23 @@ import (
 	"github.com/cairnfs/cairn/store/pxar"
 )
 
-// maxWalkDepth bounds how deep ls -R and find descend, as a tree restore
+// MaxDepth bounds how deep ls -R and find descend, as a tree restore
 // does: a real file system cannot hold a deeper tree (PATH_MAX), and a
 // crafted archive nested deeper is reported, not followed.
-const maxWalkDepth = 4096
+const MaxDepth = 4096
 
-// archiveWalk walks a file archive depth first in stored order, one
+// Walk walks a file archive depth first in stored order, one
 // directory listing open per level (pxar.SortedDirReader: a few KiB,
 // whatever the directory's size): memory grows with the depth, never with
 // the size of a directory or of the tree.
-type archiveWalk struct {
-	acc *pxar.Accessor
-	// visit is called for every entry with its path; for a directory it
+type Walk struct {
+	Acc *pxar.Accessor
+	// Visit is called for every entry with its path; for a directory it
 	// returns whether to descend into it.
-	visit func(path string, e *pxar.Entry, depth int) (descend bool, err error)
-	// fail is told of a directory that could not be listed (whole or in
+	Visit func(path string, e *pxar.Entry, depth int) (descend bool, err error)
+	// Fail is told of a directory that could not be listed (whole or in
 	// part); the walk goes on with the next one.
-	fail func(path string, err error)
+	Fail func(path string, err error)
 }
 
 type walkFrame struct {
@@ -42,24 +42,24 @@ func join(buf []byte, n int, name string) []byte {
 	return append(buf, name...)
 }
 
-// run walks start, whose path is startPath. It returns an error only when
-// the walk cannot go on (ctx ended, or visit failed: a write error).
-func (w *archiveWalk) run(ctx context.Context, start *pxar.Entry, startPath string) error {
+// Run walks start, whose path is startPath. It returns an error only when
+// the walk cannot go on (ctx ended, or Visit failed: a write error).
+func (w *Walk) Run(ctx context.Context, start *pxar.Entry, startPath string) error {
 	buf := []byte(startPath)
-	descend, err := w.visit(startPath, start, 0)
+	descend, err := w.Visit(startPath, start, 0)
 	if err != nil || !descend || !start.IsDir() {
 		return err
 	}
 	var stack []walkFrame
 	lastDir := start.ID // directories come in increasing offset order
 	open := func(e *pxar.Entry, path string) {
-		if len(stack)+1 > maxWalkDepth {
-			w.fail(path, fmt.Errorf("directories nested deeper than %d levels: not listed", maxWalkDepth))
+		if len(stack)+1 > MaxDepth {
+			w.Fail(path, fmt.Errorf("directories nested deeper than %d levels: not listed", MaxDepth))
 			return
 		}
-		r, err := w.acc.ReadDirSorted(ctx, e)
+		r, err := w.Acc.ReadDirSorted(ctx, e)
 		if err != nil {
-			w.fail(path, err)
+			w.Fail(path, err)
 			return
 		}
 		stack = append(stack, walkFrame{r: r, plen: len(buf)})
@@ -82,13 +82,13 @@ func (w *archiveWalk) run(ctx context.Context, start *pxar.Entry, startPath stri
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			w.fail(string(buf[:top.plen]), err) // the rest of this directory cannot be read
+			w.Fail(string(buf[:top.plen]), err) // the rest of this directory cannot be read
 			stack = stack[:len(stack)-1]
 			continue
 		}
 		buf = join(buf, top.plen, e.Name)
 		path := string(buf)
-		descend, err := w.visit(path, e, len(stack))
+		descend, err := w.Visit(path, e, len(stack))
 		if err != nil {
 			return err
 		}

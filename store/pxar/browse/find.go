@@ -1,4 +1,4 @@
-package main
+package browse
 
 import (
 	"errors"
@@ -11,37 +11,38 @@ import (
 	"github.com/cairnfs/cairn/store/pxar"
 )
 
-// findTest is find's conjunction of tests on one entry.
-type findTest struct {
-	name, path *regexp.Regexp
-	types      map[string]bool // f, d, l, b, c, p, s
-	newer      *time.Time
-	sizeCmp    int // -1: smaller than size, 0: exactly, 1: larger
-	size       *uint64
+// Test is find's conjunction of tests on one entry.
+type Test struct {
+	Name, Path *regexp.Regexp
+	Types      map[string]bool // f, d, l, b, c, p, s
+	Newer      *time.Time
+	SizeCmp    int // -1: smaller than size, 0: exactly, 1: larger
+	Size       *uint64
 }
 
-func (t *findTest) match(e *pxar.Entry, path string) bool {
-	if t.name != nil && !t.name.MatchString(e.Name) {
+// Match reports whether e, at path, passes every test.
+func (t *Test) Match(e *pxar.Entry, path string) bool {
+	if t.Name != nil && !t.Name.MatchString(e.Name) {
 		return false
 	}
-	if t.path != nil && !t.path.MatchString(path) {
+	if t.Path != nil && !t.Path.MatchString(path) {
 		return false
 	}
-	if t.types != nil && !t.types[typeLetter(e)] {
+	if t.Types != nil && !t.Types[typeLetter(e)] {
 		return false
 	}
-	if t.newer != nil && !mtimeOf(e).After(*t.newer) {
+	if t.Newer != nil && !mtimeOf(e).After(*t.Newer) {
 		return false
 	}
-	if t.size != nil {
+	if t.Size != nil {
 		s := entrySize(e)
-		switch t.sizeCmp {
+		switch t.SizeCmp {
 		case -1:
-			return s < *t.size
+			return s < *t.Size
 		case 1:
-			return s > *t.size
+			return s > *t.Size
 		}
-		return s == *t.size
+		return s == *t.Size
 	}
 	return true
 }
@@ -67,8 +68,8 @@ func typeLetter(e *pxar.Entry) string {
 	return "?"
 }
 
-// parseTypes parses --type: letters of f d l b c p s, comma-separated.
-func parseTypes(s string) (map[string]bool, error) {
+// ParseTypes parses --type: letters of f d l b c p s, comma-separated.
+func ParseTypes(s string) (map[string]bool, error) {
 	out := map[string]bool{}
 	for _, l := range strings.Split(s, ",") {
 		if len(l) != 1 || !strings.Contains("fdlbcps", l) {
@@ -79,10 +80,10 @@ func parseTypes(s string) (map[string]bool, error) {
 	return out, nil
 }
 
-// parseNewer parses --newer: a time (RFC 3339, or YYYY-MM-DD and
+// ParseNewer parses --newer: a time (RFC 3339, or YYYY-MM-DD and
 // YYYY-MM-DD HH:MM[:SS] in UTC) or an age before now (7d, 36h, 90m,
 // 1h30m).
-func parseNewer(s string, now time.Time) (time.Time, error) {
+func ParseNewer(s string, now time.Time) (time.Time, error) {
 	for _, layout := range []string{time.RFC3339Nano, "2006-01-02", "2006-01-02 15:04", "2006-01-02 15:04:05",
 		"2006-01-02T15:04", "2006-01-02T15:04:05"} {
 		if t, err := time.ParseInLocation(layout, s, time.UTC); err == nil {
@@ -100,31 +101,11 @@ func parseNewer(s string, now time.Time) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("%q: want a time (2024-05-01, \"2024-05-01 12:00\", RFC 3339) or an age (7d, 36h, 90m)", s)
 }
 
-// parseSizeTest parses --size: [+|-]SIZE, larger than, smaller than or
-// exactly SIZE bytes (suffixes k, M, G as --cache-size).
-func parseSizeTest(s string) (int, uint64, error) {
-	cmp := 0
-	switch {
-	case strings.HasPrefix(s, "+"):
-		cmp, s = 1, s[1:]
-	case strings.HasPrefix(s, "-"):
-		cmp, s = -1, s[1:]
-	}
-	n, err := parseSize(s)
-	if err != nil {
-		return 0, 0, err
-	}
-	if n < 0 {
-		return 0, 0, fmt.Errorf("%q: negative size", s)
-	}
-	return cmp, uint64(n), nil
-}
-
-// globRegexp compiles a shell glob as find's -name and -path take it
+// Glob compiles a shell glob as find's -name and -path take it
 // (fnmatch without FNM_PATHNAME: '*' and '?' match '/' too; [a-z],
 // [!a-z], backslash escapes) into an anchored regular expression, which
 // matches in time linear in the name.
-func globRegexp(pat string) (*regexp.Regexp, error) {
+func Glob(pat string) (*regexp.Regexp, error) {
 	var b strings.Builder
 	b.WriteString(`^(?s:`)
 	for i := 0; i < len(pat); i++ {
