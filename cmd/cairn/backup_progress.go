@@ -1,10 +1,10 @@
 package main
 
 import (
-	"github.com/cairnfs/cairn/internal/progress"
 	"slices"
 	"sync/atomic"
 
+	"github.com/cairnfs/cairn/internal/progress"
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/filearchive"
 )

@@ -4,12 +4,12 @@ import (
 	"bufio"
 	"encoding/hex"
 	"fmt"
-	"github.com/cairnfs/cairn/internal/progress"
 	"io"
 	"os"
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/internal/progress"
 	"github.com/spf13/cobra"
 )
 

@@ -3,11 +3,11 @@ package main
 import (
 	"bufio"
 	"fmt"
-	"github.com/cairnfs/cairn/internal/progress"
 	"io"
 	"sync/atomic"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/internal/progress"
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/filearchive"
 	"github.com/cairnfs/cairn/store/pxar"

@@ -2,12 +2,12 @@ package main
 
 import (
 	"fmt"
-	"github.com/cairnfs/cairn/store/pxar/browse"
 	"strings"
 	"time"
 
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/pxar"
+	"github.com/cairnfs/cairn/store/pxar/browse"
 	"github.com/spf13/cobra"
 )
 

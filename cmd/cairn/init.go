@@ -2,11 +2,11 @@ package main
 
 import (
 	"fmt"
-	"github.com/cairnfs/cairn/internal/progress"
 	"os/user"
 	"strconv"
 	"sync/atomic"
 
+	"github.com/cairnfs/cairn/internal/progress"
 	"github.com/cairnfs/cairn/store"
 	"github.com/spf13/cobra"
 )

@@ -4,9 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/cairnfs/cairn/internal/progress"
 	"log/slog"
 
+	"github.com/cairnfs/cairn/internal/progress"
 	"github.com/cairnfs/cairn/jobs"
 )
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"github.com/cairnfs/cairn/store/pxar/browse"
 	"os"
 	"reflect"
 	"regexp"
@@ -16,6 +15,8 @@ import (
 	"github.com/cairnfs/cairn/jobs/storesync"
 	"github.com/cairnfs/cairn/jobs/tape"
 	"github.com/cairnfs/cairn/jobs/verify"
+	"github.com/cairnfs/cairn/store/pxar/browse"
+	"github.com/cairnfs/cairn/store/snapdiff"
 )
 
 // jsonOutputs are the types printed by --json and written to .jobs/*/status
@@ -44,7 +45,7 @@ var jsonOutputs = []struct {
 	{"forget", forgetReport{}},
 	{"tape status", tape.DriveStatus{}},
 	{"tape catalog", tape.CatalogSet{}},
-	{"diff", diffReport{}},
+	{"diff", snapdiff.Report{}},
 	{"du", duReport{}},
 	{"version", versionInfo{}},
 	{"key show", keyInfo{}},

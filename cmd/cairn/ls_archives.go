@@ -55,12 +55,6 @@ func archiveKind(k store.ArchiveKind) (kind, storage string) {
 	return "other", "index"
 }
 
-// archiveKindName is archiveKind's kind alone (diff's reports).
-func archiveKindName(k store.ArchiveKind) string {
-	kind, _ := archiveKind(k)
-	return kind
-}
-
 func archiveRows(m *store.Manifest) []archiveRow {
 	sizes := map[string]uint64{}
 	for _, f := range m.Files {

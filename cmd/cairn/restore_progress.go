@@ -1,9 +1,9 @@
 package main
 
 import (
-	"github.com/cairnfs/cairn/internal/progress"
 	"strings"
 
+	"github.com/cairnfs/cairn/internal/progress"
 	"github.com/cairnfs/cairn/jobs/restore"
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/filearchive"

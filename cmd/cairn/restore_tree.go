@@ -2,11 +2,11 @@ package main
 
 import (
 	"fmt"
-	"github.com/cairnfs/cairn/internal/progress"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/cairnfs/cairn/internal/progress"
 	"github.com/cairnfs/cairn/jobs/restore"
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/filearchive"

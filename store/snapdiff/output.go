@@ -1,32 +1,38 @@
-package main
+package snapdiff
 
 import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
+
+	"github.com/cairnfs/cairn/internal/termsafe"
 )
 
-// diffOutput writes diff's changes as they are found: text lines, or one
+// Writer writes a diff's changes as they are found: text lines, or one
 // JSON document whose "changes" list is written element by element.
-type diffOutput struct {
-	a    *app
-	json bool
-	w    *bufio.Writer
-	rep  diffReport // totals and archives; Changes stay nil
-	n    int        // changes written
+type Writer struct {
+	json  bool
+	quiet bool
+	w     *bufio.Writer
+	rep   Report // totals and archives; Changes stay nil
+	n     int    // changes written
 }
 
-func newDiffOutput(a *app, asJSON bool, rep diffReport) *diffOutput {
-	o := &diffOutput{a: a, json: asJSON, w: bufio.NewWriter(a.stdout), rep: rep}
-	rep.Archives = []diffArchive{}
+// NewWriter starts the output of a diff whose head (From, To, Content) is
+// rep on w: text lines, or (asJSON) one JSON document; quiet leaves out
+// the text totals.
+func NewWriter(w io.Writer, asJSON, quiet bool, rep Report) *Writer {
+	o := &Writer{json: asJSON, quiet: quiet, w: bufio.NewWriter(w), rep: rep}
+	rep.Archives = []Archive{}
 	if asJSON {
 		o.w.WriteString("{\n  \"changes\": [")
 	}
 	return o
 }
 
-func (o *diffOutput) count(change string) {
+func (o *Writer) count(change string) {
 	switch change {
 	case "added":
 		o.rep.Added++
@@ -37,8 +43,8 @@ func (o *diffOutput) count(change string) {
 	}
 }
 
-// change writes one changed path.
-func (o *diffOutput) change(c diffChange) error {
+// Change writes one changed path.
+func (o *Writer) Change(c Change) error {
 	o.count(c.Change)
 	if o.json {
 		b, err := json.Marshal(c)
@@ -52,9 +58,9 @@ func (o *diffOutput) change(c diffChange) error {
 		o.w.Write(b)
 	} else {
 		mark := map[string]string{"added": "+", "removed": "-"}[c.Change]
-		line := mark + " " + quoteName(c.Archive+c.Path)
+		line := mark + " " + termsafe.Quote(c.Archive+c.Path)
 		if mark == "" {
-			line = "M " + quoteName(c.Archive+c.Path) + " (" + strings.Join(c.Reasons, ", ") + ")"
+			line = "M " + termsafe.Quote(c.Archive+c.Path) + " (" + strings.Join(c.Reasons, ", ") + ")"
 		}
 		o.w.WriteString(line + "\n")
 	}
@@ -65,10 +71,10 @@ func (o *diffOutput) change(c diffChange) error {
 	return nil
 }
 
-// archive records one compared archive. Its own line (text) is there for
+// Archive records one compared archive. Its own line (text) is there for
 // archives in one snapshot only and for changed images and blobs; a file
 // archive's changes are its paths.
-func (o *diffOutput) archive(r diffArchive) error {
+func (o *Writer) Archive(r Archive) error {
 	o.rep.Archives = append(o.rep.Archives, r)
 	if r.Kind != "file_archive" || r.Status == "added" || r.Status == "removed" {
 		switch r.Status {
@@ -76,18 +82,18 @@ func (o *diffOutput) archive(r diffArchive) error {
 			o.count(r.Status)
 		}
 	}
-	if line := diffText(r, o.rep.From, o.rep.To); line != "" && !o.json && r.Status != "unchanged" {
+	if line := archiveText(r, o.rep.From, o.rep.To); line != "" && !o.json && r.Status != "unchanged" {
 		o.w.WriteString(line + "\n")
 	}
 	return nil
 }
 
-// finish ends the output with the totals.
-func (o *diffOutput) finish() error {
+// Finish ends the output with the totals.
+func (o *Writer) Finish() error {
 	r := o.rep
 	if o.json {
 		if r.Archives == nil {
-			r.Archives = []diffArchive{}
+			r.Archives = []Archive{}
 		}
 		tail, err := json.MarshalIndent(r, "", "  ")
 		if err != nil {
@@ -100,7 +106,7 @@ func (o *diffOutput) finish() error {
 			o.w.WriteString("\n  ")
 		}
 		o.w.WriteString("]," + rest + "\n")
-	} else if !o.a.quiet {
+	} else if !o.quiet {
 		var unchanged int
 		for _, ar := range r.Archives {
 			if ar.Status == "unchanged" {
@@ -117,5 +123,5 @@ func (o *diffOutput) finish() error {
 	return o.w.Flush()
 }
 
-// abort writes out what was found before a failure.
-func (o *diffOutput) abort() { o.w.Flush() }
+// Abort writes out what was found before a failure.
+func (o *Writer) Abort() { o.w.Flush() }

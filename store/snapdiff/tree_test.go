@@ -1,4 +1,4 @@
-package main
+package snapdiff
 
 import (
 	"bytes"
@@ -67,7 +67,7 @@ func diffEncode(t testing.TB, e *pxar.Encoder, entries []diffEntry) {
 func runDiff(t *testing.T, from, to *pxar.Accessor) []string {
 	t.Helper()
 	var out []string
-	d := &treeDiff{ctx: context.Background(), from: from, to: to, emit: func(c diffChange) error {
+	d := &treeDiff{ctx: context.Background(), from: from, to: to, emit: func(c Change) error {
 		mark := map[string]string{"added": "+", "removed": "-", "changed": "M"}[c.Change]
 		out = append(out, strings.TrimSpace(mark+" "+c.Path+" "+strings.Join(c.Reasons, ",")))
 		return nil
@@ -155,7 +155,7 @@ func TestTreeDiffMemory(t *testing.T) {
 	base := heap()
 	var held int64
 	var got []string
-	d := &treeDiff{ctx: context.Background(), from: from, to: to, emit: func(c diffChange) error {
+	d := &treeDiff{ctx: context.Background(), from: from, to: to, emit: func(c Change) error {
 		held = heap() - base
 		got = append(got, c.Path)
 		return nil

@@ -1,4 +1,4 @@
-package main
+package snapdiff
 
 import (
 	"math/rand/v2"
@@ -101,7 +101,7 @@ func TestCompareIndexes(t *testing.T) {
 		{newFakeIndex("q", "aa", "bb", "ccc"), false, 2, 400},
 		{newFakeIndex("aa"), true, 0, 0},
 	} {
-		chunks, bytes, err := compareIndexes(old, c.y, c.positional)
+		chunks, bytes, err := Indexes(old, c.y, c.positional)
 		if err != nil || chunks != c.chunks || bytes != c.bytes {
 			t.Errorf("%q positional %v: %d chunks, %d bytes, %v; want %d, %d", c.y.digests, c.positional, chunks, bytes, err, c.chunks, c.bytes)
 		}

@@ -1,4 +1,4 @@
-package main
+package snapdiff
 
 import (
 	"bytes"
@@ -8,8 +8,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/cairnfs/cairn/chunk"
-	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/internal/termsafe"
 	"github.com/cairnfs/cairn/store/pxar"
 )
 
@@ -21,7 +20,7 @@ type treeDiff struct {
 	ctx      context.Context
 	from, to *pxar.Accessor
 	content  bool
-	emit     func(diffChange) error
+	emit     func(Change) error
 	buf      []byte
 }
 
@@ -48,7 +47,7 @@ func (c *diffCursor) next(ctx context.Context) error {
 	}
 	if c.begun && comparePaths(p, c.path) <= 0 {
 		return fmt.Errorf("%s: %s comes after %s: entries not in name order (diff needs archives written in name order, as cairn and PBS write them)",
-			c.side, quoteName("/"+p), quoteName("/"+c.path))
+			c.side, termsafe.Quote("/"+p), termsafe.Quote("/"+c.path))
 	}
 	c.begun, c.path, c.e = true, p, e
 	return nil
@@ -79,6 +78,15 @@ func comparePaths(a, b string) int {
 		return 1
 	}
 	return 0
+}
+
+// Trees reports every path added, removed or changed from file archive
+// from to file archive to, in path order, to emit; content: compare the
+// contents of regular files of the same size too (else size and mtime
+// tell). Both archives must be written in name order.
+func Trees(ctx context.Context, from, to *pxar.Accessor, content bool, emit func(Change) error) error {
+	t := &treeDiff{ctx: ctx, from: from, to: to, content: content, emit: emit}
+	return t.run()
 }
 
 func (t *treeDiff) run() error {
@@ -130,7 +138,7 @@ func (t *treeDiff) report(change, path string, e *pxar.Entry, why []string) erro
 	if e.Kind == pxar.KindDir && path != "" {
 		p += "/"
 	}
-	return t.emit(diffChange{Path: p, Change: change, Type: e.Kind.String(), Reasons: why})
+	return t.emit(Change{Path: p, Change: change, Type: e.Kind.String(), Reasons: why})
 }
 
 // compare returns why two entries at the same path differ.
@@ -189,34 +197,4 @@ func (t *treeDiff) sameContent(x, y *pxar.Entry) (bool, error) {
 		sums[i] = h.Sum(nil)
 	}
 	return bytes.Equal(sums[0], sums[1]), nil
-}
-
-// compareIndexes counts the chunks of y (and their bytes) that x does not
-// have: at the same position with the same range for two images
-// (positional), else anywhere in x (by digest; the set of x's digests
-// grows with the index, 32 bytes per chunk).
-func compareIndexes(x, y store.Index, positional bool) (chunks int, bytes int64, err error) {
-	var have map[chunk.Digest]struct{}
-	if !positional {
-		have = make(map[chunk.Digest]struct{}, x.Len())
-		for i := range x.Len() {
-			d, _, _ := x.Chunk(i)
-			have[d] = struct{}{}
-		}
-	}
-	for i := range y.Len() {
-		d, start, end := y.Chunk(i)
-		same := false
-		if positional && i < x.Len() {
-			dx, sx, ex := x.Chunk(i)
-			same = dx == d && sx == start && ex == end
-		} else if !positional {
-			_, same = have[d]
-		}
-		if !same {
-			chunks++
-			bytes += end - start
-		}
-	}
-	return chunks, bytes, errors.Join(x.Err(), y.Err())
 }
