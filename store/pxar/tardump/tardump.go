@@ -1,4 +1,4 @@
-package main
+package tardump
 
 import (
 	"archive/tar"
@@ -10,23 +10,36 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairnfs/cairn/internal/termsafe"
 	"github.com/cairnfs/cairn/store/pxar"
 )
 
-// tarDump writes a walk of a file archive as a PAX tar stream. An entry
+// Dump writes a walk of a file archive as a PAX tar stream. An entry
 // the stream cannot hold (an invalid name, metadata no header can
 // carry) or the walk cannot decode is left out before anything of it is
-// written, and reported through skip: the stream stays a valid tar.
-type tarDump struct {
+// written, and reported through Skip: the stream stays a valid tar.
+type Dump struct {
+	// Warn is told of what the stream leaves out by its nature (a
+	// socket); Skip of an entry left out (name "" when the walk's error
+	// names the place). Both must be set.
+	Warn func(string)
+	Skip func(name string, err error)
+
 	ctx     context.Context
 	acc     *pxar.Accessor
 	root    []string // the dumped path's components below the archive root
-	warn    func(string)
-	skip    func(name string, err error) // name "" when the walk's error names the place
 	skipped int
 	out     *stickyWriter
 	buf     []byte
 }
+
+// New is the dump of path (its entry is given to Write) of acc.
+func New(acc *pxar.Accessor, path string) *Dump {
+	return &Dump{acc: acc, root: archivePath(path)}
+}
+
+// Skipped is the number of entries left out so far.
+func (d *Dump) Skipped() int { return d.skipped }
 
 // stickyWriter keeps the first error of its writer: the tar writer's
 // errors are then told apart, a failed write (fatal) from a header it
@@ -46,9 +59,9 @@ func (s *stickyWriter) Write(p []byte) (int, error) {
 }
 
 // skipEntry reports an entry left out of the stream.
-func (d *tarDump) skipEntry(name string, err error) {
+func (d *Dump) skipEntry(name string, err error) {
 	d.skipped++
-	d.skip(name, err)
+	d.Skip(name, err)
 }
 
 // archivePath splits a path inside an archive into its components, as
@@ -63,9 +76,11 @@ func archivePath(path string) []string {
 	return out
 }
 
-// write streams start and everything below it. Entries the walk cannot
-// decode (and what lies below them) are skipped and the walk goes on.
-func (d *tarDump) write(w io.Writer, start *pxar.Entry) error {
+// Write streams start and everything below it to w. Entries the walk
+// cannot decode (and what lies below them) are skipped and the walk goes
+// on.
+func (d *Dump) Write(ctx context.Context, w io.Writer, start *pxar.Entry) error {
+	d.ctx = ctx
 	d.out = &stickyWriter{w: w}
 	tw := tar.NewWriter(d.out)
 	walk := d.acc.Walk(start)
@@ -106,10 +121,10 @@ func tarName(p string, e *pxar.Entry) string {
 	return p
 }
 
-func (d *tarDump) entry(tw *tar.Writer, p string, e *pxar.Entry) error {
+func (d *Dump) entry(tw *tar.Writer, p string, e *pxar.Entry) error {
 	name := tarName(p, e)
 	if e.Kind == pxar.KindSocket {
-		d.warn(fmt.Sprintf("%s: socket skipped (a tar stream cannot hold one)", quoteName(name)))
+		d.Warn(fmt.Sprintf("%s: socket skipped (a tar stream cannot hold one)", termsafe.Quote(name)))
 		return nil
 	}
 	if p != "" && !pxar.ValidName(e.Name) {
@@ -131,14 +146,14 @@ func (d *tarDump) entry(tw *tar.Writer, p string, e *pxar.Entry) error {
 			d.skipEntry(name, err)
 			return nil
 		}
-		return fmt.Errorf("%s: %w", quoteName(name), err)
+		return fmt.Errorf("%s: %w", termsafe.Quote(name), err)
 	}
 	if h.Typeflag != tar.TypeReg || h.Size == 0 {
 		return nil
 	}
 	r, err := d.acc.Open(d.ctx, e)
 	if err != nil {
-		return fmt.Errorf("%s: %w", quoteName(name), err)
+		return fmt.Errorf("%s: %w", termsafe.Quote(name), err)
 	}
 	if d.buf == nil {
 		d.buf = make([]byte, 1<<20)
@@ -150,7 +165,7 @@ func (d *tarDump) entry(tw *tar.Writer, p string, e *pxar.Entry) error {
 		err = fmt.Errorf("content ended after %d of %d bytes", n, h.Size)
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", quoteName(name), err)
+		return fmt.Errorf("%s: %w", termsafe.Quote(name), err)
 	}
 	return nil
 }
@@ -160,7 +175,7 @@ func (d *tarDump) entry(tw *tar.Writer, p string, e *pxar.Entry) error {
 // must lead, through directories only, to the very file (not to another
 // link of it) and lie below the dumped path. Otherwise the link is
 // written as a copy of the file.
-func (d *tarDump) linkTarget(e *pxar.Entry) (string, bool) {
+func (d *Dump) linkTarget(e *pxar.Entry) (string, bool) {
 	comps := archivePath(e.Hardlink)
 	if len(comps) <= len(d.root) || strings.HasPrefix(e.Hardlink, "/") {
 		return "", false

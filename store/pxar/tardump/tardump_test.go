@@ -1,4 +1,4 @@
-package main
+package tardump
 
 import (
 	"archive/tar"
