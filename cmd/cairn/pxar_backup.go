@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -8,9 +9,9 @@ import (
 	"strings"
 
 	"github.com/cairnfs/cairn/internal/userfile"
-
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/filearchive"
+	"github.com/cairnfs/cairn/store/pxar/walk/pathlist"
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/pflag"
 )
@@ -63,16 +64,16 @@ type pxarSummary struct {
 
 // backupPxar adds archive sp.name from directory sp.path to b. Entries
 // that cannot be read are reported on stderr with their path.
-func (a *app) backupPxar(b *store.Backup, sp backupSpec, sel *listSelection, opt filearchive.Options) (pxarSummary, error) {
+func (a *app) backupPxar(b *store.Backup, sp backupSpec, sel *pathlist.Selection, opt filearchive.Options) (pxarSummary, error) {
 	opt.OnError = func(path string, err error) {
 		fmt.Fprintf(a.stderr, "cairn: warning: %s: %s: %v\n", sp.name, quoteName(filepath.Join(sp.path, path)), err)
 	}
 	if sel != nil {
-		opt.Select = sel.sel
+		opt.Select = sel.Select
 	}
 	res, err := filearchive.AddArchive(a.ctx, b, sp.name, sp.path, opt)
 	if sel != nil && err == nil {
-		res.Errors += sel.warn(a.stderr, sp.name)
+		res.Errors += sel.Warn(a.stderr, sp.name)
 	}
 	w := res.Walk
 	return pxarSummary{Archive: sp.name, Mode: res.Mode.String(), Previous: res.Previous,
@@ -126,4 +127,42 @@ func (o *pxarOpts) patterns() ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// lists are the lists of --files-from and its kin.
+func (o *pxarOpts) lists() []pathlist.List {
+	var out []pathlist.List
+	for _, f := range []struct {
+		flag   string
+		names  []string
+		format pathlist.Format
+	}{{"--files-from", o.filesFrom, pathlist.Lines}, {"--files-from-verbatim", o.filesFromVerbatim, pathlist.Verbatim},
+		{"--files-from-raw", o.filesFromRaw, pathlist.Raw}} {
+		for _, n := range f.names {
+			out = append(out, pathlist.List{Flag: f.flag, Name: n, Format: f.format})
+		}
+	}
+	return out
+}
+
+// backupSelection reads the lists of --files-from and its kin for the
+// one directory tree of specs; nil when none is given.
+func (a *app) backupSelection(o *pxarOpts, specs []backupSpec) (*pathlist.Selection, error) {
+	lists := o.lists()
+	if len(lists) == 0 {
+		return nil, nil
+	}
+	trees := slices.DeleteFunc(slices.Clone(specs), func(sp backupSpec) bool { return !sp.isPxar() })
+	if len(trees) != 1 {
+		return nil, usageErr("%s selects the paths of one directory tree: give one NAME.pxar:DIR (%d given)", lists[0].Flag, len(trees))
+	}
+	stdin := a.stdin
+	if slices.ContainsFunc(specs, backupSpec.isStdin) {
+		stdin = nil
+	}
+	sel, err := pathlist.Read(lists, trees[0].path, stdin)
+	if ue := (*pathlist.UsageError)(nil); errors.As(err, &ue) {
+		err = fmt.Errorf("%w: %w", errUsage, err)
+	}
+	return sel, err
 }

@@ -1,4 +1,4 @@
-package main
+package pathlist
 
 import (
 	"bufio"
@@ -9,17 +9,21 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
+	"github.com/cairnfs/cairn/internal/termsafe"
 	"github.com/cairnfs/cairn/internal/userfile"
 	"github.com/cairnfs/cairn/store/pxar/walk"
 )
 
-// --files-from, --files-from-verbatim and --files-from-raw (restic's
-// flags) restrict the one directory tree of a backup to the paths they
-// list: each with everything below it, and the directories on the way to
-// it. A path is relative to the tree's DIR, or absolute inside it.
+// UsageError is a list that cannot be used as it is given: the command
+// line's fault, not the machine's.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func usageErr(format string, args ...any) error { return &UsageError{fmt.Errorf(format, args...)} }
 
 // Bounds of the lists: a line (a path) and, over every list, the paths
 // and their bytes. Memory is the lists' paths and about 40 bytes a path.
@@ -29,52 +33,37 @@ const (
 	maxListBytes = 1 << 30
 )
 
-// listFormat is how a list is read.
-type listFormat int
+// Format is how a list is read.
+type Format int
 
 const (
-	listLines    listFormat = iota // --files-from: trimmed, # comments, globs
-	listVerbatim                   // --files-from-verbatim: each line as it is
-	listRaw                        // --files-from-raw: NUL-separated, as they are
+	Lines    Format = iota // --files-from: trimmed, # comments, globs
+	Verbatim               // --files-from-verbatim: each line as it is
+	Raw                    // --files-from-raw: NUL-separated, as they are
 )
 
-// listFile is one list a flag names ("-": standard input).
-type listFile struct {
-	flag, name string
-	format     listFormat
+// List is one list a flag names ("-": standard input).
+type List struct {
+	Flag, Name string
+	Format     Format
 }
 
-func (l listFile) String() string { return l.flag + " " + quoteName(l.name) }
+func (l List) String() string { return l.Flag + " " + termsafe.Quote(l.Name) }
 
 // unit names an entry of the list in messages.
-func (l listFile) unit() string {
-	if l.format == listRaw {
+func (l List) unit() string {
+	if l.Format == Raw {
 		return "entry"
 	}
 	return "line"
 }
 
-func (o *pxarOpts) lists() []listFile {
-	var out []listFile
-	for _, f := range []struct {
-		flag   string
-		names  []string
-		format listFormat
-	}{{"--files-from", o.filesFrom, listLines}, {"--files-from-verbatim", o.filesFromVerbatim, listVerbatim},
-		{"--files-from-raw", o.filesFromRaw, listRaw}} {
-		for _, n := range f.names {
-			out = append(out, listFile{f.flag, n, f.format})
-		}
-	}
-	return out
-}
-
-// listSelection is what the lists select in a tree: the selection, the
-// lists (an origin names one: its index << 32 | line) and the warnings
-// of patterns that matched nothing.
-type listSelection struct {
-	sel    *walk.Selection
-	lists  []listFile
+// Selection is what the lists select in a tree: the selection the walk
+// takes (Select), the lists (an origin names one: its index << 32 |
+// line) and the warnings of patterns that matched nothing.
+type Selection struct {
+	Select *walk.Selection
+	lists  []List
 	dir    string
 	misses []string
 }
@@ -87,10 +76,10 @@ type listParser struct {
 	misses    []string
 }
 
-// readSelection reads every list of o for the tree at dir; stdin is
-// what "-" reads, nil when an archive reads standard input.
-func readSelection(o *pxarOpts, dir string, stdin io.Reader) (*listSelection, error) {
-	lists := o.lists()
+// Read reads every list for the tree at dir; stdin is what "-" reads,
+// nil when an archive reads standard input. A list that cannot be used as
+// given is a *UsageError.
+func Read(lists []List, dir string, stdin io.Reader) (*Selection, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", lists[0], err)
@@ -101,7 +90,7 @@ func readSelection(o *pxarOpts, dir string, stdin io.Reader) (*listSelection, er
 	}
 	stdinUsed := false
 	for i, l := range lists {
-		if l.name == "-" {
+		if l.Name == "-" {
 			if stdin == nil || stdinUsed {
 				return nil, usageErr("%s: standard input is read by an archive or another list already", l)
 			}
@@ -117,23 +106,23 @@ func readSelection(o *pxarOpts, dir string, stdin io.Reader) (*listSelection, er
 	if len(p.paths) == 0 {
 		return nil, usageErr("%s: no path listed: nothing would be backed up", lists[0])
 	}
-	return &listSelection{sel: walk.NewSelection(p.paths), lists: lists, dir: dir, misses: p.misses}, nil
+	return &Selection{Select: walk.NewSelection(p.paths), lists: lists, dir: dir, misses: p.misses}, nil
 }
 
 // readFile opens a list without blocking (a FIFO is refused, a pipe
 // such as <(find …) taken).
-func (p *listParser) readFile(l listFile, i int) error {
-	f, _, err := userfile.Open(l.name, userfile.Pipe)
+func (p *listParser) readFile(l List, i int) error {
+	f, _, err := userfile.Open(l.Name, userfile.Pipe)
 	if err != nil {
-		return fmt.Errorf("%w: %s: %w", errUsage, l.flag, err)
+		return &UsageError{fmt.Errorf("%s: %w", l.Flag, err)}
 	}
 	defer f.Close()
 	return p.read(f, l, i)
 }
 
-func (p *listParser) read(r io.Reader, l listFile, i int) error {
+func (p *listParser) read(r io.Reader, l List, i int) error {
 	sep := byte('\n')
-	if l.format == listRaw {
+	if l.Format == Raw {
 		sep = 0
 	}
 	br := bufio.NewReaderSize(r, maxListLine+1)
@@ -158,13 +147,13 @@ func (p *listParser) read(r io.Reader, l listFile, i int) error {
 }
 
 // line adds the path of one line (origin: where it was listed).
-func (p *listParser) line(line []byte, l listFile, origin uint64) error {
+func (p *listParser) line(line []byte, l List, origin uint64) error {
 	n := origin & (1<<32 - 1)
-	if l.format != listRaw && bytes.IndexByte(line, 0) >= 0 {
+	if l.Format != Raw && bytes.IndexByte(line, 0) >= 0 {
 		return usageErr("%s line %d holds a NUL byte (NUL-separated lists are read with --files-from-raw)", l, n)
 	}
 	s := string(line)
-	if l.format == listLines {
+	if l.Format == Lines {
 		s = strings.TrimSpace(s)
 		if strings.HasPrefix(s, "#") {
 			return nil
@@ -173,7 +162,7 @@ func (p *listParser) line(line []byte, l listFile, origin uint64) error {
 	if s == "" {
 		return nil
 	}
-	if l.format == listLines && strings.ContainsAny(s, "*?[") {
+	if l.Format == Lines && strings.ContainsAny(s, "*?[") {
 		return p.glob(s, l, origin)
 	}
 	return p.add(s, l, origin)
@@ -181,7 +170,7 @@ func (p *listParser) line(line []byte, l listFile, origin uint64) error {
 
 // glob adds the paths a pattern of --files-from matches (restic expands
 // them so); one that matches nothing is a warning.
-func (p *listParser) glob(pat string, l listFile, origin uint64) error {
+func (p *listParser) glob(pat string, l List, origin uint64) error {
 	n := origin & (1<<32 - 1)
 	full := pat
 	if !filepath.IsAbs(pat) {
@@ -189,10 +178,10 @@ func (p *listParser) glob(pat string, l listFile, origin uint64) error {
 	}
 	matches, err := filepath.Glob(full)
 	if err != nil {
-		return fmt.Errorf("%w: %s line %d: pattern %s: %w", errUsage, l, n, quoteName(pat), err)
+		return &UsageError{fmt.Errorf("%s line %d: pattern %s: %w", l, n, termsafe.Quote(pat), err)}
 	}
 	if len(matches) == 0 {
-		p.misses = append(p.misses, fmt.Sprintf("%s line %d: pattern %s matches nothing", l, n, quoteName(pat)))
+		p.misses = append(p.misses, fmt.Sprintf("%s line %d: pattern %s matches nothing", l, n, termsafe.Quote(pat)))
 	}
 	for _, m := range matches {
 		if err := p.add(m, l, origin); err != nil {
@@ -203,12 +192,12 @@ func (p *listParser) glob(pat string, l listFile, origin uint64) error {
 }
 
 // add adds path, relative to the tree's directory or absolute inside it.
-func (p *listParser) add(path string, l listFile, origin uint64) error {
+func (p *listParser) add(path string, l List, origin uint64) error {
 	n := origin & (1<<32 - 1)
 	rel, ok := p.relative(path)
 	if !ok {
 		return usageErr("%s %s %d: %s is outside %s (a path is relative to the tree's directory, or absolute inside it)",
-			l, l.unit(), n, quoteName(path), quoteName(p.dir))
+			l, l.unit(), n, termsafe.Quote(path), termsafe.Quote(p.dir))
 	}
 	p.bytes += int64(len(rel))
 	if len(p.paths) >= maxListPaths || p.bytes > maxListBytes {
@@ -244,15 +233,15 @@ func (p *listParser) relative(path string) (string, bool) {
 	return "", false
 }
 
-// warn reports, as the backup's warnings, the patterns that matched
+// Warn reports, as the backup's warnings, the patterns that matched
 // nothing and the listed paths the walk of the tree (archive name) did
 // not meet, at most maxWarnings of them; it returns how many there were.
-func (ls *listSelection) warn(w io.Writer, name string) int64 {
-	unmet, n := ls.sel.Unmet(maxWarnings)
+func (ls *Selection) Warn(w io.Writer, name string) int64 {
+	unmet, n := ls.Select.Unmet(maxWarnings)
 	for _, u := range unmet {
 		l := ls.lists[u.Origin>>32]
 		fmt.Fprintf(w, "cairn: warning: %s: %s %s %d: %s: %s\n", name, l, l.unit(), u.Origin&(1<<32-1),
-			quoteName(u.Path), ls.whyUnmet(u.Path))
+			termsafe.Quote(u.Path), ls.whyUnmet(u.Path))
 	}
 	if n > len(unmet) {
 		fmt.Fprintf(w, "cairn: warning: %s: %d more listed paths not backed up\n", name, n-len(unmet))
@@ -267,7 +256,7 @@ func (ls *listSelection) warn(w io.Writer, name string) int64 {
 const maxWarnings = 1000
 
 // whyUnmet tells why the walk did not meet a listed path.
-func (ls *listSelection) whyUnmet(rel string) string {
+func (ls *Selection) whyUnmet(rel string) string {
 	_, err := os.Lstat(filepath.Join(ls.dir, rel))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -276,22 +265,4 @@ func (ls *listSelection) whyUnmet(rel string) string {
 		return fmt.Sprintf("not backed up: %v", err)
 	}
 	return "not backed up: below a symbolic link (never followed), another file system or a directory that could not be read"
-}
-
-// backupSelection reads the lists of --files-from and its kin for the
-// one directory tree of specs; nil when none is given.
-func (a *app) backupSelection(o *pxarOpts, specs []backupSpec) (*listSelection, error) {
-	lists := o.lists()
-	if len(lists) == 0 {
-		return nil, nil
-	}
-	trees := slices.DeleteFunc(slices.Clone(specs), func(sp backupSpec) bool { return !sp.isPxar() })
-	if len(trees) != 1 {
-		return nil, usageErr("%s selects the paths of one directory tree: give one NAME.pxar:DIR (%d given)", lists[0].flag, len(trees))
-	}
-	stdin := a.stdin
-	if slices.ContainsFunc(specs, backupSpec.isStdin) {
-		stdin = nil
-	}
-	return readSelection(o, trees[0].path, stdin)
 }
