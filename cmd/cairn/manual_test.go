@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairnfs/cairn/internal/manpage"
 	"github.com/spf13/cobra"
 )
 
@@ -22,7 +23,7 @@ func TestManualExamplesRun(t *testing.T) {
 		if len(examples[c.CommandPath()]) == 0 {
 			t.Errorf("%s has no examples", c.CommandPath())
 		}
-		for _, sub := range manChildren(c) {
+		for _, sub := range manpage.Children(c) {
 			walk(sub)
 		}
 	}
