@@ -17,6 +17,7 @@ import (
 	"github.com/cairnfs/cairn/jobs/verify"
 	"github.com/cairnfs/cairn/store/pxar/browse"
 	"github.com/cairnfs/cairn/store/snapdiff"
+	"github.com/cairnfs/cairn/store/usage"
 )
 
 // jsonOutputs are the types printed by --json and written to .jobs/*/status
@@ -46,7 +47,7 @@ var jsonOutputs = []struct {
 	{"tape status", tape.DriveStatus{}},
 	{"tape catalog", tape.CatalogSet{}},
 	{"diff", snapdiff.Report{}},
-	{"du", duReport{}},
+	{"du", usage.Listing{}},
 	{"version", versionInfo{}},
 	{"key show", keyInfo{}},
 }
