@@ -186,9 +186,15 @@ func (d *dir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gof
 	}
 	if g, ok := src.Operations().(gofs.NodeGetattrer); ok {
 		var ao fuse.AttrOut
-		if g.Getattr(ctx, nil, &ao) == 0 {
+		switch errno := g.Getattr(ctx, nil, &ao); {
+		case errno == 0:
 			out.Attr = ao.Attr
 			out.AttrValid, out.AttrValidNsec = ao.AttrValid, ao.AttrValidNsec
+		case e.lazy:
+			// the listing holds only a placeholder (a file archive's
+			// root not read yet): the kernel would keep it as the
+			// entry's attributes for the mount's timeout
+			return nil, errno
 		}
 	}
 	return ch, 0

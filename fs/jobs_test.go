@@ -92,7 +92,7 @@ func testJobsControl(t *testing.T, one bool) {
 	}
 	mgr := jobs.NewManager(context.Background(), s, slog.New(slog.NewTextHandler(testWriter{t}, nil)))
 	defer mgr.Close()
-	for _, k := range []jobs.Kind{verify.VerifyKind{}, blockKind{}} {
+	for _, k := range []jobs.Kind{verify.Kind{}, blockKind{}} {
 		if err := mgr.Register(k); err != nil {
 			t.Fatal(err)
 		}

@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -43,4 +44,57 @@ func TestListingOpensNoArchive(t *testing.T) {
 			t.Logf("cannot drop caches (%v): second round uses the kernel's entries", err)
 		}
 	}
+}
+
+// TestLookupLazyRootUnreadable: a file archive's root whose attributes
+// cannot be read (its metadata chunks are gone) fails its lookup with
+// EIO. It was looked up with the listing's placeholder attributes (mode
+// 0555, root, the snapshot's time), which the kernel then kept for the
+// mount's attribute timeout: a stat showed a directory that was not the
+// archive's (issue 32, part 6: the flaky TestListingOpensNoArchive saw
+// exactly those).
+func TestLookupLazyRootUnreadable(t *testing.T) {
+	meta, payload := rootWithF(t)
+	s, snap := splitArchiveStore(t, "gone", meta, payload)
+	err := filepath.WalkDir(filepath.Join(s.Root(), ".chunks"), func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			err = os.Remove(p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, mnt, _ := mountT(t, Options{Store: s, Trees: PxarTrees{}})
+	dir := filepath.Join(mnt, snap.String())
+	if es, err := os.ReadDir(dir); err != nil || len(es) != 1 {
+		t.Fatalf("listing %v, %v", es, err)
+	}
+	for round := 0; round < 2; round++ {
+		var st unix.Stat_t
+		err := unix.Lstat(filepath.Join(dir, "root.pxar"), &st)
+		if err != syscall.EIO {
+			t.Fatalf("round %d: stat of an unreadable root: %v, mode %o uid %d mtime %d", round, err, st.Mode, st.Uid, st.Mtim.Sec)
+		}
+	}
+}
+
+// TestTreeOpenNotInterrupted: the open of a file archive's tree, shared
+// by every request that needs it, is not ended by the interrupt of the
+// request that makes it (a cancelled context): the root's attributes
+// come back. It failed, and its lookup answered the listing's
+// placeholder, when a signal reached the process stat'ing the root (the
+// flaky TestListingOpensNoArchive under load).
+func TestTreeOpenNotInterrupted(t *testing.T) {
+	meta, payload := rootWithF(t)
+	s, snap := splitArchiveStore(t, "intr", meta, payload)
+	srv, _, _ := mountT(t, Options{Store: s, Trees: PxarTrees{}})
+	o := &openTree{fsys: srv.fsys, snap: snap, man: &snapManifest{f: srv.fsys, snap: snap}, name: "root.pxar", path: snap.String() + "/root.pxar"}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, root, err := o.get(ctx)
+	if err != nil || root.Mode != syscall.S_IFDIR|0o750 || root.UID != 1000 {
+		t.Fatalf("open under a cancelled request: %v, root %+v", err, root)
+	}
+	o.close()
 }

@@ -41,6 +41,11 @@ func (o *openTree) get(ctx context.Context) (ArchiveTree, TreeEntry, error) {
 	if err != nil {
 		return nil, TreeEntry{}, err
 	}
+	// The open is shared and kept: the request that happens to make it
+	// must not end it when interrupted (any signal to a process waiting
+	// on FUSE sends an INTERRUPT, a child's SIGCHLD too), or its lookup
+	// fails with EINTR, which stat(2) passes on to the caller.
+	ctx = context.WithoutCancel(ctx)
 	t, err := o.fsys.trees.OpenTree(ctx, a, o.fsys.streamOpener(o.snap, m))
 	if err != nil {
 		return nil, TreeEntry{}, err

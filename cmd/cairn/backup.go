@@ -261,6 +261,7 @@ func (a *app) backup(o backupOpts, args []string) error {
 	start := time.Now()
 	imgStats, pxarStats := new(store.UploadStats), new(store.UploadStats)
 	bp := newBackupProgress(specs, in.total, imgStats)
+	bp.blobs = &in.blobBytes
 	prog := a.showProgress("backup "+b.Snapshot().String(), bp.sample)
 	var sums []pxarSummary
 	for i, sp := range specs {
@@ -295,8 +296,8 @@ func (a *app) backup(o backupOpts, args []string) error {
 			diskFullAdvice(err, imgStats.NewStored.Load()+pxarStats.NewStored.Load()))
 	}
 	sum := newBackupSummary(b.Snapshot(), imgStats.Snapshot(), pxarStats.Snapshot(), sums, time.Since(start))
-	sum.Blobs, sum.BlobBytes = in.blobs, in.blobBytes
-	sum.ReadBytes += in.blobBytes
+	sum.Blobs, sum.BlobBytes = in.blobs, in.blobBytes.Load()
+	sum.ReadBytes += sum.BlobBytes
 	sum.Images = imageSummaries(specs, b.References())
 	if enc.key != nil {
 		sum.KeyFingerprint = enc.key.Fingerprint().String()

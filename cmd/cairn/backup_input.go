@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairnfs/cairn/store"
@@ -21,8 +22,10 @@ type backupInputs struct {
 	srcs  []io.Reader // nil for file archives
 	files []*os.File  // to close
 	total int64       // bytes to read, 0 when unknown (a stream)
-	// blobs backed up, and their bytes (decoded): the summary counts them
-	blobs, blobBytes int64
+	// blobs backed up, and their bytes (decoded): the summary counts
+	// them, the progress display the bytes as they come
+	blobs     int64
+	blobBytes atomic.Int64
 }
 
 // openInputs opens the sources before the backup starts, so a missing
@@ -110,7 +113,8 @@ func (in *backupInputs) add(ctx context.Context, b *store.Backup, i int, opt sto
 		if err := b.AddBlobData(sp.name, data); err != nil {
 			return err
 		}
-		in.blobs, in.blobBytes = in.blobs+1, in.blobBytes+int64(len(data))
+		in.blobs++
+		in.blobBytes.Add(int64(len(data)))
 		return nil
 	}
 	if !sp.isStdin() {

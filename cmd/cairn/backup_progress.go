@@ -20,6 +20,7 @@ type backupProgress struct {
 	imgTotal int64 // the images' bytes; 0 with an image of unknown size
 	images   bool  // there are images
 	img      *store.UploadStats
+	blobs    *atomic.Int64           // the blobs' bytes read (nil: none counted)
 	trees    []*filearchive.Progress // by spec; nil for images and blobs
 	current  atomic.Int64            // the spec at work; len(specs) when all are done
 }
@@ -41,6 +42,9 @@ func (p *backupProgress) at(i int) { p.current.Store(int64(i)) }
 func (p *backupProgress) sample() progress.Sample {
 	cur := int(p.current.Load())
 	s := progress.Sample{Bytes: p.img.Bytes.Load()}
+	if p.blobs != nil {
+		s.Bytes += p.blobs.Load()
+	}
 	if len(p.specs) > 0 { // the last one when all are done
 		s.Archive = p.specs[min(cur, len(p.specs)-1)].name
 	}

@@ -61,7 +61,7 @@ func (a *app) gc(o gcOpts) error {
 		return usageErr("--atime-cutoff %q: %v", o.atimeCutoff, err)
 	}
 	// the phases as they end, and warnings
-	st, err := a.runJob(gc.Kind, map[string]string{"atime-cutoff": o.atimeCutoff}, slog.LevelInfo, a.jobProgressOf("gc", "items"))
+	st, err := a.runJob(gc.KindName, map[string]string{"atime-cutoff": o.atimeCutoff}, slog.LevelInfo, a.jobProgressOf("gc", "items"))
 	if err != nil {
 		return err
 	}

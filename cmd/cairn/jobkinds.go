@@ -15,8 +15,8 @@ import (
 // jobKinds are every kind of job cairn has: the one place they are
 // registered, for the mount's .jobs tree and for foreground commands.
 func jobKinds() []jobs.Kind {
-	return []jobs.Kind{verify.VerifyKind{}, tape.TapeExportKind{}, tape.TapeRestoreKind{},
-		prune.Kind{}, gc.GCKind{}, storesync.Kind{}}
+	return []jobs.Kind{verify.Kind{}, tape.ExportKind{}, tape.RestoreKind{},
+		prune.Kind{}, gc.Kind{}, storesync.Kind{}}
 }
 
 // jobManager returns a job manager for s with every job kind, logging

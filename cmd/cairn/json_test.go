@@ -27,12 +27,12 @@ var jsonOutputs = []struct {
 	v       any
 }{
 	{"Job status", jobs.Status{}},
-	{"verify", verify.VerifyReport{}},
+	{"verify", verify.Report{}},
 	{"prune", prune.Report{}},
 	{"gc", gc.Report{}},
 	{"sync", storesync.Report{}},
-	{"tape export", tape.TapeExportReport{}},
-	{"tape restore", tape.TapeRestoreReport{}},
+	{"tape export", tape.ExportJobReport{}},
+	{"tape restore", tape.RestoreJobReport{}},
 	{"Mount statistics", fs.Stats{}},
 	{"backup", backupSummary{}},
 	{"restore", restoreSummary{}},

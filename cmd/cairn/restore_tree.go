@@ -106,9 +106,13 @@ func (a *app) restoreTree(o restoreOpts, s *store.Store, snap store.Snapshot, m 
 		for _, f := range rep.Failed {
 			fmt.Fprintf(a.stderr, "not restored: %s: %s\n", quoteName(f.Path), escapeText(f.Err))
 		}
-		if err == nil {
-			fmt.Fprintf(a.stdout, "restore complete (files=%d, dirs=%d, others=%d, bytes=%d, zeroes=%d, duration=%.2fs, speed=%.2fMB/s)\n",
-				rep.Files, rep.Dirs, rep.Others, rep.Bytes, rep.ZeroBytes, el.Seconds(), sum.MBps)
+		if err == nil { // zeroes: of sparse files' holes, not shown when none
+			zeroes := ""
+			if rep.ZeroBytes > 0 {
+				zeroes = fmt.Sprintf(", zeroes=%d", rep.ZeroBytes)
+			}
+			fmt.Fprintf(a.stdout, "restore complete (files=%d, dirs=%d, others=%d, bytes=%d%s, duration=%.2fs, speed=%.2fMB/s)\n",
+				rep.Files, rep.Dirs, rep.Others, rep.Bytes, zeroes, el.Seconds(), sum.MBps)
 		}
 	}
 	if err != nil {

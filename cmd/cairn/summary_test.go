@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -125,6 +126,13 @@ func TestBackupProgressSample(t *testing.T) {
 	p = newBackupProgress(specs[1:2], 0, img)
 	if s := p.sample(); s.Total != 0 || s.ItemsTotal != 0 {
 		t.Errorf("a first backup has a total: %+v", s)
+	}
+	var blobs atomic.Int64 // a blob's bytes count as they are read (it showed 0 B)
+	p = newBackupProgress([]backupSpec{{"conf.blob", "-"}}, 0, new(store.UploadStats))
+	p.blobs = &blobs
+	blobs.Store(12)
+	if s := p.sample(); s.Bytes != 12 || s.Archive != "conf.blob" {
+		t.Errorf("a blob's backup: %+v", s)
 	}
 	st := new(restore.Stats)
 	st.Bytes.Store(mib)

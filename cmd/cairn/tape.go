@@ -76,11 +76,11 @@ snapshot. Exit code 3 means some snapshots were not exported.`,
 			if err != nil {
 				return err
 			}
-			st, err := a.runJob(tape.TapeExportKind{}.Name(), params, slog.LevelWarn, a.jobProgress("tape export"))
+			st, err := a.runJob(tape.ExportKind{}.Name(), params, slog.LevelWarn, a.jobProgress("tape export"))
 			if err != nil {
 				return err
 			}
-			rep, _ := st.Result.(tape.TapeExportReport)
+			rep, _ := st.Result.(tape.ExportJobReport)
 			if o.json {
 				if err := printJSON(a, st); err != nil {
 					return err
@@ -230,11 +230,11 @@ means some snapshots were not restored or some archives were refused.`,
 			if err := listParam(p, "snapshots", refs); err != nil {
 				return err
 			}
-			st, err := a.runJob(tape.TapeRestoreKind{}.Name(), p, slog.LevelWarn, a.jobProgress("tape restore"))
+			st, err := a.runJob(tape.RestoreKind{}.Name(), p, slog.LevelWarn, a.jobProgress("tape restore"))
 			if err != nil {
 				return err
 			}
-			rep, _ := st.Result.(tape.TapeRestoreReport)
+			rep, _ := st.Result.(tape.RestoreJobReport)
 			if o.json {
 				if err := printJSON(a, st); err != nil {
 					return err
@@ -261,7 +261,7 @@ means some snapshots were not restored or some archives were refused.`,
 // tapeRestoreExit is jobExit for a tape restore, which also fails (exit
 // 3) when it refused a snapshot archive beside another of the same
 // snapshot that it restored.
-func tapeRestoreExit(st jobs.Status, rep tape.TapeRestoreReport) error {
+func tapeRestoreExit(st jobs.Status, rep tape.RestoreJobReport) error {
 	if rep.ArchivesRefused > 0 && rep.SnapshotsFailed == 0 && st.State != jobs.StateCancelled {
 		return &codeError{exitPartial, fmt.Errorf("tape restore: %d snapshot archive(s) refused (named above)", rep.ArchivesRefused)}
 	}

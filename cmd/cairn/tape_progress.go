@@ -11,7 +11,7 @@ import (
 	"github.com/dustin/go-humanize"
 )
 
-func printExportReport(w io.Writer, st jobs.Status, rep tape.TapeExportReport) {
+func printExportReport(w io.Writer, st jobs.Status, rep tape.ExportJobReport) {
 	fmt.Fprintf(w, "tape export %s: %s\n", st.ID, st.State)
 	if r := rep.ExportReport; r != nil {
 		fmt.Fprintf(w, "  media set  %s (pool %s)\n", r.MediaSet, rep.Pool)
@@ -39,7 +39,7 @@ func printGoneSnapshots(w io.Writer, snaps []tape.SnapshotResult) {
 	}
 }
 
-func printRestoreReport(w io.Writer, st jobs.Status, rep tape.TapeRestoreReport) {
+func printRestoreReport(w io.Writer, st jobs.Status, rep tape.RestoreJobReport) {
 	fmt.Fprintf(w, "tape restore %s: %s\n", st.ID, st.State)
 	if r := rep.RestoreReport; r != nil {
 		fmt.Fprintf(w, "  media set  %s\n", r.MediaSet)

@@ -86,11 +86,11 @@ func (o verifyOpts) params(cmd *cobra.Command, args []string) (map[string]string
 
 func (a *app) verify(o verifyOpts, params map[string]string) error {
 	// errors as they are found; the rest is in the report
-	st, err := a.runJob(verify.VerifyKind{}.Name(), params, slog.LevelWarn, a.jobProgressOf("verify", "chunks"))
+	st, err := a.runJob(verify.Kind{}.Name(), params, slog.LevelWarn, a.jobProgressOf("verify", "chunks"))
 	if err != nil {
 		return err
 	}
-	rep, _ := st.Result.(verify.VerifyReport)
+	rep, _ := st.Result.(verify.Report)
 	if o.json {
 		if err := printJSON(a, st); err != nil {
 			return err
@@ -101,7 +101,7 @@ func (a *app) verify(o verifyOpts, params map[string]string) error {
 	return verifyExit(st, rep)
 }
 
-func verifyExit(st jobs.Status, rep verify.VerifyReport) error {
+func verifyExit(st jobs.Status, rep verify.Report) error {
 	switch {
 	case st.State == jobs.StateCancelled:
 		return &codeError{exitError, errors.New("verify cancelled")}
@@ -118,7 +118,7 @@ func verifyExit(st jobs.Status, rep verify.VerifyReport) error {
 	return nil
 }
 
-func printVerifyReport(w io.Writer, st jobs.Status, rep verify.VerifyReport) {
+func printVerifyReport(w io.Writer, st jobs.Status, rep verify.Report) {
 	state := string(st.State)
 	if rep.NothingToVerify && st.State == jobs.StateOK {
 		state = "nothing to verify"
@@ -183,7 +183,7 @@ func printVerifyReport(w io.Writer, st jobs.Status, rep verify.VerifyReport) {
 }
 
 // aboutSnapshot tells whether a job error is one listed under a snapshot.
-func aboutSnapshot(rep verify.VerifyReport, e string) bool {
+func aboutSnapshot(rep verify.Report, e string) bool {
 	for _, r := range rep.Snapshots {
 		if strings.HasPrefix(e, r.Snapshot+": ") {
 			return true

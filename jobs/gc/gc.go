@@ -72,7 +72,7 @@ func Run(ctx context.Context, s *store.Store, opt Options) (Report, error) {
 		return Report{}, fmt.Errorf("gc: atime cutoff %s: want 0 to %s", opt.AtimeCutoff, MaxAtimeCutoff)
 	}
 	if !opt.lockHeld {
-		lock, err := s.LockJob(Kind)
+		lock, err := s.LockJob(KindName)
 		if err != nil {
 			return Report{}, fmt.Errorf("gc: %w", err)
 		}

@@ -232,7 +232,7 @@ func TestRunCancelled(t *testing.T) {
 // One GC per store: a second one is refused while the first holds the lock.
 func TestRunOnePerStore(t *testing.T) {
 	s := storetest.NewStore(t)
-	l, err := s.LockJob(Kind)
+	l, err := s.LockJob(KindName)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,22 +11,22 @@ import (
 	"github.com/cairnfs/cairn/store"
 )
 
-// GCKind is the gc job: one garbage collection of the store. The job
+// Kind is the gc job: one garbage collection of the store. The job
 // manager holds the store's gc job lock while it runs.
-type GCKind struct{}
+type Kind struct{}
 
 var (
-	_ jobs.Kind     = GCKind{}
+	_ jobs.Kind     = Kind{}
 	_ jobs.Work     = (*gcWork)(nil)
 	_ jobs.Reporter = (*gcWork)(nil)
 	_ Observer      = (*jobs.Job)(nil)
 )
 
-// Name implements Kind.
-func (GCKind) Name() string { return Kind }
+// Name implements jobs.Kind.
+func (Kind) Name() string { return KindName }
 
-// New implements Kind.
-func (GCKind) New(s *store.Store, params map[string]string) (jobs.Work, error) {
+// New implements jobs.Kind.
+func (Kind) New(s *store.Store, params map[string]string) (jobs.Work, error) {
 	opt, err := ParseParams(params)
 	if err != nil {
 		return nil, err
@@ -39,7 +39,7 @@ func (GCKind) New(s *store.Store, params map[string]string) (jobs.Work, error) {
 //	atime-cutoff=DURATION (24h5m, 90m, 0; default 24h5m)
 //	mark-workers=1..64  sweep-workers=1..64
 func ParseParams(m map[string]string) (Options, error) {
-	p := jobs.NewParams(Kind, m)
+	p := jobs.NewParams(KindName, m)
 	opt := Options{
 		AtimeCutoff:  DefaultAtimeCutoff,
 		MarkWorkers:  p.Int("mark-workers", 0, 1, MaxWorkers),

@@ -19,19 +19,19 @@ func TestKindControl(t *testing.T) {
 	s.ForgetSnapshot(context.Background(), a)
 	m := jobs.NewManager(context.Background(), s, nil)
 	defer m.Close()
-	if err := m.Register(GCKind{}); err != nil {
+	if err := m.Register(Kind{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range []string{"start atime-cutoff=-1s", "start atime-cutoff=banana", "start atime-cutoff=1000000h",
 		"start colour=blue", "start mark-workers=0", "start sweep-workers=65"} {
-		if _, err := m.Control(Kind, line); !errors.Is(err, jobs.ErrBadParam) {
+		if _, err := m.Control(KindName, line); !errors.Is(err, jobs.ErrBadParam) {
 			t.Errorf("%q: %v, want a bad parameter", line, err)
 		}
 	}
-	if st, _ := m.Status(Kind); !strings.Contains(st.LastCommandError, "sweep-workers") {
+	if st, _ := m.Status(KindName); !strings.Contains(st.LastCommandError, "sweep-workers") {
 		t.Errorf("last command error %q", st.LastCommandError)
 	}
-	j, err := m.Control(Kind, "start atime-cutoff=0 sweep-workers=3")
+	j, err := m.Control(KindName, "start atime-cutoff=0 sweep-workers=3")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -279,7 +279,7 @@ func runVerify(t *testing.T, s *store.Store) {
 	t.Helper()
 	m := jobs.NewManager(context.Background(), s, nil)
 	t.Cleanup(m.Close)
-	if err := m.Register(verify.VerifyKind{Sysfs: t.TempDir()}); err != nil {
+	if err := m.Register(verify.Kind{Sysfs: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
 	j, err := m.Start("verify", nil)
@@ -290,7 +290,7 @@ func runVerify(t *testing.T, s *store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, ok := st.Result.(verify.VerifyReport)
+	rep, ok := st.Result.(verify.Report)
 	if !ok {
 		t.Fatalf("verify result is %T", st.Result)
 	}

@@ -12,8 +12,8 @@ import (
 	"golang.org/x/sync/semaphore"
 )
 
-// Kind is the job kind's name, also the name of its job lock.
-const Kind = "gc"
+// KindName is the job kind's name, also the name of its job lock.
+const KindName = "gc"
 
 // Report states.
 const (

@@ -26,12 +26,14 @@
 //     says so in the marks themselves: keep (or protected, keep-partial).
 //
 // Plan is a pure function of the snapshots, the options and the time
-// zone; the job (Kind) lists each selected group, plans it and removes
-// the snapshots marked remove through store.ForgetSnapshot, oldest
-// first as PBS does. A snapshot that is locked (a backup building on it,
-// a verify or a tape export reading it) or protected meanwhile is
-// skipped with a log line, not counted as a failure. Removal never
-// follows a symlink: a group whose namespace, type or group directory is
-// a symlink is not pruned, and a snapshot entry that is one is refused
-// by ForgetSnapshot (both are reported as errors of the job).
+// zone; the job (Kind, whose key=value parameters ParseParams reads
+// into JobOptions, and whose result is a Report) lists each selected
+// group, plans it and removes the snapshots marked remove through
+// store.ForgetSnapshot, oldest first as PBS does. A snapshot that is
+// locked (a backup building on it, a verify or a tape export reading
+// it) or protected meanwhile is skipped with a log line, not counted
+// as a failure. Removal never follows a symlink: a group whose
+// namespace, type or group directory is a symlink is not pruned, and
+// a snapshot entry that is one is refused by ForgetSnapshot (both are
+// reported as errors of the job).
 package prune

@@ -23,7 +23,7 @@ func FuzzParseJobParams(f *testing.F) {
 		if err != nil || cmd.Op != jobs.OpStart {
 			return
 		}
-		o, err := ParseJobParams(cmd.Params)
+		o, err := ParseParams(cmd.Params)
 		if err != nil {
 			if !errors.Is(err, jobs.ErrBadParam) {
 				t.Fatalf("%q: %v", line, err)
@@ -33,7 +33,7 @@ func FuzzParseJobParams(f *testing.F) {
 		if o.Check() != nil || (!o.All && o.Group.Check() != nil) || o.NS.Check() != nil {
 			t.Fatalf("%q: accepted %+v", line, o)
 		}
-		back, err := ParseJobParams(o.Params())
+		back, err := ParseParams(o.Params())
 		if err != nil || back.Options != o.Options || back.All != o.All || back.Group != o.Group || back.DryRun != o.DryRun {
 			t.Fatalf("%q: %+v prints as %v, reads back as %+v, %v", line, o, o.Params(), back, err)
 		}

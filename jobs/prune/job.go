@@ -33,7 +33,7 @@ func (Kind) Name() string { return "prune" }
 
 // New implements jobs.Kind.
 func (k Kind) New(s *store.Store, params map[string]string) (jobs.Work, error) {
-	o, err := ParseJobParams(params)
+	o, err := ParseParams(params)
 	if err != nil {
 		return nil, err
 	}

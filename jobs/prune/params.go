@@ -20,7 +20,7 @@ type JobOptions struct {
 	DryRun bool
 }
 
-// ParseJobParams reads prune's key=value parameters:
+// ParseParams reads prune's key=value parameters:
 //
 //	group=[ns/NAME/…]TYPE/ID | all=1 [ns=NS]
 //	keep-last=N keep-hourly=N keep-daily=N keep-weekly=N keep-monthly=N keep-yearly=N
@@ -28,7 +28,7 @@ type JobOptions struct {
 //
 // A group without a namespace is taken in ns. Counts are 0 (not given)
 // to MaxKeep.
-func ParseJobParams(m map[string]string) (JobOptions, error) {
+func ParseParams(m map[string]string) (JobOptions, error) {
 	p := jobs.NewParams("prune", m)
 	o := JobOptions{
 		All:    p.Bool("all", false),
@@ -82,7 +82,7 @@ func ParseGroup(ns store.NS, s string) (store.Group, error) {
 }
 
 // Params returns the options as the key=value parameters that
-// ParseJobParams reads back.
+// ParseParams reads back.
 func (o JobOptions) Params() map[string]string {
 	m := map[string]string{}
 	o.Options.Params(m)

@@ -30,12 +30,12 @@ func TestParseJobParams(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o, err := ParseJobParams(cmd.Params)
+		o, err := ParseParams(cmd.Params)
 		if err != nil || o != g.want {
 			t.Errorf("%q: got %+v, %v; want %+v", g.line, o, err, g.want)
 			continue
 		}
-		back, err := ParseJobParams(o.Params())
+		back, err := ParseParams(o.Params())
 		if err != nil || back.Options != o.Options || back.All != o.All || back.Group != o.Group || back.DryRun != o.DryRun {
 			t.Errorf("%q: Params %v reads back as %+v, %v", g.line, o.Params(), back, err)
 		}
@@ -61,7 +61,7 @@ func TestParseJobParams(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = ParseJobParams(maps.Clone(cmd.Params))
+		_, err = ParseParams(maps.Clone(cmd.Params))
 		if !errors.Is(err, jobs.ErrBadParam) || !strings.Contains(err.Error(), b.want) {
 			t.Errorf("%q: got %v, want ErrBadParam naming %s", b.line, err, b.want)
 		}

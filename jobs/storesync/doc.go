@@ -1,6 +1,10 @@
 // Package storesync owns copying snapshots from one store to another:
 // the library behind `cairn sync` and the sync job kind (.jobs/sync),
-// what Proxmox Backup Server's sync job and restic's copy do.
+// what Proxmox Backup Server's sync job and restic's copy do. The job
+// kind is Kind: ParseParams reads its key=value parameters into
+// JobOptions (the source store and the Syncer's Options); its result,
+// as a Syncer's, is a Report. New makes a Syncer for callers outside
+// the job manager.
 //
 // It works between any two stores through the store API only, so the
 // same code copies local to local, local to an object store and back:

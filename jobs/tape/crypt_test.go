@@ -174,7 +174,7 @@ func checkVerifies(t *testing.T, s *store.Store, name string, ok bool) {
 	t.Helper()
 	m := jobs.NewManager(context.Background(), s, nil)
 	defer m.Close()
-	if err := m.Register(verify.VerifyKind{Sysfs: t.TempDir()}); err != nil {
+	if err := m.Register(verify.Kind{Sysfs: t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
 	j, err := m.Start("verify", map[string]string{"snapshots": name})
@@ -185,7 +185,7 @@ func checkVerifies(t *testing.T, s *store.Store, name string, ok bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := st.Result.(verify.VerifyReport)
+	rep := st.Result.(verify.Report)
 	want := map[bool]jobs.State{true: jobs.StateOK, false: jobs.StateFailed}[ok]
 	if st.State != want || (ok && rep.ChunksDecrypted == 0) {
 		t.Fatalf("verify %s: %s, want %s: %+v", name, st.State, want, rep.Snapshots)
@@ -198,9 +198,9 @@ func TestTapeRestoreJobEncrypted(t *testing.T) {
 	f := newCryptFixture(t)
 	target := newStore(t)
 	target.SetKeys(store.NewKeys(f.key))
-	m := newTestManager(t, target, TapeRestoreKind{})
+	m := newTestManager(t, target, RestoreKind{})
 	st := runJob(t, m, "tape-restore", map[string]string{"drive": f.drive, "pool": "pool", "snapshots": f.good})
-	rep, ok := st.Result.(TapeRestoreReport)
+	rep, ok := st.Result.(RestoreJobReport)
 	if st.State != jobs.StateOK || !ok || rep.RestoreReport == nil || rep.SnapshotsOK != 1 {
 		t.Fatalf("job: %s %+v", st.State, st.Result)
 	}

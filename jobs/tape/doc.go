@@ -1,9 +1,13 @@
 // Package tape exports datastore snapshots to tape and restores them, on
 // cairn's virtual tape drive, in Proxmox Backup Server's tape format. It
-// holds the two tape job kinds, TapeExportKind and TapeRestoreKind
-// (their parameters, reports and next steps), the engines they run
-// (Export, Restore), and the small API the tape commands use to manage a
-// drive: ReadDriveStatus, ReadCatalogs, Label, Erase and RebuildCatalogs.
+// holds the two tape job kinds, ExportKind and RestoreKind (their
+// parameters, ParseExportParams into ExportJobOptions and
+// ParseRestoreParams into RestoreJobOptions, and their reports,
+// ExportJobReport and RestoreJobReport, with next steps), the engines
+// they run (Export with ExportOptions and ExportReport, Restore with
+// RestoreOptions and RestoreReport), and the small API the tape
+// commands use to manage a drive: ReadDriveStatus, ReadCatalogs, Label,
+// Erase and RebuildCatalogs.
 // Callers outside jobs/tape need none of its subpackages.
 //
 // Export reads, for each snapshot, the chunks that are neither on the

@@ -14,26 +14,26 @@ import (
 	"github.com/cairnfs/cairn/store"
 )
 
-// TapeExportKind is the tape-export job: it writes snapshots of the store
+// ExportKind is the tape-export job: it writes snapshots of the store
 // to a media pool on a virtual tape drive, in Proxmox Backup Server's
 // tape format (package jobs/tape).
-type TapeExportKind struct {
+type ExportKind struct {
 	// Sysfs is where chunk-order=auto reads sysfs (default /sys).
 	Sysfs string
 }
 
 var (
-	_ jobs.Kind     = TapeExportKind{}
+	_ jobs.Kind     = ExportKind{}
 	_ jobs.Work     = (*tapeExporter)(nil)
 	_ jobs.Reporter = (*tapeExporter)(nil)
 )
 
-// Name implements Kind.
-func (TapeExportKind) Name() string { return "tape-export" }
+// Name implements jobs.Kind.
+func (ExportKind) Name() string { return "tape-export" }
 
-// New implements Kind.
-func (k TapeExportKind) New(s *store.Store, params map[string]string) (jobs.Work, error) {
-	opt, err := ParseTapeExportParams(params)
+// New implements jobs.Kind.
+func (k ExportKind) New(s *store.Store, params map[string]string) (jobs.Work, error) {
+	opt, err := ParseExportParams(params)
 	if err != nil {
 		return nil, err
 	}
@@ -44,9 +44,9 @@ func (k TapeExportKind) New(s *store.Store, params map[string]string) (jobs.Work
 	return &tapeExporter{s: s, opt: opt, sysfs: sysfs}, nil
 }
 
-// TapeExportReport is what a tape-export job did; Status.Result holds
+// ExportJobReport is what a tape-export job did; Status.Result holds
 // one. The export's own report is there once the job has ended.
-type TapeExportReport struct {
+type ExportJobReport struct {
 	Drive            string `json:"drive"`
 	Pool             string `json:"pool"`
 	ChunkOrder       string `json:"chunk_order"`
@@ -64,14 +64,14 @@ type TapeExportReport struct {
 // tapeExporter is one tape-export job's work.
 type tapeExporter struct {
 	s     *store.Store
-	opt   TapeExportOptions
+	opt   ExportJobOptions
 	sysfs string
 
 	mu  sync.Mutex
-	rep TapeExportReport
+	rep ExportJobReport
 }
 
-// Report implements Reporter.
+// Report implements jobs.Reporter.
 func (x *tapeExporter) Report() any {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -80,7 +80,7 @@ func (x *tapeExporter) Report() any {
 	return r
 }
 
-// Run implements Work.
+// Run implements jobs.Work.
 func (x *tapeExporter) Run(ctx context.Context, j *jobs.Job) error {
 	start := time.Now()
 	defer j.SetPhase("done")

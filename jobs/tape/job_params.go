@@ -18,8 +18,8 @@ const (
 	DefaultRestoreWorkers = 4 // restore check-and-insert goroutines
 )
 
-// TapeExportOptions are the parameters of a tape-export job.
-type TapeExportOptions struct {
+// ExportJobOptions are the parameters of a tape-export job.
+type ExportJobOptions struct {
 	Drive string // virtual drive directory (absolute)
 	Pool  string
 	// Selector names the snapshots to export.
@@ -39,16 +39,16 @@ type TapeExportOptions struct {
 	ChunkOrder    string // OrderAuto, OrderInode or OrderIndex
 }
 
-// ParseTapeExportParams reads tape-export's key=value parameters:
+// ParseExportParams reads tape-export's key=value parameters:
 //
 //	drive=DIR  pool=NAME  worker-threads=1..32  tape-size=SIZE
 //	new-set[=true|false]  auto-create[=true|false]
 //	snapshots=REF[,REF…]  ns=NS  chunk-order=auto|inode|index
 //	groups=[ns/NAME/…]TYPE/ID[,…]  latest-only[=true|false]
-func ParseTapeExportParams(m map[string]string) (TapeExportOptions, error) {
+func ParseExportParams(m map[string]string) (ExportJobOptions, error) {
 	const kind = "tape-export"
 	p := jobs.NewParams(kind, m)
-	o := TapeExportOptions{
+	o := ExportJobOptions{
 		Drive:         p.String("drive", ""),
 		Pool:          p.String("pool", ""),
 		Selector:      p.Selector(),
@@ -105,9 +105,9 @@ func parseGroups(kind string, ns store.NS, list string) ([]store.Group, error) {
 	return out, nil
 }
 
-// Params returns the options as the parameters ParseTapeExportParams
+// Params returns the options as the parameters ParseExportParams
 // reads back.
-func (o TapeExportOptions) Params() map[string]string {
+func (o ExportJobOptions) Params() map[string]string {
 	m := map[string]string{"drive": o.Drive, "pool": o.Pool,
 		"worker-threads": strconv.Itoa(o.WorkerThreads), "tape-size": strconv.FormatInt(o.TapeSize, 10),
 		"new-set": strconv.FormatBool(o.NewSet), "auto-create": strconv.FormatBool(o.AutoCreate)}
@@ -128,8 +128,8 @@ func (o TapeExportOptions) Params() map[string]string {
 	return m
 }
 
-// TapeRestoreOptions are the parameters of a tape-restore job.
-type TapeRestoreOptions struct {
+// RestoreJobOptions are the parameters of a tape-restore job.
+type RestoreJobOptions struct {
 	Drive    string
 	MediaSet format.UUID // zero: the newest set of Pool (or of all pools)
 	Pool     string
@@ -139,14 +139,14 @@ type TapeRestoreOptions struct {
 	WorkerThreads int
 }
 
-// ParseTapeRestoreParams reads tape-restore's key=value parameters:
+// ParseRestoreParams reads tape-restore's key=value parameters:
 //
 //	drive=DIR  media-set=UUID  pool=NAME  source-store=NAME
 //	snapshots=SNAPSHOT[,SNAPSHOT…]  worker-threads=1..32
-func ParseTapeRestoreParams(m map[string]string) (TapeRestoreOptions, error) {
+func ParseRestoreParams(m map[string]string) (RestoreJobOptions, error) {
 	const kind = "tape-restore"
 	p := jobs.NewParams(kind, m)
-	o := TapeRestoreOptions{
+	o := RestoreJobOptions{
 		Drive:         p.String("drive", ""),
 		Pool:          p.String("pool", ""),
 		SourceStore:   p.String("source-store", ""),
@@ -183,9 +183,9 @@ func ParseTapeRestoreParams(m map[string]string) (TapeRestoreOptions, error) {
 	return o, nil
 }
 
-// Params returns the options as the parameters ParseTapeRestoreParams
+// Params returns the options as the parameters ParseRestoreParams
 // reads back.
-func (o TapeRestoreOptions) Params() map[string]string {
+func (o RestoreJobOptions) Params() map[string]string {
 	m := map[string]string{"drive": o.Drive, "worker-threads": strconv.Itoa(o.WorkerThreads)}
 	if !o.MediaSet.IsZero() {
 		m["media-set"] = o.MediaSet.String()

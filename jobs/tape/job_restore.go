@@ -11,32 +11,32 @@ import (
 	"github.com/cairnfs/cairn/store"
 )
 
-// TapeRestoreKind is the tape-restore job: it restores snapshots of a
+// RestoreKind is the tape-restore job: it restores snapshots of a
 // media set from a virtual tape drive into the store, reading only the
 // tape files that hold chunks the store lacks.
-type TapeRestoreKind struct{}
+type RestoreKind struct{}
 
 var (
-	_ jobs.Kind     = TapeRestoreKind{}
+	_ jobs.Kind     = RestoreKind{}
 	_ jobs.Work     = (*tapeRestorer)(nil)
 	_ jobs.Reporter = (*tapeRestorer)(nil)
 )
 
-// Name implements Kind.
-func (TapeRestoreKind) Name() string { return "tape-restore" }
+// Name implements jobs.Kind.
+func (RestoreKind) Name() string { return "tape-restore" }
 
-// New implements Kind.
-func (TapeRestoreKind) New(s *store.Store, params map[string]string) (jobs.Work, error) {
-	opt, err := ParseTapeRestoreParams(params)
+// New implements jobs.Kind.
+func (RestoreKind) New(s *store.Store, params map[string]string) (jobs.Work, error) {
+	opt, err := ParseRestoreParams(params)
 	if err != nil {
 		return nil, err
 	}
 	return &tapeRestorer{s: s, opt: opt}, nil
 }
 
-// TapeRestoreReport is what a tape-restore job did; Status.Result holds
+// RestoreJobReport is what a tape-restore job did; Status.Result holds
 // one. The restore's own report is there once the job has ended.
-type TapeRestoreReport struct {
+type RestoreJobReport struct {
 	Drive string `json:"drive"`
 	*RestoreReport
 	SnapshotsOK      int `json:"snapshots_ok"`
@@ -52,13 +52,13 @@ type TapeRestoreReport struct {
 
 type tapeRestorer struct {
 	s   *store.Store
-	opt TapeRestoreOptions
+	opt RestoreJobOptions
 
 	mu  sync.Mutex
-	rep TapeRestoreReport
+	rep RestoreJobReport
 }
 
-// Report implements Reporter.
+// Report implements jobs.Reporter.
 func (x *tapeRestorer) Report() any {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -67,7 +67,7 @@ func (x *tapeRestorer) Report() any {
 	return r
 }
 
-// Run implements Work.
+// Run implements jobs.Work.
 func (x *tapeRestorer) Run(ctx context.Context, j *jobs.Job) error {
 	start := time.Now()
 	defer j.SetPhase("done")

@@ -45,7 +45,7 @@ func TestParseTapeExportParams(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			o, err := ParseTapeExportParams(tc.params)
+			o, err := ParseExportParams(tc.params)
 			if tc.wantErr != "" {
 				if !errors.Is(err, jobs.ErrBadParam) || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want ErrBadParam naming %s", err, tc.wantErr)
@@ -55,7 +55,7 @@ func TestParseTapeExportParams(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			back, err := ParseTapeExportParams(o.Params())
+			back, err := ParseExportParams(o.Params())
 			if err != nil {
 				t.Fatalf("round trip of %v: %v", o.Params(), err)
 			}
@@ -64,11 +64,11 @@ func TestParseTapeExportParams(t *testing.T) {
 			}
 		})
 	}
-	g, _ := ParseTapeExportParams(map[string]string{"drive": dir, "pool": "p", "ns": "prod", "groups": "vm/1,ns/x/ct/2", "latest-only": "1"})
+	g, _ := ParseExportParams(map[string]string{"drive": dir, "pool": "p", "ns": "prod", "groups": "vm/1,ns/x/ct/2", "latest-only": "1"})
 	if len(g.Groups) != 2 || g.Groups[0].String() != "ns/prod/vm/1" || g.Groups[1].String() != "ns/x/ct/2" || !g.LatestOnly {
 		t.Fatalf("groups %+v", g)
 	}
-	o, _ := ParseTapeExportParams(map[string]string{"drive": dir, "pool": "p", "tape-size": "2G", "ns": "prod", "snapshots": "vm/1/latest"})
+	o, _ := ParseExportParams(map[string]string{"drive": dir, "pool": "p", "tape-size": "2G", "ns": "prod", "snapshots": "vm/1/latest"})
 	if o.TapeSize != 2<<30 || o.WorkerThreads != 1 || !o.AutoCreate || o.ChunkOrder != jobs.OrderAuto || o.Refs[0].NS != "prod" {
 		t.Fatalf("parsed %+v", o)
 	}
@@ -76,7 +76,7 @@ func TestParseTapeExportParams(t *testing.T) {
 
 func TestParseTapeRestoreParams(t *testing.T) {
 	const set = "0c6ee6a4-8bb4-4a0b-a0c8-0b5e7d4c2f11"
-	o, err := ParseTapeRestoreParams(map[string]string{"drive": "/d", "media-set": set,
+	o, err := ParseRestoreParams(map[string]string{"drive": "/d", "media-set": set,
 		"snapshots": "vm/1/2024-05-01T12:00:00Z,ns/a/ct/2/2024-05-01T12:00:00Z", "worker-threads": "2"})
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +84,7 @@ func TestParseTapeRestoreParams(t *testing.T) {
 	if o.MediaSet.String() != set || len(o.Snapshots) != 2 || o.Snapshots[1] != "ns/a/ct/2/2024-05-01T12:00:00Z" {
 		t.Fatalf("parsed %+v", o)
 	}
-	if back, err := ParseTapeRestoreParams(o.Params()); err != nil || !maps.Equal(back.Params(), o.Params()) {
+	if back, err := ParseRestoreParams(o.Params()); err != nil || !maps.Equal(back.Params(), o.Params()) {
 		t.Fatalf("round trip: %+v %v", back, err)
 	}
 	for _, bad := range []map[string]string{
@@ -93,7 +93,7 @@ func TestParseTapeRestoreParams(t *testing.T) {
 		{"drive": "rel"},
 		{"drive": "/d", "worker-threads": "99"},
 	} {
-		if _, err := ParseTapeRestoreParams(bad); !errors.Is(err, jobs.ErrBadParam) {
+		if _, err := ParseRestoreParams(bad); !errors.Is(err, jobs.ErrBadParam) {
 			t.Errorf("%v: err = %v", bad, err)
 		}
 	}
@@ -134,11 +134,11 @@ func TestTapeExportRestoreJobs(t *testing.T) {
 	snapA := backup(t, s, string(ns), "1", t0, a)
 	snapB := backup(t, s, string(ns), "1", t0.Add(time.Hour), b)
 	dir := t.TempDir()
-	m := newTestManager(t, s, TapeExportKind{Sysfs: t.TempDir()}, TapeRestoreKind{})
+	m := newTestManager(t, s, ExportKind{Sysfs: t.TempDir()}, RestoreKind{})
 	params := map[string]string{"drive": dir, "pool": "p", "ns": string(ns), "tape-size": "2M", "worker-threads": "3"}
 
 	st := runJob(t, m, "tape-export", params)
-	rep, ok := st.Result.(TapeExportReport)
+	rep, ok := st.Result.(ExportJobReport)
 	if st.State != jobs.StateOK || !ok || rep.ExportReport == nil {
 		t.Fatalf("export: %+v", st)
 	}
@@ -154,7 +154,7 @@ func TestTapeExportRestoreJobs(t *testing.T) {
 
 	// Again: nothing new to write.
 	st = runJob(t, m, "tape-export", params)
-	rep = st.Result.(TapeExportReport)
+	rep = st.Result.(ExportJobReport)
 	if st.State != jobs.StateOK || rep.SnapshotsPresent != 2 || rep.Chunks != 0 {
 		t.Fatalf("second export: %+v", rep)
 	}
@@ -165,19 +165,19 @@ func TestTapeExportRestoreJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer dst.Close()
-	rm := newTestManager(t, dst, TapeRestoreKind{})
+	rm := newTestManager(t, dst, RestoreKind{})
 	st = runJob(t, rm, "tape-restore", map[string]string{"drive": dir, "snapshots": snapB})
-	rrep := st.Result.(TapeRestoreReport)
+	rrep := st.Result.(RestoreJobReport)
 	if st.State != jobs.StateOK || rrep.SnapshotsOK != 1 || rrep.Chunks != 16 {
 		t.Fatalf("selective restore: %+v %+v", st, rrep)
 	}
 	st = runJob(t, rm, "tape-restore", map[string]string{"drive": dir, "pool": "p"})
-	rrep = st.Result.(TapeRestoreReport)
+	rrep = st.Result.(RestoreJobReport)
 	if st.State != jobs.StateOK || rrep.SnapshotsOK != 1 || rrep.SnapshotsPresent != 1 || rrep.Chunks != 6 || rrep.ChunksPresent != 6 {
 		t.Fatalf("full restore: %+v %+v", rrep, rrep.RestoreReport)
 	}
-	vst := runJob(t, newTestManager(t, dst, verify.VerifyKind{Sysfs: t.TempDir()}), "verify", nil)
-	vrep := vst.Result.(verify.VerifyReport)
+	vst := runJob(t, newTestManager(t, dst, verify.Kind{Sysfs: t.TempDir()}), "verify", nil)
+	vrep := vst.Result.(verify.Report)
 	if vst.State != jobs.StateOK || vrep.SnapshotsOK != 2 || vrep.Chunks != 22 {
 		t.Fatalf("verify of restored store: %+v", vrep)
 	}
@@ -186,7 +186,7 @@ func TestTapeExportRestoreJobs(t *testing.T) {
 func TestTapeExportBadDrive(t *testing.T) {
 	s := newStore(t)
 	backup(t, s, "tapebad", "1", t0, randBytes("tapebad", 2*testChunk))
-	m := newTestManager(t, s, TapeExportKind{Sysfs: t.TempDir()})
+	m := newTestManager(t, s, ExportKind{Sysfs: t.TempDir()})
 	missing := filepath.Join(t.TempDir(), "nodrive")
 	st := runJob(t, m, "tape-export", map[string]string{"drive": missing, "pool": "p", "ns": "tapebad"})
 	if st.State != jobs.StateFailed || !strings.Contains(strings.Join(st.Errors, "\n"), "no such tape drive directory") {
@@ -223,7 +223,7 @@ func TestTapeExportBadDrive(t *testing.T) {
 	}
 	d.Close()
 	st = runJob(t, m, "tape-export", map[string]string{"drive": dir, "pool": "p", "ns": "tapebad", "auto-create": "false"})
-	rep := st.Result.(TapeExportReport)
+	rep := st.Result.(ExportJobReport)
 	if st.State != jobs.StateFailed || rep.ExportReport == nil || !strings.Contains(strings.Join(st.Errors, "\n"), "full") {
 		t.Fatalf("full pool: %+v %+v", st, rep)
 	}

@@ -25,9 +25,9 @@ func TestTapeExportRemoteStore(t *testing.T) {
 	snapB := backup(t, s, "", "1", t0.Add(time.Hour), b)
 	dir := t.TempDir()
 	// exported from another host: every chunk comes from the bucket
-	m := newTestManager(t, storetest.AttachRemoteStore(t, cfg), TapeExportKind{Sysfs: t.TempDir()})
+	m := newTestManager(t, storetest.AttachRemoteStore(t, cfg), ExportKind{Sysfs: t.TempDir()})
 	st := runJob(t, m, "tape-export", map[string]string{"drive": dir, "pool": "p", "tape-size": "2M", "chunk-order": jobs.OrderInode})
-	rep, ok := st.Result.(TapeExportReport)
+	rep, ok := st.Result.(ExportJobReport)
 	if st.State != jobs.StateOK || !ok || rep.ExportReport == nil {
 		t.Fatalf("export: %+v", st)
 	}
@@ -42,15 +42,15 @@ func TestTapeExportRemoteStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer dst.Close()
-	st = runJob(t, newTestManager(t, dst, TapeRestoreKind{}), "tape-restore", map[string]string{"drive": dir, "pool": "p"})
-	if rrep := st.Result.(TapeRestoreReport); st.State != jobs.StateOK || rrep.SnapshotsOK != 2 || rrep.Chunks != 14 {
+	st = runJob(t, newTestManager(t, dst, RestoreKind{}), "tape-restore", map[string]string{"drive": dir, "pool": "p"})
+	if rrep := st.Result.(RestoreJobReport); st.State != jobs.StateOK || rrep.SnapshotsOK != 2 || rrep.Chunks != 14 {
 		t.Fatalf("restore: %+v %+v", st, rrep)
 	}
 	for _, name := range []string{snapA, snapB} {
 		sameSnapshot(t, s, dst, name)
 	}
-	vst := runJob(t, newTestManager(t, dst, verify.VerifyKind{Sysfs: t.TempDir()}), "verify", nil)
-	if vrep := vst.Result.(verify.VerifyReport); vst.State != jobs.StateOK || vrep.SnapshotsOK != 2 || vrep.Chunks != 14 {
+	vst := runJob(t, newTestManager(t, dst, verify.Kind{Sysfs: t.TempDir()}), "verify", nil)
+	if vrep := vst.Result.(verify.Report); vst.State != jobs.StateOK || vrep.SnapshotsOK != 2 || vrep.Chunks != 14 {
 		t.Fatalf("verify of the restored store: %+v", vrep)
 	}
 }

@@ -13,7 +13,7 @@ import (
 // and snapshots oldest first (as PBS writes them, so later snapshots
 // find their shared chunks on tape already). LatestOnly keeps only each
 // group's newest.
-func selectForTape(ctx context.Context, j *jobs.Job, s *store.Store, o TapeExportOptions) ([]string, error) {
+func selectForTape(ctx context.Context, j *jobs.Job, s *store.Store, o ExportJobOptions) ([]string, error) {
 	var snaps []store.Snapshot
 	if len(o.Refs) > 0 || len(o.Groups) == 0 {
 		all, err := j.SelectSnapshots(ctx, s, o.Selector, "exported")

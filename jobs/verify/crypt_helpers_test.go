@@ -58,7 +58,7 @@ func checkNoKey(t testing.TB, st jobs.Status, j *jobs.Job, keys ...*crypt.Key) {
 }
 
 // snapResult returns snap's result in rep, failing the test without one.
-func snapResult(t testing.TB, rep VerifyReport, snap store.Snapshot) SnapshotResult {
+func snapResult(t testing.TB, rep Report, snap store.Snapshot) SnapshotResult {
 	t.Helper()
 	r, ok := resultOf(rep, snap)
 	if !ok {

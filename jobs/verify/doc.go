@@ -1,4 +1,4 @@
-// Package verify is the verify job kind (VerifyKind): it checks the
+// Package verify is the verify job kind (Kind): it checks the
 // manifests, blobs and indexes of the selected snapshots, then every
 // chunk they use once (CRC, decoding, SHA-256 and size), reading chunks
 // on a pool of readers in index or inode order and judging them on a
@@ -32,6 +32,6 @@
 // verified, so forget and prune refuse it meanwhile; one removed before
 // the job reached it is logged as gone, not failed.
 //
-// ParseVerifyParams reads its key=value parameters; VerifyReport is the
-// result its Status carries.
+// ParseParams reads its key=value parameters into Options; Report is
+// the result its Status carries.
 package verify

@@ -106,7 +106,7 @@ func newTestManager(t testing.TB, s *store.Store, kinds ...jobs.Kind) *jobs.Mana
 	t.Helper()
 	m := jobs.NewManager(context.Background(), s, nil)
 	if len(kinds) == 0 {
-		kinds = []jobs.Kind{VerifyKind{Sysfs: t.TempDir()}}
+		kinds = []jobs.Kind{Kind{Sysfs: t.TempDir()}}
 	}
 	for _, k := range kinds {
 		if err := m.Register(k); err != nil {
@@ -118,7 +118,7 @@ func newTestManager(t testing.TB, s *store.Store, kinds ...jobs.Kind) *jobs.Mana
 }
 
 // runVerify runs a verify job to its end.
-func runVerify(t testing.TB, s *store.Store, params map[string]string) (jobs.Status, VerifyReport, *jobs.Job) {
+func runVerify(t testing.TB, s *store.Store, params map[string]string) (jobs.Status, Report, *jobs.Job) {
 	t.Helper()
 	m := newTestManager(t, s)
 	j, err := m.Start("verify", params)
@@ -129,7 +129,7 @@ func runVerify(t testing.TB, s *store.Store, params map[string]string) (jobs.Sta
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, ok := st.Result.(VerifyReport)
+	rep, ok := st.Result.(Report)
 	if !ok {
 		t.Fatalf("result is %T", st.Result)
 	}
@@ -145,7 +145,7 @@ func verifyState(t testing.TB, s *store.Store, snap store.Snapshot) (store.Verif
 	return m.VerifyState()
 }
 
-func resultOf(rep VerifyReport, snap store.Snapshot) (SnapshotResult, bool) {
+func resultOf(rep Report, snap store.Snapshot) (SnapshotResult, bool) {
 	for _, r := range rep.Snapshots {
 		if r.Snapshot == snap.String() {
 			return r, true

@@ -27,7 +27,7 @@ func newBlockingVerify() blockingVerify {
 func (blockingVerify) Name() string { return "verify" }
 
 func (k blockingVerify) New(s *store.Store, params map[string]string) (jobs.Work, error) {
-	opt, err := ParseVerifyParams(params)
+	opt, err := ParseParams(params)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +63,7 @@ func TestVerifyCancel(t *testing.T) {
 	if st.State != jobs.StateCancelled || st.Progress.ItemsDone != 0 {
 		t.Fatalf("after cancel: %+v", st)
 	}
-	rep := st.Result.(VerifyReport)
+	rep := st.Result.(Report)
 	if rep.SnapshotsOK+rep.SnapshotsFailed != 0 || rep.ChunksCorrupt != 0 || !strings.Contains(strings.Join(rep.Next, " "), "cancelled") {
 		t.Errorf("report after cancel: %+v", rep)
 	}

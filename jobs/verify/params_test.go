@@ -9,21 +9,21 @@ import (
 )
 
 func TestParseVerifyParams(t *testing.T) {
-	def := VerifyOptions{ChunkOrder: jobs.OrderAuto, ReadThreads: 2, VerifyThreads: 4, OutdatedAfter: -1}
-	with := func(f func(*VerifyOptions)) VerifyOptions { o := def; f(&o); return o }
+	def := Options{ChunkOrder: jobs.OrderAuto, ReadThreads: 2, VerifyThreads: 4, OutdatedAfter: -1}
+	with := func(f func(*Options)) Options { o := def; f(&o); return o }
 	tests := []struct {
 		params  string
-		want    VerifyOptions
+		want    Options
 		errWord string
 	}{
 		{"", def, ""},
-		{"chunk-order=inode read-threads=2 verify-threads=32", with(func(o *VerifyOptions) {
+		{"chunk-order=inode read-threads=2 verify-threads=32", with(func(o *Options) {
 			o.ChunkOrder, o.ReadThreads, o.VerifyThreads = jobs.OrderInode, 2, 32
 		}), ""},
-		{"chunk-order=index", with(func(o *VerifyOptions) { o.ChunkOrder = jobs.OrderIndex }), ""},
-		{"ignore-verified outdated-after=0", with(func(o *VerifyOptions) { o.IgnoreVerified, o.OutdatedAfter = true, 0 }), ""},
+		{"chunk-order=index", with(func(o *Options) { o.ChunkOrder = jobs.OrderIndex }), ""},
+		{"ignore-verified outdated-after=0", with(func(o *Options) { o.IgnoreVerified, o.OutdatedAfter = true, 0 }), ""},
 		{"ignore-verified=no", def, ""},
-		{"ns=prod/db", with(func(o *VerifyOptions) { o.NS = "prod/db" }), ""},
+		{"ns=prod/db", with(func(o *Options) { o.NS = "prod/db" }), ""},
 		{"chunk-order=random", def, "chunk-order"},
 		{"read-threads=0", def, "read-threads"},
 		{"read-threads=33", def, "read-threads"},
@@ -41,7 +41,7 @@ func TestParseVerifyParams(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%q: %v", tc.params, err)
 		}
-		got, err := ParseVerifyParams(m)
+		got, err := ParseParams(m)
 		if tc.errWord != "" {
 			if !errors.Is(err, jobs.ErrBadParam) || !strings.Contains(err.Error(), tc.errWord) {
 				t.Errorf("%q: err = %v, want ErrBadParam naming %s", tc.params, err, tc.errWord)
@@ -61,7 +61,7 @@ func TestParseVerifyParams(t *testing.T) {
 }
 
 func TestVerifyParamsSnapshotsRoundTrip(t *testing.T) {
-	o, err := ParseVerifyParams(map[string]string{"ns": "prod", "snapshots": "vm/100/latest,ns/other/ct/7/2024-01-02T03:04:05Z"})
+	o, err := ParseParams(map[string]string{"ns": "prod", "snapshots": "vm/100/latest,ns/other/ct/7/2024-01-02T03:04:05Z"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestVerifyParamsSnapshotsRoundTrip(t *testing.T) {
 		o.Refs[1].NS != "other" || o.Refs[1].ID != "7" {
 		t.Fatalf("snapshots = %+v", o.Refs)
 	}
-	back, err := ParseVerifyParams(o.Params())
+	back, err := ParseParams(o.Params())
 	if err != nil {
 		t.Fatal(err)
 	}

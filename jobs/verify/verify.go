@@ -14,26 +14,26 @@ import (
 	"github.com/cairnfs/cairn/store"
 )
 
-// VerifyKind is the verify job: it checks snapshots' manifests, blobs,
+// Kind is the verify job: it checks snapshots' manifests, blobs,
 // indexes and every chunk they use, and records the result in each
 // manifest's verify_state.
-type VerifyKind struct {
+type Kind struct {
 	// Sysfs is where chunk-order=auto reads sysfs (default /sys).
 	Sysfs string
 }
 
 var (
-	_ jobs.Kind     = VerifyKind{}
+	_ jobs.Kind     = Kind{}
 	_ jobs.Work     = (*verifier)(nil)
 	_ jobs.Reporter = (*verifier)(nil)
 )
 
-// Name implements Kind.
-func (VerifyKind) Name() string { return "verify" }
+// Name implements jobs.Kind.
+func (Kind) Name() string { return "verify" }
 
-// New implements Kind.
-func (k VerifyKind) New(s *store.Store, params map[string]string) (jobs.Work, error) {
-	opt, err := ParseVerifyParams(params)
+// New implements jobs.Kind.
+func (k Kind) New(s *store.Store, params map[string]string) (jobs.Work, error) {
+	opt, err := ParseParams(params)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +68,7 @@ type chunkFacts struct {
 // verifier is one verify job's work.
 type verifier struct {
 	s     *store.Store
-	opt   VerifyOptions
+	opt   Options
 	sysfs string
 	// read loads a chunk's blob into buf, from the disk (O_DIRECT where
 	// possible: what is verified is what is stored, and the page cache
@@ -84,17 +84,17 @@ type verifier struct {
 	withoutKey  atomic.Int64 // encrypted chunks checked without their key (CRC, size)
 
 	mu      sync.Mutex
-	rep     VerifyReport
+	rep     Report
 	corrupt map[chunk.Digest]int // index into rep.Corrupt
 }
 
-func newVerifier(s *store.Store, opt VerifyOptions, sysfs string) *verifier {
+func newVerifier(s *store.Store, opt Options, sysfs string) *verifier {
 	if sysfs == "" {
 		sysfs = jobs.DefaultSysfs
 	}
 	v := &verifier{s: s, opt: opt, sysfs: sysfs, chunks: map[chunkRef]chunkInfo{},
 		corrupt: map[chunk.Digest]int{}}
-	v.rep = VerifyReport{ChunkOrder: opt.ChunkOrder, ReadThreads: opt.ReadThreads, VerifyThreads: opt.VerifyThreads,
+	v.rep = Report{ChunkOrder: opt.ChunkOrder, ReadThreads: opt.ReadThreads, VerifyThreads: opt.VerifyThreads,
 		Snapshots: []SnapshotResult{}, Corrupt: []CorruptChunk{}}
 	v.read = func(ctx context.Context, d chunk.Digest, buf []byte) ([]byte, error) {
 		b, err := s.ReadChunk(ctx, d, store.ChunkOptions{Buf: buf, Direct: store.DirectAlways})
@@ -103,7 +103,7 @@ func newVerifier(s *store.Store, opt VerifyOptions, sysfs string) *verifier {
 	return v
 }
 
-// Report implements Reporter.
+// Report implements jobs.Reporter.
 func (v *verifier) Report() any {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -112,7 +112,7 @@ func (v *verifier) Report() any {
 	return r
 }
 
-// Run implements Work.
+// Run implements jobs.Work.
 func (v *verifier) Run(ctx context.Context, j *jobs.Job) error {
 	start := time.Now()
 	defer j.SetPhase("done")
@@ -156,7 +156,7 @@ func (v *verifier) finish(ctx context.Context, start time.Time) {
 	r.Next = r.nextSteps(ctx.Err() != nil)
 }
 
-func (v *verifier) totals(r *VerifyReport) {
+func (v *verifier) totals(r *Report) {
 	r.Chunks, r.Bytes, r.StoredBytes = v.verified.Load(), v.bytes.Load(), v.storedBytes.Load()
 	r.ChunksDecrypted, r.ChunksWithoutKey = v.decrypted.Load(), v.withoutKey.Load()
 }

@@ -19,8 +19,8 @@ const (
 	maxOutdatedDays      = 100 * 365
 )
 
-// VerifyOptions are the parameters of a verify job.
-type VerifyOptions struct {
+// Options are the parameters of a verify job.
+type Options struct {
 	// Selector names the snapshots to verify.
 	store.Selector
 	// ChunkOrder is OrderAuto, OrderInode or OrderIndex.
@@ -33,14 +33,14 @@ type VerifyOptions struct {
 	OutdatedAfter  int // days; -1: never outdated
 }
 
-// ParseVerifyParams reads verify's key=value parameters:
+// ParseParams reads verify's key=value parameters:
 //
 //	ns=NS  snapshots=REF[,REF…]  chunk-order=auto|inode|index
 //	read-threads=1..32  verify-threads=1..32
 //	ignore-verified[=true|false]  outdated-after=DAYS
-func ParseVerifyParams(m map[string]string) (VerifyOptions, error) {
+func ParseParams(m map[string]string) (Options, error) {
 	p := jobs.NewParams("verify", m)
-	o := VerifyOptions{
+	o := Options{
 		Selector:       p.Selector(),
 		ChunkOrder:     p.Enum("chunk-order", jobs.OrderAuto, jobs.OrderAuto, jobs.OrderInode, jobs.OrderIndex),
 		ReadThreads:    p.Int("read-threads", DefaultReadThreads, 1, MaxThreads),
@@ -58,8 +58,8 @@ func ParseVerifyParams(m map[string]string) (VerifyOptions, error) {
 }
 
 // Params returns the options as the key=value parameters that
-// ParseVerifyParams reads back.
-func (o VerifyOptions) Params() map[string]string {
+// ParseParams reads back.
+func (o Options) Params() map[string]string {
 	m := map[string]string{}
 	jobs.SelectorParams(m, o.Selector)
 	if o.ChunkOrder != "" {

@@ -23,7 +23,7 @@ type pausedVerify struct {
 func (pausedVerify) Name() string { return "verify" }
 
 func (k pausedVerify) New(s *store.Store, params map[string]string) (jobs.Work, error) {
-	opt, err := ParseVerifyParams(params)
+	opt, err := ParseParams(params)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func TestVerifyHoldsSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := st.Result.(VerifyReport)
+	rep := st.Result.(Report)
 	if st.State != jobs.StateOK || rep.SnapshotsOK != 1 || rep.SnapshotsFailed != 0 {
 		t.Errorf("verify: state %s, %d ok, %d failed; want ok, 1, 0 (errors %q)", st.State, rep.SnapshotsOK, rep.SnapshotsFailed, st.Errors)
 	}

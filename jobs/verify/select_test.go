@@ -74,7 +74,7 @@ func TestVerifyIgnoreVerified(t *testing.T) {
 	g := store.Group{NS: "again", Type: store.TypeCT, ID: "7"}
 	old := backupImage(t, s, g, t0, randBytes("again 1", 2*testChunk))
 	backupImage(t, s, g, t0.Add(time.Hour), randBytes("again 2", 2*testChunk))
-	run := func(params string) VerifyReport {
+	run := func(params string) Report {
 		t.Helper()
 		p, _ := jobs.ParseParams(strings.Fields("ns=again " + params))
 		st, rep, _ := runVerify(t, s, p)
@@ -136,13 +136,13 @@ func TestVerifyAutoOrder(t *testing.T) {
 		if tc.rotational != "" {
 			os.WriteFile(filepath.Join(disk, "queue", "rotational"), []byte(tc.rotational+"\n"), 0o644)
 		}
-		m := newTestManager(t, s, VerifyKind{Sysfs: tc.sysfs})
+		m := newTestManager(t, s, Kind{Sysfs: tc.sysfs})
 		j, err := m.Start("verify", map[string]string{"ns": "auto"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		res, _ := m.Wait(t.Context(), j)
-		rep := res.Result.(VerifyReport)
+		rep := res.Result.(Report)
 		if res.State != jobs.StateOK || rep.ChunkOrder != tc.order || !strings.Contains(rep.ChunkOrderReason, tc.why) ||
 			!strings.Contains(strings.Join(j.Log(), "\n"), tc.why) {
 			t.Errorf("rotational %q: %s, order %s (%s)", tc.rotational, res.State, rep.ChunkOrder, rep.ChunkOrderReason)
@@ -160,7 +160,7 @@ type flakyVerify struct {
 func (flakyVerify) Name() string { return "verify" }
 
 func (k flakyVerify) New(s *store.Store, params map[string]string) (jobs.Work, error) {
-	opt, err := ParseVerifyParams(params)
+	opt, err := ParseParams(params)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +187,7 @@ func TestVerifyRereadsBeforeJudging(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, _ := m.Wait(t.Context(), j)
-	rep := st.Result.(VerifyReport)
+	rep := st.Result.(Report)
 	if st.State != jobs.StateOK || rep.ChunksCorrupt != 0 || k.reads.Load() != 2 || !exists(s.ChunkPath(d)) {
 		t.Fatalf("state %s, corrupt %d, reads %d", st.State, rep.ChunksCorrupt, k.reads.Load())
 	}

@@ -16,8 +16,8 @@ const (
 // maxSnapErrors bounds the errors kept per snapshot in a report.
 const maxSnapErrors = 20
 
-// VerifyReport is what a verify job found; Status.Result holds one.
-type VerifyReport struct {
+// Report is what a verify job found; Status.Result holds one.
+type Report struct {
 	ChunkOrder       string `json:"chunk_order"`
 	ChunkOrderReason string `json:"chunk_order_reason,omitempty"`
 	ReadThreads      int    `json:"read_threads"`
@@ -87,7 +87,7 @@ type CorruptChunk struct {
 	Snapshots []string `json:"snapshots"`
 }
 
-func (r VerifyReport) clone() VerifyReport {
+func (r Report) clone() Report {
 	r.Snapshots = slices.Clone(r.Snapshots)
 	for i := range r.Snapshots {
 		r.Snapshots[i].Errors = slices.Clone(r.Snapshots[i].Errors)
@@ -101,7 +101,7 @@ func (r VerifyReport) clone() VerifyReport {
 }
 
 // nextSteps tells the user what to do about what the report found.
-func (r *VerifyReport) nextSteps(cancelled bool) []string {
+func (r *Report) nextSteps(cancelled bool) []string {
 	var out []string
 	if cancelled {
 		out = append(out, "The job was cancelled: snapshots it did not finish keep their previous verify state. "+
