@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/fs"
+	"github.com/cairnfs/cairn/internal/buildinfo"
 	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/jobs/gc"
 	"github.com/cairnfs/cairn/jobs/prune"
@@ -48,7 +49,7 @@ var jsonOutputs = []struct {
 	{"tape catalog", tape.CatalogSet{}},
 	{"diff", snapdiff.Report{}},
 	{"du", usage.Listing{}},
-	{"version", versionInfo{}},
+	{"version", buildinfo.Info{}},
 	{"key show", keyInfo{}},
 }
 
