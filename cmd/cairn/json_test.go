@@ -18,6 +18,7 @@ import (
 	"github.com/cairnfs/cairn/jobs/verify"
 	"github.com/cairnfs/cairn/store/pxar/browse"
 	"github.com/cairnfs/cairn/store/snapdiff"
+	"github.com/cairnfs/cairn/store/snaplist"
 	"github.com/cairnfs/cairn/store/usage"
 )
 
@@ -38,11 +39,11 @@ var jsonOutputs = []struct {
 	{"backup", backupSummary{}},
 	{"restore", restoreSummary{}},
 	{"restore", treeSummary{}},
-	{"snapshots", snapshotRow{}},
+	{"snapshots", snaplist.Row{}},
 	{"ls", snapshotArchives{}},
 	{"ls", browse.Listing{}},
 	{"find", browse.Listing{}},
-	{"snapshots", groupRow{}},
+	{"snapshots", snaplist.Group{}},
 	{"init", initResult{}},
 	{"forget", forgetReport{}},
 	{"tape status", tape.DriveStatus{}},

@@ -1,0 +1,5 @@
+// Package snaplist owns the listing of snapshots cairn snapshots prints:
+// a row a snapshot from its manifest's summary (Row, RowOf), the groups'
+// sums (Group, Groups) and the groups without snapshots (EmptyGroups),
+// as text (Write) or as the rows --json prints.
+package snaplist
