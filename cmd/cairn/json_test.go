@@ -16,6 +16,7 @@ import (
 	"github.com/cairnfs/cairn/jobs/storesync"
 	"github.com/cairnfs/cairn/jobs/tape"
 	"github.com/cairnfs/cairn/jobs/verify"
+	"github.com/cairnfs/cairn/store/forget"
 	"github.com/cairnfs/cairn/store/pxar/browse"
 	"github.com/cairnfs/cairn/store/snapdiff"
 	"github.com/cairnfs/cairn/store/snaplist"
@@ -45,7 +46,7 @@ var jsonOutputs = []struct {
 	{"find", browse.Listing{}},
 	{"snapshots", snaplist.Group{}},
 	{"init", initResult{}},
-	{"forget", forgetReport{}},
+	{"forget", forget.Report{}},
 	{"tape status", tape.DriveStatus{}},
 	{"tape catalog", tape.CatalogSet{}},
 	{"diff", snapdiff.Report{}},
