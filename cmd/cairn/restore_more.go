@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/cairnfs/cairn/jobs/restore"
 	"github.com/cairnfs/cairn/store"
@@ -28,7 +27,7 @@ func (a *app) imageInterrupted(o restoreOpts, sum restoreSummary, t restore.Targ
 	switch {
 	case t.Stream != nil:
 		sum.Left, what = "partial_stream", "the image written to stdout is incomplete"
-	case t.File != nil && isDevice(sum.Target):
+	case t.File != nil && restore.IsDevice(sum.Target):
 		sum.Left = "partial_device"
 		what = "the device " + sum.Target + " holds a partial image (a device cannot be written under another name and renamed)"
 	default:
@@ -48,7 +47,7 @@ func (a *app) restoreBlob(o restoreOpts, s *store.Store, snap store.Snapshot, m 
 	if err != nil {
 		return err
 	}
-	t, closeTarget, err := a.openTarget(target, o.force, !o.noSync)
+	t, closeTarget, err := restore.OpenTarget(target, a.stdout, o.force, !o.noSync)
 	if err != nil {
 		return err
 	}
@@ -65,12 +64,6 @@ func (a *app) restoreBlob(o restoreOpts, s *store.Store, snap store.Snapshot, m 
 	}
 	a.printRestore(o, restoreSummary{Snapshot: snap.String(), Archive: ar.Name, Target: target, Bytes: int64(len(data))}, true)
 	return nil
-}
-
-// isDevice reports whether path is (or links to) a device.
-func isDevice(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Mode()&os.ModeDevice != 0
 }
 
 // treeInterrupted reports an interrupted tree restore: where it stopped,

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -10,7 +9,6 @@ import (
 	"github.com/cairnfs/cairn/jobs/restore"
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/filearchive"
-	"golang.org/x/sys/unix"
 )
 
 // treeSummary is what a file archive restore reports.
@@ -92,7 +90,7 @@ func (a *app) restoreTree(o restoreOpts, s *store.Store, snap store.Snapshot, m 
 		return a.treeInterrupted(o, newTreeSummary(o, rep, snap, ar, path, target, time.Since(began)), err)
 	}
 	if !o.noSync {
-		if serr := syncTree(target); serr != nil {
+		if serr := restore.SyncTree(target); serr != nil {
 			prog.Stop()
 			return serr
 		}
@@ -117,20 +115,6 @@ func (a *app) restoreTree(o restoreOpts, s *store.Store, snap store.Snapshot, m 
 	}
 	if err != nil {
 		return &codeError{code: exitPartial, err: err}
-	}
-	return nil
-}
-
-// syncTree waits until the restored tree has reached the disk: one
-// syncfs(2) for the target's file system, rather than an fsync per file.
-func syncTree(target string) error {
-	f, err := os.Open(target)
-	if err == nil {
-		err = unix.Syncfs(int(f.Fd()))
-		f.Close()
-	}
-	if err != nil {
-		return fmt.Errorf("sync the restored tree at %s: %w", target, err)
 	}
 	return nil
 }
