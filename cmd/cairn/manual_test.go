@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairnfs/cairn/internal/daemon"
 	"github.com/cairnfs/cairn/internal/manpage"
 	"github.com/spf13/cobra"
 )
@@ -139,7 +140,7 @@ func TestShellCommands(t *testing.T) {
 }
 
 // internalEnv are variables cairn sets for itself, not for users.
-var internalEnv = map[string]string{daemonEnv: "set by mount --daemon for its child"}
+var internalEnv = map[string]string{daemon.Env: "set by mount --daemon for its child"}
 
 // TestManualEnvironmentComplete: the variables the manual lists are
 // the ones the packages linked into cairn name (a "CAIRN_…", "AWS_…" or

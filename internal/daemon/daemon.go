@@ -1,6 +1,7 @@
-package main
+package daemon
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,7 +15,7 @@ import (
 )
 
 // `cairn mount --daemon` in the manner of proxmox-backup-client mount: Go
-// cannot fork, so the command runs itself again with daemonEnv set, in a
+// cannot fork, so the command runs itself again with Env set, in a
 // new session with stdin on /dev/null. The child mounts in the foreground
 // code path; once the mount is ready it moves its stdout and stderr onto
 // the log file (fd daemonLogFD) and writes one byte into the pipe it
@@ -22,19 +23,20 @@ import (
 // stderr until then, exits 0 on that byte, or with the child's exit code
 // and error when the child ends without it.
 const (
-	daemonEnv     = "CAIRN_MOUNT_DAEMON_CHILD"
+	// Env marks the child (set to 1).
+	Env           = "CAIRN_MOUNT_DAEMON_CHILD"
 	daemonReadyFD = 3
 	daemonLogFD   = 4
 	daemonPassFD  = 5 // the key files' passphrase typed at the parent's terminal
 )
 
-// daemonChild tells whether this process is the child of --daemon (and
+// Child tells whether this process is the child of --daemon (and
 // forgets the marker, so nothing the child starts inherits it).
-func daemonChild() bool {
-	if os.Getenv(daemonEnv) != "1" {
+func Child() bool {
+	if os.Getenv(Env) != "1" {
 		return false
 	}
-	os.Unsetenv(daemonEnv)
+	os.Unsetenv(Env)
 	// Should the parent die before the mount is ready, a write to the
 	// stderr it was reading fails instead of killing this process by
 	// SIGPIPE with the mount made: then telling it the mount is ready
@@ -43,10 +45,10 @@ func daemonChild() bool {
 	return true
 }
 
-// daemonReady ends the child's start: logs and output go to the log file
+// Ready ends the child's start: logs and output go to the log file
 // from now on, the parent learns the mount is ready, and the working
 // directory is left so the daemon keeps no other file system busy.
-func daemonReady() error {
+func Ready() error {
 	log := os.NewFile(daemonLogFD, "log")
 	ready := os.NewFile(daemonReadyFD, "ready")
 	defer log.Close()
@@ -65,37 +67,44 @@ func daemonReady() error {
 	return nil
 }
 
-// daemonize starts the mount in the background and waits until it is
-// ready or has failed. logFile receives the daemon's log ("": discarded).
-func (a *app) daemonize(logFile string) error {
-	pass, err := a.daemonPassphrase()
+// ExitError is the parent's error when the child ended before the mount
+// was ready: the child's own error and its exit code.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// Start starts this program again as the --daemon child and waits until
+// the mount is ready or has failed; what the child said before (its log
+// lines) goes to stderr. logFile receives the daemon's log ("":
+// discarded); pass (when not nil) is the key files' passphrase, which
+// the child reads from the file that passEnv names. It returns the
+// child's process ID; a child that failed is an *ExitError.
+func Start(ctx context.Context, stderr io.Writer, logFile string, pass *os.File, passEnv string) (int, error) {
+	log, err := openLog(logFile)
 	if err != nil {
-		return err
-	}
-	if pass != nil {
-		defer pass.Close()
-	}
-	log, err := openDaemonLog(logFile)
-	if err != nil {
-		return err
+		return 0, err
 	}
 	defer log.Close()
 	readyR, readyW, err := os.Pipe()
 	if err != nil {
-		return fmt.Errorf("--daemon: %w", err)
+		return 0, fmt.Errorf("--daemon: %w", err)
 	}
 	defer readyR.Close()
 	errR, errW, err := os.Pipe()
 	if err != nil {
 		readyW.Close()
-		return fmt.Errorf("--daemon: %w", err)
+		return 0, fmt.Errorf("--daemon: %w", err)
 	}
 	defer errR.Close()
-	cmd, err := startDaemon(readyW, errW, log, pass)
+	cmd, err := start(readyW, errW, log, pass, passEnv)
 	readyW.Close()
 	errW.Close()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	// The child's stderr up to readiness: its log lines and, when it
 	// fails, its error. It ends (EOF) when the child moves its stderr to
@@ -115,7 +124,7 @@ func (a *app) daemonize(logFile string) error {
 	var ok bool
 	select {
 	case ok = <-ready:
-	case <-a.ctx.Done():
+	case <-ctx.Done():
 		// Interrupted while waiting: the child, in its own session, did
 		// not get the signal. Stop it; closing the pipe makes its
 		// readiness fail should it mount meanwhile, so it unmounts.
@@ -124,33 +133,32 @@ func (a *app) daemonize(logFile string) error {
 		<-ready
 		<-out
 		cmd.Wait()
-		return fmt.Errorf("--daemon: interrupted before the mount was ready: %w", a.ctx.Err())
+		return 0, fmt.Errorf("--daemon: interrupted before the mount was ready: %w", ctx.Err())
 	}
 	said := <-out
 	if !ok {
-		return daemonFailure(cmd.Wait(), string(said), a)
+		return 0, failure(cmd.Wait(), string(said), stderr)
 	}
-	a.stderr.Write(said)
-	a.logger.Info("mount running in the background", "pid", cmd.Process.Pid, "log", logName(logFile))
-	return nil
+	stderr.Write(said)
+	return cmd.Process.Pid, nil
 }
 
-// startDaemon runs this program again with the same arguments as the
+// start runs this program again with the same arguments as the
 // --daemon child: in a new session, stdin and stdout on /dev/null,
 // stderr on errW, ready and log as fds 3 and 4, pass (when not nil: the
 // key files' passphrase) as fd 5.
-func startDaemon(ready, errW, log, pass *os.File) (*exec.Cmd, error) {
+func start(ready, errW, log, pass *os.File, passEnv string) (*exec.Cmd, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("--daemon: cannot find this program to run it again: %w", err)
 	}
 	cmd := exec.Command(exe, os.Args[1:]...)
-	cmd.Env = append(os.Environ(), daemonEnv+"=1")
+	cmd.Env = append(os.Environ(), Env+"=1")
 	cmd.Stderr = errW
 	cmd.ExtraFiles = []*os.File{ready, log} // daemonReadyFD, daemonLogFD
 	if pass != nil {
 		cmd.ExtraFiles = append(cmd.ExtraFiles, pass) // daemonPassFD
-		cmd.Env = append(cmd.Env, fmt.Sprintf("%s=/dev/fd/%d", envPasswordFile, daemonPassFD))
+		cmd.Env = append(cmd.Env, fmt.Sprintf("%s=/dev/fd/%d", passEnv, daemonPassFD))
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -159,11 +167,11 @@ func startDaemon(ready, errW, log, pass *os.File) (*exec.Cmd, error) {
 	return cmd, nil
 }
 
-// daemonFailure is the parent's error when the child ended before the
+// failure is the parent's error when the child ended before the
 // mount was ready: the child's own error (its last "cairn: " line, which
 // run printed) with the child's exit code; its other output is passed on.
-func daemonFailure(waitErr error, said string, a *app) error {
-	code := exitError
+func failure(waitErr error, said string, stderr io.Writer) error {
+	code := 1 // the command line's exit code of a failure
 	var ee *exec.ExitError
 	if errors.As(waitErr, &ee) && ee.ExitCode() > 0 {
 		code = ee.ExitCode()
@@ -174,16 +182,16 @@ func daemonFailure(waitErr error, said string, a *app) error {
 		msg = strings.TrimPrefix(said[i:], "cairn: ")
 		said = said[:i]
 	}
-	a.stderr.Write([]byte(said))
+	stderr.Write([]byte(said))
 	if msg == "" {
 		msg = fmt.Sprintf("the background mount ended before it was ready (%v)", waitErr)
 	}
-	return &codeError{code, errors.New(msg)}
+	return &ExitError{code, errors.New(msg)}
 }
 
-// openDaemonLog opens --log-file for appending (created 0600: the log
+// openLog opens --log-file for appending (created 0600: the log
 // names the store's snapshots and paths), or /dev/null without one.
-func openDaemonLog(name string) (*os.File, error) {
+func openLog(name string) (*os.File, error) {
 	if name == "" {
 		name = os.DevNull
 	}
@@ -194,7 +202,8 @@ func openDaemonLog(name string) (*os.File, error) {
 	return f, nil
 }
 
-func logName(name string) string {
+// LogName names where the daemon logs, for a message.
+func LogName(name string) string {
 	if name == "" {
 		return "discarded (give --log-file)"
 	}
