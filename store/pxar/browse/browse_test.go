@@ -200,3 +200,27 @@ func TestShortPath(t *testing.T) {
 		t.Errorf("shortPath: %d bytes, %q", len(s), s)
 	}
 }
+
+func TestCompletePath(t *testing.T) {
+	t.Parallel()
+	acc := hostileAccessor(t, hostile.Dir("", hostile.File("abc", "1"), hostile.Dir("abd", hostile.File("x1", ""), hostile.File("y", "")),
+		hostile.File("b\x1b", ""), hostile.File("zz", "")))
+	for in, want := range map[string]string{
+		"":       "abc abd/ zz",
+		"ab":     "abc abd/",
+		"abd/":   "abd/x1 abd/y",
+		"/abd/x": "/abd/x1",
+		"q":      "",
+	} {
+		got, err := Complete(t.Context(), acc, in, 10)
+		if err != nil || strings.Join(got, " ") != want {
+			t.Errorf("complete %q: %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if got, _ := Complete(t.Context(), acc, "", 2); len(got) != 2 {
+		t.Errorf("limit 2: %q", got)
+	}
+	if _, err := Complete(t.Context(), acc, "abc/", 10); err == nil {
+		t.Error("completion below a file: no error")
+	}
+}
