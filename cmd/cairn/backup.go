@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
-	"github.com/cairnfs/cairn/internal/progress"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/backupsum"
 	"github.com/cairnfs/cairn/store/filearchive"
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
@@ -72,39 +72,6 @@ func parseSpecs(args []string) ([]backupSpec, error) {
 		out = append(out, sp)
 	}
 	return out, nil
-}
-
-// backupSummary is what `cairn backup` reports.
-type backupSummary struct {
-	Snapshot      string  `json:"snapshot"`
-	Bytes         int64   `json:"bytes"`
-	ReadBytes     int64   `json:"read_bytes"`
-	ZeroBytes     int64   `json:"zero_bytes"`
-	NewBytes      int64   `json:"new_bytes"`
-	NewStored     int64   `json:"new_stored_bytes"`
-	DedupBytes    int64   `json:"dedup_bytes"`
-	NewChunks     int64   `json:"new_chunks"`
-	Chunks        int64   `json:"chunks"`
-	DedupRatio    float64 `json:"dedup_ratio"`
-	CompressRatio float64 `json:"compress_ratio"`
-	Seconds       float64 `json:"seconds"`
-	MBps          float64 `json:"mb_per_s"`
-	// File archives (NAME.pxar), totals and one entry each.
-	Files       int64         `json:"files,omitempty"`
-	Dirs        int64         `json:"dirs,omitempty"`
-	ReusedBytes int64         `json:"reused_bytes,omitempty"`
-	Errors      int64         `json:"errors"`
-	FileArchive []pxarSummary `json:"file_archives,omitempty"`
-	// Blobs (NAME.blob): how many, and their bytes (in read_bytes too).
-	Blobs     int64 `json:"blobs,omitempty"`
-	BlobBytes int64 `json:"blob_bytes,omitempty"`
-	// Images, one entry each: the snapshot whose index was the image's
-	// reference (known chunks, chunk size), if any.
-	Images []imageSummary `json:"images,omitempty"`
-	// KeyFingerprint is the key an encrypted backup used (absent: plain).
-	KeyFingerprint string `json:"key_fingerprint,omitempty"`
-	// DryRun: nothing was written; the counts are what a backup would do.
-	DryRun bool `json:"dry_run,omitempty"`
 }
 
 func (a *app) backupCmd() *cobra.Command {
@@ -263,11 +230,11 @@ func (a *app) backup(o backupOpts, args []string) error {
 	bp := newBackupProgress(specs, in.total, imgStats)
 	bp.blobs = &in.blobBytes
 	prog := a.showProgress("backup "+b.Snapshot().String(), bp.sample)
-	var sums []pxarSummary
+	var sums []backupsum.FileArchive
 	for i, sp := range specs {
 		bp.at(i)
 		if sp.isPxar() {
-			var ps pxarSummary
+			var ps backupsum.FileArchive
 			ps, err = a.backupPxar(b, sp, sel, filearchive.Options{Mode: mode, Exclude: exclude,
 				AllFileSystems: o.pxar.allFS, ChunkSize: pxarCS, Workers: o.workers, Stats: pxarStats, Progress: bp.trees[i]})
 			sums = append(sums, ps)
@@ -295,7 +262,7 @@ func (a *app) backup(o backupOpts, args []string) error {
 		return fmt.Errorf("backup %s failed, nothing kept: %w%s", b.Snapshot(), err,
 			diskFullAdvice(err, imgStats.NewStored.Load()+pxarStats.NewStored.Load()))
 	}
-	sum := newBackupSummary(b.Snapshot(), imgStats.Snapshot(), pxarStats.Snapshot(), sums, time.Since(start))
+	sum := backupsum.New(b.Snapshot(), imgStats.Snapshot(), pxarStats.Snapshot(), sums, time.Since(start))
 	sum.Blobs, sum.BlobBytes = in.blobs, in.blobBytes.Load()
 	sum.ReadBytes += sum.BlobBytes
 	sum.Images = imageSummaries(specs, b.References())
@@ -313,82 +280,15 @@ func (a *app) backup(o backupOpts, args []string) error {
 	return nil
 }
 
-// newBackupSummary totals the uploads of images (img) and file archives
-// (px); MB/s counts image bytes and file contents, reused ones included.
-// Deduplication (bytes / new bytes) and compression (new bytes / their
-// size on disk) are apart; ratios are 0 when nothing was new.
-func newBackupSummary(snap store.Snapshot, img, px store.UploadTotals, pxars []pxarSummary, el time.Duration) backupSummary {
-	t := img
-	t.Add(px)
-	sum := backupSummary{Snapshot: snap.String(), Bytes: t.Bytes, ReadBytes: img.Bytes, ZeroBytes: t.ZeroBytes,
-		NewBytes: t.NewBytes, NewStored: t.NewStored, DedupBytes: t.Bytes - t.NewBytes, NewChunks: t.NewChunks,
-		Chunks: t.Chunks, Seconds: el.Seconds(), FileArchive: pxars}
-	content := img.Bytes
-	for _, p := range pxars {
-		sum.Files += p.Files
-		sum.Dirs += p.Dirs
-		sum.ReusedBytes += p.ReusedBytes
-		sum.ReadBytes += p.ReadBytes
-		sum.Errors += p.Errors
-		content += p.Bytes
-	}
-	sum.MBps = progress.MBps(content, el)
-	if t.NewBytes > 0 {
-		sum.DedupRatio = float64(t.Bytes) / float64(t.NewBytes)
-	}
-	if t.NewStored > 0 {
-		sum.CompressRatio = float64(t.NewBytes) / float64(t.NewStored)
-	}
-	return sum
-}
-
-func (a *app) printBackupSummary(o backupOpts, sum backupSummary) error {
+func (a *app) printBackupSummary(o backupOpts, sum backupsum.Summary) error {
 	if o.json {
 		return printJSON(a, sum)
 	}
 	if a.quiet {
 		return nil
 	}
-	w, ib := a.stdout, func(n int64) string { return humanize.IBytes(uint64(n)) }
-	if sum.DryRun {
-		fmt.Fprintf(w, "dry run of snapshot %s: nothing written, what a backup would do:\n", sum.Snapshot)
-	} else {
-		fmt.Fprintf(w, "snapshot %s\n", sum.Snapshot)
-	}
-	fmt.Fprintf(w, "  read      %s from the sources\n", ib(sum.ReadBytes))
-	if sum.ReusedBytes > 0 {
-		fmt.Fprintf(w, "  reused    %s of file contents not read again (unchanged since the previous snapshot)\n", ib(sum.ReusedBytes))
-	}
-	if sum.Blobs > 0 {
-		fmt.Fprintf(w, "  blobs     %d, %s (each one file of the snapshot, no chunks)\n", sum.Blobs, ib(sum.BlobBytes))
-	}
-	if sum.Chunks > 0 || sum.Blobs == 0 {
-		fmt.Fprintf(w, "  chunks    %s in %d chunks: %s new in %d, %s already stored (%s zero)\n", ib(sum.Bytes), sum.Chunks,
-			ib(sum.NewBytes), sum.NewChunks, ib(sum.DedupBytes), ib(sum.ZeroBytes))
-	}
-	fmt.Fprintf(w, "  stored    %s (the new chunks, compressed)\n", ib(sum.NewStored))
-	fmt.Fprintf(w, "  dedup     %s\n  compress  %s\n", ratio(sum.DedupRatio), ratio(sum.CompressRatio))
-	for _, im := range sum.Images {
-		im.print(w)
-	}
-	for _, p := range sum.FileArchive {
-		p.print(w)
-	}
-	if sum.KeyFingerprint != "" {
-		fmt.Fprintf(w, "  encrypted with key %s\n", sum.KeyFingerprint)
-	}
-	el := time.Duration(sum.Seconds * float64(time.Second))
-	fmt.Fprintf(w, "  time      %s, %.1f MB/s\n", el.Round(time.Millisecond), sum.MBps)
+	sum.WriteText(a.stdout)
 	return nil
-}
-
-// ratio formats a deduplication or compression ratio; 0 means nothing
-// was new.
-func ratio(r float64) string {
-	if r <= 0 {
-		return "- (nothing new)"
-	}
-	return fmt.Sprintf("%.2fx", r)
 }
 
 // diskFullAdvice is what a backup that filled the store's file system

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/backupsum"
 	"github.com/dustin/go-humanize"
 )
 
@@ -181,35 +182,21 @@ func sourceSize(f *os.File) int64 {
 	return 0
 }
 
-// imageSummary is what the summary says of one image of a backup.
-type imageSummary struct {
-	Archive  string `json:"archive"`
-	Previous string `json:"previous,omitempty"` // the reference snapshot
-}
-
 // imageSummaries lists the images of specs with their references (refs:
 // store.Backup.References).
-func imageSummaries(specs []backupSpec, refs map[string]store.Snapshot) []imageSummary {
-	var out []imageSummary
+func imageSummaries(specs []backupSpec, refs map[string]store.Snapshot) []backupsum.Image {
+	var out []backupsum.Image
 	for _, sp := range specs {
 		if sp.isPxar() || sp.isBlob() {
 			continue
 		}
-		im := imageSummary{Archive: sp.name}
+		im := backupsum.Image{Archive: sp.name}
 		if r, ok := refs[sp.name]; ok {
 			im.Previous = r.String()
 		}
 		out = append(out, im)
 	}
 	return out
-}
-
-func (im imageSummary) print(w io.Writer) {
-	if im.Previous == "" {
-		fmt.Fprintf(w, "  %s (image, no reference: no earlier snapshot of the group has it)\n", quoteName(im.Archive))
-		return
-	}
-	fmt.Fprintf(w, "  %s (image, reference %s)\n", quoteName(im.Archive), im.Previous)
 }
 
 func checkDir(path string) error {

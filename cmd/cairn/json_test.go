@@ -16,6 +16,7 @@ import (
 	"github.com/cairnfs/cairn/jobs/storesync"
 	"github.com/cairnfs/cairn/jobs/tape"
 	"github.com/cairnfs/cairn/jobs/verify"
+	"github.com/cairnfs/cairn/store/backupsum"
 	"github.com/cairnfs/cairn/store/forget"
 	"github.com/cairnfs/cairn/store/pxar/browse"
 	"github.com/cairnfs/cairn/store/snapdiff"
@@ -37,7 +38,7 @@ var jsonOutputs = []struct {
 	{"tape export", tape.ExportJobReport{}},
 	{"tape restore", tape.RestoreJobReport{}},
 	{"Mount statistics", fs.Stats{}},
-	{"backup", backupSummary{}},
+	{"backup", backupsum.Summary{}},
 	{"restore", restoreSummary{}},
 	{"restore", treeSummary{}},
 	{"snapshots", snaplist.Row{}},

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -23,32 +22,6 @@ func TestProgressQuiet(t *testing.T) {
 	a.startProgress("x", 1, func() (int64, string) { return 1, "" }).Stop()
 	if buf.Len() != 0 {
 		t.Errorf("-q printed %q", buf.String())
-	}
-}
-
-func TestBackupSummaryRatios(t *testing.T) {
-	snap := store.Snapshot{Group: store.Group{Type: "vm", ID: "1"}, Time: time.Unix(1e9, 0)}
-	img := store.UploadTotals{Bytes: 10 * mib, ZeroBytes: mib, Chunks: 10, NewChunks: 4, NewBytes: 4 * mib, NewStored: 2 * mib}
-	px := store.UploadTotals{Bytes: 2 * mib, Chunks: 2, NewChunks: 1, NewBytes: mib, NewStored: mib}
-	sum := newBackupSummary(snap, img, px, []pxarSummary{{ReadBytes: 3 * mib, ReusedBytes: 5 * mib, Bytes: 8 * mib}}, time.Second)
-	if sum.Bytes != 12*mib || sum.ReadBytes != 13*mib || sum.NewBytes != 5*mib || sum.NewStored != 3*mib ||
-		sum.DedupBytes != 7*mib || sum.ReusedBytes != 5*mib || sum.DedupRatio != 12.0/5 || sum.CompressRatio != 5.0/3 {
-		t.Errorf("summary %+v", sum)
-	}
-	none := newBackupSummary(snap, store.UploadTotals{Bytes: mib, Chunks: 1}, store.UploadTotals{}, nil, time.Second)
-	if none.DedupRatio != 0 || none.CompressRatio != 0 || ratio(none.DedupRatio) != "- (nothing new)" {
-		t.Errorf("nothing new: %+v", none)
-	}
-	var out bytes.Buffer
-	a := &app{stdout: &out, ctx: context.Background()}
-	if err := a.printBackupSummary(backupOpts{}, sum); err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"read      13 MiB", "reused    5.0 MiB", "12 MiB in 12 chunks: 5.0 MiB new in 5, 7.0 MiB already stored (1.0 MiB zero)",
-		"stored    3.0 MiB", "dedup     2.40x", "compress  1.67x"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("summary text lacks %q:\n%s", want, out.String())
-		}
 	}
 }
 
