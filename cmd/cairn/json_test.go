@@ -42,7 +42,7 @@ var jsonOutputs = []struct {
 	{"restore", restoreSummary{}},
 	{"restore", treeSummary{}},
 	{"snapshots", snaplist.Row{}},
-	{"ls", snapshotArchives{}},
+	{"ls", snaplist.SnapshotArchives{}},
 	{"ls", browse.Listing{}},
 	{"find", browse.Listing{}},
 	{"snapshots", snaplist.Group{}},

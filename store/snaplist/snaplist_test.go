@@ -47,3 +47,24 @@ func TestSnapshotGroups(t *testing.T) {
 		}
 	}
 }
+
+// TestArchiveRows: each archive with its kind, storage and files' sizes;
+// a split file archive's text names both streams.
+func TestArchiveRows(t *testing.T) {
+	m := &store.Manifest{Files: []store.FileInfo{{Filename: "root.mpxar.didx", Size: 10}, {Filename: "root.ppxar.didx", Size: 20},
+		{Filename: "disk.img.fidx", Size: 5}}}
+	rows := ArchiveRows(m)
+	if len(rows) != 2 {
+		t.Fatalf("rows %+v", rows)
+	}
+	var b bytes.Buffer
+	if err := WriteArchives(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"disk.img                 image               5 B  fixed index\n",
+		"root.pxar                file_archive       30 B  split: metadata 10 B, payload 20 B\n"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, b.String())
+		}
+	}
+}
