@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairnfs/cairn/internal/userfile"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/backupsrc"
 	"github.com/cairnfs/cairn/store/backupsum"
 	"github.com/cairnfs/cairn/store/filearchive"
 	"github.com/cairnfs/cairn/store/pxar/walk/pathlist"
@@ -35,21 +36,21 @@ func (o *pxarOpts) flags(f *pflag.FlagSet) {
 	f.StringVar(&o.mode, "change-detection-mode", "", "legacy, data or metadata (default: metadata when the archive has a reference, the group's newest snapshot that has it, else data)")
 }
 
-// backupPxar adds archive sp.name from directory sp.path to b. Entries
+// backupPxar adds archive sp.Name from directory sp.Path to b. Entries
 // that cannot be read are reported on stderr with their path.
-func (a *app) backupPxar(b *store.Backup, sp backupSpec, sel *pathlist.Selection, opt filearchive.Options) (backupsum.FileArchive, error) {
+func (a *app) backupPxar(b *store.Backup, sp backupsrc.Spec, sel *pathlist.Selection, opt filearchive.Options) (backupsum.FileArchive, error) {
 	opt.OnError = func(path string, err error) {
-		fmt.Fprintf(a.stderr, "cairn: warning: %s: %s: %v\n", sp.name, quoteName(filepath.Join(sp.path, path)), err)
+		fmt.Fprintf(a.stderr, "cairn: warning: %s: %s: %v\n", sp.Name, quoteName(filepath.Join(sp.Path, path)), err)
 	}
 	if sel != nil {
 		opt.Select = sel.Select
 	}
-	res, err := filearchive.AddArchive(a.ctx, b, sp.name, sp.path, opt)
+	res, err := filearchive.AddArchive(a.ctx, b, sp.Name, sp.Path, opt)
 	if sel != nil && err == nil {
-		res.Errors += sel.Warn(a.stderr, sp.name)
+		res.Errors += sel.Warn(a.stderr, sp.Name)
 	}
 	w := res.Walk
-	return backupsum.FileArchive{Archive: sp.name, Mode: res.Mode.String(), Previous: res.Previous,
+	return backupsum.FileArchive{Archive: sp.Name, Mode: res.Mode.String(), Previous: res.Previous,
 		Files: int64(w.Files), Dirs: int64(w.Dirs), Symlinks: int64(w.Symlinks), Hardlinks: int64(w.Hardlinks),
 		Others: int64(w.Specials), Excluded: int64(w.Excluded), Bytes: int64(w.Bytes),
 		ReadFiles: res.ReadFiles, ReadBytes: res.ReadBytes, ReusedFiles: res.ReusedFiles, ReusedBytes: res.ReusedBytes,
@@ -102,20 +103,20 @@ func (o *pxarOpts) lists() []pathlist.List {
 
 // backupSelection reads the lists of --files-from and its kin for the
 // one directory tree of specs; nil when none is given.
-func (a *app) backupSelection(o *pxarOpts, specs []backupSpec) (*pathlist.Selection, error) {
+func (a *app) backupSelection(o *pxarOpts, specs []backupsrc.Spec) (*pathlist.Selection, error) {
 	lists := o.lists()
 	if len(lists) == 0 {
 		return nil, nil
 	}
-	trees := slices.DeleteFunc(slices.Clone(specs), func(sp backupSpec) bool { return !sp.isPxar() })
+	trees := slices.DeleteFunc(slices.Clone(specs), func(sp backupsrc.Spec) bool { return !sp.IsPxar() })
 	if len(trees) != 1 {
 		return nil, usageErr("%s selects the paths of one directory tree: give one NAME.pxar:DIR (%d given)", lists[0].Flag, len(trees))
 	}
 	stdin := a.stdin
-	if slices.ContainsFunc(specs, backupSpec.isStdin) {
+	if slices.ContainsFunc(specs, backupsrc.Spec.IsStdin) {
 		stdin = nil
 	}
-	sel, err := pathlist.Read(lists, trees[0].path, stdin)
+	sel, err := pathlist.Read(lists, trees[0].Path, stdin)
 	if ue := (*pathlist.UsageError)(nil); errors.As(err, &ue) {
 		err = fmt.Errorf("%w: %w", errUsage, err)
 	}

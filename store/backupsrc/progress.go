@@ -1,4 +1,4 @@
-package main
+package backupsrc
 
 import (
 	"slices"
@@ -9,14 +9,14 @@ import (
 	"github.com/cairnfs/cairn/store/filearchive"
 )
 
-// backupProgress is what a backup's display shows: the archive at work,
+// Progress is what a backup's display shows: the archive at work,
 // the bytes of all archives (images read, file contents stored), the
 // files of the directory trees, and the totals when they are known. An
 // image's size is known unless it is a stream; a tree's is known roughly
 // from its reference (filearchive.Progress.Ref), once that is walked,
 // and not at all on its first backup, nor for a tree not begun.
-type backupProgress struct {
-	specs    []backupSpec
+type Progress struct {
+	specs    []Spec
 	imgTotal int64 // the images' bytes; 0 with an image of unknown size
 	images   bool  // there are images
 	img      *store.UploadStats
@@ -25,28 +25,37 @@ type backupProgress struct {
 	current  atomic.Int64            // the spec at work; len(specs) when all are done
 }
 
-func newBackupProgress(specs []backupSpec, imgTotal int64, img *store.UploadStats) *backupProgress {
-	p := &backupProgress{specs: specs, imgTotal: imgTotal, img: img, trees: make([]*filearchive.Progress, len(specs))}
+// NewProgress is the display of a backup of specs from in, whose images
+// count in img.
+func NewProgress(specs []Spec, in *Inputs, img *store.UploadStats) *Progress {
+	p := newProgress(specs, in.total, img)
+	p.blobs = &in.blobBytes
+	return p
+}
+
+func newProgress(specs []Spec, imgTotal int64, img *store.UploadStats) *Progress {
+	p := &Progress{specs: specs, imgTotal: imgTotal, img: img, trees: make([]*filearchive.Progress, len(specs))}
 	for i, sp := range specs {
-		if sp.isPxar() {
+		if sp.IsPxar() {
 			p.trees[i] = new(filearchive.Progress)
 		}
-		p.images = p.images || !sp.isPxar() && !sp.isBlob()
+		p.images = p.images || !sp.IsPxar() && !sp.IsBlob()
 	}
 	return p
 }
 
-// at marks spec i (len(specs): none, all done) as the one at work.
-func (p *backupProgress) at(i int) { p.current.Store(int64(i)) }
+// At marks spec i (len(specs): none, all done) as the one at work.
+func (p *Progress) At(i int) { p.current.Store(int64(i)) }
 
-func (p *backupProgress) sample() progress.Sample {
+// Sample is the display's sample now.
+func (p *Progress) Sample() progress.Sample {
 	cur := int(p.current.Load())
 	s := progress.Sample{Bytes: p.img.Bytes.Load()}
 	if p.blobs != nil {
 		s.Bytes += p.blobs.Load()
 	}
 	if len(p.specs) > 0 { // the last one when all are done
-		s.Archive = p.specs[min(cur, len(p.specs)-1)].name
+		s.Archive = p.specs[min(cur, len(p.specs)-1)].Name
 	}
 	known := !p.images || p.imgTotal > 0
 	var total, files int64
@@ -67,7 +76,7 @@ func (p *backupProgress) sample() progress.Sample {
 			known = false
 		}
 	}
-	if slices.ContainsFunc(p.specs, backupSpec.isPxar) {
+	if slices.ContainsFunc(p.specs, Spec.IsPxar) {
 		s.ItemsName = "files"
 	}
 	if known {
@@ -75,3 +84,6 @@ func (p *backupProgress) sample() progress.Sample {
 	}
 	return s
 }
+
+// Tree is the progress of spec i, a file archive (nil for others).
+func (p *Progress) Tree(i int) *filearchive.Progress { return p.trees[i] }
