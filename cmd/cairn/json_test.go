@@ -13,6 +13,7 @@ import (
 	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/jobs/gc"
 	"github.com/cairnfs/cairn/jobs/prune"
+	"github.com/cairnfs/cairn/jobs/restore"
 	"github.com/cairnfs/cairn/jobs/storesync"
 	"github.com/cairnfs/cairn/jobs/tape"
 	"github.com/cairnfs/cairn/jobs/verify"
@@ -39,8 +40,8 @@ var jsonOutputs = []struct {
 	{"tape restore", tape.RestoreJobReport{}},
 	{"Mount statistics", fs.Stats{}},
 	{"backup", backupsum.Summary{}},
-	{"restore", restoreSummary{}},
-	{"restore", treeSummary{}},
+	{"restore", restore.ImageSummary{}},
+	{"restore", restore.TreeSummary{}},
 	{"snapshots", snaplist.Row{}},
 	{"ls", snaplist.SnapshotArchives{}},
 	{"ls", browse.Listing{}},

@@ -25,20 +25,6 @@ type restoreOpts struct {
 	cacheBytes                   int64 // cacheSize parsed
 }
 
-type restoreSummary struct {
-	Snapshot  string           `json:"snapshot"`
-	Archive   string           `json:"archive"`
-	Target    string           `json:"target"`
-	Bytes     int64            `json:"bytes"`
-	ZeroBytes int64            `json:"zero_bytes"`
-	Seconds   float64          `json:"seconds"`
-	MBps      float64          `json:"mb_per_s"`
-	Damaged   []restore.Damage `json:"damaged"`
-	// Interrupted by a signal: what the target holds (see docs/json.md).
-	Interrupted bool   `json:"interrupted,omitempty"`
-	Left        string `json:"left,omitempty"`
-}
-
 func (a *app) restoreCmd() *cobra.Command {
 	var o restoreOpts
 	cmd := &cobra.Command{
@@ -151,13 +137,13 @@ func (a *app) restore(o restoreOpts, ref, archive, target string) error {
 		}
 	}
 	if a.ctx.Err() != nil && !finished {
-		a.imageInterrupted(o, restoreSummary{Snapshot: snap.String(), Archive: ar.Name, Target: target,
+		a.imageInterrupted(o, restore.ImageSummary{Snapshot: snap.String(), Archive: ar.Name, Target: target,
 			Bytes: stats.Bytes.Load(), ZeroBytes: stats.ZeroBytes.Load(), Seconds: time.Since(start).Seconds()}, t, x.Size())
 		return a.ctx.Err()
 	}
 	el := time.Since(start)
 	if rep != nil {
-		a.printRestore(o, restoreSummary{Snapshot: snap.String(), Archive: ar.Name, Target: target, Bytes: rep.Bytes,
+		a.printRestore(o, restore.ImageSummary{Snapshot: snap.String(), Archive: ar.Name, Target: target, Bytes: rep.Bytes,
 			ZeroBytes: rep.ZeroBytes, Seconds: el.Seconds(), MBps: progress.MBps(rep.Bytes, el), Damaged: rep.Damaged}, err == nil)
 	}
 	if err != nil && finished {
@@ -180,7 +166,7 @@ func (a *app) holdSnapshot(s *store.Store, snap store.Snapshot) (func(), error) 
 	return func() { l.Unlock() }, nil
 }
 
-func (a *app) printRestore(o restoreOpts, s restoreSummary, ok bool) {
+func (a *app) printRestore(o restoreOpts, s restore.ImageSummary, ok bool) {
 	out := a.stdout
 	if s.Target == "-" {
 		out = a.stderr // stdout carries the data
@@ -194,11 +180,5 @@ func (a *app) printRestore(o restoreOpts, s restoreSummary, ok bool) {
 		enc.Encode(s)
 		return
 	}
-	for _, d := range s.Damaged {
-		fmt.Fprintf(out, "damaged: offset %d length %d chunk %s: %s\n", d.Offset, d.Length, d.Digest, escapeText(fmt.Sprint(d.Err)))
-	}
-	if ok {
-		fmt.Fprintf(out, "restore complete (bytes=%d, zeroes=%d, duration=%.2fs, speed=%.2fMB/s)\n",
-			s.Bytes, s.ZeroBytes, s.Seconds, s.MBps)
-	}
+	s.WriteText(out, ok)
 }

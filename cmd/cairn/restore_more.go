@@ -21,7 +21,7 @@ func (a *app) resolveArchiveIn(s *store.Store, ns, ref, name string) (store.Snap
 // imageInterrupted says what an interrupted image restore left: nothing
 // at a file target (the temporary file was removed), a partial image on
 // a device, a cut stream on stdout; with --json also as the summary.
-func (a *app) imageInterrupted(o restoreOpts, sum restoreSummary, t restore.Target, total int64) {
+func (a *app) imageInterrupted(o restoreOpts, sum restore.ImageSummary, t restore.Target, total int64) {
 	sum.Interrupted = true
 	var what string
 	switch {
@@ -62,14 +62,14 @@ func (a *app) restoreBlob(o restoreOpts, s *store.Store, snap store.Snapshot, m 
 	if err != nil {
 		return fmt.Errorf("restore %s to %s: %w", ar.Name, target, err)
 	}
-	a.printRestore(o, restoreSummary{Snapshot: snap.String(), Archive: ar.Name, Target: target, Bytes: int64(len(data))}, true)
+	a.printRestore(o, restore.ImageSummary{Snapshot: snap.String(), Archive: ar.Name, Target: target, Bytes: int64(len(data))}, true)
 	return nil
 }
 
 // treeInterrupted reports an interrupted tree restore: where it stopped,
 // what it did, and the marker it left; err wraps the context's error, so
 // that the command exits as the signal says.
-func (a *app) treeInterrupted(o restoreOpts, sum treeSummary, err error) error {
+func (a *app) treeInterrupted(o restoreOpts, sum restore.TreeSummary, err error) error {
 	sum.Interrupted = true
 	if o.json {
 		printJSON(a, sum)

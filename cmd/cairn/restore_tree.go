@@ -11,41 +11,6 @@ import (
 	"github.com/cairnfs/cairn/store/filearchive"
 )
 
-// treeSummary is what a file archive restore reports.
-type treeSummary struct {
-	Snapshot  string              `json:"snapshot"`
-	Archive   string              `json:"archive"`
-	Path      string              `json:"path,omitempty"`
-	Target    string              `json:"target"`
-	Files     int64               `json:"files"`
-	Dirs      int64               `json:"dirs"`
-	Others    int64               `json:"others"`
-	Bytes     int64               `json:"bytes"`
-	ZeroBytes int64               `json:"zero_bytes"`
-	Seconds   float64             `json:"seconds"`
-	MBps      float64             `json:"mb_per_s"`
-	Failed    []restore.PathError `json:"failed"`
-	Include   []string            `json:"include,omitempty"`
-	Exclude   []string            `json:"exclude,omitempty"`
-	// An interrupted restore: where the walk stopped and the marker
-	// file it left in the target directory.
-	Interrupted bool   `json:"interrupted,omitempty"`
-	StoppedAt   string `json:"stopped_at,omitempty"`
-	Marker      string `json:"marker,omitempty"`
-	Removed     bool   `json:"removed,omitempty"`
-}
-
-func newTreeSummary(o restoreOpts, rep *restore.TreeReport, snap store.Snapshot, ar store.Archive, path, target string, el time.Duration) treeSummary {
-	sum := treeSummary{Snapshot: snap.String(), Archive: ar.Name, Path: path, Target: target, Files: rep.Files,
-		Dirs: rep.Dirs, Others: rep.Others, Bytes: rep.Bytes, ZeroBytes: rep.ZeroBytes, Seconds: el.Seconds(),
-		MBps: progress.MBps(rep.Bytes, el), Failed: rep.Failed, Include: o.include, Exclude: o.exclude,
-		StoppedAt: rep.StoppedAt, Marker: rep.Marker, Removed: rep.Removed}
-	if sum.Failed == nil {
-		sum.Failed = []restore.PathError{}
-	}
-	return sum
-}
-
 // restoreTree restores a file archive (or --path inside it) into target.
 func (a *app) restoreTree(o restoreOpts, s *store.Store, snap store.Snapshot, m *store.Manifest, ar store.Archive, target string) error {
 	if target == "-" {
@@ -87,7 +52,7 @@ func (a *app) restoreTree(o restoreOpts, s *store.Store, snap store.Snapshot, m 
 	}
 	if err != nil && a.ctx.Err() != nil {
 		prog.Stop()
-		return a.treeInterrupted(o, newTreeSummary(o, rep, snap, ar, path, target, time.Since(began)), err)
+		return a.treeInterrupted(o, restore.NewTreeSummary(rep, snap.String(), ar.Name, path, target, o.include, o.exclude, time.Since(began)), err)
 	}
 	if !o.noSync {
 		if serr := restore.SyncTree(target); serr != nil {
@@ -97,7 +62,7 @@ func (a *app) restoreTree(o restoreOpts, s *store.Store, snap store.Snapshot, m 
 	}
 	prog.Stop()
 	el := time.Since(began)
-	sum := newTreeSummary(o, rep, snap, ar, path, target, el)
+	sum := restore.NewTreeSummary(rep, snap.String(), ar.Name, path, target, o.include, o.exclude, el)
 	if o.json {
 		printJSON(a, sum)
 	} else {
