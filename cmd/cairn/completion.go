@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/cairnfs/cairn/store"
@@ -125,20 +124,7 @@ func (a *app) complete(ctx context.Context, kind argKind, ns string, args []stri
 	if err != nil {
 		return nil, fail
 	}
-	return filterPrefix(out, toComplete), dir
-}
-
-// maxCandidates bounds what a completion lists.
-const maxCandidates = 5000
-
-func filterPrefix(in []string, prefix string) []string {
-	var out []string
-	for _, c := range in {
-		if strings.HasPrefix(c, prefix) && len(out) < maxCandidates {
-			out = append(out, c)
-		}
-	}
-	return out
+	return snaplist.FilterPrefix(out, toComplete), dir
 }
 
 func completeArchives(s *store.Store, ns, ref string) ([]string, error) {

@@ -42,7 +42,7 @@ func (a *app) restoreTree(o restoreOpts, s *store.Store, snap store.Snapshot, m 
 	total := a.treeTotals(o, s, snap, m, ar, c)
 	began = time.Now()
 	prog := a.showProgress("restore", func() progress.Sample {
-		return total.sample(stats)
+		return total.Sample(stats)
 	})
 	rep, err := restore.Tree(a.ctx, acc, start, path, target, restore.TreeOptions{Threads: o.threads, Overwrite: o.force,
 		Filter: filter, Stats: stats, Logger: a.logger})

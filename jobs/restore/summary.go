@@ -72,3 +72,21 @@ func (s ImageSummary) WriteText(out io.Writer, ok bool) {
 			s.Bytes, s.ZeroBytes, s.Seconds, s.MBps)
 	}
 }
+
+// TreeTotal is what a tree restore's display knows ahead: the regular
+// files of the whole archive (no --path, --include or --exclude), counted
+// from its stat table; 0: unknown (no stat table: a single stream, an
+// archive made by PBS). Its content bytes are not known ahead: the
+// payload stream's size also holds the parts of reused chunks no file
+// uses (metadata mode), often a third more.
+type TreeTotal struct {
+	Archive string
+	Files   int64
+}
+
+// Sample is the display of a tree restore: no zeroes (all-zero blocks of
+// files stay holes, which says little of a tree).
+func (t TreeTotal) Sample(st *Stats) progress.Sample {
+	return progress.Sample{Archive: t.Archive, Bytes: st.Bytes.Load(), Items: st.Files.Load(), ItemsTotal: t.Files,
+		ItemsName: "files"}
+}

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairnfs/cairn/internal/progress"
 )
 
 // TestSummaries: a tree restore's summary takes the report's figures
@@ -23,5 +25,20 @@ func TestSummaries(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+const mib = 1 << 20
+
+// TestRestoreProgressSample: a tree restore's line counts files of the
+// known total and shows no zeroes.
+func TestRestoreProgressSample(t *testing.T) {
+	st := new(Stats)
+	st.Bytes.Store(mib)
+	st.ZeroBytes.Store(mib)
+	st.Files.Store(3)
+	line := progress.NewMeter(time.Now()).Line("restore", TreeTotal{Archive: "root.pxar", Files: 9}.Sample(st), time.Now(), -1)
+	if !strings.HasPrefix(line, "restore root.pxar: 1.0 MiB, 3 of 9 files") || strings.Contains(line, "zero") {
+		t.Errorf("tree restore line %q", line)
 	}
 }

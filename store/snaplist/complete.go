@@ -57,6 +57,18 @@ func relGroup(base store.NS, g store.Group) string {
 	return store.Group{NS: store.NS(rel), Type: g.Type, ID: g.ID}.String()
 }
 
-// maxCandidates bounds the names CompleteRefs lists (give or take a
-// namespace's).
+// maxCandidates bounds the names a completion lists (CompleteRefs: give
+// or take a namespace's).
 const maxCandidates = 5000
+
+// FilterPrefix is the names of in that start with prefix, at most
+// maxCandidates of them.
+func FilterPrefix(in []string, prefix string) []string {
+	var out []string
+	for _, c := range in {
+		if strings.HasPrefix(c, prefix) && len(out) < maxCandidates {
+			out = append(out, c)
+		}
+	}
+	return out
+}

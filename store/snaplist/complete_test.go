@@ -35,3 +35,13 @@ func TestCompleteRefs(t *testing.T) {
 		t.Error("a bad namespace completes")
 	}
 }
+
+// TestFilterPrefix: the names with the prefix, in order, bounded.
+func TestFilterPrefix(t *testing.T) {
+	if got := snaplist.FilterPrefix([]string{"vm/1", "ct/2", "vm/3"}, "vm/"); strings.Join(got, " ") != "vm/1 vm/3" {
+		t.Errorf("%q", got)
+	}
+	if got := snaplist.FilterPrefix(make([]string, 6000), ""); len(got) != 5000 {
+		t.Errorf("%d names, want at most 5000", len(got))
+	}
+}
