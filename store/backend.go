@@ -9,32 +9,43 @@ import (
 
 // Backend is where a store's chunks and snapshot files live, the seam
 // between keeping them and doing something with them: the local
-// directory (localDir) is the first implementation; an object store may
-// be another. *Store is a Backend over its own directory.
+// directory (localDir) and a bucket (remoteChunks). Every method takes
+// the caller's context (a bucket's requests end with it) and says when
+// it could not do what was asked. What only one side can do is an
+// optional interface: chunkFiles (the local directory's files), probing
+// and collecting (a bucket's).
 //
-// Snapshot directories' listing and locks are not behind it yet.
+// The snapshot metadata's other seam is metaStore (meta.go).
 type Backend interface {
 	ChunkReader
 	// InsertChunkParts stores the blob header+payload as chunk d. An
 	// existing chunk of the same size is kept and only touched (dedup);
 	// one of another size, or empty, is replaced. existed tells whether
 	// the chunk was already there.
-	InsertChunkParts(d chunk.Digest, header, payload []byte) (existed bool, err error)
-	// HasChunk reports whether chunk d exists with a non-zero size.
-	HasChunk(d chunk.Digest) bool
-	// TouchChunk marks chunk d as in use now (GC's mark).
-	TouchChunk(d chunk.Digest) error
+	InsertChunkParts(ctx context.Context, d chunk.Digest, header, payload []byte) (existed bool, err error)
+	// HasChunk reports whether chunk d exists with a non-zero size; an
+	// error is a look that failed, not a missing chunk.
+	HasChunk(ctx context.Context, d chunk.Digest) (bool, error)
+	// TouchChunk marks chunk d as in use now (GC's mark); a missing
+	// chunk's error wraps fs.ErrNotExist.
+	TouchChunk(ctx context.Context, d chunk.Digest) error
 	// WalkChunks calls fn for every chunk, in the backend's order.
 	WalkChunks(ctx context.Context, fn func(chunk.Digest) error) error
+	// StatChunk tells chunk d's stored size and when it was last marked
+	// in use (a missing chunk is ErrMissingChunk and fs.ErrNotExist).
+	StatChunk(ctx context.Context, d chunk.Digest) (ChunkInfo, error)
+	// MarkBad moves corrupt chunk d aside, to <digest>.N.bad, and returns
+	// where, so that a later backup stores a good copy.
+	MarkBad(ctx context.Context, d chunk.Digest) (string, error)
 	// ReadFile reads a whole snapshot file (a manifest, a blob), named
 	// relative to the store (snapshotFile), of at most limit bytes. A
 	// missing file's error wraps fs.ErrNotExist; a larger one is
 	// refused, with an *errTooLarge, before it is read.
-	ReadFile(name string, limit int64) ([]byte, error)
+	ReadFile(ctx context.Context, name string, limit int64) ([]byte, error)
 	// OpenIndex opens a snapshot's index file (.fidx, .didx), named
 	// relative to the store (snapshotFile), for random access; it is not
 	// checked against a manifest (Store.OpenSnapshotIndex does that).
-	OpenIndex(name string) (Index, error)
+	OpenIndex(ctx context.Context, name string) (Index, error)
 }
 
 // snapshotFile names a snapshot's file relative to the store.

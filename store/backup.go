@@ -84,7 +84,7 @@ func (s *Store) StartBackup(ctx context.Context, g Group, t time.Time) (*Backup,
 		return nil, err
 	}
 	b.locks = append(b.locks, glock)
-	if err := s.refreshGroup(ctx, g); err != nil { // a remote store: the bucket's snapshots of g
+	if err := s.meta.RefreshGroup(ctx, g); err != nil { // a remote store: the bucket's snapshots of g
 		b.release(g)
 		return nil, err
 	}
@@ -236,10 +236,7 @@ func (b *Backup) Finish() error {
 	if err != nil {
 		return err
 	}
-	if b.s.remote != nil {
-		return b.finishRemote(m)
-	}
-	return b.s.WriteManifest(b.snap, m)
+	return b.s.meta.Publish(b.ctx, b, m)
 }
 
 // Abort removes the unfinished snapshot and releases the locks. A group
@@ -254,9 +251,7 @@ func (b *Backup) Abort() {
 // release drops group g when it has no snapshot (the backup made it, or
 // an earlier one left it empty) and releases the locks; b holds g's lock.
 func (b *Backup) release(g Group) {
-	if snaps, err := b.s.Snapshots(g); err == nil && len(snaps) == 0 && b.s.CheckGroupDirs(g) == nil {
-		removeViaTrash(b.s.GroupPath(g), g.ID)
-	}
+	b.s.DropEmptyGroup(g)
 	b.unlock()
 }
 

@@ -145,7 +145,7 @@ func (b *Backup) holdBase(ctx context.Context, snap Snapshot, name string) (bool
 		l.Unlock()
 		return false, nil
 	}
-	ok, err := b.nameBase(ctx, snap)
+	ok, err := b.s.meta.NameBase(ctx, b, snap)
 	if err != nil || !ok {
 		l.Unlock()
 		if err != nil {

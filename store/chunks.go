@@ -2,11 +2,6 @@ package store
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
@@ -15,9 +10,9 @@ import (
 
 // The store's chunks, through its Backend.
 
-var _ Backend = (*Store)(nil)
+var _ ChunkReader = (*Store)(nil)
 
-// ReadChunk implements Backend.
+// ReadChunk implements ChunkReader.
 func (s *Store) ReadChunk(ctx context.Context, d chunk.Digest, opt ChunkOptions) (Blob, error) {
 	return s.backend.ReadChunk(ctx, d, opt)
 }
@@ -28,20 +23,25 @@ func (s *Store) ReadChunk(ctx context.Context, d chunk.Digest, opt ChunkOptions)
 // from goroutines or processes, are safe. existed tells whether the
 // chunk was already there.
 func (s *Store) InsertChunk(d chunk.Digest, blob []byte) (existed bool, err error) {
-	return s.backend.InsertChunkParts(d, blob, nil)
+	return s.backend.InsertChunkParts(context.Background(), d, blob, nil)
 }
 
 // InsertChunkParts is InsertChunk for a blob given as header and payload
 // (chunk.EncodeBlobParts), written without a copy.
 func (s *Store) InsertChunkParts(d chunk.Digest, header, payload []byte) (existed bool, err error) {
-	return s.backend.InsertChunkParts(d, header, payload)
+	return s.backend.InsertChunkParts(context.Background(), d, header, payload)
 }
 
-// HasChunk reports whether chunk d exists with a non-zero size.
-func (s *Store) HasChunk(d chunk.Digest) bool { return s.backend.HasChunk(d) }
+// HasChunk reports whether chunk d exists with a non-zero size; an error
+// is a look that failed (a bucket's request), not a missing chunk.
+func (s *Store) HasChunk(ctx context.Context, d chunk.Digest) (bool, error) {
+	return s.backend.HasChunk(ctx, d)
+}
 
 // TouchChunk marks chunk d as in use now (GC's mark).
-func (s *Store) TouchChunk(d chunk.Digest) error { return s.backend.TouchChunk(d) }
+func (s *Store) TouchChunk(d chunk.Digest) error {
+	return s.backend.TouchChunk(context.Background(), d)
+}
 
 // WalkChunks calls fn for every chunk in the store.
 func (s *Store) WalkChunks(ctx context.Context, fn func(chunk.Digest) error) error {
@@ -50,12 +50,12 @@ func (s *Store) WalkChunks(ctx context.Context, fn func(chunk.Digest) error) err
 
 // ReadFile implements Backend.
 func (s *Store) ReadFile(name string, limit int64) ([]byte, error) {
-	return s.backend.ReadFile(name, limit)
+	return s.backend.ReadFile(context.Background(), name, limit)
 }
 
 // OpenIndex opens an index file named relative to the store (Backend).
 func (s *Store) OpenIndex(name string) (Index, error) {
-	return s.backend.OpenIndex(name)
+	return s.backend.OpenIndex(context.Background(), name)
 }
 
 // OpenIndexFile opens the index file of snap through the backend, unchecked
@@ -63,16 +63,17 @@ func (s *Store) OpenIndex(name string) (Index, error) {
 // (known chunks of a previous backup, verify's and tape's chunk lists)
 // and judge the chunks themselves.
 func (s *Store) OpenIndexFile(snap Snapshot, file string) (Index, error) {
-	return s.backend.OpenIndex(snapshotFile(snap, file))
+	return s.backend.OpenIndex(context.Background(), snapshotFile(snap, file))
 }
 
-// What follows is of the local directory: its chunk files' paths, stats
-// and renames.
+// What follows asks more of a chunk than a read: its stat and its
+// rename (Backend's), and what only the local directory's chunk files
+// allow (chunkFiles).
 
 // ChunkPath returns the path of a chunk file.
 func (s *Store) ChunkPath(d chunk.Digest) string { return localDir{s.root}.chunkPath(d) }
 
-// ChunkInfo is what a stat of a chunk file tells.
+// ChunkInfo is what a stat of a chunk tells (Backend.StatChunk).
 type ChunkInfo struct {
 	Inode uint64
 	Dev   uint64
@@ -83,50 +84,37 @@ type ChunkInfo struct {
 // StatChunk stats chunk d. In a remote store it is a HEAD of the
 // chunk's object: Size and, for Atime, its LastModified; no inode.
 func (s *Store) StatChunk(d chunk.Digest) (ChunkInfo, error) {
-	if s.remote != nil {
-		return s.remoteStatChunk(d)
-	}
-	var st unix.Stat_t
-	if err := unix.Stat(s.ChunkPath(d), &st); err != nil {
-		if errors.Is(err, unix.ENOENT) {
-			return ChunkInfo{}, fmt.Errorf("chunk %s: %w: %w", d, ErrMissingChunk, fs.ErrNotExist)
-		}
-		return ChunkInfo{}, fmt.Errorf("stat chunk %s: %w", d, err)
-	}
-	return ChunkInfo{Inode: st.Ino, Dev: uint64(st.Dev), Size: st.Size,
-		Atime: time.Unix(st.Atim.Sec, st.Atim.Nsec)}, nil
+	return s.backend.StatChunk(context.Background(), d)
 }
 
 // MarkBad renames chunk d to <digest>.N.bad with the first free N in 0..9
 // (the tenth reuses 9) and returns the new path, so a later backup can
 // write a good copy again. In a remote store the object is copied to
-// the key <digest>.N.bad and then deleted (remoteMarkBad).
+// the key <digest>.N.bad and then deleted (remote_chunkinfo.go).
 func (s *Store) MarkBad(d chunk.Digest) (string, error) {
-	if s.remote != nil {
-		return s.remoteMarkBad(d)
+	return s.backend.MarkBad(context.Background(), d)
+}
+
+// chunkFiles returns the store's chunk files, unless its chunks are on no
+// local disk (a remote store).
+func (s *Store) chunkFiles() (chunkFiles, bool) {
+	be := s.backend
+	if d, ok := be.(*dryChunks); ok {
+		be = d.Backend
 	}
-	path := s.ChunkPath(d)
-	for n := 0; n < 10; n++ {
-		bad := fmt.Sprintf("%s.%d.bad", path, n)
-		if _, err := os.Lstat(bad); err == nil && n < 9 {
-			continue
-		}
-		if err := os.Rename(path, bad); err != nil {
-			return "", fmt.Errorf("mark chunk %s bad: %w", d, notFound(err))
-		}
-		return bad, nil
-	}
-	return "", fmt.Errorf("mark chunk %s bad: unreachable", d)
+	f, ok := be.(chunkFiles)
+	return f, ok
 }
 
 // ChunkDiskDir is the local directory the chunk files are in (the
 // store's .chunks), for callers that choose a read order by its disk;
 // ok is false when the chunks are on no local disk (a remote store).
 func (s *Store) ChunkDiskDir() (dir string, ok bool) {
-	if s.remote != nil {
+	f, ok := s.chunkFiles()
+	if !ok {
 		return "", false
 	}
-	return filepath.Join(s.root, chunkDir), true
+	return f.chunkDir(), true
 }
 
 // ChunkSizeHint returns chunk d's stored (blob) size when the store can
@@ -134,7 +122,7 @@ func (s *Store) ChunkDiskDir() (dir string, ok bool) {
 // read that follows finds cached. ok is false otherwise (a remote
 // store; a chunk that cannot be stat'ed).
 func (s *Store) ChunkSizeHint(d chunk.Digest) (size int64, ok bool) {
-	if s.remote != nil {
+	if _, ok := s.chunkFiles(); !ok {
 		return 0, false
 	}
 	ci, err := s.StatChunk(d)
@@ -145,16 +133,17 @@ func (s *Store) ChunkSizeHint(d chunk.Digest) (size int64, ok bool) {
 // file into the page cache (FADV_WILLNEED). In a remote store it does
 // nothing: the chunk reads prefetch there.
 func (s *Store) PrefetchChunk(d chunk.Digest) {
-	if s.remote != nil {
+	f, ok := s.chunkFiles()
+	if !ok {
 		return
 	}
 	// a FIFO planted as a chunk must not block the open
-	f, _, err := OpenRegular(s.ChunkPath(d))
+	file, _, err := OpenRegular(f.chunkPath(d))
 	if err != nil {
 		return // the read reports it
 	}
-	unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_WILLNEED)
-	f.Close()
+	unix.Fadvise(int(file.Fd()), 0, 0, unix.FADV_WILLNEED)
+	file.Close()
 }
 
 // Readahead is how many chunks a sequential reader of the store should
@@ -194,13 +183,10 @@ func (s *Store) insertMissingChunk(ctx context.Context, d chunk.Digest, header, 
 	if p, ok := s.backend.(probing); ok {
 		return false, p.putMissing(ctx, d, header, payload)
 	}
-	return s.backend.InsertChunkParts(d, header, payload)
+	return s.backend.InsertChunkParts(ctx, d, header, payload)
 }
 
 // insertChunk is InsertChunkParts under ctx.
 func (s *Store) insertChunk(ctx context.Context, d chunk.Digest, header, payload []byte) (bool, error) {
-	if p, ok := s.backend.(probing); ok {
-		return p.insertChunk(ctx, d, header, payload)
-	}
-	return s.backend.InsertChunkParts(d, header, payload)
+	return s.backend.InsertChunkParts(ctx, d, header, payload)
 }

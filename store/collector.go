@@ -109,11 +109,18 @@ func (c *SweepCounts) Add(o SweepCounts) {
 	c.MissingChunks += o.MissingChunks
 }
 
+// collecting is the optional side of a Backend whose chunks a garbage
+// collection collects otherwise than the local directory's files
+// (localCollector): a remote store's.
+type collecting interface {
+	collector(s *Store) ChunkCollector
+}
+
 // ChunkCollector returns the collector of the store's chunks: one per
 // garbage collection.
 func (s *Store) ChunkCollector() ChunkCollector {
-	if s.remote != nil {
-		return s.remoteCollector()
+	if c, ok := s.backend.(collecting); ok {
+		return c.collector(s)
 	}
 	return &localCollector{s: s}
 }

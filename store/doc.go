@@ -51,12 +51,41 @@
 // `cairn snapshots` (notes, verify state, protection) keeps the
 // per-manifest check.
 //
-// Chunks are read through Backend (backend.go), the seam between where
-// chunks live and what is done with them; the local directory
-// (local_read.go, local_chunks.go) is its first implementation and keeps its fast paths
-// behind ChunkOptions: page-cached chunk files mapped (their faults
-// turned into ErrChunkFault by Blob.Do), others read with O_DIRECT into
-// reused aligned buffers.
+// # Two seams: Backend and metaStore
+//
+// What depends on where a store lives sits behind two interfaces, each
+// chosen once when the store is opened (store.go, remote_store.go), so that
+// nothing outside them asks which kind of store it is and a new method
+// of either is asked of both by the compiler. Every method of both takes
+// the caller's context and returns an error; what only one side can do
+// is an optional interface, looked up with a type assertion.
+//
+// Backend (backend.go), s.backend, is the chunks and the snapshot files
+// as read: ReadChunk, InsertChunkParts, HasChunk (an error is a look
+// that failed, never "missing"), TouchChunk, WalkChunks, StatChunk,
+// MarkBad, ReadFile, OpenIndex. The local directory (localDir:
+// local_read.go, local_chunks.go, local_chunkinfo.go) keeps its fast
+// paths behind ChunkOptions: page-cached chunk files mapped (their
+// faults turned into ErrChunkFault by Blob.Do), others read with
+// O_DIRECT into reused aligned buffers. Its optional chunkFiles
+// (ChunkDiskDir, ChunkSizeHint, PrefetchChunk) is what only files on a
+// local disk allow; a bucket's (remoteChunks) optional probing (request
+// concurrency, readahead, image chunk size, an upload without a second
+// look) and collecting (its own ChunkCollector) are what only a bucket
+// needs. A dry run wraps the Backend (dryrun.go).
+//
+// metaStore (meta.go), s.meta, is what a change to snapshot metadata does
+// beyond the store's directory, which the store itself writes, locks
+// and registers writers in: Publish (Backup.Finish), WriteManifest,
+// UpdateManifest (the unprotected part), CommitManifest, Forget,
+// CanForget, ForgetGroup, Protect, NameBase (a backup's base kept from
+// forgets elsewhere), LockGroup (a lease beside the group's flock),
+// RegisterWriter and ReleaseWriter (a lease beside the writer file),
+// Refresh, RefreshGroup, Close. localMeta (meta.go) mostly does
+// nothing more: the directory is all there is; remoteMeta
+// (remote_metastore.go) keeps the bucket in step by the rules below.
+// The snapshot index is the local side's optional snapIndexer: a remote
+// store's mirror changes under every refresh and keeps none.
 //
 // It also owns reading: a byte-bounded shared cache of decoded,
 // digest-checked chunks (Cache) and io.ReaderAt views of an index through
@@ -117,7 +146,7 @@
 //
 // # Remote stores: snapshot metadata in the bucket
 //
-// A remote store (remote.go) keeps its snapshot files in the bucket under
+// A remote store (remote_store.go) keeps its snapshot files in the bucket under
 // the keys a local store's paths have (ns/NAME/…/TYPE/ID/TIME/FILE) and
 // mirrors them in its local directory, where everything that reads
 // snapshots finds them as on a local store. Many hosts share one bucket;
@@ -254,7 +283,7 @@
 // # Garbage collection's side
 //
 // jobs/gc runs a collection; what depends on where the chunks live is a
-// ChunkCollector (collector.go): the cutoff's clocks (Begin), the mark of
+// ChunkCollector (collector.go; a remote Backend's own: collecting): the cutoff's clocks (Begin), the mark of
 // a referenced chunk, the sweep. The local one (gc_local.go,
 // gc_local_sweep.go, with sweep*.go's primitives) touches atimes and
 // sweeps the prefix directories, closing the race with writers of other
@@ -266,8 +295,9 @@
 // data, and merge-joins the bucket's chunk listing with the set,
 // deleting by LastModified (remote_gc_sweep.go); remote_gc.go has the
 // whole argument why a chunk in use is never deleted. What verify and
-// tape ask of a chunk beyond a read (StatChunk, MarkBad, ChunkDiskDir,
-// ChunkSizeHint, PrefetchChunk) works on both (remote_chunkinfo.go).
+// tape ask of a chunk beyond a read: StatChunk and MarkBad work on both
+// (local_chunkinfo.go, remote_chunkinfo.go); ChunkDiskDir, ChunkSizeHint
+// and PrefetchChunk find nothing to do on a bucket.
 //
 // Store knows nothing of FUSE or jobs.
 package store

@@ -40,7 +40,7 @@ func (s *Store) StartDryRun(ctx context.Context, g Group, t time.Time) (*Backup,
 		}
 	}
 	s.makeDry()
-	if err := s.refreshGroup(ctx, g); err != nil { // a remote store: reads the bucket, writes its local mirror only
+	if err := s.meta.RefreshGroup(ctx, g); err != nil { // a remote store: reads the bucket, writes its local mirror only
 		return nil, err
 	}
 	snap, err := s.backupTime(ctx, g, t)
@@ -97,21 +97,28 @@ func (c *dryChunks) addedChunk(d chunk.Digest) bool {
 }
 
 // InsertChunkParts implements Backend: nothing is written.
-func (c *dryChunks) InsertChunkParts(d chunk.Digest, _, _ []byte) (bool, error) {
-	if c.Backend.HasChunk(d) {
-		return true, nil
+func (c *dryChunks) InsertChunkParts(ctx context.Context, d chunk.Digest, _, _ []byte) (bool, error) {
+	if has, err := c.Backend.HasChunk(ctx, d); err != nil || has {
+		return has, err
 	}
 	return c.add(d), nil
 }
 
 // HasChunk implements Backend.
-func (c *dryChunks) HasChunk(d chunk.Digest) bool {
-	return c.addedChunk(d) || c.Backend.HasChunk(d)
+func (c *dryChunks) HasChunk(ctx context.Context, d chunk.Digest) (bool, error) {
+	if c.addedChunk(d) {
+		return true, nil
+	}
+	return c.Backend.HasChunk(ctx, d)
 }
 
 // TouchChunk implements Backend: the chunk is looked up, not touched.
-func (c *dryChunks) TouchChunk(d chunk.Digest) error {
-	if !c.HasChunk(d) {
+func (c *dryChunks) TouchChunk(ctx context.Context, d chunk.Digest) error {
+	has, err := c.HasChunk(ctx, d)
+	if err != nil {
+		return fmt.Errorf("dry run: %w", err)
+	}
+	if !has {
 		return fmt.Errorf("dry run: chunk %s: %w", d, fs.ErrNotExist)
 	}
 	return nil
@@ -124,16 +131,11 @@ type dryProbing struct {
 	p probing
 }
 
-func (c dryProbing) insertChunk(_ context.Context, d chunk.Digest, header, payload []byte) (bool, error) {
-	return c.InsertChunkParts(d, header, payload)
-}
-
 func (c dryProbing) putMissing(_ context.Context, d chunk.Digest, _, _ []byte) error {
 	c.add(d)
 	return nil
 }
 
-func (c dryProbing) touchChunk(_ context.Context, d chunk.Digest) error { return c.TouchChunk(d) }
-func (c dryProbing) parallelism() int                                   { return c.p.parallelism() }
-func (c dryProbing) readahead() int                                     { return c.p.readahead() }
-func (c dryProbing) imageChunkSize() int                                { return c.p.imageChunkSize() }
+func (c dryProbing) parallelism() int    { return c.p.parallelism() }
+func (c dryProbing) readahead() int      { return c.p.readahead() }
+func (c dryProbing) imageChunkSize() int { return c.p.imageChunkSize() }

@@ -45,10 +45,8 @@ func (s *Store) ForgetSnapshot(ctx context.Context, snap Snapshot) error {
 	if !l.sameFile(dir) {
 		return fmt.Errorf("forget %s: %w: the directory changed while it was locked", snap, ErrLocked)
 	}
-	if s.remote != nil {
-		if err := s.forgetRemote(ctx, snap); err != nil {
-			return err
-		}
+	if err := s.meta.Forget(ctx, snap); err != nil {
+		return err
 	}
 	return removeViaTrash(dir, snap.TimeString())
 }
@@ -71,10 +69,7 @@ func (s *Store) CanForget(ctx context.Context, snap Snapshot) error {
 	if s.IsProtected(snap) {
 		return fmt.Errorf("forget %s: %w", snap, ErrProtected)
 	}
-	if s.remote != nil {
-		return s.canForgetRemote(ctx, snap)
-	}
-	return nil
+	return s.meta.CanForget(ctx, snap)
 }
 
 // removeViaTrash renames dir to a hidden trash name beside it, then
@@ -110,7 +105,7 @@ func (s *Store) ForgetGroup(ctx context.Context, g Group) (removed []Snapshot, e
 		return nil, fmt.Errorf("forget: %w", err)
 	}
 	defer gl.Unlock()
-	if err := s.refreshGroup(ctx, g); err != nil { // a remote store: the bucket's snapshots of g
+	if err := s.meta.RefreshGroup(ctx, g); err != nil { // a remote store: the bucket's snapshots of g
 		return nil, fmt.Errorf("forget: %w", err)
 	}
 	snaps, err := s.Snapshots(g)
@@ -131,10 +126,8 @@ func (s *Store) ForgetGroup(ctx context.Context, g Group) (removed []Snapshot, e
 	if left, err := s.Snapshots(g); err != nil || len(left) > 0 {
 		return removed, fmt.Errorf("forget group %s: %d snapshots appeared meanwhile: %w", g, len(left), ErrLocked)
 	}
-	if s.remote != nil {
-		if err := s.forgetGroupRemote(ctx, g); err != nil {
-			return removed, err
-		}
+	if err := s.meta.ForgetGroup(ctx, g); err != nil {
+		return removed, err
 	}
 	return removed, removeViaTrash(s.GroupPath(g), g.ID)
 }

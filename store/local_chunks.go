@@ -18,7 +18,7 @@ import (
 // the chunk's prefix directory (made when missing) and renames, so
 // concurrent inserts of one chunk, from goroutines or processes, are
 // safe, and the header and payload with one writev.
-func (l localDir) InsertChunkParts(d chunk.Digest, header, payload []byte) (existed bool, err error) {
+func (l localDir) InsertChunkParts(_ context.Context, d chunk.Digest, header, payload []byte) (existed bool, err error) {
 	path := l.chunkPath(d)
 	size := int64(len(header) + len(payload))
 	var st unix.Stat_t
@@ -60,25 +60,34 @@ func (l localDir) InsertChunkParts(d chunk.Digest, header, payload []byte) (exis
 
 // ReadFile implements Backend (ReadFileBounded, whose errors name the
 // file's whole path).
-func (l localDir) ReadFile(name string, limit int64) ([]byte, error) {
+func (l localDir) ReadFile(_ context.Context, name string, limit int64) ([]byte, error) {
 	return ReadFileBounded(filepath.Join(l.root, name), limit)
 }
 
 // OpenIndex implements Backend: the index file is mapped (OpenIndex of
 // its whole path, whose errors name it).
-func (l localDir) OpenIndex(name string) (Index, error) {
+func (l localDir) OpenIndex(_ context.Context, name string) (Index, error) {
 	return OpenIndex(filepath.Join(l.root, name))
 }
 
-// HasChunk implements Backend.
-func (l localDir) HasChunk(d chunk.Digest) bool {
+// HasChunk implements Backend: a stat of the chunk's file.
+func (l localDir) HasChunk(_ context.Context, d chunk.Digest) (bool, error) {
 	var st unix.Stat_t
-	return unix.Stat(l.chunkPath(d), &st) == nil && st.Size > 0
+	err := unix.Stat(l.chunkPath(d), &st)
+	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("chunk %s: %w", d, err)
+	}
+	return st.Size > 0, nil
 }
 
 // TouchChunk implements Backend: it sets the chunk file's atime to now,
 // leaving mtime.
-func (l localDir) TouchChunk(d chunk.Digest) error { return touchPath(l.chunkPath(d)) }
+func (l localDir) TouchChunk(_ context.Context, d chunk.Digest) error {
+	return touchPath(l.chunkPath(d))
+}
 
 func touchPath(path string) error {
 	if err := touchNoFollow(path); err != nil {

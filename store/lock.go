@@ -201,11 +201,9 @@ func (s *Store) LockGroup(ctx context.Context, g Group) (*Lock, error) {
 			return nil, fmt.Errorf("group %s: %w", g, err)
 		}
 		if l.sameFile(path) {
-			if s.remote != nil {
-				if l.lease, err = s.lockGroupLease(ctx, g); err != nil {
-					l.Unlock()
-					return nil, fmt.Errorf("group %s: %w", g, err)
-				}
+			if l.lease, err = s.meta.LockGroup(ctx, g); err != nil {
+				l.Unlock()
+				return nil, fmt.Errorf("group %s: %w", g, err)
 			}
 			return l, nil
 		}

@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/cairnfs/cairn/chunk"
-	"github.com/cairnfs/cairn/store/objstore"
 )
 
 // ManifestName is the manifest's file name in a snapshot directory.
@@ -180,7 +179,7 @@ func CsumHex(sum [32]byte) string { return hex.EncodeToString(sum[:]) }
 // ReadManifest loads and checks a snapshot's manifest.
 func (s *Store) ReadManifest(snap Snapshot) (*Manifest, error) {
 	path := filepath.Join(s.SnapshotPath(snap), ManifestName)
-	blob, err := s.backend.ReadFile(snapshotFile(snap, ManifestName), maxManifestBlob)
+	blob, err := s.backend.ReadFile(context.Background(), snapshotFile(snap, ManifestName), maxManifestBlob)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: %w: %w", path, ErrUnfinished, ErrNotFound)
@@ -243,20 +242,11 @@ func decodeManifest(path string, blob []byte, snap Snapshot) (*Manifest, error) 
 // Writing it is what makes a snapshot finished. On a remote store it is
 // put into the bucket first (remote_meta.go).
 func (s *Store) WriteManifest(snap Snapshot, m *Manifest) error {
-	return s.writeManifest(context.Background(), snap, m, objstore.Cond{})
-}
-
-// writeManifest is WriteManifest; cond is the bucket's condition on a
-// remote store.
-func (s *Store) writeManifest(ctx context.Context, snap Snapshot, m *Manifest, cond objstore.Cond) error {
 	blob, err := encodeManifest(snap, m)
 	if err != nil {
 		return err
 	}
-	if s.remote != nil {
-		return s.putManifest(ctx, snap, blob, cond, nil)
-	}
-	return writeFileAtomic(filepath.Join(s.SnapshotPath(snap), ManifestName), blob)
+	return s.meta.WriteManifest(context.Background(), snap, blob)
 }
 
 // encodeManifest makes m's blob.
@@ -289,17 +279,7 @@ func (s *Store) UpdateManifest(ctx context.Context, snap Snapshot, fn func(*Mani
 		return err
 	}
 	defer l.Unlock()
-	if s.remote != nil {
-		return s.updateManifestRemote(ctx, snap, fn)
-	}
-	m, err := s.ReadManifest(snap)
-	if err != nil {
-		return err
-	}
-	if err := fn(m); err != nil {
-		return err
-	}
-	return s.WriteManifest(snap, m)
+	return s.meta.UpdateManifest(ctx, snap, fn)
 }
 
 // writeFileAtomic writes data to a temporary file beside path, syncs it
@@ -337,4 +317,41 @@ func writeAtomic(path string, fill func(*os.File) error) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// CommitManifest finishes a snapshot written outside a Backup (a tape
+// restore): its manifest, written to the hidden file tmp of the snapshot
+// directory, is renamed into place, last; on a remote store the bucket
+// has the snapshot first (metaStore.CommitManifest). A verify state in
+// the manifest is the source store's, not this one's: it is dropped, so
+// the snapshot shows as not verified here.
+func (s *Store) CommitManifest(ctx context.Context, snap Snapshot, tmp string) error {
+	if !strings.HasPrefix(tmp, ".") || strings.ContainsAny(tmp, "/\x00") {
+		return fmt.Errorf("snapshot %s: temporary manifest %q: %w", snap, tmp, ErrBadName)
+	}
+	if err := dropVerifyState(filepath.Join(s.SnapshotPath(snap), tmp), snap); err != nil {
+		return err
+	}
+	return s.meta.CommitManifest(ctx, snap, tmp)
+}
+
+// dropVerifyState rewrites the manifest at path without its verify
+// state, if it has one.
+func dropVerifyState(path string, snap Snapshot) error {
+	blob, err := ReadFileBounded(path, maxManifestBlob)
+	if err != nil {
+		return fmt.Errorf("snapshot %s: %w", snap, err)
+	}
+	m, err := decodeManifest(path, blob, snap)
+	if err != nil {
+		return err
+	}
+	if _, ok := m.Unprotected["verify_state"]; !ok {
+		return nil
+	}
+	delete(m.Unprotected, "verify_state")
+	if blob, err = encodeManifest(snap, m); err != nil {
+		return err
+	}
+	return writeFileAtomic(path, blob)
 }

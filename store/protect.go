@@ -41,10 +41,8 @@ func (s *Store) SetProtected(ctx context.Context, snap Snapshot, on bool) error 
 		return fmt.Errorf("protect: %w", err)
 	}
 	defer l.Unlock()
-	if s.remote != nil {
-		if err := s.setProtectedRemote(ctx, snap, on); err != nil {
-			return err
-		}
+	if err := s.meta.Protect(ctx, snap, on); err != nil {
+		return err
 	}
 	dirfd := int(l.f.Fd())
 	if on {

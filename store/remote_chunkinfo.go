@@ -16,12 +16,11 @@ import (
 // remoteChunkTimeout bounds one of these requests (with its retries).
 const remoteChunkTimeout = 5 * time.Minute
 
-// remoteStatChunk is StatChunk of a remote store: a HEAD of the chunk's
-// object.
-func (s *Store) remoteStatChunk(d chunk.Digest) (ChunkInfo, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), remoteChunkTimeout)
+// StatChunk implements Backend: a HEAD of the chunk's object.
+func (c *remoteChunks) StatChunk(ctx context.Context, d chunk.Digest) (ChunkInfo, error) {
+	ctx, cancel := context.WithTimeout(ctx, remoteChunkTimeout)
 	defer cancel()
-	oi, err := s.remote.bucket.Head(ctx, chunkKey(d))
+	oi, err := c.r.bucket.Head(ctx, chunkKey(d))
 	if errors.Is(err, objstore.ErrNotExist) {
 		return ChunkInfo{}, fmt.Errorf("chunk %s: %w: %w", d, ErrMissingChunk, err)
 	}
@@ -31,42 +30,42 @@ func (s *Store) remoteStatChunk(d chunk.Digest) (ChunkInfo, error) {
 	return ChunkInfo{Size: oi.Size, Atime: oi.LastModified}, nil
 }
 
-// remoteMarkBad is MarkBad of a remote store: the chunk's object is
+// MarkBad implements Backend: the chunk's object is
 // copied to <key>.N.bad (N the first free of 0..8, created only if
 // absent; else 9, replaced), then deleted, so that a later backup
 // uploads a good copy (it finds none by HEAD), as a local store's
 // rename does. (PBS 4 moves a corrupt chunk of an S3 datastore to a .bad
 // object too, by a copy and a delete as far as we know; not checked
 // against its source here.) It returns the .bad object's address.
-func (s *Store) remoteMarkBad(d chunk.Digest) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), remoteChunkTimeout)
+func (c *remoteChunks) MarkBad(ctx context.Context, d chunk.Digest) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, remoteChunkTimeout)
 	defer cancel()
 	key := chunkKey(d)
-	blob, _, err := s.remote.bucket.Get(ctx, key, chunk.MaxBlobSize, nil)
+	blob, _, err := c.r.bucket.Get(ctx, key, chunk.MaxBlobSize, nil)
 	if err != nil {
 		return "", fmt.Errorf("mark chunk %s bad: %w", d, err)
 	}
 	for n := 0; n < 10; n++ {
 		bad := fmt.Sprintf("%s.%d.bad", key, n)
 		cond := objstore.Cond{IfAbsent: n < 9}
-		_, err := s.remote.bucket.Put(ctx, bad, cond, blob)
+		_, err := c.r.bucket.Put(ctx, bad, cond, blob)
 		if errors.Is(err, objstore.ErrPrecondition) {
 			continue
 		}
 		if err != nil {
 			return "", fmt.Errorf("mark chunk %s bad: %w", d, err)
 		}
-		if err := s.remote.bucket.Delete(ctx, key); err != nil {
+		if err := c.r.bucket.Delete(ctx, key); err != nil {
 			return "", fmt.Errorf("mark chunk %s bad: copied to %s, but: %w", d, bad, err)
 		}
-		return s.remoteAddr(bad), nil
+		return c.r.addr(bad), nil
 	}
 	return "", fmt.Errorf("mark chunk %s bad: unreachable", d)
 }
 
-// remoteAddr names a key of the bucket for messages: s3://bucket/prefix/key.
-func (s *Store) remoteAddr(key string) string {
-	cfg := s.remote.cfg
+// addr names a key of the bucket for messages: s3://bucket/prefix/key.
+func (r *remote) addr(key string) string {
+	cfg := r.cfg
 	if cfg.Prefix != "" {
 		return "s3://" + cfg.Bucket + "/" + cfg.Prefix + "/" + key
 	}

@@ -16,27 +16,25 @@ import (
 // cache; snapshot files are read from the local mirror of the bucket's
 // snapshot directories (remote_meta*.go keeps it).
 //
-// The Backend's methods that take no context run under the store's own,
-// which Close cancels; the Uploader calls the ctx variants (probing).
+// Its requests end with the caller's context or with the store's own,
+// which Close cancels (bound).
 type remoteChunks struct {
-	localDir // the mirror: ReadFile, OpenIndex
-	r        *remote
+	mirror localDir // the snapshot files: ReadFile, OpenIndex
+	r      *remote
 }
 
 var (
-	_ Backend = (*remoteChunks)(nil)
-	_ probing = (*remoteChunks)(nil)
+	_ Backend    = (*remoteChunks)(nil)
+	_ probing    = (*remoteChunks)(nil)
+	_ collecting = (*remoteChunks)(nil)
 )
 
 // probing is a Backend whose chunks cost a request each: TouchChunk
-// finds out by itself whether the chunk is there (no HasChunk first),
-// and the ctx variants let a writer's cancellation stop the requests.
+// finds out by itself whether the chunk is there (no HasChunk first).
 type probing interface {
-	insertChunk(ctx context.Context, d chunk.Digest, header, payload []byte) (bool, error)
 	// putMissing stores chunk d that the caller's look found missing
 	// just now (ReuseChunkContext): no second look.
 	putMissing(ctx context.Context, d chunk.Digest, header, payload []byte) error
-	touchChunk(ctx context.Context, d chunk.Digest) error
 	// parallelism is how many requests a writer should keep in flight.
 	parallelism() int
 	// readahead is how many chunks a sequential reader should prefetch.
@@ -104,9 +102,18 @@ func (c *remoteChunks) chunkError(d chunk.Digest, err error) error {
 	return fmt.Errorf("chunk %s: bucket %s: %w", d, c.r.cfg.Bucket, err)
 }
 
+// bound derives from ctx a context that ends with the store's too (Close).
+func (c *remoteChunks) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(c.r.ctx, func() { cancel(context.Cause(c.r.ctx)) })
+	return ctx, func() { stop(); cancel(context.Canceled) }
+}
+
 // InsertChunkParts implements Backend.
-func (c *remoteChunks) InsertChunkParts(d chunk.Digest, header, payload []byte) (bool, error) {
-	return c.insertChunk(c.r.ctx, d, header, payload)
+func (c *remoteChunks) InsertChunkParts(ctx context.Context, d chunk.Digest, header, payload []byte) (bool, error) {
+	ctx, cancel := c.bound(ctx)
+	defer cancel()
+	return c.insertChunk(ctx, d, header, payload)
 }
 
 // insertChunk stores chunk d unless the bucket has it: a conditional
@@ -163,17 +170,35 @@ func (c *remoteChunks) putMissing(ctx context.Context, d chunk.Digest, header, p
 	return err
 }
 
+// ReadFile implements Backend: the mirror's file.
+func (c *remoteChunks) ReadFile(ctx context.Context, name string, limit int64) ([]byte, error) {
+	return c.mirror.ReadFile(ctx, name, limit)
+}
+
+// OpenIndex implements Backend: the mirror's file.
+func (c *remoteChunks) OpenIndex(ctx context.Context, name string) (Index, error) {
+	return c.mirror.OpenIndex(ctx, name)
+}
+
 // HasChunk implements Backend (a HEAD).
-func (c *remoteChunks) HasChunk(d chunk.Digest) bool {
-	info, err := c.r.bucket.Head(c.r.ctx, chunkKey(d))
-	return err == nil && info.Size > 0
+func (c *remoteChunks) HasChunk(ctx context.Context, d chunk.Digest) (bool, error) {
+	ctx, cancel := c.bound(ctx)
+	defer cancel()
+	info, err := c.r.bucket.Head(ctx, chunkKey(d))
+	if errors.Is(err, objstore.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("look for %w", c.chunkError(d, err))
+	}
+	return info.Size > 0, nil
 }
 
 // TouchChunk implements Backend: the chunk is kept for this process's
 // writers (keep); a missing chunk is an error wrapping fs.ErrNotExist.
-func (c *remoteChunks) TouchChunk(d chunk.Digest) error { return c.touchChunk(c.r.ctx, d) }
-
-func (c *remoteChunks) touchChunk(ctx context.Context, d chunk.Digest) error {
+func (c *remoteChunks) TouchChunk(ctx context.Context, d chunk.Digest) error {
+	ctx, cancel := c.bound(ctx)
+	defer cancel()
 	info, err := c.r.bucket.Head(ctx, chunkKey(d))
 	if err == nil && info.Size == 0 {
 		err = objstore.ErrNotExist // an empty object is no chunk

@@ -172,7 +172,7 @@ func TestRemoteReuseTouches(t *testing.T) {
 	}
 	for range 2 {
 		time.Sleep(1100 * time.Millisecond) // LastModified has a second's resolution
-		if err := rc.touchChunk(ctx, d); err != nil {
+		if err := rc.TouchChunk(ctx, d); err != nil {
 			t.Fatal(err)
 		}
 		after, err := b.Head(ctx, chunkKey(d))
@@ -234,7 +234,7 @@ func TestRemoteReuseWaitsForSweep(t *testing.T) {
 	if n := u.Stats.NewChunks.Load(); n != 1 {
 		t.Fatalf("uploader stored %d chunks, want the one the sweep removed", n)
 	}
-	if !s.HasChunk(d) {
+	if has, err := s.HasChunk(ctx, d); err != nil || !has {
 		t.Fatal("chunk not back in the bucket")
 	}
 }

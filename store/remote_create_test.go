@@ -114,7 +114,7 @@ func TestCreateRemoteAttach(t *testing.T) {
 	if info, _ := s2.RemoteInfo(); !info.Attached {
 		t.Fatalf("second directory: %+v, want attached", info)
 	}
-	if !s2.HasChunk(d) {
+	if has, err := s2.HasChunk(context.Background(), d); err != nil || !has {
 		t.Fatal("the attached store does not see the first one's chunk")
 	}
 	if _, err := CreateRemote(ctx, s.Root(), cfg, CreateOptions{}); !errors.Is(err, ErrExists) {

@@ -160,8 +160,9 @@ type remoteCollector struct {
 	swept  bool // EndMark told writers the sweep begins
 }
 
-func (s *Store) remoteCollector() ChunkCollector {
-	return &remoteCollector{s: s, b: s.remote.bucket}
+// collector implements collecting.
+func (c *remoteChunks) collector(s *Store) ChunkCollector {
+	return &remoteCollector{s: s, b: c.r.bucket}
 }
 
 // Begin implements ChunkCollector (steps 1 of the remote GC).

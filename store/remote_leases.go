@@ -82,13 +82,14 @@ func (r *remote) acquireWriter(ctx context.Context) (*objstore.Lease, error) {
 
 // releaseWriter ends a writer lease: its registry entry first, then the
 // lease (an entry whose lease is gone is dropped by the next reader).
-func (r *remote) releaseWriter(l *objstore.Lease) {
-	ctx, cancel := context.WithTimeout(context.Background(), leaseReleaseTimeout)
+// A registry entry that cannot be dropped is the error (the next GC
+// drops it); the lease is released all the same.
+func (r *remote) releaseWriter(ctx context.Context, l *objstore.Lease) error {
+	ctx, cancel := context.WithTimeout(ctx, leaseReleaseTimeout)
 	defer cancel()
-	if err := r.unregister(ctx, l.Key()); err != nil {
-		slog.Warn("writer registry: could not drop this writer (the next GC drops it)", "lease", l.Key(), "err", err)
-	}
+	err := r.unregister(ctx, l.Key())
 	releaseLease(l)
+	return err
 }
 
 // liveWriters is every writer lease in the bucket that has not expired,
@@ -240,9 +241,6 @@ var testHookNameBase func(b *Backup, base Snapshot)
 // (rule 3: either a forget of base sees this lease, or this HEAD, made
 // after the lease names base, sees the forget).
 func (b *Backup) nameBase(ctx context.Context, base Snapshot) (bool, error) {
-	if b.s.remote == nil {
-		return true, nil
-	}
 	if testHookNameBase != nil {
 		testHookNameBase(b, base)
 	}

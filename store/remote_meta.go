@@ -8,7 +8,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -29,8 +28,8 @@ const uploadWorkers = 4
 
 // finishRemote publishes the backup's snapshot: its files, then m.
 // Whatever fails first, no manifest is in the bucket or the directory.
-func (b *Backup) finishRemote(m *Manifest) error {
-	ctx, stop := leaseContext(b.ctx, b.leases()...)
+func (b *Backup) finishRemote(ctx context.Context, m *Manifest) error {
+	ctx, stop := leaseContext(ctx, b.leases()...)
 	defer stop()
 	if err := leaseLost(b.leases()...); err != nil {
 		return fmt.Errorf("snapshot %s: %w", b.snap, err)
@@ -261,26 +260,14 @@ func (s *Store) stampMirror(ctx context.Context, snap Snapshot, tags map[string]
 	}
 }
 
-// CommitManifest finishes a snapshot written outside a Backup (a tape
-// restore): its manifest, written to the hidden file tmp of the snapshot
-// directory, is renamed into place, last. On a remote store the files it
-// lists are uploaded first and then the manifest (If-None-Match), so
-// that the bucket has the snapshot before the directory shows it
-// finished (a refresh would otherwise take it for one forgotten). A
-// verify state in the manifest is the source store's, not this one's:
-// it is dropped, so the snapshot shows as not verified here.
-func (s *Store) CommitManifest(ctx context.Context, snap Snapshot, tmp string) error {
+// commitManifestRemote is CommitManifest on a remote store: the files
+// the manifest lists are uploaded first and then the manifest
+// (If-None-Match), so that the bucket has the snapshot before the
+// directory shows it finished (a refresh would otherwise take it for one
+// forgotten).
+func (s *Store) commitManifestRemote(ctx context.Context, snap Snapshot, tmp string) error {
 	dir := s.SnapshotPath(snap)
-	if !strings.HasPrefix(tmp, ".") || strings.ContainsAny(tmp, "/\x00") {
-		return fmt.Errorf("snapshot %s: temporary manifest %q: %w", snap, tmp, ErrBadName)
-	}
-	if err := dropVerifyState(filepath.Join(dir, tmp), snap); err != nil {
-		return err
-	}
 	final := filepath.Join(dir, ManifestName)
-	if s.remote == nil {
-		return os.Rename(filepath.Join(dir, tmp), final)
-	}
 	blob, err := ReadFileBounded(filepath.Join(dir, tmp), maxManifestBlob)
 	if err != nil {
 		return fmt.Errorf("snapshot %s: %w", snap, err)
@@ -308,25 +295,4 @@ func (s *Store) CommitManifest(ctx context.Context, snap Snapshot, tmp string) e
 	tags[ManifestName] = info.ETag
 	s.stampMirror(ctx, snap, tags)
 	return nil
-}
-
-// dropVerifyState rewrites the manifest at path without its verify
-// state, if it has one.
-func dropVerifyState(path string, snap Snapshot) error {
-	blob, err := ReadFileBounded(path, maxManifestBlob)
-	if err != nil {
-		return fmt.Errorf("snapshot %s: %w", snap, err)
-	}
-	m, err := decodeManifest(path, blob, snap)
-	if err != nil {
-		return err
-	}
-	if _, ok := m.Unprotected["verify_state"]; !ok {
-		return nil
-	}
-	delete(m.Unprotected, "verify_state")
-	if blob, err = encodeManifest(snap, m); err != nil {
-		return err
-	}
-	return writeFileAtomic(path, blob)
 }

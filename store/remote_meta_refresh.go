@@ -64,15 +64,8 @@ func (e *RefreshError) Error() string {
 
 func (e *RefreshError) Unwrap() []error { return e.Refused }
 
-// Refresh brings a remote store's local snapshot directories up to date
-// with the bucket (see above); on a local store it does nothing. A
-// *RefreshError lists what it refused to mirror; another error means the
-// bucket could not be listed whole (then only the snapshots of groups
-// listed whole before may have been removed).
-func (s *Store) Refresh(ctx context.Context) error {
-	if s.remote == nil {
-		return nil
-	}
+// refreshAll is Refresh on a remote store (see above).
+func (s *Store) refreshAll(ctx context.Context) error {
 	s.remote.meta.mu.Lock()
 	defer s.remote.meta.mu.Unlock()
 	r := newRefresher(ctx, s)
@@ -128,9 +121,6 @@ func (r *refresher) list(prefix string) error {
 // hosts are there, and its time order is the bucket's. Refused keys are
 // logged.
 func (s *Store) refreshGroup(ctx context.Context, g Group) error {
-	if s.remote == nil {
-		return nil
-	}
 	s.remote.meta.mu.Lock()
 	defer s.remote.meta.mu.Unlock()
 	r := newRefresher(ctx, s)

@@ -154,7 +154,7 @@ func (s *Store) OpenSnapIndex(log *slog.Logger) *SnapIndex {
 	}
 	x := &SnapIndex{s: s, log: log, new: map[string]snapIndexEntry{},
 		settled: time.Now().Add(-snapIndexSettle).UnixNano()}
-	if s.remote != nil {
+	if !s.snapIndexed() {
 		return x
 	}
 	old, err := readSnapIndex(x.path())
@@ -327,7 +327,7 @@ func (x *SnapIndex) keep(key string, e snapIndexEntry) {
 // not looked at are kept; else they are dropped (their snapshots are
 // gone). A store the user cannot write keeps its old index.
 func (x *SnapIndex) Save(partial bool) {
-	if x.s.remote != nil {
+	if !x.s.snapIndexed() {
 		return
 	}
 	if partial {

@@ -55,7 +55,7 @@ type ManifestStamp struct {
 // OpenListingIndex returns the store's index for a mount; nil for a
 // remote store (whose methods then find nothing and keep nothing).
 func (s *Store) OpenListingIndex(log *slog.Logger) *ListingIndex {
-	if s.remote != nil {
+	if !s.snapIndexed() {
 		return nil
 	}
 	if log == nil {

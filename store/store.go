@@ -43,8 +43,9 @@ const (
 // use by many goroutines; several processes may share one store.
 type Store struct {
 	root    string
-	backend Backend // where its chunks live: the directory root, or a bucket
-	remote  *remote // nil for a local store (remote.go)
+	backend Backend   // where its chunks live: the directory root, or a bucket
+	meta    metaStore // where its snapshot metadata lives beyond root (meta.go)
+	remote  *remote   // nil for a local store: only remote_*.go look (remote_store.go)
 
 	mu     sync.Mutex
 	lockFD int // process lock fd, -1 when not held
@@ -156,6 +157,7 @@ func open(dir string, o objstore.Objects) (*Store, error) {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
 	s := &Store{root: abs, backend: localDir{abs}, lockFD: -1}
+	s.meta = localMeta{s}
 	rcfg, remote, err := readRemoteConfig(abs)
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
@@ -186,9 +188,7 @@ func (s *Store) Root() string { return s.root }
 
 // Close releases what the store holds.
 func (s *Store) Close() error {
-	if s.remote != nil {
-		s.remote.close()
-	}
+	err := s.meta.Close(context.Background())
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.lockFD >= 0 {
@@ -196,7 +196,7 @@ func (s *Store) Close() error {
 		s.lockFD = -1
 		s.shared = 0
 	}
-	return nil
+	return err
 }
 
 // notFound maps fs.ErrNotExist to ErrNotFound while keeping the cause.

@@ -160,7 +160,7 @@ func (s *Store) ReadBlobFile(snap Snapshot, m *Manifest, file string) ([]byte, e
 	if fi.Size > chunk.MaxBlobSize {
 		return nil, fmt.Errorf("%s: %w: manifest gives it %d bytes, more than a blob may have", path, ErrSyncMismatch, fi.Size)
 	}
-	blob, err := s.backend.ReadFile(snapshotFile(snap, file), int64(fi.Size))
+	blob, err := s.backend.ReadFile(context.Background(), snapshotFile(snap, file), int64(fi.Size))
 	if err != nil {
 		var big *errTooLarge
 		if errors.As(err, &big) {

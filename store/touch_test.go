@@ -90,7 +90,7 @@ func TestKnownChunkGoneIsWritten(t *testing.T) {
 	}
 	second := storetest.BackupImage(t, s, touchGroup, at.Add(time.Minute), storetest.Image{Data: data, ChunkSize: touchCS})
 	for _, d := range []chunk.Digest{ds[1], zero} {
-		if !s.HasChunk(d) {
+		if !storetest.HasChunk(t, s, d) {
 			t.Errorf("chunk %s removed before the backup: not written again", d)
 		}
 	}
@@ -130,8 +130,8 @@ func TestInsertExistingTouches(t *testing.T) {
 	if err := os.Remove(s.ChunkPath(d)); err != nil {
 		t.Fatal(err)
 	}
-	if existed, err := s.InsertChunk(d, blob); err != nil || existed || !s.HasChunk(d) {
-		t.Fatalf("insert of a removed chunk: existed %v, present %v, %v", existed, s.HasChunk(d), err)
+	if existed, err := s.InsertChunk(d, blob); err != nil || existed || !storetest.HasChunk(t, s, d) {
+		t.Fatalf("insert of a removed chunk: existed %v, present %v, %v", existed, storetest.HasChunk(t, s, d), err)
 	}
 }
 

@@ -342,14 +342,14 @@ func (s *Store) ReuseChunkContext(ctx context.Context, known KnownSet, f *TouchF
 	if _, ok := known[d]; ok {
 		return s.RefreshKnownChunk(f, d)
 	}
-	p, probes := s.backend.(probing)
+	_, probes := s.backend.(probing)
 	if !probes {
-		if !s.HasChunk(d) {
-			return false, nil
+		if has, err := s.HasChunk(ctx, d); err != nil || !has {
+			return false, err
 		}
 		return s.RefreshChunk(f, d)
 	}
-	err := p.touchChunk(ctx, d)
+	err := s.backend.TouchChunk(ctx, d)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -35,8 +36,8 @@ type Writer struct {
 	f     *os.File
 	path  string
 	start time.Time
-	r     *remote         // a remote store's: the writer's lease in the bucket
-	lease *objstore.Lease // (remote_leases.go)
+	meta  metaStore       // the store's, when lease is not nil
+	lease *objstore.Lease // a remote store's: the writer's lease in the bucket (remote_leases.go)
 }
 
 // Start is when the writer registered: every chunk it touches or writes
@@ -55,7 +56,9 @@ func (w *Writer) Done() {
 		return
 	}
 	if w.lease != nil {
-		w.r.releaseWriter(w.lease)
+		if err := w.meta.ReleaseWriter(context.Background(), w.lease); err != nil {
+			slog.Warn("writer registry: could not drop this writer (the next GC drops it)", "lease", w.lease.Key(), "err", err)
+		}
 		w.lease = nil
 	}
 	os.Remove(w.path)
@@ -97,14 +100,12 @@ func (s *Store) registerWriter(ctx context.Context) (*Writer, error) {
 		os.Remove(tmp.Name())
 		return nil, fmt.Errorf("register writer: %w", err)
 	}
-	if s.remote != nil {
-		l, err := s.remote.acquireWriter(ctx)
-		if err != nil {
-			w.Done()
-			return nil, err
-		}
-		w.r, w.lease = s.remote, l
+	l, err := s.meta.RegisterWriter(ctx)
+	if err != nil {
+		w.Done()
+		return nil, err
 	}
+	w.meta, w.lease = s.meta, l
 	return w, nil
 }
 

@@ -45,7 +45,7 @@ func TestRunMixedEncrypted(t *testing.T) {
 
 	checkChunks(t, s, keep)
 	for d := range onlyOld {
-		if s.HasChunk(d) {
+		if storetest.HasChunk(t, s, d) {
 			t.Errorf("unreferenced encrypted chunk %s stayed", d)
 		}
 	}

@@ -46,7 +46,7 @@ func TestRunRemovesUnreferenced(t *testing.T) {
 	}
 	checkChunks(t, s, keep)
 	for d := range onlyA {
-		if s.HasChunk(d) {
+		if storetest.HasChunk(t, s, d) {
 			t.Errorf("unreferenced chunk %s stayed", d)
 		}
 	}

@@ -85,7 +85,7 @@ func run(t testing.TB, s *store.Store, cutoff time.Duration) Report {
 func checkChunks(t testing.TB, s *store.Store, want map[chunk.Digest]bool) {
 	t.Helper()
 	for d := range want {
-		if !s.HasChunk(d) {
+		if !storetest.HasChunk(t, s, d) {
 			t.Errorf("chunk %s is gone, but a snapshot uses it", d)
 		}
 	}

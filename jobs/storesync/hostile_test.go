@@ -43,7 +43,7 @@ func TestSyncRefusesCorruptChunk(t *testing.T) {
 		t.Fatal(err)
 	}
 	failedCopy(t, a, b, d.String())
-	if b.HasChunk(d) {
+	if storetest.HasChunk(t, b, d) {
 		t.Fatal("the corrupt chunk reached the target")
 	}
 }

@@ -63,10 +63,12 @@ func NewStoreSink(ctx context.Context, s *store.Store) (*StoreSink, error) {
 	return &StoreSink{s: s, lock: l, writer: w, groups: map[store.Group]*store.Lock{}}, nil
 }
 
-// Close ends the writer's registration and releases the locks.
+// Close ends the writer's registration and releases the locks; a group
+// it made and left without snapshots (every one failed) is removed.
 func (k *StoreSink) Close() error {
 	k.writer.Done()
-	for _, l := range k.groups {
+	for g, l := range k.groups {
+		k.s.DropEmptyGroup(g)
 		l.Unlock()
 	}
 	return k.lock.Unlock()
@@ -77,7 +79,7 @@ func (k *StoreSink) Close() error {
 // keep it (store.RefreshChunk). A chunk found gone, or that cannot be
 // touched, is restored from tape.
 func (k *StoreSink) HasChunk(d chunk.Digest) bool {
-	if !k.s.HasChunk(d) {
+	if has, err := k.s.HasChunk(context.Background(), d); err != nil || !has {
 		return false
 	}
 	ok, err := k.s.RefreshChunk(nil, d)

@@ -15,6 +15,7 @@ import (
 	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/jobs/internal/crypttest"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/storetest"
 )
 
 // An encrypted snapshot verifies ok without its key (CRC, structure and
@@ -238,7 +239,7 @@ func TestVerifyKeysDoNotMix(t *testing.T) {
 		}
 	}
 	for _, d := range chunksOf(t, s, e1, "disk.img.fidx") {
-		if !s.HasChunk(d) {
+		if !storetest.HasChunk(t, s, d) {
 			t.Errorf("chunk %s of %s was moved aside", d, e1)
 		}
 	}
@@ -272,7 +273,7 @@ func TestVerifyEncryptedSize(t *testing.T) {
 		if errs := strings.Join(r.Errors, "\n"); r.State != SnapFailed || !strings.Contains(errs, want) {
 			t.Errorf("with key %v: %s %q, want failed with %q", withKey, r.State, errs, want)
 		}
-		if moved := !s.HasChunk(d); moved != withKey || rep.ChunksCorrupt != btoi(withKey) {
+		if moved := !storetest.HasChunk(t, s, d); moved != withKey || rep.ChunksCorrupt != btoi(withKey) {
 			t.Errorf("with key %v: chunk moved aside %v, %d corrupt", withKey, moved, rep.ChunksCorrupt)
 		}
 	}

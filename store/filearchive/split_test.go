@@ -65,7 +65,7 @@ func TestSplitRunsReused(t *testing.T) {
 		t.Fatalf("a chunk gone: %+v", res)
 	}
 	for _, d := range storetest.ChunksOf(t, s, snap3) {
-		if !s.HasChunk(d) {
+		if !storetest.HasChunk(t, s, d) {
 			t.Errorf("chunk %s referenced by %s is missing", d, snap3)
 		}
 	}

@@ -47,7 +47,7 @@ func TestReusedChunkGone(t *testing.T) {
 		t.Fatalf("the files of a removed chunk were not read again: %+v", res)
 	}
 	for _, d := range storetest.ChunksOf(t, s, second) {
-		if !s.HasChunk(d) {
+		if !storetest.HasChunk(t, s, d) {
 			t.Errorf("chunk %s referenced by %s is missing", d, second)
 		}
 	}

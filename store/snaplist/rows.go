@@ -60,9 +60,10 @@ func RowOf(idx *store.SnapIndex, si store.SnapshotInfo) Row {
 
 // EmptyGroups are the groups of namespace top and below that hold no
 // snapshot directory: a directory the mount shows, which the snapshot
-// rows alone never named (issue 30, point 9). A backup that fails or is
-// interrupted removes a group it leaves empty; one killed at the wrong
-// moment, or a directory made by hand, stays until forgotten.
+// rows alone never named (issue 30, point 9). A backup or tape restore
+// that fails removes a group it made and left empty; forgetting a
+// group's last snapshot keeps the group (as PBS does), and a backup
+// killed before its first snapshot leaves one, until forget --group.
 func EmptyGroups(s *store.Store, top store.NS, rows []Row) ([]string, error) {
 	seen := make(map[string]bool, len(rows))
 	for _, r := range rows {
@@ -94,7 +95,7 @@ func writeEmptyGroups(w io.Writer, empty []string, first bool) {
 			fmt.Fprintln(w)
 		}
 		first = false
-		fmt.Fprintf(w, "group %s: no snapshots (left by an interrupted backup or made by hand; 'cairn forget --group %s' removes it)\n",
+		fmt.Fprintf(w, "group %s: no snapshots (its last was forgotten, or its first backup killed; 'cairn forget --group %s' removes it)\n",
 			termsafe.Quote(g), termsafe.Quote(g))
 	}
 }

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -86,4 +87,14 @@ func AgeAllChunks(t testing.TB, s *store.Store, age time.Duration) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// HasChunk is s.HasChunk; a look that fails fails the test.
+func HasChunk(t testing.TB, s *store.Store, d chunk.Digest) bool {
+	t.Helper()
+	has, err := s.HasChunk(context.Background(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return has
 }

@@ -19,8 +19,10 @@ import (
 // the store's root, as a cache and a workspace: the directory holds
 // RemoteConfigName, the snapshot directories as the bucket has them
 // (refreshed when the store is opened), and a bounded cache of chunks.
-// Everything outside this file and the remote_*.go files sees a remote
-// store as it sees a local one: s.remote is nil for a local store.
+// Everything outside the remote_*.go files sees a remote store as it
+// sees a local one, through the two seams set here once: s.backend
+// (Backend: remoteChunks) and s.meta (metaStore: remoteMeta). s.remote
+// is nil for a local store, and only remote_*.go look at it.
 
 // RemoteConfigName is the file in a remote store's directory naming its
 // bucket (RemoteConfig as JSON, mode 0600).
@@ -103,7 +105,8 @@ func (s *Store) openRemote(ctx context.Context, cfg RemoteConfig, b objstore.Obj
 		}
 	}
 	s.remote = newRemote(s.root, cfg, b)
-	s.backend = &remoteChunks{localDir: localDir{s.root}, r: s.remote}
+	s.backend = &remoteChunks{mirror: localDir{s.root}, r: s.remote}
+	s.meta = remoteMeta{s}
 	return offline, nil
 }
 
