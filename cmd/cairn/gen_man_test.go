@@ -1,34 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
-)
 
-// groffText renders a man page as plain text with groff, failing the
-// test on any warning; it skips without groff (CI installs groff-base).
-func groffText(t *testing.T, page string) string {
-	t.Helper()
-	if _, err := exec.LookPath("groff"); err != nil {
-		t.Skip("no groff (apt-get install groff-base)")
-	}
-	cmd := exec.Command("groff", "-man", "-Tutf8", "-ww", "-P-cbou", "-rLL=100n")
-	cmd.Stdin = strings.NewReader(page)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil || errb.Len() > 0 {
-		t.Fatalf("groff: %v: %s", err, errb.String())
-	}
-	// one space for any run of white space, ASCII for groff's minus and hyphen
-	text := strings.NewReplacer("\u2212", "-", "\u2010", "-", "\u2019", "'", "\u2018", "'").Replace(out.String())
-	return regexp.MustCompile(`[ \t]+`).ReplaceAllString(text, " ")
-}
+	"github.com/cairnfs/cairn/internal/manpage/manpagetest"
+)
 
 // manSections are the section titles of a rendered page, in order.
 func manSections(text string) []string {
@@ -59,7 +39,7 @@ func TestManPages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		text := groffText(t, string(data))
+		text := manpagetest.GroffText(t, string(data))
 		want := []string{"NAME", "SYNOPSIS", "DESCRIPTION", "GLOBAL OPTIONS", "EXAMPLES", "EXIT STATUS", "ENVIRONMENT", "SEE ALSO"}
 		if filepath.Base(p) == "cairn.1" {
 			want = []string{"NAME", "SYNOPSIS", "DESCRIPTION", "COMMANDS", "OPTIONS", "EXAMPLES", "EXIT STATUS", "ENVIRONMENT", "FILES", "SEE ALSO"}
@@ -77,7 +57,7 @@ func TestManPages(t *testing.T) {
 		}
 	}
 	root, _ := os.ReadFile(filepath.Join(dir, "cairn.1"))
-	text := strings.Join(strings.Fields(groffText(t, string(root))), " ")
+	text := strings.Join(strings.Fields(manpagetest.GroffText(t, string(root))), " ")
 	for _, e := range slices.Concat(environment, files) {
 		if row := e.term + " " + strings.ReplaceAll(e.text, "`", ""); !strings.Contains(text, row) {
 			t.Errorf("cairn.1 lacks %q", row)

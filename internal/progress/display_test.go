@@ -41,15 +41,20 @@ func TestProgressLine(t *testing.T) {
 			"[====================] backup: 5.0 MiB of 4.0 MiB (100.0%)", nil},
 	}
 	for _, c := range cases {
-		m := NewMeter(t0)
-		got := m.Line("backup", c.s, at(c.el), c.frame)
-		if !strings.HasPrefix(got, c.want) && !strings.Contains(got, c.want) {
-			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
-		}
-		for _, w := range c.without {
-			if strings.Contains(got, w) {
-				t.Errorf("%s: %q has %q", c.name, got, w)
-			}
+		checkLine(t, c.name, NewMeter(t0).Line("backup", c.s, at(c.el), c.frame), c.want, false, c.without)
+	}
+}
+
+// checkLine fails the test when got lacks want (anywhere, or as its
+// prefix when prefix) or holds any of without.
+func checkLine(t *testing.T, name, got, want string, prefix bool, without []string) {
+	t.Helper()
+	if prefix && !strings.HasPrefix(got, want) || !prefix && !strings.Contains(got, want) {
+		t.Errorf("%s:\n got %q\nwant %q", name, got, want)
+	}
+	for _, w := range without {
+		if strings.Contains(got, w) {
+			t.Errorf("%s: %q has %q", name, got, w)
 		}
 	}
 }

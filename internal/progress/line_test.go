@@ -37,15 +37,7 @@ func TestProgressLineTrees(t *testing.T) {
 			`backup "e\x1b[31m\n.pxar": 1.0 MiB`, []string{"\x1b", "\n"}},
 	}
 	for _, c := range cases {
-		got := NewMeter(t0).Line("backup", c.s, t0.Add(3*time.Second), c.frame)
-		if !strings.HasPrefix(got, c.want) {
-			t.Errorf("%s:\n got %q\nwant %q", c.name, got, c.want)
-		}
-		for _, w := range c.without {
-			if strings.Contains(got, w) {
-				t.Errorf("%s: %q has %q", c.name, got, w)
-			}
-		}
+		checkLine(t, c.name, NewMeter(t0).Line("backup", c.s, t0.Add(3*time.Second), c.frame), c.want, true, c.without)
 	}
 }
 
