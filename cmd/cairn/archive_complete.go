@@ -1,13 +1,9 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"io"
-	"strings"
-
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/pxar"
+	"github.com/cairnfs/cairn/store/pxar/browse"
 )
 
 // maxCompletions bounds the candidates one completion offers.
@@ -15,7 +11,7 @@ const maxCompletions = 1000
 
 // archiveCompletions returns the paths inside file archive name of
 // snapshot ref (ns/… or taken in namespace ns) that complete toComplete,
-// for shell completion (cobra's ValidArgsFunction): see completePath. It
+// for shell completion (cobra's ValidArgsFunction): see browse.Complete. It
 // reads the archive's metadata only, through a small cache.
 func (a *app) archiveCompletions(ns, ref, name, toComplete string) ([]string, error) {
 	ref, err := qualifyRef(ns, ref)
@@ -24,47 +20,8 @@ func (a *app) archiveCompletions(ns, ref, name, toComplete string) ([]string, er
 	}
 	var out []string
 	err = a.withArchiveMeta(ref, name, 8<<20, func(acc *pxar.Accessor, _ store.Snapshot, _ store.Archive) error {
-		out, err = completePath(a.ctx, acc, toComplete, maxCompletions)
+		out, err = browse.Complete(a.ctx, acc, toComplete, maxCompletions)
 		return err
 	})
 	return out, err
-}
-
-// completePath lists the entries of the directory toComplete names up to
-// its last slash whose names start with what follows it, as paths that
-// keep toComplete's directory part; directories end in "/". Names a shell
-// could not take back as typed (control characters, invalid UTF-8) are
-// left out; at most limit are returned.
-func completePath(ctx context.Context, acc *pxar.Accessor, toComplete string, limit int) ([]string, error) {
-	dirPart, prefix := "", toComplete
-	if i := strings.LastIndexByte(toComplete, '/'); i >= 0 {
-		dirPart, prefix = toComplete[:i+1], toComplete[i+1:]
-	}
-	dir, err := acc.LookupPath(ctx, dirPart)
-	if err != nil {
-		return nil, err
-	}
-	r, err := acc.ReadDirSorted(ctx, dir)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for len(out) < limit {
-		e, err := r.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return out, err
-		}
-		if !strings.HasPrefix(e.Name, prefix) || quoteName(e.Name) != e.Name {
-			continue
-		}
-		p := dirPart + e.Name
-		if e.IsDir() {
-			p += "/"
-		}
-		out = append(out, p)
-	}
-	return out, nil
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/backupsrc"
+	"github.com/cairnfs/cairn/store/backupsum"
 	"github.com/cairnfs/cairn/store/filearchive"
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
@@ -29,81 +31,41 @@ type backupOpts struct {
 	pxar        pxarOpts
 }
 
-// backupSpec is one NAME.ext:PATH argument; PATH "-" is standard input.
-type backupSpec struct{ name, path string }
-
-func (s backupSpec) isPxar() bool  { return strings.HasSuffix(s.name, ".pxar") }
-func (s backupSpec) isBlob() bool  { return strings.HasSuffix(s.name, ".blob") }
-func (s backupSpec) isStdin() bool { return s.path == "-" }
-
 const specForms = "NAME.img:PATH (an image: a file, block device or - for standard input), " +
 	"NAME.pxar:DIR (a directory tree) or NAME.blob:PATH (a small file, or -)"
 
-func parseSpecs(args []string) ([]backupSpec, error) {
-	var out []backupSpec
+func parseSpecs(args []string) ([]backupsrc.Spec, error) {
+	var out []backupsrc.Spec
 	stdin := ""
 	for _, a := range args {
 		name, path, ok := strings.Cut(a, ":")
 		if !ok || name == "" || path == "" {
 			return nil, usageErr("archive %q: want %s", a, specForms)
 		}
-		sp := backupSpec{name, path}
-		if !strings.HasSuffix(name, ".img") && !sp.isPxar() && !sp.isBlob() {
+		sp := backupsrc.Spec{Name: name, Path: path}
+		if !strings.HasSuffix(name, ".img") && !sp.IsPxar() && !sp.IsBlob() {
 			return nil, usageErr("archive %q: want %s", a, specForms)
 		}
 		if err := checkSpecName(name); err != nil {
 			return nil, err
 		}
-		if sp.isPxar() && sp.isStdin() {
+		if sp.IsPxar() && sp.IsStdin() {
 			return nil, usageErr("archive %q: a directory tree cannot come from standard input", a)
 		}
-		if sp.isStdin() {
+		if sp.IsStdin() {
 			if stdin != "" {
 				return nil, usageErr("archives %s and %s both read standard input: only one may", stdin, name)
 			}
 			stdin = name
 		}
 		for _, o := range out {
-			if o.name == name {
+			if o.Name == name {
 				return nil, usageErr("archive %s given twice", name)
 			}
 		}
 		out = append(out, sp)
 	}
 	return out, nil
-}
-
-// backupSummary is what `cairn backup` reports.
-type backupSummary struct {
-	Snapshot      string  `json:"snapshot"`
-	Bytes         int64   `json:"bytes"`
-	ReadBytes     int64   `json:"read_bytes"`
-	ZeroBytes     int64   `json:"zero_bytes"`
-	NewBytes      int64   `json:"new_bytes"`
-	NewStored     int64   `json:"new_stored_bytes"`
-	DedupBytes    int64   `json:"dedup_bytes"`
-	NewChunks     int64   `json:"new_chunks"`
-	Chunks        int64   `json:"chunks"`
-	DedupRatio    float64 `json:"dedup_ratio"`
-	CompressRatio float64 `json:"compress_ratio"`
-	Seconds       float64 `json:"seconds"`
-	MBps          float64 `json:"mb_per_s"`
-	// File archives (NAME.pxar), totals and one entry each.
-	Files       int64         `json:"files,omitempty"`
-	Dirs        int64         `json:"dirs,omitempty"`
-	ReusedBytes int64         `json:"reused_bytes,omitempty"`
-	Errors      int64         `json:"errors"`
-	FileArchive []pxarSummary `json:"file_archives,omitempty"`
-	// Blobs (NAME.blob): how many, and their bytes (in read_bytes too).
-	Blobs     int64 `json:"blobs,omitempty"`
-	BlobBytes int64 `json:"blob_bytes,omitempty"`
-	// Images, one entry each: the snapshot whose index was the image's
-	// reference (known chunks, chunk size), if any.
-	Images []imageSummary `json:"images,omitempty"`
-	// KeyFingerprint is the key an encrypted backup used (absent: plain).
-	KeyFingerprint string `json:"key_fingerprint,omitempty"`
-	// DryRun: nothing was written; the counts are what a backup would do.
-	DryRun bool `json:"dry_run,omitempty"`
 }
 
 func (a *app) backupCmd() *cobra.Command {
@@ -214,18 +176,18 @@ func (a *app) backup(o backupOpts, args []string) error {
 	if err := g.Check(); err != nil {
 		return usageErr("--type/--id/--ns: %v", err)
 	}
-	if o.masterPub != "" && slices.ContainsFunc(specs, func(sp backupSpec) bool { return sp.name == store.MasterKeyBlob }) {
+	if o.masterPub != "" && slices.ContainsFunc(specs, func(sp backupsrc.Spec) bool { return sp.Name == store.MasterKeyBlob }) {
 		return usageErr("archive %s: --master-pubkey writes the wrapped key under that name", store.MasterKeyBlob)
 	}
 	enc, err := a.backupEncryption(o)
 	if err != nil {
 		return err
 	}
-	in, err := a.openInputs(specs)
+	in, err := backupsrc.Open(specs, a.stdin)
 	if err != nil {
 		return err
 	}
-	defer in.close()
+	defer in.Close()
 	sel, err := a.backupSelection(&o.pxar, specs)
 	if err != nil {
 		return err
@@ -236,13 +198,7 @@ func (a *app) backup(o backupOpts, args []string) error {
 	}
 	defer s.Close()
 	// A signal wakes a read blocked on a pipe or FIFO that sends nothing.
-	defer context.AfterFunc(a.ctx, func() {
-		for _, src := range in.srcs {
-			if f, ok := src.(*os.File); ok { // standard input too, when it can be polled
-				f.SetReadDeadline(time.Now())
-			}
-		}
-	})()
+	defer context.AfterFunc(a.ctx, in.Interrupt)()
 	b, err := startBackup(a.ctx, s, g, at, o.dryRun)
 	if errors.Is(err, store.ErrBadTime) && o.at != "" {
 		return usageErr("--time: %v", err)
@@ -259,26 +215,25 @@ func (a *app) backup(o backupOpts, args []string) error {
 	}
 	start := time.Now()
 	imgStats, pxarStats := new(store.UploadStats), new(store.UploadStats)
-	bp := newBackupProgress(specs, in.total, imgStats)
-	bp.blobs = &in.blobBytes
-	prog := a.showProgress("backup "+b.Snapshot().String(), bp.sample)
-	var sums []pxarSummary
+	bp := backupsrc.NewProgress(specs, in, imgStats)
+	prog := a.showProgress("backup "+b.Snapshot().String(), bp.Sample)
+	var sums []backupsum.FileArchive
 	for i, sp := range specs {
-		bp.at(i)
-		if sp.isPxar() {
-			var ps pxarSummary
+		bp.At(i)
+		if sp.IsPxar() {
+			var ps backupsum.FileArchive
 			ps, err = a.backupPxar(b, sp, sel, filearchive.Options{Mode: mode, Exclude: exclude,
-				AllFileSystems: o.pxar.allFS, ChunkSize: pxarCS, Workers: o.workers, Stats: pxarStats, Progress: bp.trees[i]})
+				AllFileSystems: o.pxar.allFS, ChunkSize: pxarCS, Workers: o.workers, Stats: pxarStats, Progress: bp.Tree(i)})
 			sums = append(sums, ps)
 		} else {
-			err = in.add(a.ctx, b, i, store.ImageOptions{ChunkSize: imgCS, Workers: o.workers, Stats: imgStats})
+			err = in.Add(a.ctx, b, i, store.ImageOptions{ChunkSize: imgCS, Workers: o.workers, Stats: imgStats})
 		}
 		if err != nil {
 			break
 		}
 	}
 	if err == nil {
-		bp.at(len(specs))
+		bp.At(len(specs))
 		t := imgStats.Snapshot()
 		t.Add(pxarStats.Snapshot())
 		b.SetChunkUploadStats(store.ChunkUploadStatsOf(t))
@@ -294,10 +249,10 @@ func (a *app) backup(o backupOpts, args []string) error {
 		return fmt.Errorf("backup %s failed, nothing kept: %w%s", b.Snapshot(), err,
 			diskFullAdvice(err, imgStats.NewStored.Load()+pxarStats.NewStored.Load()))
 	}
-	sum := newBackupSummary(b.Snapshot(), imgStats.Snapshot(), pxarStats.Snapshot(), sums, time.Since(start))
-	sum.Blobs, sum.BlobBytes = in.blobs, in.blobBytes.Load()
+	sum := backupsum.New(b.Snapshot(), imgStats.Snapshot(), pxarStats.Snapshot(), sums, time.Since(start))
+	sum.Blobs, sum.BlobBytes = in.Blobs()
 	sum.ReadBytes += sum.BlobBytes
-	sum.Images = imageSummaries(specs, b.References())
+	sum.Images = backupsrc.Images(specs, b.References())
 	if enc.key != nil {
 		sum.KeyFingerprint = enc.key.Fingerprint().String()
 	}
@@ -312,82 +267,15 @@ func (a *app) backup(o backupOpts, args []string) error {
 	return nil
 }
 
-// newBackupSummary totals the uploads of images (img) and file archives
-// (px); MB/s counts image bytes and file contents, reused ones included.
-// Deduplication (bytes / new bytes) and compression (new bytes / their
-// size on disk) are apart; ratios are 0 when nothing was new.
-func newBackupSummary(snap store.Snapshot, img, px store.UploadTotals, pxars []pxarSummary, el time.Duration) backupSummary {
-	t := img
-	t.Add(px)
-	sum := backupSummary{Snapshot: snap.String(), Bytes: t.Bytes, ReadBytes: img.Bytes, ZeroBytes: t.ZeroBytes,
-		NewBytes: t.NewBytes, NewStored: t.NewStored, DedupBytes: t.Bytes - t.NewBytes, NewChunks: t.NewChunks,
-		Chunks: t.Chunks, Seconds: el.Seconds(), FileArchive: pxars}
-	content := img.Bytes
-	for _, p := range pxars {
-		sum.Files += p.Files
-		sum.Dirs += p.Dirs
-		sum.ReusedBytes += p.ReusedBytes
-		sum.ReadBytes += p.ReadBytes
-		sum.Errors += p.Errors
-		content += p.Bytes
-	}
-	sum.MBps = mbps(content, el)
-	if t.NewBytes > 0 {
-		sum.DedupRatio = float64(t.Bytes) / float64(t.NewBytes)
-	}
-	if t.NewStored > 0 {
-		sum.CompressRatio = float64(t.NewBytes) / float64(t.NewStored)
-	}
-	return sum
-}
-
-func (a *app) printBackupSummary(o backupOpts, sum backupSummary) error {
+func (a *app) printBackupSummary(o backupOpts, sum backupsum.Summary) error {
 	if o.json {
 		return printJSON(a, sum)
 	}
 	if a.quiet {
 		return nil
 	}
-	w, ib := a.stdout, func(n int64) string { return humanize.IBytes(uint64(n)) }
-	if sum.DryRun {
-		fmt.Fprintf(w, "dry run of snapshot %s: nothing written, what a backup would do:\n", sum.Snapshot)
-	} else {
-		fmt.Fprintf(w, "snapshot %s\n", sum.Snapshot)
-	}
-	fmt.Fprintf(w, "  read      %s from the sources\n", ib(sum.ReadBytes))
-	if sum.ReusedBytes > 0 {
-		fmt.Fprintf(w, "  reused    %s of file contents not read again (unchanged since the previous snapshot)\n", ib(sum.ReusedBytes))
-	}
-	if sum.Blobs > 0 {
-		fmt.Fprintf(w, "  blobs     %d, %s (each one file of the snapshot, no chunks)\n", sum.Blobs, ib(sum.BlobBytes))
-	}
-	if sum.Chunks > 0 || sum.Blobs == 0 {
-		fmt.Fprintf(w, "  chunks    %s in %d chunks: %s new in %d, %s already stored (%s zero)\n", ib(sum.Bytes), sum.Chunks,
-			ib(sum.NewBytes), sum.NewChunks, ib(sum.DedupBytes), ib(sum.ZeroBytes))
-	}
-	fmt.Fprintf(w, "  stored    %s (the new chunks, compressed)\n", ib(sum.NewStored))
-	fmt.Fprintf(w, "  dedup     %s\n  compress  %s\n", ratio(sum.DedupRatio), ratio(sum.CompressRatio))
-	for _, im := range sum.Images {
-		im.print(w)
-	}
-	for _, p := range sum.FileArchive {
-		p.print(w)
-	}
-	if sum.KeyFingerprint != "" {
-		fmt.Fprintf(w, "  encrypted with key %s\n", sum.KeyFingerprint)
-	}
-	el := time.Duration(sum.Seconds * float64(time.Second))
-	fmt.Fprintf(w, "  time      %s, %.1f MB/s\n", el.Round(time.Millisecond), sum.MBps)
+	sum.WriteText(a.stdout)
 	return nil
-}
-
-// ratio formats a deduplication or compression ratio; 0 means nothing
-// was new.
-func ratio(r float64) string {
-	if r <= 0 {
-		return "- (nothing new)"
-	}
-	return fmt.Sprintf("%.2fx", r)
 }
 
 // diskFullAdvice is what a backup that filled the store's file system
@@ -400,4 +288,56 @@ func diskFullAdvice(err error, written int64) string {
 	}
 	return fmt.Sprintf("\nthe store's file system is full; the %s of chunks this backup wrote stay until a GC's cutoff passes them: "+
 		"to free them now, when no backup runs: cairn gc --atime-cutoff 0", humanize.IBytes(uint64(written)))
+}
+
+// checkSpecName refuses archive names the store would refuse only once
+// the backup has begun, and the names of the snapshot's own blobs: the
+// manifest and PBS's client log (which tape export adds beside the
+// manifest's files).
+func checkSpecName(name string) error {
+	switch {
+	case strings.ContainsAny(name, "/\x00") || strings.HasPrefix(name, "."):
+		return usageErr("archive name %q: want a plain file name (no \"/\", not starting with \".\")", name)
+	case name == store.ManifestName:
+		return usageErr("archive name %q is reserved for the snapshot's manifest", name)
+	case name == "client.log.blob":
+		return usageErr("archive name %q is reserved for PBS's client log", name)
+	}
+	return nil
+}
+
+// backupID is --id, or for --type host without it the host's name up to
+// its first dot (proxmox-backup-client's default), which must be a valid
+// backup id.
+func backupID(o backupOpts) (string, error) {
+	if o.id != "" {
+		return o.id, nil
+	}
+	if o.typ != store.TypeHost {
+		return "", usageErr("--id is required with --type %s", quoteName(o.typ))
+	}
+	name, err := os.Hostname()
+	if err != nil {
+		return "", usageErr("--id not given and the host name is unknown (%v): give --id", err)
+	}
+	name, _, _ = strings.Cut(name, ".")
+	if err := (store.Group{Type: store.TypeHost, ID: name}).Check(); err != nil {
+		return "", usageErr("--id not given and the host name %q is not a valid backup id ([A-Za-z0-9_][A-Za-z0-9._-]*): give --id", name)
+	}
+	return name, nil
+}
+
+// startBackup starts the backup, or its dry run (store.StartDryRun).
+func startBackup(ctx context.Context, s *store.Store, g store.Group, at time.Time, dry bool) (*store.Backup, error) {
+	if dry {
+		return s.StartDryRun(ctx, g, at)
+	}
+	return s.StartBackup(ctx, g, at)
+}
+
+func backupKind(b *store.Backup) string {
+	if b.Dry() {
+		return "dry run of"
+	}
+	return "backup"
 }

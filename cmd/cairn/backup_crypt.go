@@ -33,7 +33,7 @@ func (a *app) backupEncryption(o backupOpts) (backupCrypt, error) {
 	if key == nil {
 		return enc, usageErr("--master-pubkey wraps the backup's key: give --keyfile too")
 	}
-	pemData, err := readKeyMaterial("master public key", o.masterPub)
+	pemData, err := keyfile.ReadMaterial("master public key", o.masterPub)
 	if err != nil {
 		return enc, err
 	}

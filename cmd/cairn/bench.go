@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/internal/progress"
 	"github.com/spf13/cobra"
 )
 
@@ -119,6 +120,6 @@ func (a *app) benchChunker(o benchChunkerOpts, path string) error {
 		avg = total / count
 	}
 	fmt.Fprintf(out, "%s, buffer %s: %d bytes in %d chunks (average %d) in %s: %.1f MB/s\n",
-		what, o.buffer, total, count, avg, el.Round(time.Microsecond), mbps(total, el))
+		what, o.buffer, total, count, avg, el.Round(time.Microsecond), progress.MBps(total, el))
 	return nil
 }

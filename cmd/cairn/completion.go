@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/snaplist"
 	"github.com/spf13/cobra"
 )
 
@@ -113,7 +113,7 @@ func (a *app) complete(ctx context.Context, kind argKind, ns string, args []stri
 	dir := cobra.ShellCompDirectiveNoFileComp
 	switch kind {
 	case argSnapshot, argGroup:
-		out, err = completeRefs(s, ns, toComplete, kind == argSnapshot)
+		out, err = snaplist.CompleteRefs(s, ns, toComplete, kind == argSnapshot)
 		dir |= cobra.ShellCompDirectiveNoSpace // a group goes on with /TIME
 	case argArchive:
 		out, err = completeArchives(s, ns, args[len(args)-1])
@@ -124,70 +124,7 @@ func (a *app) complete(ctx context.Context, kind argKind, ns string, args []stri
 	if err != nil {
 		return nil, fail
 	}
-	return filterPrefix(out, toComplete), dir
-}
-
-// maxCandidates bounds what a completion lists.
-const maxCandidates = 5000
-
-func filterPrefix(in []string, prefix string) []string {
-	var out []string
-	for _, c := range in {
-		if strings.HasPrefix(c, prefix) && len(out) < maxCandidates {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// completeRefs lists the groups of namespace ns and below ("TYPE/ID/",
-// named relative to ns) and, once toComplete names a group and a slash,
-// its snapshots' times and "latest".
-func completeRefs(s *store.Store, ns, toComplete string, snapshots bool) ([]string, error) {
-	base := store.NS(ns)
-	if err := base.Check(); err != nil {
-		return nil, err
-	}
-	spaces, err := s.Namespaces(base)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, n := range spaces {
-		groups, err := s.Groups(n)
-		if err != nil {
-			continue
-		}
-		for _, g := range groups {
-			name := relGroup(base, g)
-			if !snapshots {
-				out = append(out, name)
-				continue
-			}
-			if !strings.HasPrefix(toComplete, name+"/") {
-				out = append(out, name+"/")
-				continue
-			}
-			out = append(out, name+"/latest")
-			snaps, err := s.Snapshots(g)
-			if err != nil {
-				continue
-			}
-			for _, si := range snaps {
-				out = append(out, name+"/"+si.TimeString())
-			}
-		}
-		if len(out) > maxCandidates {
-			break
-		}
-	}
-	return out, nil
-}
-
-// relGroup names g relative to namespace base (--ns), which holds it.
-func relGroup(base store.NS, g store.Group) string {
-	rel := strings.TrimPrefix(strings.TrimPrefix(string(g.NS), string(base)), "/")
-	return store.Group{NS: store.NS(rel), Type: g.Type, ID: g.ID}.String()
+	return snaplist.FilterPrefix(out, toComplete), dir
 }
 
 func completeArchives(s *store.Store, ns, ref string) ([]string, error) {

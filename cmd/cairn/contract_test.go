@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"runtime/debug"
 	"strings"
 	"syscall"
 	"testing"
@@ -64,26 +63,5 @@ func TestContractSignalExitCodes(t *testing.T) {
 	cancel()
 	if code, _ := runArgs(ctx, "version"); code != exitOK {
 		t.Errorf("version on a cancelled context: exit %d", code)
-	}
-}
-
-func TestVersionFromBuildInfo(t *testing.T) {
-	bi := &debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}, Settings: []debug.BuildSetting{
-		{Key: "vcs.revision", Value: "abc"}, {Key: "vcs.time", Value: "2026-01-02T03:04:05Z"}, {Key: "vcs.modified", Value: "true"}}}
-	var v versionInfo
-	fillFromBuildInfo(&v, bi, false)
-	if v.Version != "v1.2.3" || v.Commit != "abc" || v.CommitTime != "2026-01-02T03:04:05Z" || !v.Dirty {
-		t.Errorf("from build info: %+v", v)
-	}
-	// -X values win.
-	v = versionInfo{Version: "v9", Commit: "x", Dirty: false}
-	fillFromBuildInfo(&v, bi, true)
-	if v.Version != "v9" || v.Commit != "x" || v.Dirty {
-		t.Errorf("-X values overridden: %+v", v)
-	}
-	v = versionInfo{GoVersion: "go1", Platform: "linux/amd64"}
-	fillFromBuildInfo(&v, &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, false)
-	if v.Version != "" || !strings.Contains(v.String(), "commit unknown") {
-		t.Errorf("devel build: %+v %s", v, v)
 	}
 }

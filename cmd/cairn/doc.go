@@ -15,7 +15,7 @@
 //
 // The manual (manual.go, manual_examples.go): the exit codes, the
 // environment, the files and each command's examples are kept once;
-// `cairn gen man` renders them into the man pages (gen_man.go, with the
-// roff writer of man_roff.go), --help shows the examples, and
+// `cairn gen man` renders them into the man pages (gen_man.go, with
+// internal/manpage), --help shows the examples, and
 // readme_test.go keeps the README's tables the same text.
 package main

@@ -120,11 +120,11 @@ func (a *app) du(o duOpts, sel duSel) error {
 		}
 		return snaps[si.Snapshot] || sel.groups[si.Group]
 	}
-	out := duReportOf(rep, show)
+	out := usage.ListingOf(rep, show)
 	if o.json {
 		err = printJSON(a, out)
 	} else {
-		err = printDu(a.stdout, out, o.groups)
+		err = out.WriteText(a.stdout, o.groups)
 	}
 	if err != nil {
 		return err

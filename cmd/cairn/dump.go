@@ -7,9 +7,11 @@ import (
 	"sync/atomic"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/internal/progress"
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/filearchive"
 	"github.com/cairnfs/cairn/store/pxar"
+	"github.com/cairnfs/cairn/store/pxar/tardump"
 	"github.com/spf13/cobra"
 )
 
@@ -52,7 +54,7 @@ stream ends as a complete tar; the exit code is then 3.`,
 // of snapshot args[0] to stdout as a tar stream: "cairn dump" and "cairn
 // cat --tar". It takes the command's --ns and --cache-size.
 func (a *app) dump(cmd *cobra.Command, args []string, cacheFlag string) error {
-	if isTerminal(a.stdout) {
+	if progress.IsTerminal(a.stdout) {
 		return usageErr("refusing to write a tar stream to a terminal: redirect stdout to a file or a pipe (| tar -x -C DIR)")
 	}
 	path := ""
@@ -99,32 +101,35 @@ func (a *app) dump(cmd *cobra.Command, args []string, cacheFlag string) error {
 	defer prog.Stop()
 	bw := bufio.NewWriterSize(countWriter{a.stdout, &written}, 256<<10)
 	d := a.newTarDump(acc, path, where)
-	err = d.write(bw, start)
+	err = d.Write(a.ctx, bw, start)
 	if ferr := bw.Flush(); err == nil {
 		err = ferr
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}
-	if d.skipped > 0 {
-		return &codeError{exitPartial, fmt.Errorf("%s: %d entries skipped (named above); the tar stream is complete without them", where, d.skipped)}
+	if d.Skipped() > 0 {
+		return &codeError{exitPartial, fmt.Errorf("%s: %d entries skipped (named above); the tar stream is complete without them", where, d.Skipped())}
 	}
 	return nil
 }
 
 // newTarDump is the dump of path of acc, whose warnings (unless -q) and
 // skipped entries are printed on stderr after where.
-func (a *app) newTarDump(acc *pxar.Accessor, path, where string) *tarDump {
-	return &tarDump{ctx: a.ctx, acc: acc, root: archivePath(path), warn: func(msg string) {
+func (a *app) newTarDump(acc *pxar.Accessor, path, where string) *tardump.Dump {
+	d := tardump.New(acc, path)
+	d.Warn = func(msg string) {
 		if !a.quiet {
 			fmt.Fprintf(a.stderr, "cairn: %s: %s\n", where, msg)
 		}
-	}, skip: func(name string, err error) {
+	}
+	d.Skip = func(name string, err error) {
 		if name != "" {
 			name = quoteName(name) + ": "
 		}
 		fmt.Fprintf(a.stderr, "cairn: %s: %sskipped: %s\n", where, name, escapeText(err.Error()))
-	}}
+	}
+	return d
 }
 
 // resolveRef finds a parsed snapshot reference and reads its manifest.

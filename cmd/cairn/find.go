@@ -7,6 +7,7 @@ import (
 
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/pxar"
+	"github.com/cairnfs/cairn/store/pxar/browse"
 	"github.com/spf13/cobra"
 )
 
@@ -79,51 +80,51 @@ payload stream (file contents).
 
 // test checks the options and builds the tests; a bad value is a usage
 // error naming the flag.
-func (o *findOptions) test(now time.Time) (*findTest, error) {
-	t := &findTest{}
+func (o *findOptions) test(now time.Time) (*browse.Test, error) {
+	t := &browse.Test{}
 	var err error
 	if o.name != "" {
-		if t.name, err = globRegexp(o.name); err != nil {
+		if t.Name, err = browse.Glob(o.name); err != nil {
 			return nil, usageErr("--name %q: %v", o.name, err)
 		}
 	}
 	if o.path != "" {
-		if t.path, err = globRegexp(o.path); err != nil {
+		if t.Path, err = browse.Glob(o.path); err != nil {
 			return nil, usageErr("--path %q: %v", o.path, err)
 		}
 	}
 	if o.types != "" {
-		if t.types, err = parseTypes(o.types); err != nil {
+		if t.Types, err = browse.ParseTypes(o.types); err != nil {
 			return nil, usageErr("--type %v", err)
 		}
 	}
 	if o.newer != "" {
-		at, err := parseNewer(o.newer, now)
+		at, err := browse.ParseNewer(o.newer, now)
 		if err != nil {
 			return nil, usageErr("--newer %v", err)
 		}
-		t.newer = &at
+		t.Newer = &at
 	}
 	if o.sz != "" {
 		cmp, n, err := parseSizeTest(o.sz)
 		if err != nil {
 			return nil, usageErr("--size %q: %v", o.sz, err)
 		}
-		t.sizeCmp, t.size = cmp, &n
+		t.SizeCmp, t.Size = cmp, &n
 	}
 	return t, nil
 }
 
 // find walks path of acc and prints the entries that pass test.
-func (a *app) find(acc *pxar.Accessor, snap store.Snapshot, ar store.Archive, path string, test *findTest, o findOptions) error {
+func (a *app) find(acc *pxar.Accessor, snap store.Snapshot, ar store.Archive, path string, test *browse.Test, o findOptions) error {
 	where := fmt.Sprintf("snapshot %s archive %s", snap, ar.Name)
 	start, err := acc.LookupPath(a.ctx, path)
 	if err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}
-	var ow *owners
+	var ow *browse.Owners
 	if o.js {
-		ow = newOwners()
+		ow = browse.NewOwners()
 	}
 	out := newEntryOutput(a, ow, o.js, snap, ar, path)
 	out.print = func(e *pxar.Entry, p string) error {
@@ -137,14 +138,14 @@ func (a *app) find(acc *pxar.Accessor, snap store.Snapshot, ar store.Archive, pa
 	if err := out.start(); err != nil {
 		return err
 	}
-	w := &archiveWalk{acc: acc, fail: out.fail,
-		visit: func(p string, e *pxar.Entry, _ int) (bool, error) {
-			if test.match(e, p) {
+	w := &browse.Walk{Acc: acc, Fail: out.fail,
+		Visit: func(p string, e *pxar.Entry, _ int) (bool, error) {
+			if test.Match(e, p) {
 				return true, out.entry(e, p)
 			}
 			return true, nil
 		}}
-	err = w.run(a.ctx, start, "/"+strings.Trim(path, "/"))
+	err = w.Run(a.ctx, start, "/"+strings.Trim(path, "/"))
 	if err = out.finish(err); err != nil {
 		return err
 	}
@@ -152,4 +153,24 @@ func (a *app) find(acc *pxar.Accessor, snap store.Snapshot, ar store.Archive, pa
 		return &codeError{exitPartial, fmt.Errorf("%s: %d directories could not be searched", where, out.failed)}
 	}
 	return nil
+}
+
+// parseSizeTest parses --size: [+|-]SIZE, larger than, smaller than or
+// exactly SIZE bytes (suffixes k, M, G as --cache-size).
+func parseSizeTest(s string) (int, uint64, error) {
+	cmp := 0
+	switch {
+	case strings.HasPrefix(s, "+"):
+		cmp, s = 1, s[1:]
+	case strings.HasPrefix(s, "-"):
+		cmp, s = -1, s[1:]
+	}
+	n, err := parseSize(s)
+	if err != nil {
+		return 0, 0, err
+	}
+	if n < 0 {
+		return 0, 0, fmt.Errorf("%q: negative size", s)
+	}
+	return cmp, uint64(n), nil
 }

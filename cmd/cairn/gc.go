@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"time"
 
@@ -71,7 +70,7 @@ func (a *app) gc(o gcOpts) error {
 			return err
 		}
 	} else if !a.quiet { // -q: the exit code and errors only
-		printGCReport(a.stdout, rep)
+		rep.WriteText(a.stdout)
 	}
 	switch st.State {
 	case jobs.StateOK:
@@ -107,49 +106,8 @@ func (a *app) gcStatus(o gcOpts) error {
 		fmt.Fprintln(a.stdout, "no GC has run on this store")
 		return nil
 	}
-	printGCReport(a.stdout, rep)
+	rep.WriteText(a.stdout)
 	return nil
-}
-
-func printGCReport(w io.Writer, r gc.Report) {
-	fmt.Fprintf(w, "gc %s: %s", escapeText(r.UPID), escapeText(r.State))
-	if !r.Ended.IsZero() {
-		fmt.Fprintf(w, " at %s", r.Ended.Local().Format(time.DateTime))
-	}
-	fmt.Fprintln(w)
-	if r.Error != "" {
-		fmt.Fprintf(w, "  error     %s\n", escapeText(r.Error))
-	}
-	if r.Cutoff.IsZero() {
-		return
-	}
-	fmt.Fprintf(w, "  cutoff    atime before %s (atime cutoff %s", r.Cutoff.Local().Format(time.DateTime),
-		time.Duration(r.AtimeCutoffSeconds*float64(time.Second)))
-	if r.OldestWriter != nil {
-		fmt.Fprintf(w, "; a backup running since %s", r.OldestWriter.Local().Format(time.DateTime))
-	}
-	fmt.Fprintln(w, ")")
-	fmt.Fprintf(w, "  phase 1   %d index files, %d chunk references, %d chunks touched, %d missing, in %s\n",
-		r.IndexFileCount, r.ChunkRefs, r.ChunksTouched, r.MissingChunks, seconds(r.Phase1Seconds))
-	if r.Phase2Seconds == 0 {
-		return
-	}
-	fmt.Fprintf(w, "  phase 2   %d files in %s\n", r.ChunkFiles, seconds(r.Phase2Seconds))
-	fmt.Fprintf(w, "  removed   %d chunks, %d bad, %d temporary: %s\n", r.RemovedChunks, r.RemovedBad, r.RemovedTemp,
-		humanize.IBytes(uint64(r.RemovedBytes)))
-	fmt.Fprintf(w, "  pending   %d chunks, %s (unused, but newer than the cutoff)\n", r.PendingChunks, humanize.IBytes(uint64(r.PendingBytes)))
-	if r.PendingBytes > 0 && r.OldestWriter == nil && r.AtimeCutoffSeconds > 0 {
-		fmt.Fprintf(w, "            to free them now, when no backup runs: cairn gc --atime-cutoff 0\n")
-	}
-	fmt.Fprintf(w, "  on disk   %d chunks, %s for %s of data: deduplication factor %.2f\n", r.DiskChunks,
-		humanize.IBytes(uint64(r.DiskBytes)), humanize.IBytes(uint64(r.IndexDataBytes)), r.DedupFactor)
-	if r.StillBad > 0 || r.RestoredChunks > 0 {
-		fmt.Fprintf(w, "  kept      %d bad copies of chunks still referenced, %d chunks put back\n", r.StillBad, r.RestoredChunks)
-	}
-}
-
-func seconds(s float64) time.Duration {
-	return time.Duration(s * float64(time.Second)).Round(time.Millisecond)
 }
 
 // printLastGC prints the snapshot listing's line on the last GC.

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync/atomic"
 
+	"github.com/cairnfs/cairn/internal/progress"
 	"github.com/cairnfs/cairn/store"
 	"github.com/spf13/cobra"
 )
@@ -87,8 +88,8 @@ type initResult struct {
 func (a *app) initLocal(opt store.CreateOptions, asJSON bool) error {
 	var made atomic.Int64
 	opt.Progress = &made
-	prog := a.showProgress("init "+a.storeDir, func() progressSample {
-		return progressSample{Items: made.Load(), ItemsTotal: store.PrefixDirs, ItemsName: "directories"}
+	prog := a.showProgress("init "+a.storeDir, func() progress.Sample {
+		return progress.Sample{Items: made.Load(), ItemsTotal: store.PrefixDirs, ItemsName: "directories"}
 	})
 	s, err := store.CreateWith(a.storeDir, opt)
 	prog.Stop()

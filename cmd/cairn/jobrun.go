@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/cairnfs/cairn/internal/progress"
 	"github.com/cairnfs/cairn/jobs"
 )
 
@@ -21,7 +22,7 @@ func (a *app) runJob(kind string, params map[string]string, level slog.Level, wa
 	defer s.Close()
 	// the job's log and its progress line share a terminal
 	logTo := *a
-	logTo.stderr = shareTerminal(a.stderr)
+	logTo.stderr = progress.ShareTerminal(a.stderr)
 	m, err := a.jobManager(s, logTo.newLogger(level))
 	if err != nil {
 		return jobs.Status{}, err
@@ -52,9 +53,9 @@ func (a *app) jobProgress(label string) func(*jobs.Job) func() {
 // jobProgressOf is jobProgress for a job whose items are of another kind.
 func (a *app) jobProgressOf(label, items string) func(*jobs.Job) func() {
 	return func(j *jobs.Job) func() {
-		return a.showProgress(label, func() progressSample {
+		return a.showProgress(label, func() progress.Sample {
 			p := j.Progress()
-			return progressSample{Bytes: p.BytesDone, Total: p.BytesTotal, Items: p.ItemsDone,
+			return progress.Sample{Bytes: p.BytesDone, Total: p.BytesTotal, Items: p.ItemsDone,
 				ItemsTotal: p.ItemsTotal, ItemsName: items, Note: p.Phase}
 		}).Stop
 	}

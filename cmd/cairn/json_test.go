@@ -9,12 +9,20 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/fs"
+	"github.com/cairnfs/cairn/internal/buildinfo"
 	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/jobs/gc"
 	"github.com/cairnfs/cairn/jobs/prune"
+	"github.com/cairnfs/cairn/jobs/restore"
 	"github.com/cairnfs/cairn/jobs/storesync"
 	"github.com/cairnfs/cairn/jobs/tape"
 	"github.com/cairnfs/cairn/jobs/verify"
+	"github.com/cairnfs/cairn/store/backupsum"
+	"github.com/cairnfs/cairn/store/forget"
+	"github.com/cairnfs/cairn/store/pxar/browse"
+	"github.com/cairnfs/cairn/store/snapdiff"
+	"github.com/cairnfs/cairn/store/snaplist"
+	"github.com/cairnfs/cairn/store/usage"
 )
 
 // jsonOutputs are the types printed by --json and written to .jobs/*/status
@@ -31,21 +39,21 @@ var jsonOutputs = []struct {
 	{"tape export", tape.ExportJobReport{}},
 	{"tape restore", tape.RestoreJobReport{}},
 	{"Mount statistics", fs.Stats{}},
-	{"backup", backupSummary{}},
-	{"restore", restoreSummary{}},
-	{"restore", treeSummary{}},
-	{"snapshots", snapshotRow{}},
-	{"ls", snapshotArchives{}},
-	{"ls", listingJSON{}},
-	{"find", listingJSON{}},
-	{"snapshots", groupRow{}},
+	{"backup", backupsum.Summary{}},
+	{"restore", restore.ImageSummary{}},
+	{"restore", restore.TreeSummary{}},
+	{"snapshots", snaplist.Row{}},
+	{"ls", snaplist.SnapshotArchives{}},
+	{"ls", browse.Listing{}},
+	{"find", browse.Listing{}},
+	{"snapshots", snaplist.Group{}},
 	{"init", initResult{}},
-	{"forget", forgetReport{}},
+	{"forget", forget.Report{}},
 	{"tape status", tape.DriveStatus{}},
 	{"tape catalog", tape.CatalogSet{}},
-	{"diff", diffReport{}},
-	{"du", duReport{}},
-	{"version", versionInfo{}},
+	{"diff", snapdiff.Report{}},
+	{"du", usage.Listing{}},
+	{"version", buildinfo.Info{}},
 	{"key show", keyInfo{}},
 }
 

@@ -2,18 +2,14 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
-	"github.com/spf13/cobra"
-	"golang.org/x/term"
-
 	"github.com/cairnfs/cairn/crypt"
 	"github.com/cairnfs/cairn/crypt/keyfile"
-	"github.com/cairnfs/cairn/internal/userfile"
+	"github.com/cairnfs/cairn/internal/passphrase"
+	"github.com/spf13/cobra"
 )
 
 // envPasswordFile names the file the key's passphrase is read from when
@@ -192,75 +188,9 @@ func (a *app) keyChangeCmd() *cobra.Command {
 	return cmd
 }
 
-// maxPassphrase bounds a passphrase file's first line.
-const maxPassphrase = 4096
-
 // passphrase reads a passphrase from file (the flag), else the file the
-// environment variable env names, else the terminal (twice when confirm).
-// The caller wipes it.
+// environment variable env names, else the terminal (twice when confirm):
+// passphrase.Read. The caller wipes it.
 func (a *app) passphrase(file, env, prompt string, confirm bool) ([]byte, error) {
-	if file == "" {
-		file = os.Getenv(env)
-	}
-	if file != "" {
-		return readPassphraseFile(file)
-	}
-	f, ok := a.stdin.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return nil, fmt.Errorf("no passphrase: standard input is not a terminal; give --password-file or $%s", env)
-	}
-	fmt.Fprintf(a.stderr, "%s: ", prompt)
-	pw, err := term.ReadPassword(int(f.Fd()))
-	fmt.Fprintln(a.stderr)
-	if err != nil {
-		return nil, fmt.Errorf("reading the passphrase: %w", err)
-	}
-	if confirm {
-		fmt.Fprintf(a.stderr, "%s (again): ", prompt)
-		again, err := term.ReadPassword(int(f.Fd()))
-		fmt.Fprintln(a.stderr)
-		defer clear(again)
-		if err != nil {
-			clear(pw)
-			return nil, fmt.Errorf("reading the passphrase: %w", err)
-		}
-		if string(again) != string(pw) {
-			clear(pw)
-			return nil, errors.New("the passphrases do not match")
-		}
-	}
-	return pw, nil
-}
-
-// readPassphraseFile returns the first line of file (without its line
-// end); a passphrase file may end in a newline or not. What is not a
-// regular file (a FIFO, a device) is refused without blocking.
-func readPassphraseFile(file string) ([]byte, error) {
-	f, _, err := userfile.Open(file, userfile.Pipe)
-	if err != nil {
-		return nil, fmt.Errorf("passphrase file: %w", err)
-	}
-	defer f.Close()
-	buf, err := io.ReadAll(io.LimitReader(f, maxPassphrase+2))
-	if err != nil {
-		clear(buf)
-		return nil, fmt.Errorf("passphrase file %s: %w", file, err)
-	}
-	n := len(buf)
-	for i, c := range buf {
-		if c == '\n' {
-			n = i
-			break
-		}
-	}
-	if n > 0 && buf[n-1] == '\r' {
-		n--
-	}
-	if n > maxPassphrase {
-		clear(buf)
-		return nil, fmt.Errorf("passphrase file %s: first line longer than %d bytes", file, maxPassphrase)
-	}
-	pw := append([]byte(nil), buf[:n]...)
-	clear(buf)
-	return pw, nil
+	return passphrase.Read(file, env, a.stdin, a.stderr, prompt, confirm)
 }

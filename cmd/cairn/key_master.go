@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/spf13/cobra"
-
 	"github.com/cairnfs/cairn/crypt/keyfile"
 	"github.com/cairnfs/cairn/store"
+	"github.com/spf13/cobra"
 )
 
 // envMasterPasswordFile names the file the master key's passphrase is read
@@ -86,7 +85,7 @@ func (a *app) keyRecoverCmd() *cobra.Command {
 			if _, err := os.Lstat(out); err == nil {
 				return fmt.Errorf("key file %s exists already; cairn does not replace key files", out)
 			}
-			pemData, err := readKeyMaterial("master key", master)
+			pemData, err := keyfile.ReadMaterial("master key", master)
 			if err != nil {
 				return err
 			}
@@ -130,7 +129,7 @@ func (a *app) keyRecoverCmd() *cobra.Command {
 // rsa-encrypted.key.blob of snapshot (no key needed: it is a plain blob).
 func (a *app) wrappedKey(snapshot string, args []string) (name string, blob []byte, err error) {
 	if snapshot == "" {
-		if blob, err = readKeyMaterial("wrapped key", args[0]); err != nil {
+		if blob, err = keyfile.ReadMaterial("wrapped key", args[0]); err != nil {
 			return "", nil, err
 		}
 		return args[0], blob, nil

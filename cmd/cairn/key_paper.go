@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os/exec"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -25,7 +23,7 @@ func (a *app) keyPaperkeyCmd() *cobra.Command {
 			if format != "text" {
 				return usageErr("--output-format %q: cairn prints text only", format)
 			}
-			data, err := readKeyMaterial("paper key", args[0])
+			data, err := keyfile.ReadMaterial("paper key", args[0])
 			if err != nil {
 				return err
 			}
@@ -36,7 +34,7 @@ func (a *app) keyPaperkeyCmd() *cobra.Command {
 			}
 			var qr func(string) (string, error)
 			if path, err := exec.LookPath("qrencode"); err == nil {
-				qr = func(d string) (string, error) { return qrencode(path, d) }
+				qr = func(d string) (string, error) { return keyfile.QREncode(path, d) }
 			} else {
 				a.logger.Warn("qrencode is not installed: the paper key has no QR codes")
 			}
@@ -50,17 +48,4 @@ func (a *app) keyPaperkeyCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&format, "output-format", "text", "text (PBS's html is not supported)")
 	return cmd
-}
-
-// qrencode draws data as PBS does; the data goes in on stdin, never as an
-// argument.
-func qrencode(path, data string) (string, error) {
-	cmd := exec.Command(path, "-t", "utf8i", "-m0", "-s1", "-lm", "--output", "-")
-	cmd.Stdin = strings.NewReader(data)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("qrencode: %v: %s", err, strings.TrimSpace(errb.String()))
-	}
-	return out.String(), nil // PBS prints it with its newline and one more
 }

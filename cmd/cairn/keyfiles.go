@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cairnfs/cairn/crypt"
 	"github.com/cairnfs/cairn/crypt/keyfile"
-	"github.com/cairnfs/cairn/internal/userfile"
 	"github.com/cairnfs/cairn/store"
 )
 
@@ -90,38 +88,13 @@ func (a *app) loadKeys() (*store.Keys, error) {
 		}
 		return append([]byte(nil), pw...), nil // Decrypt wipes its copy
 	}
-	var ks []*crypt.Key
-	for _, f := range files {
-		k, c, err := keyfile.Load(f, pass)
-		if err != nil {
-			for _, k := range ks {
-				k.Wipe()
-			}
-			if !strings.Contains(err.Error(), f) {
-				err = fmt.Errorf("key file %s: %w", f, err)
-			}
-			return nil, err
-		}
-		ks = append(ks, k)
-		o.configs = append(o.configs, c)
+	ks, configs, err := keyfile.LoadAll(files, pass)
+	if err != nil {
+		return nil, err
 	}
+	o.configs = configs
 	o.keys = store.NewKeys(ks...)
 	return o.keys, nil
-}
-
-// maxKeyMaterial bounds the other key files cairn reads whole: the
-// master key's PEM files (an encrypted 4096-bit private key is about
-// 3.3 KB), a wrapped key file (one RSA block), paperkey's input.
-const maxKeyMaterial = 64 << 10
-
-// readKeyMaterial reads one of those files; what names it in errors. What
-// is not a regular file is refused without blocking (userfile.Open).
-func readKeyMaterial(what, path string) ([]byte, error) {
-	b, err := userfile.Read(path, maxKeyMaterial, userfile.Pipe)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
-	}
-	return b, nil
 }
 
 // wipeKeys wipes the keys the command loaded (run calls it at exit).

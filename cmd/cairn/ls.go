@@ -9,6 +9,7 @@ import (
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/filearchive"
 	"github.com/cairnfs/cairn/store/pxar"
+	"github.com/cairnfs/cairn/store/pxar/browse"
 	"github.com/spf13/cobra"
 )
 
@@ -76,17 +77,17 @@ func (a *app) lsTree(acc *pxar.Accessor, snap store.Snapshot, ar store.Archive, 
 	if err != nil {
 		return fmt.Errorf("%s: %w", where, err)
 	}
-	var ow *owners
+	var ow *browse.Owners
 	if o.long || o.js {
-		ow = newOwners()
+		ow = browse.NewOwners()
 	}
 	out := newEntryOutput(a, ow, o.js, snap, ar, path)
 	if err := out.start(); err != nil {
 		return err
 	}
 	whole := start.IsDir() && !o.dirItself
-	w := &archiveWalk{acc: acc, fail: out.fail,
-		visit: func(p string, e *pxar.Entry, depth int) (bool, error) {
+	w := &browse.Walk{Acc: acc, Fail: out.fail,
+		Visit: func(p string, e *pxar.Entry, depth int) (bool, error) {
 			if depth == 0 {
 				if !whole {
 					return false, out.entry(e, displayPath(path))
@@ -95,7 +96,7 @@ func (a *app) lsTree(acc *pxar.Accessor, snap store.Snapshot, ar store.Archive, 
 			}
 			return o.recursive, out.entry(e, p)
 		}}
-	err = w.run(a.ctx, start, "")
+	err = w.Run(a.ctx, start, "")
 	if err = out.finish(err); err != nil {
 		return err
 	}
@@ -160,15 +161,15 @@ func (a *app) openFileArchive(ref, name string, cacheSize int64, open archiveOpe
 type entryOutput struct {
 	a      *app
 	bw     *bufio.Writer
-	ow     *owners
-	js     *jsonListing
+	ow     *browse.Owners
+	js     *browse.JSONListing
 	json   bool
 	head   [3]string
 	print  func(e *pxar.Entry, path string) error // text form; default writeLong
 	failed int
 }
 
-func newEntryOutput(a *app, ow *owners, json bool, snap store.Snapshot, ar store.Archive, path string) *entryOutput {
+func newEntryOutput(a *app, ow *browse.Owners, json bool, snap store.Snapshot, ar store.Archive, path string) *entryOutput {
 	return &entryOutput{a: a, bw: bufio.NewWriter(a.stdout), ow: ow, json: json, head: [3]string{snap.String(), ar.Name, path}}
 }
 
@@ -177,41 +178,41 @@ func (o *entryOutput) start() error {
 		return nil
 	}
 	var err error
-	o.js, err = startJSONListing(o.bw, o.head[0], o.head[1], o.head[2])
+	o.js, err = browse.StartJSONListing(o.bw, o.head[0], o.head[1], o.head[2])
 	return err
 }
 
 func (o *entryOutput) entry(e *pxar.Entry, path string) error {
 	switch {
 	case o.json:
-		return o.js.entry(o.ow.entryJSON(e, path))
+		return o.js.Entry(o.ow.EntryJSON(e, path))
 	case o.print != nil:
 		return o.print(e, path)
 	}
-	writeLong(o.bw, o.ow, e, path)
+	browse.WriteLong(o.bw, o.ow, e, path)
 	return nil
 }
 
 func (o *entryOutput) fail(path string, err error) {
 	o.failed++
 	if o.json {
-		o.js.fail(path, err)
+		o.js.Fail(path, err)
 	}
 	if path == "" {
 		path = "/"
 	}
 	msg := err.Error()
 	if len(msg) > 4096 { // pxar's errors name the directory's path too
-		msg = shortPath(msg)
+		msg = browse.ShortPath(msg)
 	}
-	fmt.Fprintf(o.a.stderr, "cairn: %s: %s: %s\n", o.head[1], quoteName(shortPath(path)), msg)
+	fmt.Fprintf(o.a.stderr, "cairn: %s: %s: %s\n", o.head[1], quoteName(browse.ShortPath(path)), msg)
 }
 
 // finish ends the output after a walk that returned err; a write error
 // is returned if there was none before.
 func (o *entryOutput) finish(err error) error {
 	if o.json && err == nil {
-		err = o.js.finish()
+		err = o.js.Finish()
 	}
 	if ferr := o.bw.Flush(); err == nil {
 		err = ferr

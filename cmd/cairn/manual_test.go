@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairnfs/cairn/internal/daemon"
+	"github.com/cairnfs/cairn/internal/manpage"
 	"github.com/spf13/cobra"
 )
 
@@ -22,7 +24,7 @@ func TestManualExamplesRun(t *testing.T) {
 		if len(examples[c.CommandPath()]) == 0 {
 			t.Errorf("%s has no examples", c.CommandPath())
 		}
-		for _, sub := range manChildren(c) {
+		for _, sub := range manpage.Children(c) {
 			walk(sub)
 		}
 	}
@@ -138,7 +140,7 @@ func TestShellCommands(t *testing.T) {
 }
 
 // internalEnv are variables cairn sets for itself, not for users.
-var internalEnv = map[string]string{daemonEnv: "set by mount --daemon for its child"}
+var internalEnv = map[string]string{daemon.Env: "set by mount --daemon for its child"}
 
 // TestManualEnvironmentComplete: the variables the manual lists are
 // the ones the packages linked into cairn name (a "CAIRN_…", "AWS_…" or

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	cfs "github.com/cairnfs/cairn/fs"
+	"github.com/cairnfs/cairn/internal/daemon"
 	"github.com/cairnfs/cairn/store"
 	"github.com/spf13/cobra"
 )
@@ -57,8 +59,8 @@ both first and says what the admin changes.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.readaheadSet = cmd.Flags().Changed("readahead")
 			switch {
-			case daemonChild():
-				o.ready = daemonReady
+			case daemon.Child():
+				o.ready = daemon.Ready
 			case o.logFile != "" && !o.daemon:
 				return usageErr("--log-file is for --daemon (in the foreground the log goes to stderr)")
 			case o.daemon:
@@ -254,4 +256,25 @@ once and goes away completely when the last open file is closed.`,
 	}
 	cmd.Flags().BoolVar(&lazy, "lazy", false, "detach now even if files are open")
 	return cmd
+}
+
+// daemonize starts the mount in the background and waits until it is
+// ready or has failed. logFile receives the daemon's log ("": discarded).
+func (a *app) daemonize(logFile string) error {
+	pass, err := a.daemonPassphrase()
+	if err != nil {
+		return err
+	}
+	if pass != nil {
+		defer pass.Close()
+	}
+	pid, err := daemon.Start(a.ctx, a.stderr, logFile, pass, envPasswordFile)
+	if ee := (*daemon.ExitError)(nil); errors.As(err, &ee) {
+		return &codeError{ee.Code, ee.Err}
+	}
+	if err != nil {
+		return err
+	}
+	a.logger.Info("mount running in the background", "pid", pid, "log", daemon.LogName(logFile))
+	return nil
 }

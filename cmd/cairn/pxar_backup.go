@@ -1,17 +1,18 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/cairnfs/cairn/internal/userfile"
-
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/backupsrc"
+	"github.com/cairnfs/cairn/store/backupsum"
 	"github.com/cairnfs/cairn/store/filearchive"
-	"github.com/dustin/go-humanize"
+	"github.com/cairnfs/cairn/store/pxar/walk/pathlist"
 	"github.com/spf13/pflag"
 )
 
@@ -35,69 +36,25 @@ func (o *pxarOpts) flags(f *pflag.FlagSet) {
 	f.StringVar(&o.mode, "change-detection-mode", "", "legacy, data or metadata (default: metadata when the archive has a reference, the group's newest snapshot that has it, else data)")
 }
 
-// pxarSummary is what one file archive of a backup did.
-type pxarSummary struct {
-	Archive      string `json:"archive"`
-	Mode         string `json:"mode"`
-	Previous     string `json:"previous,omitempty"`
-	Files        int64  `json:"files"`
-	Dirs         int64  `json:"dirs"`
-	Symlinks     int64  `json:"symlinks"`
-	Hardlinks    int64  `json:"hardlinks"`
-	Others       int64  `json:"others"`
-	Excluded     int64  `json:"excluded"`
-	Bytes        int64  `json:"bytes"`
-	ReadFiles    int64  `json:"read_files"`
-	ReadBytes    int64  `json:"read_bytes"`
-	ReusedFiles  int64  `json:"reused_files"`
-	ReusedBytes  int64  `json:"reused_bytes"`
-	PaddingBytes int64  `json:"padding_bytes"`
-	// RetiredChunks of the previous payload were not reused (the padding
-	// bound); their files (RetiredBytes) were read again.
-	RetiredChunks int   `json:"retired_chunks"`
-	RetiredBytes  int64 `json:"retired_bytes"`
-	MetaSize      int64 `json:"metadata_size"`
-	PayloadSize   int64 `json:"payload_size"`
-	Errors        int64 `json:"errors"`
-}
-
-// backupPxar adds archive sp.name from directory sp.path to b. Entries
+// backupPxar adds archive sp.Name from directory sp.Path to b. Entries
 // that cannot be read are reported on stderr with their path.
-func (a *app) backupPxar(b *store.Backup, sp backupSpec, sel *listSelection, opt filearchive.Options) (pxarSummary, error) {
+func (a *app) backupPxar(b *store.Backup, sp backupsrc.Spec, sel *pathlist.Selection, opt filearchive.Options) (backupsum.FileArchive, error) {
 	opt.OnError = func(path string, err error) {
-		fmt.Fprintf(a.stderr, "cairn: warning: %s: %s: %v\n", sp.name, quoteName(filepath.Join(sp.path, path)), err)
+		fmt.Fprintf(a.stderr, "cairn: warning: %s: %s: %v\n", sp.Name, quoteName(filepath.Join(sp.Path, path)), err)
 	}
 	if sel != nil {
-		opt.Select = sel.sel
+		opt.Select = sel.Select
 	}
-	res, err := filearchive.AddArchive(a.ctx, b, sp.name, sp.path, opt)
+	res, err := filearchive.AddArchive(a.ctx, b, sp.Name, sp.Path, opt)
 	if sel != nil && err == nil {
-		res.Errors += sel.warn(a.stderr, sp.name)
+		res.Errors += sel.Warn(a.stderr, sp.Name)
 	}
 	w := res.Walk
-	return pxarSummary{Archive: sp.name, Mode: res.Mode.String(), Previous: res.Previous,
+	return backupsum.FileArchive{Archive: sp.Name, Mode: res.Mode.String(), Previous: res.Previous,
 		Files: int64(w.Files), Dirs: int64(w.Dirs), Symlinks: int64(w.Symlinks), Hardlinks: int64(w.Hardlinks),
 		Others: int64(w.Specials), Excluded: int64(w.Excluded), Bytes: int64(w.Bytes),
 		ReadFiles: res.ReadFiles, ReadBytes: res.ReadBytes, ReusedFiles: res.ReusedFiles, ReusedBytes: res.ReusedBytes,
 		PaddingBytes: res.PaddingBytes, RetiredChunks: res.RetiredChunks, RetiredBytes: res.RetiredBytes, MetaSize: res.MetaSize, PayloadSize: res.PayloadSize, Errors: res.Errors}, err
-}
-
-func (p pxarSummary) print(w io.Writer) {
-	fmt.Fprintf(w, "  %s (%s", quoteName(p.Archive), p.Mode)
-	if p.Previous != "" {
-		fmt.Fprintf(w, ", reference %s", p.Previous)
-	}
-	fmt.Fprintf(w, ")\n    entries  %d files (%s), %d dirs, %d symlinks, %d hard links, %d others, %d excluded\n",
-		p.Files, humanize.IBytes(uint64(p.Bytes)), p.Dirs, p.Symlinks, p.Hardlinks, p.Others, p.Excluded)
-	fmt.Fprintf(w, "    read     %d files (%s)\n    reused   %d files (%s, %s padding: reads %.2fx the file data)\n",
-		p.ReadFiles, humanize.IBytes(uint64(p.ReadBytes)), p.ReusedFiles, humanize.IBytes(uint64(p.ReusedBytes)),
-		humanize.IBytes(uint64(p.PaddingBytes)), 1+float64(p.PaddingBytes)/float64(max(p.Bytes, 1)))
-	if p.RetiredChunks > 0 {
-		fmt.Fprintf(w, "    retired  %d chunks of the reference (padding bound): %s of their files read again\n",
-			p.RetiredChunks, humanize.IBytes(uint64(p.RetiredBytes)))
-	}
-	fmt.Fprintf(w, "    streams  metadata %s, payload %s\n    errors   %d\n",
-		humanize.IBytes(uint64(p.MetaSize)), humanize.IBytes(uint64(p.PayloadSize)), p.Errors)
 }
 
 // maxExcludeFile bounds an --exclude-file.
@@ -126,4 +83,42 @@ func (o *pxarOpts) patterns() ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// lists are the lists of --files-from and its kin.
+func (o *pxarOpts) lists() []pathlist.List {
+	var out []pathlist.List
+	for _, f := range []struct {
+		flag   string
+		names  []string
+		format pathlist.Format
+	}{{"--files-from", o.filesFrom, pathlist.Lines}, {"--files-from-verbatim", o.filesFromVerbatim, pathlist.Verbatim},
+		{"--files-from-raw", o.filesFromRaw, pathlist.Raw}} {
+		for _, n := range f.names {
+			out = append(out, pathlist.List{Flag: f.flag, Name: n, Format: f.format})
+		}
+	}
+	return out
+}
+
+// backupSelection reads the lists of --files-from and its kin for the
+// one directory tree of specs; nil when none is given.
+func (a *app) backupSelection(o *pxarOpts, specs []backupsrc.Spec) (*pathlist.Selection, error) {
+	lists := o.lists()
+	if len(lists) == 0 {
+		return nil, nil
+	}
+	trees := slices.DeleteFunc(slices.Clone(specs), func(sp backupsrc.Spec) bool { return !sp.IsPxar() })
+	if len(trees) != 1 {
+		return nil, usageErr("%s selects the paths of one directory tree: give one NAME.pxar:DIR (%d given)", lists[0].Flag, len(trees))
+	}
+	stdin := a.stdin
+	if slices.ContainsFunc(specs, backupsrc.Spec.IsStdin) {
+		stdin = nil
+	}
+	sel, err := pathlist.Read(lists, trees[0].Path, stdin)
+	if ue := (*pathlist.UsageError)(nil); errors.As(err, &ue) {
+		err = fmt.Errorf("%w: %w", errUsage, err)
+	}
+	return sel, err
 }

@@ -4,17 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"time"
 
+	"github.com/cairnfs/cairn/internal/progress"
 	"github.com/cairnfs/cairn/jobs/restore"
 	"github.com/cairnfs/cairn/store"
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 )
 
 type restoreOpts struct {
@@ -27,20 +23,6 @@ type restoreOpts struct {
 	include, exclude             []string
 	cacheSize                    string
 	cacheBytes                   int64 // cacheSize parsed
-}
-
-type restoreSummary struct {
-	Snapshot  string           `json:"snapshot"`
-	Archive   string           `json:"archive"`
-	Target    string           `json:"target"`
-	Bytes     int64            `json:"bytes"`
-	ZeroBytes int64            `json:"zero_bytes"`
-	Seconds   float64          `json:"seconds"`
-	MBps      float64          `json:"mb_per_s"`
-	Damaged   []restore.Damage `json:"damaged"`
-	// Interrupted by a signal: what the target holds (see docs/json.md).
-	Interrupted bool   `json:"interrupted,omitempty"`
-	Left        string `json:"left,omitempty"`
 }
 
 func (a *app) restoreCmd() *cobra.Command {
@@ -134,7 +116,7 @@ func (a *app) restore(o restoreOpts, ref, archive, target string) error {
 		return err
 	}
 	defer x.Close()
-	t, closeTarget, err := a.openTarget(target, o.force, !o.noSync)
+	t, closeTarget, err := restore.OpenTarget(target, a.stdout, o.force, !o.noSync)
 	if err != nil {
 		return err
 	}
@@ -155,14 +137,14 @@ func (a *app) restore(o restoreOpts, ref, archive, target string) error {
 		}
 	}
 	if a.ctx.Err() != nil && !finished {
-		a.imageInterrupted(o, restoreSummary{Snapshot: snap.String(), Archive: ar.Name, Target: target,
+		a.imageInterrupted(o, restore.ImageSummary{Snapshot: snap.String(), Archive: ar.Name, Target: target,
 			Bytes: stats.Bytes.Load(), ZeroBytes: stats.ZeroBytes.Load(), Seconds: time.Since(start).Seconds()}, t, x.Size())
 		return a.ctx.Err()
 	}
 	el := time.Since(start)
 	if rep != nil {
-		a.printRestore(o, restoreSummary{Snapshot: snap.String(), Archive: ar.Name, Target: target, Bytes: rep.Bytes,
-			ZeroBytes: rep.ZeroBytes, Seconds: el.Seconds(), MBps: mbps(rep.Bytes, el), Damaged: rep.Damaged}, err == nil)
+		a.printRestore(o, restore.ImageSummary{Snapshot: snap.String(), Archive: ar.Name, Target: target, Bytes: rep.Bytes,
+			ZeroBytes: rep.ZeroBytes, Seconds: el.Seconds(), MBps: progress.MBps(rep.Bytes, el), Damaged: rep.Damaged}, err == nil)
 	}
 	if err != nil && finished {
 		return &codeError{code: exitPartial, err: err}
@@ -184,96 +166,7 @@ func (a *app) holdSnapshot(s *store.Store, snap store.Snapshot) (func(), error) 
 	return func() { l.Unlock() }, nil
 }
 
-// openTarget opens an image restore target: "-" is stdout; a block or
-// character device (or a symbolic link to one) is written in place; a
-// regular file is written under a temporary name in its directory
-// (created O_EXCL, never through a symbolic link) and renamed into place
-// by the returned close function only when the restore finished, else
-// removed: no partial file ever has the target's name. An existing target
-// is refused without --overwrite; with it, a file or a symbolic link is
-// replaced, never written through.
-func (a *app) openTarget(path string, overwrite, sync bool) (restore.Target, func(finished bool) error, error) {
-	if path == "-" {
-		return restore.Target{Stream: a.stdout}, func(bool) error { return nil }, nil
-	}
-	if fi, err := os.Stat(path); err == nil && fi.Mode()&os.ModeDevice != 0 {
-		f, err := os.OpenFile(path, os.O_WRONLY, 0)
-		if err != nil {
-			return restore.Target{}, nil, err
-		}
-		return restore.Target{File: f}, func(bool) error { return syncClose(f, sync) }, nil
-	}
-	fi, err := os.Lstat(path)
-	switch {
-	case err == nil && !fi.Mode().IsRegular() && fi.Mode()&os.ModeSymlink == 0:
-		return restore.Target{}, nil, fmt.Errorf("restore target %s is neither a file nor a block device", path)
-	case err == nil && !overwrite:
-		return restore.Target{}, nil, fmt.Errorf("restore target %s exists: give --overwrite to replace it", path)
-	case err != nil && !errors.Is(err, fs.ErrNotExist):
-		return restore.Target{}, nil, err
-	}
-	f, tmp, err := createTemp(path)
-	if err != nil {
-		return restore.Target{}, nil, err
-	}
-	return restore.Target{File: f}, func(finished bool) error {
-		err := syncClose(f, sync && finished)
-		if err == nil && finished {
-			if err = os.Rename(tmp, path); err != nil {
-				err = fmt.Errorf("restore to %s: %w", path, err)
-			} else if sync {
-				err = syncDir(filepath.Dir(path))
-			}
-		}
-		if err != nil || !finished {
-			os.Remove(tmp)
-		}
-		return err
-	}, nil
-}
-
-// createTemp creates a new file beside path for its content, named as
-// path (so that errors name the file the user gave).
-func createTemp(path string) (*os.File, string, error) {
-	dir, base := filepath.Split(path)
-	for range 100 {
-		tmp := filepath.Join(dir, fmt.Sprintf(".%s.cairn-%08x", base, rand.Uint32()))
-		fd, err := unix.Open(tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
-		if err == nil {
-			return os.NewFile(uintptr(fd), path), tmp, nil
-		}
-		if err != unix.EEXIST {
-			return nil, "", fmt.Errorf("restore to %s: create a temporary file: %w", path, err)
-		}
-	}
-	return nil, "", fmt.Errorf("restore to %s: no free temporary name", path)
-}
-
-// syncDir makes a rename in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err == nil {
-		err = syncClose(d, true)
-	}
-	if err != nil {
-		return fmt.Errorf("sync directory %s: %w", dir, err)
-	}
-	return nil
-}
-
-// syncClose closes f, after an fsync if sync.
-func syncClose(f *os.File, sync bool) error {
-	var err error
-	if sync {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-func (a *app) printRestore(o restoreOpts, s restoreSummary, ok bool) {
+func (a *app) printRestore(o restoreOpts, s restore.ImageSummary, ok bool) {
 	out := a.stdout
 	if s.Target == "-" {
 		out = a.stderr // stdout carries the data
@@ -287,11 +180,5 @@ func (a *app) printRestore(o restoreOpts, s restoreSummary, ok bool) {
 		enc.Encode(s)
 		return
 	}
-	for _, d := range s.Damaged {
-		fmt.Fprintf(out, "damaged: offset %d length %d chunk %s: %s\n", d.Offset, d.Length, d.Digest, escapeText(fmt.Sprint(d.Err)))
-	}
-	if ok {
-		fmt.Fprintf(out, "restore complete (bytes=%d, zeroes=%d, duration=%.2fs, speed=%.2fMB/s)\n",
-			s.Bytes, s.ZeroBytes, s.Seconds, s.MBps)
-	}
+	s.WriteText(out, ok)
 }

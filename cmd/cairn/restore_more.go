@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/cairnfs/cairn/jobs/restore"
 	"github.com/cairnfs/cairn/store"
@@ -22,13 +21,13 @@ func (a *app) resolveArchiveIn(s *store.Store, ns, ref, name string) (store.Snap
 // imageInterrupted says what an interrupted image restore left: nothing
 // at a file target (the temporary file was removed), a partial image on
 // a device, a cut stream on stdout; with --json also as the summary.
-func (a *app) imageInterrupted(o restoreOpts, sum restoreSummary, t restore.Target, total int64) {
+func (a *app) imageInterrupted(o restoreOpts, sum restore.ImageSummary, t restore.Target, total int64) {
 	sum.Interrupted = true
 	var what string
 	switch {
 	case t.Stream != nil:
 		sum.Left, what = "partial_stream", "the image written to stdout is incomplete"
-	case t.File != nil && isDevice(sum.Target):
+	case t.File != nil && restore.IsDevice(sum.Target):
 		sum.Left = "partial_device"
 		what = "the device " + sum.Target + " holds a partial image (a device cannot be written under another name and renamed)"
 	default:
@@ -48,7 +47,7 @@ func (a *app) restoreBlob(o restoreOpts, s *store.Store, snap store.Snapshot, m 
 	if err != nil {
 		return err
 	}
-	t, closeTarget, err := a.openTarget(target, o.force, !o.noSync)
+	t, closeTarget, err := restore.OpenTarget(target, a.stdout, o.force, !o.noSync)
 	if err != nil {
 		return err
 	}
@@ -63,20 +62,14 @@ func (a *app) restoreBlob(o restoreOpts, s *store.Store, snap store.Snapshot, m 
 	if err != nil {
 		return fmt.Errorf("restore %s to %s: %w", ar.Name, target, err)
 	}
-	a.printRestore(o, restoreSummary{Snapshot: snap.String(), Archive: ar.Name, Target: target, Bytes: int64(len(data))}, true)
+	a.printRestore(o, restore.ImageSummary{Snapshot: snap.String(), Archive: ar.Name, Target: target, Bytes: int64(len(data))}, true)
 	return nil
-}
-
-// isDevice reports whether path is (or links to) a device.
-func isDevice(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Mode()&os.ModeDevice != 0
 }
 
 // treeInterrupted reports an interrupted tree restore: where it stopped,
 // what it did, and the marker it left; err wraps the context's error, so
 // that the command exits as the signal says.
-func (a *app) treeInterrupted(o restoreOpts, sum treeSummary, err error) error {
+func (a *app) treeInterrupted(o restoreOpts, sum restore.TreeSummary, err error) error {
 	sum.Interrupted = true
 	if o.json {
 		printJSON(a, sum)

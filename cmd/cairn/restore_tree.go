@@ -2,50 +2,14 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
+	"github.com/cairnfs/cairn/internal/progress"
 	"github.com/cairnfs/cairn/jobs/restore"
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/filearchive"
-	"golang.org/x/sys/unix"
 )
-
-// treeSummary is what a file archive restore reports.
-type treeSummary struct {
-	Snapshot  string              `json:"snapshot"`
-	Archive   string              `json:"archive"`
-	Path      string              `json:"path,omitempty"`
-	Target    string              `json:"target"`
-	Files     int64               `json:"files"`
-	Dirs      int64               `json:"dirs"`
-	Others    int64               `json:"others"`
-	Bytes     int64               `json:"bytes"`
-	ZeroBytes int64               `json:"zero_bytes"`
-	Seconds   float64             `json:"seconds"`
-	MBps      float64             `json:"mb_per_s"`
-	Failed    []restore.PathError `json:"failed"`
-	Include   []string            `json:"include,omitempty"`
-	Exclude   []string            `json:"exclude,omitempty"`
-	// An interrupted restore: where the walk stopped and the marker
-	// file it left in the target directory.
-	Interrupted bool   `json:"interrupted,omitempty"`
-	StoppedAt   string `json:"stopped_at,omitempty"`
-	Marker      string `json:"marker,omitempty"`
-	Removed     bool   `json:"removed,omitempty"`
-}
-
-func newTreeSummary(o restoreOpts, rep *restore.TreeReport, snap store.Snapshot, ar store.Archive, path, target string, el time.Duration) treeSummary {
-	sum := treeSummary{Snapshot: snap.String(), Archive: ar.Name, Path: path, Target: target, Files: rep.Files,
-		Dirs: rep.Dirs, Others: rep.Others, Bytes: rep.Bytes, ZeroBytes: rep.ZeroBytes, Seconds: el.Seconds(),
-		MBps: mbps(rep.Bytes, el), Failed: rep.Failed, Include: o.include, Exclude: o.exclude,
-		StoppedAt: rep.StoppedAt, Marker: rep.Marker, Removed: rep.Removed}
-	if sum.Failed == nil {
-		sum.Failed = []restore.PathError{}
-	}
-	return sum
-}
 
 // restoreTree restores a file archive (or --path inside it) into target.
 func (a *app) restoreTree(o restoreOpts, s *store.Store, snap store.Snapshot, m *store.Manifest, ar store.Archive, target string) error {
@@ -77,8 +41,8 @@ func (a *app) restoreTree(o restoreOpts, s *store.Store, snap store.Snapshot, m 
 	stats := new(restore.Stats)
 	total := a.treeTotals(o, s, snap, m, ar, c)
 	began = time.Now()
-	prog := a.showProgress("restore", func() progressSample {
-		return total.sample(stats)
+	prog := a.showProgress("restore", func() progress.Sample {
+		return total.Sample(stats)
 	})
 	rep, err := restore.Tree(a.ctx, acc, start, path, target, restore.TreeOptions{Threads: o.threads, Overwrite: o.force,
 		Filter: filter, Stats: stats, Logger: a.logger})
@@ -88,17 +52,17 @@ func (a *app) restoreTree(o restoreOpts, s *store.Store, snap store.Snapshot, m 
 	}
 	if err != nil && a.ctx.Err() != nil {
 		prog.Stop()
-		return a.treeInterrupted(o, newTreeSummary(o, rep, snap, ar, path, target, time.Since(began)), err)
+		return a.treeInterrupted(o, restore.NewTreeSummary(rep, snap.String(), ar.Name, path, target, o.include, o.exclude, time.Since(began)), err)
 	}
 	if !o.noSync {
-		if serr := syncTree(target); serr != nil {
+		if serr := restore.SyncTree(target); serr != nil {
 			prog.Stop()
 			return serr
 		}
 	}
 	prog.Stop()
 	el := time.Since(began)
-	sum := newTreeSummary(o, rep, snap, ar, path, target, el)
+	sum := restore.NewTreeSummary(rep, snap.String(), ar.Name, path, target, o.include, o.exclude, el)
 	if o.json {
 		printJSON(a, sum)
 	} else {
@@ -116,20 +80,6 @@ func (a *app) restoreTree(o restoreOpts, s *store.Store, snap store.Snapshot, m 
 	}
 	if err != nil {
 		return &codeError{code: exitPartial, err: err}
-	}
-	return nil
-}
-
-// syncTree waits until the restored tree has reached the disk: one
-// syncfs(2) for the target's file system, rather than an fsync per file.
-func syncTree(target string) error {
-	f, err := os.Open(target)
-	if err == nil {
-		err = unix.Syncfs(int(f.Fd()))
-		f.Close()
-	}
-	if err != nil {
-		return fmt.Errorf("sync the restored tree at %s: %w", target, err)
 	}
 	return nil
 }

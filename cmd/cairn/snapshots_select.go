@@ -6,13 +6,14 @@ import (
 	"strings"
 
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/snaplist"
 )
 
 // listSelected lists the groups (every snapshot, finished or not) and
 // snapshots named by args (as du takes them), each once, sorted by
 // group and time, and the named groups without a snapshot. A name that
 // does not resolve fails the listing.
-func listSelected(ctx context.Context, a *app, s *store.Store, ns string, args []string) (rows []snapshotRow, empty []string, err error) {
+func listSelected(ctx context.Context, a *app, s *store.Store, ns string, args []string) (rows []snaplist.Row, empty []string, err error) {
 	sel, err := parseDuArgs(ns, args)
 	if err != nil {
 		return nil, nil, err
@@ -23,7 +24,7 @@ func listSelected(ctx context.Context, a *app, s *store.Store, ns string, args [
 	add := func(si store.SnapshotInfo) {
 		if !seen[si.Snapshot] {
 			seen[si.Snapshot] = true
-			rows = append(rows, snapshotRowOf(idx, si))
+			rows = append(rows, snaplist.RowOf(idx, si))
 		}
 	}
 	for g := range sel.groups {
@@ -46,7 +47,7 @@ func listSelected(ctx context.Context, a *app, s *store.Store, ns string, args [
 			add(si)
 		}
 	}
-	slices.SortStableFunc(rows, func(x, y snapshotRow) int {
+	slices.SortStableFunc(rows, func(x, y snaplist.Row) int {
 		if c := strings.Compare(x.Group, y.Group); c != 0 {
 			return c
 		}

@@ -1,16 +1,12 @@
 package main
 
 import (
-	"fmt"
-	"io"
 	"log/slog"
 	"path/filepath"
 	"strconv"
 
-	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/jobs/storesync"
 	"github.com/cairnfs/cairn/store"
-	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 )
 
@@ -112,30 +108,7 @@ func (a *app) sync(o syncOpts, params map[string]string) error {
 			return err
 		}
 	} else {
-		printSyncReport(a.stdout, st, rep)
+		rep.WriteText(a.stdout, st)
 	}
 	return jobExit("sync", st, rep.SnapshotsFailed)
-}
-
-func printSyncReport(w io.Writer, st jobs.Status, r storesync.Report) {
-	fmt.Fprintf(w, "sync %s: %s\n", st.ID, st.State)
-	fmt.Fprintf(w, "  from       %s\n  to         %s\n", r.From, r.To)
-	fmt.Fprintf(w, "  snapshots  %d copied, %d skipped, %d failed", r.SnapshotsCopied, r.SnapshotsSkipped, r.SnapshotsFailed)
-	if r.SnapshotsRemoved+r.SnapshotsKept > 0 {
-		fmt.Fprintf(w, "; vanished: %d removed, %d kept", r.SnapshotsRemoved, r.SnapshotsKept)
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, "  chunks     %d copied (%s), %d reused\n", r.ChunksCopied, humanize.IBytes(uint64(r.BytesCopied)), r.ChunksReused)
-	fmt.Fprintf(w, "  data       %s in %.1f s\n", humanize.IBytes(uint64(r.DataBytes)), r.Seconds)
-	for _, s := range r.Snapshots {
-		if s.Outcome == storesync.Failed {
-			fmt.Fprintf(w, "  failed     %s: %s\n", quoteName(s.Snapshot), escapeText(s.Error))
-		}
-	}
-	if len(st.Errors) > 0 {
-		fmt.Fprintln(w, "errors:")
-		for _, e := range st.Errors {
-			fmt.Fprintf(w, "  %s\n", escapeText(e))
-		}
-	}
 }

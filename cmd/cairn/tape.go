@@ -86,7 +86,7 @@ snapshot. Exit code 3 means some snapshots were not exported.`,
 					return err
 				}
 			} else {
-				printExportReport(a.stdout, st, rep)
+				rep.WriteText(a.stdout, st)
 			}
 			return jobExit("tape export", st, rep.SnapshotsFailed)
 		},
@@ -240,7 +240,7 @@ means some snapshots were not restored or some archives were refused.`,
 					return err
 				}
 			} else {
-				printRestoreReport(a.stdout, st, rep)
+				rep.WriteText(a.stdout, st)
 			}
 			return tapeRestoreExit(st, rep)
 		},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 
@@ -39,7 +40,7 @@ holds data, is refused unless --force: its content is lost.`,
 			}
 			done, err := tape.Label(a.ctx, abs, args, tape.LabelOptions{Pool: pool, TapeSize: capacity, Force: force})
 			for _, l := range done {
-				fmt.Fprintf(a.stdout, "labelled tape %s (uuid %s, pool %s)\n", l.Label, l.UUID, orDash(l.Pool))
+				fmt.Fprintf(a.stdout, "labelled tape %s (uuid %s, pool %s)\n", l.Label, l.UUID, cmp.Or(l.Pool, "-"))
 			}
 			return tapeErr(err)
 		},

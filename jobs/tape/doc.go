@@ -36,5 +36,7 @@
 // disk streams the chunk files. The layers below live
 // in subpackages: block (256 KiB blocks), drive (the virtual drive),
 // format (archives and labels), catalog (media catalogs) and media
-// (inventory, pools, media sets).
+// (inventory, pools, media sets). The text the tape commands print of
+// the jobs' reports, the drive's status and the catalogs is
+// report_text.go's (WriteText, WriteCatalogs).
 package tape

@@ -5,7 +5,9 @@
 // and, for a set of snapshots (a prune's plan), what removing them all
 // would free, chunks shared only among them included.
 //
-// It owns that accounting only: snapshots are listed with Store.Walk,
+// It owns that accounting, and the listing cairn du prints of it
+// (Listing, as text or JSON). It reads the store only through it:
+// snapshots are listed with Store.Walk,
 // index files found with Store.SnapshotIndexFiles and opened with
 // Store.OpenIndexFile (as garbage collection's mark does: every
 // snapshot, finished or not, holds its chunks), and chunk sizes come
