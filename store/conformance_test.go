@@ -12,19 +12,23 @@ import (
 // store.
 func TestConformanceLocal(t *testing.T) {
 	conformance.RunBackendSuite(t, storetest.NewStore)
+	conformance.RunLifecycleSuite(t, storetest.NewStore) // its GC: jobs/gc's TestConformanceGC*
 }
 
 // TestConformanceRemote runs the same suite on a remote store, on a
 // fresh bucket of a real MinIO server per test.
 func TestConformanceRemote(t *testing.T) {
 	conformance.RunBackendSuite(t, storetest.NewRemoteStore)
+	conformance.RunLifecycleSuite(t, storetest.NewRemoteStore)
 }
 
 // TestConformanceMem runs the suite on a remote store on an in-memory
 // bucket (memstore): the same store code, no server.
 func TestConformanceMem(t *testing.T) {
-	conformance.RunBackendSuite(t, func(t testing.TB) *store.Store {
+	mem := func(t testing.TB) *store.Store {
 		s, _ := storetest.NewMemStore(t)
 		return s
-	})
+	}
+	conformance.RunBackendSuite(t, mem)
+	conformance.RunLifecycleSuite(t, mem)
 }
