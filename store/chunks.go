@@ -181,7 +181,7 @@ func (s *Store) ioParallelism() int {
 // missing just now: a remote store uploads it without looking again.
 func (s *Store) insertMissingChunk(ctx context.Context, d chunk.Digest, header, payload []byte) (bool, error) {
 	if p, ok := s.backend.(probing); ok {
-		return false, p.putMissing(ctx, d, header, payload)
+		return p.putMissing(ctx, d, header, payload)
 	}
 	return s.backend.InsertChunkParts(ctx, d, header, payload)
 }

@@ -131,9 +131,8 @@ type dryProbing struct {
 	p probing
 }
 
-func (c dryProbing) putMissing(_ context.Context, d chunk.Digest, _, _ []byte) error {
-	c.add(d)
-	return nil
+func (c dryProbing) putMissing(_ context.Context, d chunk.Digest, _, _ []byte) (bool, error) {
+	return c.add(d), nil
 }
 
 func (c dryProbing) parallelism() int    { return c.p.parallelism() }

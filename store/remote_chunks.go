@@ -33,8 +33,10 @@ var (
 // finds out by itself whether the chunk is there (no HasChunk first).
 type probing interface {
 	// putMissing stores chunk d that the caller's look found missing
-	// just now (ReuseChunkContext): no second look.
-	putMissing(ctx context.Context, d chunk.Digest, header, payload []byte) error
+	// just now (ReuseChunkContext): no second look. existed tells the
+	// store had it after all (another writer, or another worker of the
+	// same backup with the same chunk, stored it in between).
+	putMissing(ctx context.Context, d chunk.Digest, header, payload []byte) (existed bool, err error)
 	// parallelism is how many requests a writer should keep in flight.
 	parallelism() int
 	// readahead is how many chunks a sequential reader should prefetch.
@@ -165,9 +167,8 @@ func (c *remoteChunks) replace(ctx context.Context, d chunk.Digest, header, payl
 
 // putMissing implements probing: chunk d was missing at the caller's
 // look, which may have been a stale answer: insertChunk.
-func (c *remoteChunks) putMissing(ctx context.Context, d chunk.Digest, header, payload []byte) error {
-	_, err := c.insertChunk(ctx, d, header, payload)
-	return err
+func (c *remoteChunks) putMissing(ctx context.Context, d chunk.Digest, header, payload []byte) (bool, error) {
+	return c.insertChunk(ctx, d, header, payload)
 }
 
 // ReadFile implements Backend: the mirror's file.
