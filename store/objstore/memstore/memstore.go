@@ -23,6 +23,7 @@ type Bucket struct {
 	cfg    objstore.Config
 	logger *slog.Logger
 	offset atomic.Int64 // added to time.Now: Advance
+	timers timers
 
 	mu   sync.Mutex
 	objs map[string]*object
@@ -51,9 +52,6 @@ func (b *Bucket) SetHook(h Hook) {
 	b.hook = h
 	b.mu.Unlock()
 }
-
-// Advance moves the bucket's clock on by d (LastModified and ServerTime).
-func (b *Bucket) Advance(d time.Duration) { b.offset.Add(int64(d)) }
 
 // Config implements objstore.Objects.
 func (b *Bucket) Config() objstore.Config { return b.cfg }
