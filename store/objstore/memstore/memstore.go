@@ -30,6 +30,8 @@ type Bucket struct {
 	hook Hook
 }
 
+// object is an object as stored; never changed once stored (a touch
+// stores a new one), so that it is read without the lock.
 type object struct {
 	data []byte
 	lm   time.Time
@@ -227,7 +229,9 @@ func (b *Bucket) Touch(ctx context.Context, key string) (objstore.ObjectInfo, er
 	}
 	lm := c.Info.LastModified
 	if c.Lie != LieNoop {
-		o.lm = b.ServerTime()
+		// a new object: readers hold objects unlocked, never changed
+		o = &object{data: o.data, lm: b.ServerTime(), etag: o.etag}
+		b.objs[key] = o
 		lm = o.lm
 	} else if lm.IsZero() {
 		lm = o.lm // what a copy that was not made would say
