@@ -28,7 +28,7 @@ func Acquire(ctx context.Context, b Objects, key string, h Holder, ttl, wait tim
 		return nil, fmt.Errorf("lease %s: data of %d bytes, more than %d", key, len(h.Data), maxLeaseData)
 	}
 	l := &Lease{
-		b: b, clk: leaseClockOf(b), key: key, ttl: ttl,
+		b: b, clk: LeaseClockOf(b), key: key, ttl: ttl,
 		body: leaseBody{Holder: h, Token: newToken(), TTLMs: ttl.Milliseconds(), Node: localNode(), PID: os.Getpid()},
 		lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}),
 	}

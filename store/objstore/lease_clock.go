@@ -27,8 +27,9 @@ func (localClock) NewTicker(d time.Duration) (<-chan time.Time, func()) {
 	return t.C, t.Stop
 }
 
-// leaseClockOf is o's clock for leases: its own, or the host's.
-func leaseClockOf(o Objects) LeaseClock {
+// LeaseClockOf is o's clock for leases (and for a client's other waits
+// on the server's time): its own, or the host's.
+func LeaseClockOf(o Objects) LeaseClock {
 	if c, ok := o.(interface{ LeaseClock() LeaseClock }); ok {
 		return c.LeaseClock()
 	}
