@@ -11,7 +11,10 @@
 // ArchiveTree implementation is plugged in through Options.Trees.
 // Directories are listed lazily; the namespace, group and snapshot lists
 // are re-read at most once per Options.Refresh, so new snapshots and a
-// moved `latest` appear without a remount. The mount pins no snapshot:
+// moved `latest` appear without a remount. A listing's refresh (when to
+// list again, what a re-listing dropped or moved, when it last changed)
+// is plain Go, tested without a mount (listing.go); dir.go serves it as
+// a go-fuse node and tells the kernel which names went. The mount pins no snapshot:
 // a forgotten or pruned one leaves it within about two Refresh periods
 // (the kernel keeps the entries of these listings for Refresh, not for
 // Options.Timeout, and the entries a re-listing finds gone are
