@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -21,7 +22,7 @@ func runArgs(ctx context.Context, args ...string) (int, string) {
 // flag and (where the command bounds them) too many arguments are usage
 // errors, exit 2.
 func TestContractEveryCommand(t *testing.T) {
-	a := &app{}
+	a := &app{getenv: os.Getenv}
 	root := a.rootCmd()
 	var walk func(c *cobra.Command)
 	n := 0

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -192,5 +193,5 @@ func (a *app) keyChangeCmd() *cobra.Command {
 // environment variable env names, else the terminal (twice when confirm):
 // passphrase.Read. The caller wipes it.
 func (a *app) passphrase(file, env, prompt string, confirm bool) ([]byte, error) {
-	return passphrase.Read(file, env, a.stdin, a.stderr, prompt, confirm)
+	return passphrase.Read(cmp.Or(file, a.getenv(env)), env, a.stdin, a.stderr, prompt, confirm)
 }

@@ -53,7 +53,7 @@ func (a *app) keyFiles() []string {
 		return a.keyOpts.files
 	}
 	var out []string
-	for _, p := range filepath.SplitList(os.Getenv(envKeyfile)) {
+	for _, p := range filepath.SplitList(a.getenv(envKeyfile)) {
 		if p != "" {
 			out = append(out, p)
 		}
@@ -82,7 +82,7 @@ func (a *app) loadKeys() (*store.Keys, error) {
 				return nil, err
 			}
 			pw = p
-			if o.keepPW && o.pwFile == "" && os.Getenv(envPasswordFile) == "" {
+			if o.keepPW && o.pwFile == "" && a.getenv(envPasswordFile) == "" {
 				o.typedPW = append([]byte(nil), p...)
 			}
 		}

@@ -18,7 +18,7 @@ import (
 // flags and argument count it satisfies. Every command with a man page
 // has examples.
 func TestManualExamplesRun(t *testing.T) {
-	root := (&app{}).rootCmd()
+	root := (&app{getenv: os.Getenv}).rootCmd()
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		if len(examples[c.CommandPath()]) == 0 {
@@ -52,7 +52,7 @@ func TestManualExamplesRun(t *testing.T) {
 
 // checkCommandLine parses args as cairn would, without running them.
 func checkCommandLine(args []string) error {
-	root := (&app{}).rootCmd() // flags keep state: a tree for each line
+	root := (&app{getenv: os.Getenv}).rootCmd() // flags keep state: a tree for each line
 	c, rest, err := root.Find(args)
 	if err != nil {
 		return err

@@ -76,7 +76,7 @@ func TestREADMEManual(t *testing.T) {
 		}
 		want := readmeTable(s.head, s.rows, s.codeTerms)
 		if got := doc[start:end]; got != want && !*updateReadme {
-			t.Errorf("README.md's %s section is not manual.go's (edit cmd/cairn/manual.go, then go test ./cmd/cairn -run README -update-readme):\ngot:\n%s\nwant:\n%s", s.name, got, want)
+			t.Errorf("README.md's %s section is not manual.go's (edit cmd/cairn/cli/manual.go, then go test ./cmd/cairn/cli -run README -update-readme):\ngot:\n%s\nwant:\n%s", s.name, got, want)
 		}
 		doc = doc[:start] + want + doc[end:]
 	}

@@ -35,8 +35,9 @@ func (e *codeError) Unwrap() error { return e.err }
 // app holds what every command shares.
 type app struct {
 	ctx       context.Context
-	args      []string // the command line, for habitHint
-	started   bool     // a command's RunE began: errors before it are usage errors
+	args      []string            // the command line, for habitHint
+	getenv    func(string) string // the environment: os.Getenv, or a test's (Run)
+	started   bool                // a command's RunE began: errors before it are usage errors
 	stdin     io.Reader
 	stdout    io.Writer
 	stderr    io.Writer
@@ -91,16 +92,22 @@ func (a *app) lockWaitFlag(cmd *cobra.Command) {
 		"how long to wait for a lock another process holds (e.g. 30s, 10m; 0: fail at once, naming the holder)")
 }
 
-// run executes the command line args and returns the exit code: 0 ok,
-// 1 failure, 2 bad usage, 3 finished with errors, 128+N after signal N
-// (130 SIGINT, 143 SIGTERM) when ctx's cause is a *signalError.
+// run executes the command line args with the process's environment:
+// Run with os.Getenv.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{ctx: ctx, args: args, stdin: stdin, stdout: stdout, stderr: stderr}
+	return Run(ctx, args, os.Getenv, stdin, stdout, stderr)
+}
+
+// Run executes the command line args and returns the exit code: 0 ok,
+// 1 failure, 2 bad usage, 3 finished with errors, 128+N after signal N
+// (130 SIGINT, 143 SIGTERM) when ctx's cause is a *signalError. The
+// variables cairn reads (CAIRN_STORE, CAIRN_KEYFILE, the passphrase
+// files) come from getenv, and everything a command writes goes to
+// stdout and stderr: runs in one process (tests) do not share them.
+func Run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{ctx: ctx, args: args, getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
 	root := a.rootCmd()
 	root.SetArgs(args)
-	root.SetIn(stdin)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
 	defer a.wipeKeys()
 	cmd, err := root.ExecuteContextC(ctx)
 	if err != nil && !a.started && !errors.Is(err, errUsage) {
@@ -145,7 +152,7 @@ func (a *app) hint(cmd, root *cobra.Command, err error) {
 		switch {
 		case root.PersistentFlags().Changed("store"):
 			from = "from --store"
-		case os.Getenv("CAIRN_STORE") != "":
+		case a.getenv("CAIRN_STORE") != "":
 			from = "from CAIRN_STORE"
 		}
 		fmt.Fprintf(a.stderr, "cairn: the store was looked for at %s (%s); choose another with --store DIR or CAIRN_STORE=DIR, or create one there with 'cairn init'\n",
@@ -218,8 +225,8 @@ func usageErr(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
 }
 
-func defaultStore() string {
-	if s := os.Getenv("CAIRN_STORE"); s != "" {
+func (a *app) defaultStore() string {
+	if s := a.getenv("CAIRN_STORE"); s != "" {
 		return s
 	}
 	return "./cairn-store"
@@ -241,7 +248,7 @@ func (a *app) rootCmd() *cobra.Command {
 			return nil
 		},
 	}
-	root.PersistentFlags().StringVar(&a.storeDir, "store", defaultStore(), "datastore directory (env CAIRN_STORE)")
+	root.PersistentFlags().StringVar(&a.storeDir, "store", a.defaultStore(), "datastore directory (env CAIRN_STORE)")
 	root.PersistentFlags().CountVarP(&a.verbosity, "verbose", "v", "more log output (-v: progress notes, -vv: debug)")
 	root.PersistentFlags().BoolVarP(&a.quiet, "quiet", "q", false, "print errors only: no progress, no summary")
 	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "text", "log lines as text or json (log/slog)")
@@ -256,6 +263,11 @@ func (a *app) rootCmd() *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr("%v", err) })
 	root.Version = buildVersion().Version
 	root.SetVersionTemplate("{{.Name}} " + buildVersion().String() + "\n")
+	// The streams before the completion command, which takes the
+	// root's output when it is made (os.Stdout if none was set yet).
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
 	root.InitDefaultHelpCmd()
 	a.completionCmd(root)
 	setExamples(root)

@@ -9,7 +9,8 @@ import (
 
 // Set at build time (see the Makefile):
 //
-//	go build -ldflags "-X main.version=1.2.0 -X main.commit=abc123 -X main.commitTime=2026-12-01T10:00:00Z -X main.dirty=true"
+//	cli=github.com/cairnfs/cairn/cmd/cairn/cli
+//	go build -ldflags "-X $cli.version=1.2.0 -X $cli.commit=abc123 -X $cli.commitTime=2026-12-01T10:00:00Z -X $cli.dirty=true" ./cmd/cairn
 //
 // Left empty, they come from debug.ReadBuildInfo: the module version
 // (go install …@v1.2.0) and the vcs.* settings go build records in a
