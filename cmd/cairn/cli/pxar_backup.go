@@ -42,6 +42,7 @@ func (a *app) backupPxar(b *store.Backup, sp backupsrc.Spec, sel *pathlist.Selec
 	opt.OnError = func(path string, err error) {
 		fmt.Fprintf(a.stderr, "cairn: warning: %s: %s: %v\n", sp.Name, quoteName(filepath.Join(sp.Path, path)), err)
 	}
+	opt.Logger = a.logger
 	if sel != nil {
 		opt.Select = sel.Select
 	}
