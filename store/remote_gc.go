@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/store/digestsort"
 	"github.com/cairnfs/cairn/store/objstore"
 )
 
@@ -35,7 +36,7 @@ import (
 //     clocks differ a little).
 //  2. Mark: jobs/gc reads every index of every snapshot of the mirror,
 //     finished or not, and every digest goes into a sorted set on the
-//     local disk (remote_gc_sort.go: an external sort, memory bounded).
+//     local disk (store/digestsort: an external sort, memory bounded).
 //     The snapshots the writer registry names as published lately that
 //     the mirror lacks (a listing that lags; published since the
 //     refresh) are marked from their manifests and indexes read by key,
@@ -155,8 +156,8 @@ type remoteCollector struct {
 	lease  *objstore.Lease
 	start  GCStart
 	dir    string // the marked set's directory
-	set    *digestSorter
-	marked *digestMerge
+	set    *digestsort.Sorter
+	marked *digestsort.Merge
 	swept  bool // EndMark told writers the sweep begins
 }
 
@@ -282,7 +283,7 @@ func (c *remoteCollector) makeSet() error {
 	if err != nil {
 		return fmt.Errorf("gc marked set: %w", err)
 	}
-	c.dir, c.set = dir, newDigestSorter(dir)
+	c.dir, c.set = dir, digestsort.New(dir)
 	return nil
 }
 

@@ -3,8 +3,10 @@ package store
 import (
 	"context"
 	"fmt"
-	"github.com/cairnfs/cairn/store/objstore"
 	"time"
+
+	"github.com/cairnfs/cairn/store/digestsort"
+	"github.com/cairnfs/cairn/store/objstore"
 
 	"github.com/cairnfs/cairn/chunk"
 	"golang.org/x/sync/errgroup"
@@ -124,12 +126,12 @@ func (j *sweepJoin) nextMarked() error {
 // listed are missing. A listing out of key order stops the sweep: the
 // join would take a marked chunk listed late for garbage.
 func (j *sweepJoin) advance(d chunk.Digest) error {
-	if j.listed && cmpDigest(d, j.prev) < 0 {
+	if j.listed && digestsort.Compare(d, j.prev) < 0 {
 		return fmt.Errorf("the bucket listed chunk %s after %s: not in key order; nothing more is deleted", d, j.prev)
 	}
 	j.prev, j.listed = d, true
 	j.progress(int(d[0])<<8 | int(d[1]))
-	for j.has && cmpDigest(j.m, d) < 0 {
+	for j.has && digestsort.Compare(j.m, d) < 0 {
 		if !j.seenGood || j.lastGood != j.m {
 			j.missing(j.m)
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/store/digestsort"
 )
 
 // The sweep's merge-join decides each listed object against the marked
@@ -26,7 +27,7 @@ func TestSweepJoin(t *testing.T) {
 	cut := phase1.Add(-time.Hour)
 	old, pending, fresh := cut.Add(-time.Minute), cut.Add(time.Minute), phase1.Add(time.Second)
 	// marked: 0 (present), 2 (only a .bad copy), 4 (missing), 5 (present, with a .bad copy), 7 (missing, last)
-	s := newDigestSorter(t.TempDir())
+	s := digestsort.New(t.TempDir())
 	for _, i := range []int{0, 2, 4, 5, 7, 0} {
 		s.Add(ds[i])
 	}
@@ -75,5 +76,29 @@ func TestSweepJoin(t *testing.T) {
 	}
 	if err := j.advance(ds[3]); err == nil {
 		t.Error("a listing out of key order went on")
+	}
+}
+
+func TestParseChunkKey(t *testing.T) {
+	d := chunk.Sum([]byte("x"))
+	h := d.String()
+	for _, tc := range []struct {
+		key     string
+		bad, ok bool
+	}{
+		{".chunks/" + h[:4] + "/" + h, false, true},
+		{".chunks/" + h[:4] + "/" + h + ".3.bad", true, true},
+		{".chunks/" + h[:4] + "/" + h + ".tmp_x", false, false},
+		{".chunks/0000/" + h, false, false},
+		{".chunks/" + h[:4] + "/" + h[:63], false, false},
+		{".chunks/" + h[:4] + "/" + h[:63] + "G", false, false},
+		{".chunks/" + h[:4] + h, false, false},
+		{"x/" + h[:4] + "/" + h, false, false},
+		{".chunks/" + h[:4] + "/sub/" + h, false, false},
+	} {
+		got, bad, ok := parseChunkKey(tc.key)
+		if ok != tc.ok || bad != tc.bad || ok && got != d {
+			t.Errorf("%q: %s %v %v", tc.key, got, bad, ok)
+		}
 	}
 }

@@ -1,4 +1,4 @@
-package store
+package digestsort
 
 import (
 	"bufio"
@@ -16,15 +16,6 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 )
 
-// The remote GC's set of marked digests: an external sort on the local
-// disk, so that its memory is bounded whatever the number of chunks.
-// Digests are appended to an in-memory run of fixed size; a full run is
-// sorted, its duplicates dropped, and written to a run file; when
-// sortFanIn run files exist they are merged into one (dropping
-// duplicates again), so the files open at once stay bounded too. At the
-// end a k-way merge of the runs yields every marked digest once, in
-// ascending order: the order of the bucket's chunk keys.
-
 const (
 	// sortRunDigests is the size of the in-memory run (8 MiB).
 	sortRunDigests = 1 << 18
@@ -34,8 +25,9 @@ const (
 	sortReadBuf = 32 << 10
 )
 
-// digestSorter collects digests from many goroutines.
-type digestSorter struct {
+// Sorter collects digests from many goroutines into a set on the local
+// disk.
+type Sorter struct {
 	dir   string // where run files go (made by the caller, removed by it)
 	runN  int    // digests per in-memory run
 	fanIn int
@@ -47,12 +39,14 @@ type digestSorter struct {
 	err  error // the first spill error: the set is incomplete
 }
 
-func newDigestSorter(dir string) *digestSorter {
-	return &digestSorter{dir: dir, runN: sortRunDigests, fanIn: sortFanIn}
+// New returns an empty set whose run files go in dir, which the caller
+// makes and removes.
+func New(dir string) *Sorter {
+	return &Sorter{dir: dir, runN: sortRunDigests, fanIn: sortFanIn}
 }
 
 // Add puts d in the set.
-func (s *digestSorter) Add(d chunk.Digest) error {
+func (s *Sorter) Add(d chunk.Digest) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
@@ -68,9 +62,9 @@ func (s *digestSorter) Add(d chunk.Digest) error {
 	return s.err
 }
 
-// cmpDigest orders digests as their keys sort (bytewise); the first
+// Compare orders digests bytewise, as their chunk keys sort; the first
 // eight bytes, compared as one number, almost always decide.
-func cmpDigest(a, b chunk.Digest) int {
+func Compare(a, b chunk.Digest) int {
 	if x, y := binary.BigEndian.Uint64(a[:8]), binary.BigEndian.Uint64(b[:8]); x != y {
 		if x < y {
 			return -1
@@ -81,8 +75,8 @@ func cmpDigest(a, b chunk.Digest) int {
 }
 
 // spill sorts the in-memory run into a run file.
-func (s *digestSorter) spill() error {
-	slices.SortFunc(s.run, cmpDigest)
+func (s *Sorter) spill() error {
+	slices.SortFunc(s.run, Compare)
 	run := slices.Compact(s.run)
 	name, err := s.writeRun(func(w *bufio.Writer) error {
 		for i := range run {
@@ -128,12 +122,12 @@ func (s *digestSorter) spill() error {
 }
 
 // writeRun writes a new run file with fill.
-func (s *digestSorter) writeRun(fill func(*bufio.Writer) error) (string, error) {
+func (s *Sorter) writeRun(fill func(*bufio.Writer) error) (string, error) {
 	s.seq++
 	name := filepath.Join(s.dir, fmt.Sprintf("run-%06d", s.seq))
 	f, err := os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
-		return "", fmt.Errorf("gc marked set: %w", err)
+		return "", fmt.Errorf("marked set: %w", err)
 	}
 	w := bufio.NewWriterSize(f, 64<<10)
 	err = fill(w)
@@ -145,14 +139,14 @@ func (s *digestSorter) writeRun(fill func(*bufio.Writer) error) (string, error) 
 	}
 	if err != nil {
 		os.Remove(name)
-		return "", fmt.Errorf("gc marked set: write %s: %w", name, err)
+		return "", fmt.Errorf("marked set: write %s: %w", name, err)
 	}
 	return name, nil
 }
 
 // Finish ends the set and returns its digests in ascending order, each
 // once. The sorter is not used afterwards.
-func (s *digestSorter) Finish() (*digestMerge, error) {
+func (s *Sorter) Finish() (*Merge, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.err != nil {
@@ -167,8 +161,8 @@ func (s *digestSorter) Finish() (*digestMerge, error) {
 	return openMerge(s.runs)
 }
 
-// digestMerge is a k-way merge of sorted run files.
-type digestMerge struct {
+// Merge is a k-way merge of sorted run files.
+type Merge struct {
 	h       runHeap
 	files   []*os.File
 	last    chunk.Digest
@@ -184,7 +178,7 @@ type runReader struct {
 type runHeap []*runReader
 
 func (h runHeap) Len() int           { return len(h) }
-func (h runHeap) Less(i, j int) bool { return cmpDigest(h[i].cur, h[j].cur) < 0 }
+func (h runHeap) Less(i, j int) bool { return Compare(h[i].cur, h[j].cur) < 0 }
 func (h runHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
 func (h *runHeap) Push(x any)        { *h = append(*h, x.(*runReader)) }
 func (h *runHeap) Pop() any {
@@ -203,16 +197,16 @@ func (r *runReader) next() (ok bool, err error) {
 	case errors.Is(err, io.EOF):
 		return false, nil
 	}
-	return false, fmt.Errorf("gc marked set: read %s: %w", r.name, err)
+	return false, fmt.Errorf("marked set: read %s: %w", r.name, err)
 }
 
-func openMerge(names []string) (*digestMerge, error) {
-	m := &digestMerge{}
+func openMerge(names []string) (*Merge, error) {
+	m := &Merge{}
 	for _, name := range names {
 		f, err := os.Open(name)
 		if err != nil {
 			m.Close()
-			return nil, fmt.Errorf("gc marked set: %w", err)
+			return nil, fmt.Errorf("marked set: %w", err)
 		}
 		m.files = append(m.files, f)
 		r := &runReader{r: bufio.NewReaderSize(f, sortReadBuf), name: name}
@@ -230,7 +224,7 @@ func openMerge(names []string) (*digestMerge, error) {
 }
 
 // Next returns the next digest; ok is false at the end.
-func (m *digestMerge) Next() (d chunk.Digest, ok bool, err error) {
+func (m *Merge) Next() (d chunk.Digest, ok bool, err error) {
 	for len(m.h) > 0 {
 		top := m.h[0]
 		d = top.cur
@@ -253,7 +247,7 @@ func (m *digestMerge) Next() (d chunk.Digest, ok bool, err error) {
 }
 
 // Close closes the run files.
-func (m *digestMerge) Close() {
+func (m *Merge) Close() {
 	for _, f := range m.files {
 		f.Close()
 	}

@@ -1,4 +1,4 @@
-package store
+package digestsort
 
 import (
 	"bytes"
@@ -26,7 +26,7 @@ func TestDigestSorter(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			s := newDigestSorter(dir)
+			s := New(dir)
 			s.runN, s.fanIn = tc.runN, tc.fanIn
 			want := map[chunk.Digest]bool{}
 			var mu sync.Mutex
@@ -84,7 +84,7 @@ func TestDigestSorter(t *testing.T) {
 // shorter set: the sweep would take what is missing for garbage.
 func TestDigestSorterTruncatedRun(t *testing.T) {
 	dir := t.TempDir()
-	s := newDigestSorter(dir)
+	s := New(dir)
 	s.runN = 8
 	for i := range 20 {
 		s.Add(chunk.Sum([]byte{byte(i)}))
@@ -113,33 +113,9 @@ func TestDigestSorterTruncatedRun(t *testing.T) {
 	}
 }
 
-func TestParseChunkKey(t *testing.T) {
-	d := chunk.Sum([]byte("x"))
-	h := d.String()
-	for _, tc := range []struct {
-		key     string
-		bad, ok bool
-	}{
-		{".chunks/" + h[:4] + "/" + h, false, true},
-		{".chunks/" + h[:4] + "/" + h + ".3.bad", true, true},
-		{".chunks/" + h[:4] + "/" + h + ".tmp_x", false, false},
-		{".chunks/0000/" + h, false, false},
-		{".chunks/" + h[:4] + "/" + h[:63], false, false},
-		{".chunks/" + h[:4] + "/" + h[:63] + "G", false, false},
-		{".chunks/" + h[:4] + h, false, false},
-		{"x/" + h[:4] + "/" + h, false, false},
-		{".chunks/" + h[:4] + "/sub/" + h, false, false},
-	} {
-		got, bad, ok := parseChunkKey(tc.key)
-		if ok != tc.ok || bad != tc.bad || ok && got != d {
-			t.Errorf("%q: %s %v %v", tc.key, got, bad, ok)
-		}
-	}
-}
-
-// BenchmarkDigestSorter adds 1M random digests (four runs spilled to
+// BenchmarkSorter adds 1M random digests (four runs spilled to
 // disk), then merges them: the remote GC's mark set, per digest.
-func BenchmarkDigestSorter(b *testing.B) {
+func BenchmarkSorter(b *testing.B) {
 	const n = 1 << 20
 	ds := make([]chunk.Digest, n)
 	for i := range ds {
@@ -147,7 +123,7 @@ func BenchmarkDigestSorter(b *testing.B) {
 	}
 	b.ResetTimer()
 	for range b.N {
-		s := newDigestSorter(b.TempDir())
+		s := New(b.TempDir())
 		for _, d := range ds {
 			if err := s.Add(d); err != nil {
 				b.Fatal(err)
