@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/crypt"
+	"github.com/cairnfs/cairn/store/internal/fsutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -183,7 +184,7 @@ func (b *Backup) AddBlob(name string, blob []byte) error {
 	if kind.Encrypted() && b.key == nil {
 		return fmt.Errorf("blob archive %s: %w in a plain backup", name, chunk.ErrEncrypted)
 	}
-	if err := writeFileAtomic(filepath.Join(b.dir, name), blob); err != nil {
+	if err := fsutil.WriteFileAtomic(filepath.Join(b.dir, name), blob); err != nil {
 		return err
 	}
 	return b.AddFile(FileInfo{Filename: name, Size: uint64(len(blob)), Csum: CsumHex(sha256.Sum256(blob))})

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
+	"github.com/cairnfs/cairn/store/internal/printable"
 	"golang.org/x/sys/unix"
 )
 
@@ -101,16 +101,13 @@ func flockPIDs(dev, ino uint64) []int {
 	return pids
 }
 
-// maxCommand bounds a holder's command line in messages.
-const maxCommand = 200
-
 // describePID reads a process's command line and start time from /proc;
 // what cannot be read stays empty.
 func describePID(pid int) LockHolder {
 	h := LockHolder{PID: pid}
 	p := "/proc/" + strconv.Itoa(pid)
 	if b, err := os.ReadFile(p + "/cmdline"); err == nil {
-		h.Command = printable(strings.TrimSpace(string(bytes.ReplaceAll(b, []byte{0}, []byte{' '}))), maxCommand)
+		h.Command = printable.String(strings.TrimSpace(string(bytes.ReplaceAll(b, []byte{0}, []byte{' '}))), printable.MaxCommand)
 	}
 	if b, err := os.ReadFile(p + "/stat"); err == nil {
 		h.Started = processStart(b)
@@ -152,19 +149,4 @@ func bootTime() time.Time {
 		}
 	}
 	return time.Time{}
-}
-
-// printable replaces what a terminal would interpret and shortens s to
-// about n bytes.
-func printable(s string, n int) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsPrint(r) {
-			return r
-		}
-		return '?'
-	}, s)
-	if len(s) > n {
-		s = s[:n] + "…"
-	}
-	return s
 }

@@ -9,11 +9,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/store/internal/fsutil"
 )
 
 // ManifestName is the manifest's file name in a snapshot directory.
@@ -282,43 +282,6 @@ func (s *Store) UpdateManifest(ctx context.Context, snap Snapshot, fn func(*Mani
 	return s.meta.UpdateManifest(ctx, snap, fn)
 }
 
-// writeFileAtomic writes data to a temporary file beside path, syncs it
-// and renames it into place.
-func writeFileAtomic(path string, data []byte) error {
-	return writeAtomic(path, func(f *os.File) error {
-		_, err := f.Write(data)
-		return err
-	})
-}
-
-// writeAtomic creates a temporary file beside path, has fill write it,
-// syncs it and renames it into place (mode 0644); on any error the
-// temporary file is removed and the error names path.
-func writeAtomic(path string, fill func(*os.File) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp_")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	err = fill(tmp)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
-
 // CommitManifest finishes a snapshot written outside a Backup (a tape
 // restore): its manifest, written to the hidden file tmp of the snapshot
 // directory, is renamed into place, last; on a remote store the bucket
@@ -353,5 +316,5 @@ func dropVerifyState(path string, snap Snapshot) error {
 	if blob, err = encodeManifest(snap, m); err != nil {
 		return err
 	}
-	return writeFileAtomic(path, blob)
+	return fsutil.WriteFileAtomic(path, blob)
 }

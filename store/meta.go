@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/cairnfs/cairn/store/internal/fsutil"
 	"github.com/cairnfs/cairn/store/objstore"
 )
 
@@ -109,7 +110,7 @@ func (l localMeta) Publish(ctx context.Context, b *Backup, m *Manifest) error {
 
 // WriteManifest implements metaStore (temp + rename).
 func (l localMeta) WriteManifest(_ context.Context, snap Snapshot, blob []byte) error {
-	return writeFileAtomic(filepath.Join(l.s.SnapshotPath(snap), ManifestName), blob)
+	return fsutil.WriteFileAtomic(filepath.Join(l.s.SnapshotPath(snap), ManifestName), blob)
 }
 
 // UpdateManifest implements metaStore: load, modify, replace.

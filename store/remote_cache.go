@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/store/internal/fsutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -92,7 +93,7 @@ func (c *diskCache) read(d chunk.Digest, opt ChunkOptions) (Blob, bool) {
 		os.Remove(path)
 		return Blob{d: d, data: opt.Buf[:0], inBuf: true}, false
 	}
-	touchNoFollow(path) // least recently used goes first
+	fsutil.TouchNoFollow(path) // least recently used goes first
 	return b, true
 }
 
@@ -181,7 +182,7 @@ func (c *diskCache) trim() error {
 
 // scan lists the cache's chunk files and their total size.
 func (c *diskCache) scan() ([]cacheFile, int64, error) {
-	prefixes, err := readNames(c.dir)
+	prefixes, err := fsutil.ReadNames(c.dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, nil
 	}
@@ -193,7 +194,7 @@ func (c *diskCache) scan() ([]cacheFile, int64, error) {
 	old := time.Now().Add(-staleTemp).UnixNano()
 	for _, p := range prefixes {
 		dir := c.dir + "/" + p
-		names, err := readNames(dir)
+		names, err := fsutil.ReadNames(dir)
 		if err != nil {
 			continue // not a directory, or gone meanwhile
 		}

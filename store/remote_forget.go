@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/cairnfs/cairn/store/internal/printable"
 	"github.com/cairnfs/cairn/store/objstore"
 )
 
@@ -57,7 +58,7 @@ func (s *Store) refuseForget(ctx context.Context, snap Snapshot) error {
 	if w != nil {
 		h := w.Holder
 		return fmt.Errorf("forget %s: %w: writer %s builds on it (%s, PID %d on host %s, since %s)", snap,
-			ErrSnapshotInUse, w.Key, printable(h.Command, maxCommand), h.PID, printable(h.Host, maxCommand),
+			ErrSnapshotInUse, w.Key, printable.String(h.Command, printable.MaxCommand), h.PID, printable.String(h.Host, printable.MaxCommand),
 			h.Start.UTC().Format("2006-01-02T15:04:05Z"))
 	}
 	return s.remoteProtected(ctx, snap)

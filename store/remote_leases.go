@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cairnfs/cairn/store/internal/printable"
 	"github.com/cairnfs/cairn/store/objstore"
 )
 
@@ -174,8 +175,8 @@ func (s *Store) lockGroupLease(ctx context.Context, g Group) (*objstore.Lease, e
 	if errors.As(err, &held) {
 		h := held.Holder
 		return nil, &LockedError{Path: "bucket " + s.remote.cfg.Bucket + ": " + key,
-			Holders: []LockHolder{{Host: printable(h.Host, maxCommand), PID: h.PID,
-				Command: printable(h.Command, maxCommand), Started: h.Start}},
+			Holders: []LockHolder{{Host: printable.String(h.Host, printable.MaxCommand), PID: h.PID,
+				Command: printable.String(h.Command, printable.MaxCommand), Started: h.Start}},
 			Waited: waited(start, s.lockWait)}
 	}
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cairnfs/cairn/store/internal/fsutil"
 	"github.com/cairnfs/cairn/store/objstore"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sys/unix"
@@ -149,7 +150,7 @@ func (s *Store) putManifest(ctx context.Context, snap Snapshot, blob []byte, con
 		return fmt.Errorf("snapshot %s: upload manifest %s: %w", snap, key, err)
 	}
 	path := filepath.Join(s.SnapshotPath(snap), ManifestName)
-	if err := writeFileAtomic(path, blob); err != nil {
+	if err := fsutil.WriteFileAtomic(path, blob); err != nil {
 		return err
 	}
 	if tags == nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/store/internal/printable"
 	"github.com/cairnfs/cairn/store/objstore"
 	"golang.org/x/sys/unix"
 )
@@ -52,7 +53,7 @@ type KeyError struct {
 }
 
 func (e *KeyError) Error() string {
-	return fmt.Sprintf("bucket key %q refused: %s", printable(e.Key, 300), e.Reason)
+	return fmt.Sprintf("bucket key %q refused: %s", printable.String(e.Key, 300), e.Reason)
 }
 
 // mirrorNameRE is what an index or blob a refresh mirrors is called (as

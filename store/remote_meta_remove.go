@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cairnfs/cairn/store/internal/fsutil"
 	"github.com/cairnfs/cairn/store/objstore"
 )
 
@@ -51,7 +52,7 @@ func (r *refresher) removeVanished(g Group, times map[string]bool) error {
 	if r.s.CheckGroupDirs(g) != nil {
 		return nil // a symlink on the way (refused when mirrored), or gone
 	}
-	names, err := readNames(r.s.GroupPath(g))
+	names, err := fsutil.ReadNames(r.s.GroupPath(g))
 	if err != nil {
 		return nil
 	}
@@ -133,7 +134,7 @@ const newGroupAge = time.Minute
 // backup of the group starting here keeps it).
 func (s *Store) removeEmptyGroup(ctx context.Context, g Group) {
 	dir := s.GroupPath(g)
-	if s.CheckGroupDirs(g) != nil || !oldFile(dir, newGroupAge) {
+	if s.CheckGroupDirs(g) != nil || !fsutil.OldFile(dir, newGroupAge) {
 		return
 	}
 	l, err := s.flock(ctx, filepath.Join(dir, ".backup.lck"), true, 0)

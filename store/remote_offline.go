@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/cairnfs/cairn/store/internal/fsutil"
 )
 
 // A remote store whose bucket cannot be reached when it is opened opens
@@ -36,7 +38,7 @@ func (s *Store) noteRefreshed() {
 	now := time.Now()
 	name := filepath.Join(s.root, refreshedName)
 	if err := os.Chtimes(name, now, now); err != nil {
-		writeFileAtomic(name, nil) //nolint:errcheck // best effort
+		fsutil.WriteFileAtomic(name, nil) //nolint:errcheck // best effort
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 
+	"github.com/cairnfs/cairn/store/internal/fsutil"
 	"github.com/cairnfs/cairn/store/objstore"
 )
 
@@ -116,7 +117,7 @@ func writeRemoteConfig(dir string, cfg RemoteConfig) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFileAtomic(filepath.Join(dir, RemoteConfigName), append(b, '\n')); err != nil {
+	if err := fsutil.WriteFileAtomic(filepath.Join(dir, RemoteConfigName), append(b, '\n')); err != nil {
 		return err
 	}
 	return os.Chmod(filepath.Join(dir, RemoteConfigName), 0o600)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairnfs/cairn/store/internal/fsutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -179,7 +180,7 @@ type SnapshotInfo struct {
 func (s *Store) Namespaces(ns NS) ([]NS, error) {
 	out := []NS{ns}
 	dir := filepath.Join(s.root, ns.rel(), "ns")
-	names, err := readNames(dir)
+	names, err := fsutil.ReadNames(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return out, nil
@@ -208,7 +209,7 @@ func (s *Store) Namespaces(ns NS) ([]NS, error) {
 func (s *Store) Groups(ns NS) ([]Group, error) {
 	var out []Group
 	for _, typ := range []string{TypeCT, TypeHost, TypeVM} {
-		names, err := readNames(filepath.Join(s.root, ns.rel(), typ))
+		names, err := fsutil.ReadNames(filepath.Join(s.root, ns.rel(), typ))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

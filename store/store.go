@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/cairnfs/cairn/store/objstore"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/cairnfs/cairn/store/objstore"
 
 	"golang.org/x/sync/errgroup"
 

@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/store/internal/fsutil"
 )
 
 // What a copy of a snapshot from another store (jobs/sync) needs of a
@@ -110,7 +111,7 @@ func (b *Backup) AddIndexCopy(x Index, fi FileInfo) error {
 	if err != nil {
 		return err
 	}
-	err = writeAtomic(filepath.Join(b.dir, fi.Filename), func(f *os.File) error { return copyIndexBytes(f, m, fi) })
+	err = fsutil.WriteAtomic(filepath.Join(b.dir, fi.Filename), func(f *os.File) error { return copyIndexBytes(f, m, fi) })
 	if err != nil {
 		return err
 	}
@@ -191,7 +192,7 @@ func (b *Backup) AddBlobCopy(blob []byte, fi FileInfo) error {
 	if uint64(len(blob)) != fi.Size || CsumHex(sha256.Sum256(blob)) != fi.Csum {
 		return fmt.Errorf("archive %s: %w: size or checksum differs", fi.Filename, ErrSyncMismatch)
 	}
-	if err := writeFileAtomic(filepath.Join(b.dir, fi.Filename), blob); err != nil {
+	if err := fsutil.WriteFileAtomic(filepath.Join(b.dir, fi.Filename), blob); err != nil {
 		return err
 	}
 	return b.AddFile(fi)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairnfs/cairn/store/internal/fsutil"
 	"github.com/cairnfs/cairn/store/objstore"
 	"golang.org/x/sys/unix"
 )
@@ -117,7 +118,7 @@ const staleNewWriter = time.Minute
 // none runs), removing the files of writers that died.
 func (s *Store) OldestWriter() (oldest time.Time, ok bool, err error) {
 	dir := filepath.Join(s.root, writersDir)
-	names, err := readNames(dir)
+	names, err := fsutil.ReadNames(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return time.Time{}, false, nil
 	}
@@ -142,7 +143,7 @@ func (s *Store) OldestWriter() (oldest time.Time, ok bool, err error) {
 			}
 			continue
 		}
-		if valid || strings.HasPrefix(name, newWriterPrefix) && oldFile(path, staleNewWriter) {
+		if valid || strings.HasPrefix(name, newWriterPrefix) && fsutil.OldFile(path, staleNewWriter) {
 			os.Remove(path)
 		}
 	}
@@ -182,9 +183,4 @@ func lockedByOther(path string) (bool, error) {
 		return true, nil
 	}
 	return false, err
-}
-
-func oldFile(path string, age time.Duration) bool {
-	fi, err := os.Lstat(path)
-	return err == nil && time.Since(fi.ModTime()) > age
 }
