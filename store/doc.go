@@ -13,7 +13,7 @@
 // index (snapindex*.go, .cairn-snapindex at the store's root), a cache that
 // is never needed and never trusted beyond what it is checked against.
 //
-// # Two seams: Backend and metaStore
+// # Two seams: Backend and MetaStore
 //
 // What depends on where a store lives sits behind two interfaces, each
 // chosen once when the store is opened (store.go, remote_store.go), so that
@@ -31,12 +31,12 @@
 // faults turned into ErrChunkFault by Blob.Do), others read with
 // O_DIRECT into reused aligned buffers. Its optional chunkFiles
 // (ChunkDiskDir, ChunkSizeHint, PrefetchChunk) is what only files on a
-// local disk allow; a bucket's (remoteChunks) optional probing (request
+// local disk allow; a bucket's (remoteChunks) optional Prober (request
 // concurrency, readahead, image chunk size, an upload without a second
-// look) and collecting (its own ChunkCollector) are what only a bucket
+// look) and Collecting (its own ChunkCollector) are what only a bucket
 // needs. A dry run wraps the Backend (dryrun.go).
 //
-// metaStore (meta.go), s.meta, is what a change to snapshot metadata does
+// MetaStore (meta.go), s.meta, is what a change to snapshot metadata does
 // beyond the store's directory, which the store itself writes, locks
 // and registers writers in: Publish (Backup.Finish), WriteManifest,
 // UpdateManifest (the unprotected part), CommitManifest, Forget,

@@ -158,7 +158,7 @@ func (s *Store) CleanTrash(ctx context.Context) (int, error) {
 			if err := ctx.Err(); err != nil {
 				return n, err
 			}
-			dir := filepath.Join(s.root, ns.rel(), typ)
+			dir := filepath.Join(s.root, ns.Rel(), typ)
 			c, err := cleanTrashIn(ctx, dir)
 			n += c
 			errs = append(errs, err)

@@ -81,6 +81,9 @@ const (
 // snapshot's manifest lock is at least manifestLockTimeout.
 func (s *Store) SetLockWait(d time.Duration) { s.lockWait = max(d, 0) }
 
+// LockWait is how long a lock another process holds is waited for.
+func (s *Store) LockWait() time.Duration { return s.lockWait }
+
 // flock takes a lock on path (created if missing, never through a
 // symlink, with the store's lock file mode), retrying without blocking
 // until wait has passed or ctx ends; then it fails with a *LockedError.
@@ -238,4 +241,16 @@ func (s *Store) LockJobContext(ctx context.Context, kind string) (*Lock, error) 
 		return nil, fmt.Errorf("job kind %q: %w", kind, ErrBadName)
 	}
 	return s.flock(ctx, filepath.Join(s.root, ".job-"+kind+".lck"), true, s.lockWait)
+}
+
+// groupLeaseRelease bounds the release of a group's lease (LockGroup on
+// a remote store) when its lock is unlocked.
+const groupLeaseRelease = 30 * time.Second
+
+// releaseLease releases l, waiting at most groupLeaseRelease; a lease
+// that cannot be deleted expires after its TTL.
+func releaseLease(l *objstore.Lease) {
+	ctx, cancel := context.WithTimeout(context.Background(), groupLeaseRelease)
+	defer cancel()
+	l.Release(ctx)
 }

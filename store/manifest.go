@@ -179,7 +179,7 @@ func CsumHex(sum [32]byte) string { return hex.EncodeToString(sum[:]) }
 // ReadManifest loads and checks a snapshot's manifest.
 func (s *Store) ReadManifest(snap Snapshot) (*Manifest, error) {
 	path := filepath.Join(s.SnapshotPath(snap), ManifestName)
-	blob, err := s.backend.ReadFile(context.Background(), snapshotFile(snap, ManifestName), maxManifestBlob)
+	blob, err := s.backend.ReadFile(context.Background(), SnapshotFile(snap, ManifestName), MaxManifestBlob)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: %w: %w", path, ErrUnfinished, ErrNotFound)
@@ -242,15 +242,15 @@ func decodeManifest(path string, blob []byte, snap Snapshot) (*Manifest, error) 
 // Writing it is what makes a snapshot finished. On a remote store it is
 // put into the bucket first (remote_meta.go).
 func (s *Store) WriteManifest(snap Snapshot, m *Manifest) error {
-	blob, err := encodeManifest(snap, m)
+	blob, err := EncodeManifest(snap, m)
 	if err != nil {
 		return err
 	}
 	return s.meta.WriteManifest(context.Background(), snap, blob)
 }
 
-// encodeManifest makes m's blob.
-func encodeManifest(snap Snapshot, m *Manifest) ([]byte, error) {
+// EncodeManifest makes m's blob.
+func EncodeManifest(snap Snapshot, m *Manifest) ([]byte, error) {
 	data, err := marshalManifest(snap, m)
 	if err != nil {
 		return nil, err
@@ -285,7 +285,7 @@ func (s *Store) UpdateManifest(ctx context.Context, snap Snapshot, fn func(*Mani
 // CommitManifest finishes a snapshot written outside a Backup (a tape
 // restore): its manifest, written to the hidden file tmp of the snapshot
 // directory, is renamed into place, last; on a remote store the bucket
-// has the snapshot first (metaStore.CommitManifest). A verify state in
+// has the snapshot first (MetaStore.CommitManifest). A verify state in
 // the manifest is the source store's, not this one's: it is dropped, so
 // the snapshot shows as not verified here.
 func (s *Store) CommitManifest(ctx context.Context, snap Snapshot, tmp string) error {
@@ -301,7 +301,7 @@ func (s *Store) CommitManifest(ctx context.Context, snap Snapshot, tmp string) e
 // dropVerifyState rewrites the manifest at path without its verify
 // state, if it has one.
 func dropVerifyState(path string, snap Snapshot) error {
-	blob, err := ReadFileBounded(path, maxManifestBlob)
+	blob, err := ReadFileBounded(path, MaxManifestBlob)
 	if err != nil {
 		return fmt.Errorf("snapshot %s: %w", snap, err)
 	}
@@ -313,7 +313,7 @@ func dropVerifyState(path string, snap Snapshot) error {
 		return nil
 	}
 	delete(m.Unprotected, "verify_state")
-	if blob, err = encodeManifest(snap, m); err != nil {
+	if blob, err = EncodeManifest(snap, m); err != nil {
 		return err
 	}
 	return fsutil.WriteFileAtomic(path, blob)

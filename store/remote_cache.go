@@ -75,11 +75,11 @@ func (c *diskCache) path(d chunk.Digest) string {
 // whose blob fails its CRC is removed and counts as a miss.
 func (c *diskCache) read(d chunk.Digest, opt ChunkOptions) (Blob, bool) {
 	if c.off {
-		return Blob{d: d, data: opt.Buf[:0], inBuf: true}, false
+		return BufBlob(d, opt.Buf[:0]), false
 	}
 	path := c.path(d)
 	opt.Direct = DirectNever
-	b, err := localDir{}.readChunkAt(d, path, opt)
+	b, err := ReadChunkFile(d, path, opt)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			slog.Warn("chunk cache: unreadable copy removed", "chunk", d.String(), "err", err)
@@ -91,7 +91,7 @@ func (c *diskCache) read(d chunk.Digest, opt ChunkOptions) (Blob, bool) {
 		b.Release()
 		slog.Warn("chunk cache: damaged copy removed", "chunk", d.String(), "err", err)
 		os.Remove(path)
-		return Blob{d: d, data: opt.Buf[:0], inBuf: true}, false
+		return BufBlob(d, opt.Buf[:0]), false
 	}
 	fsutil.TouchNoFollow(path) // least recently used goes first
 	return b, true

@@ -19,31 +19,15 @@ import (
 // Its requests end with the caller's context or with the store's own,
 // which Close cancels (bound).
 type remoteChunks struct {
-	mirror localDir // the snapshot files: ReadFile, OpenIndex
+	mirror Backend // the local directory's snapshot files: ReadFile, OpenIndex
 	r      *remote
 }
 
 var (
 	_ Backend    = (*remoteChunks)(nil)
-	_ probing    = (*remoteChunks)(nil)
-	_ collecting = (*remoteChunks)(nil)
+	_ Prober     = (*remoteChunks)(nil)
+	_ Collecting = (*remoteChunks)(nil)
 )
-
-// probing is a Backend whose chunks cost a request each: TouchChunk
-// finds out by itself whether the chunk is there (no HasChunk first).
-type probing interface {
-	// putMissing stores chunk d that the caller's look found missing
-	// just now (ReuseChunkContext): no second look. existed tells the
-	// store had it after all (another writer, or another worker of the
-	// same backup with the same chunk, stored it in between).
-	putMissing(ctx context.Context, d chunk.Digest, header, payload []byte) (existed bool, err error)
-	// parallelism is how many requests a writer should keep in flight.
-	parallelism() int
-	// readahead is how many chunks a sequential reader should prefetch.
-	readahead() int
-	// imageChunkSize is the fixed chunk size of images by default.
-	imageChunkSize() int
-}
 
 // Request concurrency of a remote store: latency, not bandwidth, is what
 // a bucket's client waits on.
@@ -62,9 +46,9 @@ const (
 	RemoteImageChunkSize = chunk.DefaultChunkSize
 )
 
-func (c *remoteChunks) parallelism() int { return remoteParallelism }
-func (c *remoteChunks) readahead() int   { return RemoteReadahead }
-func (c *remoteChunks) imageChunkSize() int {
+func (c *remoteChunks) Parallelism() int { return remoteParallelism }
+func (c *remoteChunks) Readahead() int   { return RemoteReadahead }
+func (c *remoteChunks) ImageChunkSize() int {
 	return RemoteImageChunkSize
 }
 
@@ -73,7 +57,7 @@ func (c *remoteChunks) imageChunkSize() int {
 // leaves the cache alone.
 func (c *remoteChunks) ReadChunk(ctx context.Context, d chunk.Digest, opt ChunkOptions) (Blob, error) {
 	if err := ctx.Err(); err != nil {
-		return Blob{d: d, data: opt.Buf[:0], inBuf: true}, err
+		return BufBlob(d, opt.Buf[:0]), err
 	}
 	if opt.Direct != DirectAlways {
 		if b, ok := c.r.cache.read(d, opt); ok {
@@ -82,7 +66,7 @@ func (c *remoteChunks) ReadChunk(ctx context.Context, d chunk.Digest, opt ChunkO
 	}
 	data, _, err := c.r.bucket.Get(ctx, chunkKey(d), chunk.MaxBlobSize, opt.Buf)
 	if err != nil {
-		return Blob{d: d, data: opt.Buf[:0], inBuf: true}, c.chunkError(d, err)
+		return BufBlob(d, opt.Buf[:0]), c.chunkError(d, err)
 	}
 	if opt.Direct != DirectAlways {
 		// unchecked: a copy damaged on the way is found (its CRC) and
@@ -90,7 +74,7 @@ func (c *remoteChunks) ReadChunk(ctx context.Context, d chunk.Digest, opt ChunkO
 		// bucket is what the bucket holds
 		c.r.cache.add(d, data)
 	}
-	return Blob{d: d, data: data, inBuf: true}, nil
+	return BufBlob(d, data), nil
 }
 
 // chunkError maps a request's error on chunk d to the store's classes.
@@ -165,9 +149,9 @@ func (c *remoteChunks) replace(ctx context.Context, d chunk.Digest, header, payl
 	}
 }
 
-// putMissing implements probing: chunk d was missing at the caller's
+// putMissing implements Prober: chunk d was missing at the caller's
 // look, which may have been a stale answer: insertChunk.
-func (c *remoteChunks) putMissing(ctx context.Context, d chunk.Digest, header, payload []byte) (bool, error) {
+func (c *remoteChunks) PutMissing(ctx context.Context, d chunk.Digest, header, payload []byte) (bool, error) {
 	return c.insertChunk(ctx, d, header, payload)
 }
 

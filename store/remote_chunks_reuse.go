@@ -22,17 +22,6 @@ import (
 // listed the chunk before the touch, and so delete it still, is waited
 // for, and the chunk is stored again from the data the writer holds.
 
-// RefreshKnownChunk is RefreshChunk for a chunk of one of the writer's
-// base snapshots (an archive's reference, Backup.Reference): a remote store takes it as
-// present without a request (rule 2a); a local one touches it.
-func (s *Store) RefreshKnownChunk(f *TouchFilter, d chunk.Digest) (bool, error) {
-	if _, ok := s.backend.(probing); ok {
-		f.Add(d)
-		return true, nil
-	}
-	return s.RefreshChunk(f, d)
-}
-
 // keep makes chunk d, which the bucket says it has, outlive any GC for
 // this process's writers: it is touched (its LastModified becomes the
 // server's now, checked in the answer: objstore.CheckTouch) and then

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/store/objstore"
-	"golang.org/x/sys/unix"
 )
 
 // storeMarkerKey is the object that makes a bucket prefix a cairn store:
@@ -94,7 +93,7 @@ func createRemote(ctx context.Context, dir string, cfg RemoteConfig, opt CreateO
 	if err := writeRemoteConfig(dir, cfg); err != nil {
 		return fail(err)
 	}
-	s, err := open(dir, b)
+	s, err := OpenRemote(dir, opener(b))
 	if err != nil {
 		return nil, err
 	}
@@ -174,26 +173,11 @@ func claimPrefix(ctx context.Context, b objstore.Objects, cfg objstore.Config) (
 // (0700, or the group's 0750 set-group-ID), the chunk cache directory and
 // the lock file.
 func makeRemoteDir(dir string, opt CreateOptions) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := CreateDir(dir, opt); err != nil {
 		return err
-	}
-	mode := uint32(0o700)
-	if opt.Group != nil {
-		mode = 0o2750
-		if err := os.Chown(dir, -1, *opt.Group); err != nil {
-			return err
-		}
-	}
-	if err := unix.Chmod(dir, mode); err != nil {
-		return fmt.Errorf("%s: %w", dir, err)
 	}
 	if err := os.Mkdir(filepath.Join(dir, chunkCacheDir), 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(dir, lockFile), os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, lockFileMode)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return f.Chmod(lockFileMode)
+	return nil
 }

@@ -29,8 +29,8 @@ func (s *Store) forgetRemote(ctx context.Context, snap Snapshot) error {
 	if err := s.remoteProtected(ctx, snap); err != nil {
 		return err
 	}
-	key := snapshotFile(snap, ManifestName)
-	blob, _, err := s.remote.bucket.Get(ctx, key, maxManifestBlob, nil)
+	key := SnapshotFile(snap, ManifestName)
+	blob, _, err := s.remote.bucket.Get(ctx, key, MaxManifestBlob, nil)
 	if errors.Is(err, objstore.ErrNotExist) {
 		blob = nil // unfinished, or gone already: nobody builds on it
 	} else if err != nil {
@@ -70,7 +70,7 @@ func (s *Store) refuseForget(ctx context.Context, snap Snapshot) error {
 func (s *Store) putManifestBack(ctx context.Context, snap Snapshot, blob []byte, cause error) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), leaseReleaseTimeout)
 	defer cancel()
-	key := snapshotFile(snap, ManifestName)
+	key := SnapshotFile(snap, ManifestName)
 	if _, err := s.remote.bucket.Put(ctx, key, objstore.Cond{IfAbsent: true}, blob); err != nil &&
 		!errors.Is(err, objstore.ErrPrecondition) {
 		return fmt.Errorf("%w; putting its manifest %s back failed, the snapshot is left unfinished: %w", cause, key, err)
@@ -96,7 +96,7 @@ func (r *remote) writerOn(ctx context.Context, snap Snapshot) (*objstore.LeaseIn
 
 // remoteProtected is ErrProtected when the bucket has snap's marker.
 func (s *Store) remoteProtected(ctx context.Context, snap Snapshot) error {
-	_, err := s.remote.bucket.Head(ctx, snapshotFile(snap, ProtectedName))
+	_, err := s.remote.bucket.Head(ctx, SnapshotFile(snap, ProtectedName))
 	if err == nil {
 		return fmt.Errorf("forget %s: %w", snap, ErrProtected)
 	}
@@ -108,7 +108,7 @@ func (s *Store) remoteProtected(ctx context.Context, snap Snapshot) error {
 
 // deleteSnapshotObjects deletes every object under snap's prefix.
 func (s *Store) deleteSnapshotObjects(ctx context.Context, snap Snapshot) error {
-	return s.deletePrefix(ctx, snapshotFile(snap, ""))
+	return s.deletePrefix(ctx, SnapshotFile(snap, ""))
 }
 
 // deletePrefix deletes the objects under prefix, in batches.

@@ -161,8 +161,8 @@ type remoteCollector struct {
 	swept  bool // EndMark told writers the sweep begins
 }
 
-// collector implements collecting.
-func (c *remoteChunks) collector(s *Store) ChunkCollector {
+// collector implements Collecting.
+func (c *remoteChunks) Collector(s *Store) ChunkCollector {
 	return &remoteCollector{s: s, b: c.r.bucket}
 }
 
@@ -209,7 +209,7 @@ func (c *remoteCollector) Begin(ctx context.Context, atimeCutoff time.Duration) 
 	if recent > 0 {
 		note += fmt.Sprintf(" (and %d snapshot(s) the listing did not show yet, read by key)", recent)
 	}
-	st.Cutoff = gcCutoff(st.Phase1, atimeCutoff, st.OldestWriter)
+	st.Cutoff = GCCutoff(st.Phase1, atimeCutoff, st.OldestWriter)
 	if w := st.OldestWriter; !w.IsZero() && w.Add(-atimeCutoff).Before(st.Cutoff) {
 		st.Cutoff = w.Add(-atimeCutoff)
 	}
@@ -368,7 +368,7 @@ func parseChunkKey(key string) (d chunk.Digest, bad, ok bool) {
 		return d, false, false
 	}
 	name := rest[5:]
-	switch entryKind(name) {
+	switch EntryKindOf(name) {
 	case EntryChunk:
 	case EntryBad:
 		bad = true

@@ -53,15 +53,15 @@ func (c *remoteCollector) markRecent(ctx context.Context) (int, error) {
 // markFromBucket marks every index of snap as its manifest in the bucket
 // lists them; false when it has no manifest there.
 func (c *remoteCollector) markFromBucket(ctx context.Context, snap Snapshot) (bool, error) {
-	key := snapshotFile(snap, ManifestName)
-	blob, _, err := c.b.Get(ctx, key, maxManifestBlob, nil)
+	key := SnapshotFile(snap, ManifestName)
+	blob, _, err := c.b.Get(ctx, key, MaxManifestBlob, nil)
 	if errors.Is(err, objstore.ErrNotExist) {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("%w: bucket key %s: %w", ErrBadIndex, key, err)
 	}
-	m, err := decodeManifest("bucket key "+key, blob, snap)
+	m, err := ParseManifest("bucket key "+key, blob, snap)
 	if err != nil {
 		return false, fmt.Errorf("%w: %w", ErrBadIndex, err)
 	}
@@ -70,7 +70,7 @@ func (c *remoteCollector) markFromBucket(ctx context.Context, snap Snapshot) (bo
 			continue
 		}
 		// Size -1: never the mirror's copy, which this snapshot lacks
-		obj := objstore.ObjectInfo{Key: snapshotFile(snap, f.Filename), Size: -1}
+		obj := objstore.ObjectInfo{Key: SnapshotFile(snap, f.Filename), Size: -1}
 		if _, err := c.markBucketIndex(ctx, obj); err != nil {
 			return false, err
 		}

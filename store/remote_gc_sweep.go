@@ -185,13 +185,13 @@ func (j *sweepJoin) decide(d chunk.Digest, bad bool, size int64, modified time.T
 	cut, phase1 := j.c.start.Cutoff, j.c.start.Phase1
 	switch {
 	case bad && marked && (!j.seenGood || j.lastGood != d):
-		j.n.keep(true, size, phase1, phase1) // the only copy a referenced chunk has
+		j.n.Keep(true, size, phase1, phase1) // the only copy a referenced chunk has
 		return false
 	case marked && !bad:
-		j.n.keep(false, size, phase1, phase1)
+		j.n.Keep(false, size, phase1, phase1)
 		return false
 	case !modified.Before(cut):
-		j.n.keep(bad, size, modified, phase1)
+		j.n.Keep(bad, size, modified, phase1)
 		return false
 	}
 	return true

@@ -50,7 +50,7 @@ func (r *remote) leaseTTL() time.Duration {
 // holder describes this process for a lease (data: the holder's payload).
 func holder(data []byte) objstore.Holder {
 	host, _ := os.Hostname()
-	me := describePID(os.Getpid())
+	me := DescribeProcess(os.Getpid())
 	return objstore.Holder{Host: host, PID: me.PID, Command: me.Command, Data: data}
 }
 
@@ -127,20 +127,12 @@ func leaseBases(l objstore.LeaseInfo) []string {
 	return d.Bases
 }
 
-// releaseLease releases l, waiting at most leaseReleaseTimeout; a lease
-// that cannot be deleted expires after its TTL.
-func releaseLease(l *objstore.Lease) {
-	ctx, cancel := context.WithTimeout(context.Background(), leaseReleaseTimeout)
-	defer cancel()
-	l.Release(ctx)
-}
-
-// setBases names bases in the writer's lease, then checks that check's
+// setBases names bases in the writer's lease l, then checks that check's
 // manifest (nil: none to check) is still in the bucket (rule 3): false
 // means it is gone (a forget deleted it) and the writer must not build
 // on it.
-func (w *Writer) setBases(ctx context.Context, s *Store, bases []Snapshot, check *Snapshot) (bool, error) {
-	if w.lease == nil {
+func (r *remote) setBases(ctx context.Context, l *objstore.Lease, bases []Snapshot, check *Snapshot) (bool, error) {
+	if l == nil {
 		return true, nil
 	}
 	var d writerData
@@ -151,13 +143,13 @@ func (w *Writer) setBases(ctx context.Context, s *Store, bases []Snapshot, check
 		d.Base = d.Bases[0]
 	}
 	data, _ := json.Marshal(d) // a struct of strings always marshals
-	if err := w.lease.Update(ctx, data); err != nil {
+	if err := l.Update(ctx, data); err != nil {
 		return false, fmt.Errorf("writer lease: name bases %q: %w", d.Bases, err)
 	}
 	if check == nil {
 		return true, nil
 	}
-	there, err := s.remote.manifestThere(ctx, *check)
+	there, err := r.manifestThere(ctx, *check)
 	if err != nil {
 		return false, fmt.Errorf("base %s: %w", check, err)
 	}
@@ -170,14 +162,14 @@ func (w *Writer) setBases(ctx context.Context, s *Store, bases []Snapshot, check
 func (s *Store) lockGroupLease(ctx context.Context, g Group) (*objstore.Lease, error) {
 	key := groupLeasesPrefix + g.String()
 	start := time.Now()
-	l, err := objstore.Acquire(ctx, s.remote.bucket, key, holder(nil), s.remote.leaseTTL(), s.lockWait)
+	l, err := objstore.Acquire(ctx, s.remote.bucket, key, holder(nil), s.remote.leaseTTL(), s.LockWait())
 	var held *objstore.HeldError
 	if errors.As(err, &held) {
 		h := held.Holder
 		return nil, &LockedError{Path: "bucket " + s.remote.cfg.Bucket + ": " + key,
 			Holders: []LockHolder{{Host: printable.String(h.Host, printable.MaxCommand), PID: h.PID,
 				Command: printable.String(h.Command, printable.MaxCommand), Started: h.Start}},
-			Waited: waited(start, s.lockWait)}
+			Waited: waited(start, s.LockWait())}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("group %s: lease %s: %w", g, key, err)
@@ -241,17 +233,17 @@ var testHookNameBase func(b *Backup, base Snapshot)
 // still in the bucket; when gone, the lease is set back to the others
 // (rule 3: either a forget of base sees this lease, or this HEAD, made
 // after the lease names base, sees the forget).
-func (b *Backup) nameBase(ctx context.Context, base Snapshot) (bool, error) {
+func (s *Store) nameBase(ctx context.Context, b *Backup, held []Snapshot, base Snapshot) (bool, error) {
 	if testHookNameBase != nil {
 		testHookNameBase(b, base)
 	}
-	ok, err := b.writer.setBases(ctx, b.s, append(slices.Clone(b.bases), base), &base)
+	ok, err := s.remote.setBases(ctx, b.WriterLease(), append(slices.Clone(held), base), &base)
 	if err != nil {
 		return false, err
 	}
 	if !ok {
-		slog.Info("base snapshot forgotten in the bucket: not building on it", "snapshot", b.snap, "base", base)
-		if _, err := b.writer.setBases(ctx, b.s, b.bases, nil); err != nil {
+		slog.Info("base snapshot forgotten in the bucket: not building on it", "snapshot", b.Snapshot(), "base", base)
+		if _, err := s.remote.setBases(ctx, b.WriterLease(), held, nil); err != nil {
 			return false, err
 		}
 	}

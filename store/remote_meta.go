@@ -27,50 +27,39 @@ import (
 // uploadWorkers bounds the snapshot files a Finish uploads at once.
 const uploadWorkers = 4
 
-// finishRemote publishes the backup's snapshot: its files, then m.
+// publish publishes backup b's snapshot: its files, then m.
 // Whatever fails first, no manifest is in the bucket or the directory.
-func (b *Backup) finishRemote(ctx context.Context, m *Manifest) error {
-	ctx, stop := leaseContext(ctx, b.leases()...)
+func (s *Store) publish(ctx context.Context, b *Backup, m *Manifest) error {
+	snap := b.Snapshot()
+	ctx, stop := leaseContext(ctx, b.Leases()...)
 	defer stop()
-	if err := leaseLost(b.leases()...); err != nil {
-		return fmt.Errorf("snapshot %s: %w", b.snap, err)
+	if err := leaseLost(b.Leases()...); err != nil {
+		return fmt.Errorf("snapshot %s: %w", snap, err)
 	}
 	// the group's lease keeps other hosts' backups of the group out, and
 	// StartBackup saw the bucket's snapshots of it: this is insurance
 	// against overwriting a finished snapshot's files all the same
-	key := snapshotFile(b.snap, ManifestName)
-	if _, err := b.s.remote.bucket.Head(ctx, key); !errors.Is(err, objstore.ErrNotExist) {
+	key := SnapshotFile(snap, ManifestName)
+	if _, err := s.remote.bucket.Head(ctx, key); !errors.Is(err, objstore.ErrNotExist) {
 		if err == nil {
 			err = fmt.Errorf("manifest %s: %w in the bucket", key, ErrExists)
 		}
-		return fmt.Errorf("snapshot %s: %w (unfinished: no manifest written)", b.snap, err)
+		return fmt.Errorf("snapshot %s: %w (unfinished: no manifest written)", snap, err)
 	}
-	tags, err := b.s.uploadFiles(ctx, b.snap, m.Files)
+	tags, err := s.uploadFiles(ctx, snap, m.Files)
 	if err == nil {
 		// checked again right before the manifest: a lease lost since
-		err = leaseLost(b.leases()...)
+		err = leaseLost(b.Leases()...)
 	}
 	if err != nil {
-		b.s.dropUploads(b.snap, m.Files)
-		return fmt.Errorf("snapshot %s: %w (unfinished: no manifest written)", b.snap, ctxCause(ctx, err))
+		s.dropUploads(snap, m.Files)
+		return fmt.Errorf("snapshot %s: %w (unfinished: no manifest written)", snap, ctxCause(ctx, err))
 	}
-	blob, err := encodeManifest(b.snap, m)
+	blob, err := EncodeManifest(snap, m)
 	if err != nil {
 		return err
 	}
-	return b.s.putManifest(ctx, b.snap, blob, objstore.Cond{IfAbsent: true}, tags)
-}
-
-// leases are the backup's leases in the bucket: its writer's and its
-// group's.
-func (b *Backup) leases() []*objstore.Lease {
-	out := []*objstore.Lease{b.writer.lease}
-	for _, l := range b.locks {
-		if l.lease != nil {
-			out = append(out, l.lease)
-		}
-	}
-	return out
+	return s.putManifest(ctx, snap, blob, objstore.Cond{IfAbsent: true}, tags)
 }
 
 // ctxCause prefers ctx's cause (a lost lease) to the error it caused.
@@ -102,11 +91,11 @@ func (s *Store) uploadFiles(ctx context.Context, snap Snapshot, files []FileInfo
 
 // putSnapshotFile uploads one file of the snapshot directory.
 func (s *Store) putSnapshotFile(ctx context.Context, snap Snapshot, name string) (etag string, err error) {
-	if err := checkName(name); err != nil {
+	if err := CheckArchiveName(name); err != nil {
 		return "", err
 	}
 	path := filepath.Join(s.SnapshotPath(snap), name)
-	key := snapshotFile(snap, name)
+	key := SnapshotFile(snap, name)
 	info, err := putLocalFile(ctx, s.remote.bucket, key, path, fileLimit(name))
 	if err != nil {
 		return "", fmt.Errorf("upload %s: %w", key, err)
@@ -123,8 +112,8 @@ func (s *Store) dropUploads(snap Snapshot, files []FileInfo) {
 	defer cancel()
 	keys := make([]string, 0, len(files))
 	for _, f := range files {
-		if checkName(f.Filename) == nil {
-			keys = append(keys, snapshotFile(snap, f.Filename))
+		if CheckArchiveName(f.Filename) == nil {
+			keys = append(keys, SnapshotFile(snap, f.Filename))
 		}
 	}
 	s.remote.bucket.Delete(ctx, keys...)
@@ -136,7 +125,7 @@ func (s *Store) dropUploads(snap Snapshot, files []FileInfo) {
 // put (tags: ETags by name, the manifest's added) get their objects'
 // times, so that the next refresh takes them as they are.
 func (s *Store) putManifest(ctx context.Context, snap Snapshot, blob []byte, cond objstore.Cond, tags map[string]string) error {
-	key := snapshotFile(snap, ManifestName)
+	key := SnapshotFile(snap, ManifestName)
 	if cond.IfAbsent {
 		if err := s.remote.notePublishing(ctx, snap); err != nil {
 			return fmt.Errorf("snapshot %s: %w", snap, err)
@@ -186,23 +175,23 @@ const manifestUpdateTries = 8
 // version (If-Match), so that two hosts' updates do not lose one another
 // and a manifest a forget deleted is not brought back (ErrNotFound).
 func (s *Store) updateManifestRemote(ctx context.Context, snap Snapshot, fn func(*Manifest) error) error {
-	key := snapshotFile(snap, ManifestName)
+	key := SnapshotFile(snap, ManifestName)
 	for range manifestUpdateTries {
-		blob, info, err := s.remote.bucket.Get(ctx, key, maxManifestBlob, nil)
+		blob, info, err := s.remote.bucket.Get(ctx, key, MaxManifestBlob, nil)
 		if errors.Is(err, objstore.ErrNotExist) {
 			return fmt.Errorf("snapshot %s: %w: no manifest in the bucket", snap, ErrNotFound)
 		}
 		if err != nil {
 			return fmt.Errorf("snapshot %s: read manifest %s: %w", snap, key, err)
 		}
-		m, err := decodeManifest("bucket "+s.remote.cfg.Bucket+": "+key, blob, snap)
+		m, err := ParseManifest("bucket "+s.remote.cfg.Bucket+": "+key, blob, snap)
 		if err != nil {
 			return err
 		}
 		if err := fn(m); err != nil {
 			return err
 		}
-		nb, err := encodeManifest(snap, m)
+		nb, err := EncodeManifest(snap, m)
 		if err != nil {
 			return err
 		}
@@ -220,7 +209,7 @@ func (s *Store) updateManifestRemote(ctx context.Context, snap Snapshot, fn func
 // whose manifest a forget deleted meanwhile is taken back (the forget
 // checked for it first: rule 3's order, for protection).
 func (s *Store) setProtectedRemote(ctx context.Context, snap Snapshot, on bool) error {
-	key := snapshotFile(snap, ProtectedName)
+	key := SnapshotFile(snap, ProtectedName)
 	if !on {
 		if err := s.remote.bucket.Delete(ctx, key); err != nil {
 			return fmt.Errorf("unprotect %s: %s: %w", snap, key, err)
@@ -248,7 +237,7 @@ func (s *Store) setProtectedRemote(ctx context.Context, snap Snapshot, on bool) 
 // refresh. Failing changes nothing but a download more.
 func (s *Store) stampMirror(ctx context.Context, snap Snapshot, tags map[string]string) {
 	dir := s.SnapshotPath(snap)
-	for obj, err := range s.remote.bucket.List(ctx, snapshotFile(snap, ""), "") {
+	for obj, err := range s.remote.bucket.List(ctx, SnapshotFile(snap, ""), "") {
 		if err != nil {
 			return
 		}
@@ -269,11 +258,11 @@ func (s *Store) stampMirror(ctx context.Context, snap Snapshot, tags map[string]
 func (s *Store) commitManifestRemote(ctx context.Context, snap Snapshot, tmp string) error {
 	dir := s.SnapshotPath(snap)
 	final := filepath.Join(dir, ManifestName)
-	blob, err := ReadFileBounded(filepath.Join(dir, tmp), maxManifestBlob)
+	blob, err := ReadFileBounded(filepath.Join(dir, tmp), MaxManifestBlob)
 	if err != nil {
 		return fmt.Errorf("snapshot %s: %w", snap, err)
 	}
-	m, err := decodeManifest(filepath.Join(dir, tmp), blob, snap)
+	m, err := ParseManifest(filepath.Join(dir, tmp), blob, snap)
 	if err != nil {
 		return err
 	}
@@ -282,7 +271,7 @@ func (s *Store) commitManifestRemote(ctx context.Context, snap Snapshot, tmp str
 		s.dropUploads(snap, m.Files)
 		return fmt.Errorf("snapshot %s: %w (unfinished: no manifest written)", snap, err)
 	}
-	key := snapshotFile(snap, ManifestName)
+	key := SnapshotFile(snap, ManifestName)
 	if err := s.remote.notePublishing(ctx, snap); err != nil {
 		return fmt.Errorf("snapshot %s: %w", snap, err)
 	}

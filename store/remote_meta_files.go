@@ -37,11 +37,11 @@ const maxMirrorInMemory = 256 << 20
 func fileLimit(name string) int64 {
 	switch {
 	case name == ManifestName:
-		return maxManifestBlob
+		return MaxManifestBlob
 	case name == ProtectedName:
 		return maxMarker
 	case strings.HasSuffix(name, ".fidx"), strings.HasSuffix(name, ".didx"):
-		return min(maxIndexFile, maxMirrorInMemory)
+		return min(MaxIndexFile, maxMirrorInMemory)
 	}
 	return chunk.MaxBlobSize
 }
@@ -95,7 +95,7 @@ func parseSnapshotKey(key string) (Snapshot, string, error) {
 		return bad("not a snapshot file name (an index or blob: " + mirrorNameRE.String() + ")")
 	}
 	snap := Snapshot{Group: g, Time: t}
-	if snapshotFile(snap, name) != key {
+	if SnapshotFile(snap, name) != key {
 		return bad("not in canonical form")
 	}
 	return snap, name, nil
@@ -115,7 +115,7 @@ func (s *Store) openSnapshotDirAt(snap Snapshot) (int, error) {
 	if err != nil {
 		return -1, fmt.Errorf("%s: %w", s.root, err)
 	}
-	rel := strings.TrimSuffix(snapshotFile(snap, ""), "/")
+	rel := strings.TrimSuffix(SnapshotFile(snap, ""), "/")
 	path := s.root
 	made := false
 	for _, c := range strings.Split(rel, "/") {

@@ -214,7 +214,7 @@ func (r *refresher) add(obj objstore.ObjectInfo) error {
 			obj.Size, fileLimit(name), name)})
 		return nil
 	}
-	snapKey := snapshotFile(snap, "")
+	snapKey := SnapshotFile(snap, "")
 	if snapKey != r.snapKey {
 		if err := r.flushSnapshot(); err != nil {
 			return err
@@ -237,7 +237,7 @@ func (r *refresher) add(obj objstore.ObjectInfo) error {
 }
 
 // groupKey is a group's key prefix in the bucket.
-func groupKey(g Group) string { return path.Join(g.NS.rel(), g.Type, g.ID) + "/" }
+func groupKey(g Group) string { return path.Join(g.NS.Rel(), g.Type, g.ID) + "/" }
 
 // flushSnapshot hands the current snapshot's objects to a download
 // worker (mirrorSnapshot), noting it in the group's times.

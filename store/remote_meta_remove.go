@@ -36,7 +36,7 @@ func (r *refresher) removeUnseenGroups() error {
 				if err := r.removeVanished(g, nil); err != nil {
 					return err
 				}
-				r.s.removeEmptyGroup(r.ctx, g)
+				r.s.DropEmptyGroupDir(r.ctx, g, newGroupAge)
 			}
 		}
 	}
@@ -93,22 +93,14 @@ func (s *Store) removeForgotten(ctx context.Context, snap Snapshot, unfinished b
 	if !gone {
 		return nil
 	}
-	l, err := s.lockSnapshot(ctx, snap, true, 0)
-	if err != nil {
-		return nil // in use here: the next refresh removes it
-	}
-	defer l.Unlock()
-	dir := s.SnapshotPath(snap)
-	if !l.sameFile(dir) {
-		return nil
-	}
-	return removeViaTrash(dir, snap.TimeString())
+	_, err = s.DropSnapshotDir(ctx, snap) // in use here: the next refresh removes it
+	return err
 }
 
 // snapshotGone reports whether the bucket has no manifest of snap and,
 // when all is true, no object of it at all.
 func (r *remote) snapshotGone(ctx context.Context, snap Snapshot, all bool) (bool, error) {
-	_, err := r.bucket.Head(ctx, snapshotFile(snap, ManifestName))
+	_, err := r.bucket.Head(ctx, SnapshotFile(snap, ManifestName))
 	if err == nil {
 		return false, nil
 	}
@@ -118,7 +110,7 @@ func (r *remote) snapshotGone(ctx context.Context, snap Snapshot, all bool) (boo
 	if !all {
 		return true, nil
 	}
-	for _, err := range r.bucket.List(ctx, snapshotFile(snap, ""), "") {
+	for _, err := range r.bucket.List(ctx, SnapshotFile(snap, ""), "") {
 		return false, err // an object (or an error): not gone
 	}
 	return true, nil
@@ -128,22 +120,3 @@ func (r *remote) snapshotGone(ctx context.Context, snap Snapshot, all bool) (boo
 // refresh removes it: one younger may be a backup's that is starting
 // (made, its lock not yet taken).
 const newGroupAge = time.Minute
-
-// removeEmptyGroup removes g's local directory when it holds no snapshot
-// directory, is not new, and its local lock is free (not waited for: a
-// backup of the group starting here keeps it).
-func (s *Store) removeEmptyGroup(ctx context.Context, g Group) {
-	dir := s.GroupPath(g)
-	if s.CheckGroupDirs(g) != nil || !fsutil.OldFile(dir, newGroupAge) {
-		return
-	}
-	l, err := s.flock(ctx, filepath.Join(dir, ".backup.lck"), true, 0)
-	if err != nil {
-		return
-	}
-	defer l.Unlock()
-	if snaps, err := s.Snapshots(g); err != nil || len(snaps) > 0 {
-		return
-	}
-	removeViaTrash(dir, g.ID)
-}

@@ -6,85 +6,85 @@ import (
 	"github.com/cairnfs/cairn/store/objstore"
 )
 
-// remoteMeta is the metaStore of a remote store: the bucket is the
+// remoteMeta is the MetaStore of a remote store: the bucket is the
 // truth, the local directory its mirror (rules 1, 3 and 5 of docs/design/store.md;
 // remote_meta*.go, remote_forget.go, remote_leases.go).
 type remoteMeta struct{ s *Store }
 
-var _ metaStore = remoteMeta{}
+var _ MetaStore = remoteMeta{}
 
-// Publish implements metaStore: the files, then the manifest
+// Publish implements MetaStore: the files, then the manifest
 // (If-None-Match), then the local manifest (finishRemote).
 func (r remoteMeta) Publish(ctx context.Context, b *Backup, m *Manifest) error {
-	return b.finishRemote(ctx, m)
+	return r.s.publish(ctx, b, m)
 }
 
-// WriteManifest implements metaStore: the bucket first.
+// WriteManifest implements MetaStore: the bucket first.
 func (r remoteMeta) WriteManifest(ctx context.Context, snap Snapshot, blob []byte) error {
 	return r.s.putManifest(ctx, snap, blob, objstore.Cond{}, nil)
 }
 
-// UpdateManifest implements metaStore: the bucket's manifest, If-Match.
+// UpdateManifest implements MetaStore: the bucket's manifest, If-Match.
 func (r remoteMeta) UpdateManifest(ctx context.Context, snap Snapshot, fn func(*Manifest) error) error {
 	return r.s.updateManifestRemote(ctx, snap, fn)
 }
 
-// CommitManifest implements metaStore: the files, the manifest, then the
+// CommitManifest implements MetaStore: the files, the manifest, then the
 // rename.
 func (r remoteMeta) CommitManifest(ctx context.Context, snap Snapshot, tmp string) error {
 	return r.s.commitManifestRemote(ctx, snap, tmp)
 }
 
-// Forget implements metaStore (rule 3).
+// Forget implements MetaStore (rule 3).
 func (r remoteMeta) Forget(ctx context.Context, snap Snapshot) error {
 	return r.s.forgetRemote(ctx, snap)
 }
 
-// CanForget implements metaStore: the marker and the writers building on
+// CanForget implements MetaStore: the marker and the writers building on
 // snap.
 func (r remoteMeta) CanForget(ctx context.Context, snap Snapshot) error {
 	return r.s.canForgetRemote(ctx, snap)
 }
 
-// ForgetGroup implements metaStore: the unfinished snapshots' files.
+// ForgetGroup implements MetaStore: the unfinished snapshots' files.
 func (r remoteMeta) ForgetGroup(ctx context.Context, g Group) error {
 	return r.s.forgetGroupRemote(ctx, g)
 }
 
-// Protect implements metaStore: the bucket's marker.
+// Protect implements MetaStore: the bucket's marker.
 func (r remoteMeta) Protect(ctx context.Context, snap Snapshot, on bool) error {
 	return r.s.setProtectedRemote(ctx, snap, on)
 }
 
-// NameBase implements metaStore: in the writer's lease (rule 3).
-func (r remoteMeta) NameBase(ctx context.Context, b *Backup, base Snapshot) (bool, error) {
-	return b.nameBase(ctx, base)
+// NameBase implements MetaStore: in the writer's lease (rule 3).
+func (r remoteMeta) NameBase(ctx context.Context, b *Backup, held []Snapshot, base Snapshot) (bool, error) {
+	return r.s.nameBase(ctx, b, held, base)
 }
 
-// LockGroup implements metaStore: the group's lease (rule 1).
+// LockGroup implements MetaStore: the group's lease (rule 1).
 func (r remoteMeta) LockGroup(ctx context.Context, g Group) (*objstore.Lease, error) {
 	return r.s.lockGroupLease(ctx, g)
 }
 
-// RegisterWriter implements metaStore: a writer lease, in the registry.
+// RegisterWriter implements MetaStore: a writer lease, in the registry.
 func (r remoteMeta) RegisterWriter(ctx context.Context) (*objstore.Lease, error) {
 	return r.s.remote.acquireWriter(ctx)
 }
 
-// ReleaseWriter implements metaStore.
+// ReleaseWriter implements MetaStore.
 func (r remoteMeta) ReleaseWriter(ctx context.Context, l *objstore.Lease) error {
 	return r.s.remote.releaseWriter(ctx, l)
 }
 
-// Refresh implements metaStore: the whole mirror.
+// Refresh implements MetaStore: the whole mirror.
 func (r remoteMeta) Refresh(ctx context.Context) error { return r.s.refreshAll(ctx) }
 
-// RefreshGroup implements metaStore.
+// RefreshGroup implements MetaStore.
 func (r remoteMeta) RefreshGroup(ctx context.Context, g Group) error {
 	return r.s.refreshGroup(ctx, g)
 }
 
-// Close implements metaStore: the store's own requests are cancelled.
+// Close implements MetaStore: the store's own requests are cancelled.
 func (r remoteMeta) Close(context.Context) error {
 	r.s.remote.close()
 	return nil

@@ -171,7 +171,7 @@ func (r *remote) registeredWriters(ctx context.Context) ([]objstore.LeaseInfo, [
 // rides on the answer (building on a base, protecting a snapshot) must
 // not rest on one.
 func (r *remote) manifestThere(ctx context.Context, snap Snapshot) (bool, error) {
-	_, err := r.bucket.GetTo(ctx, snapshotFile(snap, ManifestName), maxManifestBlob, io.Discard)
+	_, err := r.bucket.GetTo(ctx, SnapshotFile(snap, ManifestName), MaxManifestBlob, io.Discard)
 	if errors.Is(err, objstore.ErrNotExist) {
 		return false, nil
 	}

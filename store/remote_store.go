@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -22,12 +21,8 @@ import (
 // (refreshed when the store is opened), and a bounded cache of chunks.
 // Everything outside the remote_*.go files sees a remote store as it
 // sees a local one, through the two seams set here once: s.backend
-// (Backend: remoteChunks) and s.meta (metaStore: remoteMeta). s.remote
+// (Backend: remoteChunks) and s.meta (MetaStore: remoteMeta). s.remote
 // is nil for a local store, and only remote_*.go look at it.
-
-// RemoteConfigName is the file in a remote store's directory naming its
-// bucket (RemoteConfig as JSON, mode 0600).
-const RemoteConfigName = "remote.json"
 
 // Bucket key layout (relative to the configured prefix):
 //
@@ -73,42 +68,60 @@ func chunkKey(d fmt.Stringer) string {
 // IsRemote tells whether the store's chunks and snapshots live in a bucket.
 func (s *Store) IsRemote() bool { return s.remote != nil }
 
-// readRemoteConfig reads dir's RemoteConfigName; ok is false when there
-// is none (a local store).
-func readRemoteConfig(dir string) (cfg RemoteConfig, ok bool, err error) {
+// Open, finding RemoteConfigName in a store's directory, opens it the
+// way registered here.
+func init() { RegisterRemote(opener(nil)) }
+
+// OpenOn opens the remote store in dir on the bucket o instead of the one
+// its remote.json names (tests: an in-memory bucket, package memstore).
+func OpenOn(dir string, o objstore.Objects) (*Store, error) { return OpenRemote(dir, opener(o)) }
+
+// readRemoteConfig reads dir's RemoteConfigName.
+func readRemoteConfig(dir string) (cfg RemoteConfig, err error) {
 	name := filepath.Join(dir, RemoteConfigName)
 	b, err := ReadFileBounded(name, 64<<10)
-	if errors.Is(err, fs.ErrNotExist) {
-		return cfg, false, nil
-	}
 	if err != nil {
-		return cfg, false, err
+		return cfg, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&cfg); err != nil {
-		return cfg, false, fmt.Errorf("%s: %w", name, err)
+		return cfg, fmt.Errorf("%s: %w", name, err)
 	}
 	if cfg.Bucket == "" || cfg.Endpoint == "" {
-		return cfg, false, fmt.Errorf("%s: no bucket or endpoint", name)
+		return cfg, fmt.Errorf("%s: no bucket or endpoint", name)
 	}
-	return cfg, true, nil
+	return cfg, nil
 }
 
-// openRemote connects s to the bucket its configuration names (b, when
-// not nil: OpenOn). A bucket that cannot be reached leaves the store
-// offline: it reads its local mirror (offline says why), and every
-// request fails at once.
-func (s *Store) openRemote(ctx context.Context, cfg RemoteConfig, b objstore.Objects) (offline error, err error) {
-	if b == nil {
-		if b, offline, err = openBucket(ctx, cfg.Config); err != nil {
-			return nil, fmt.Errorf("open store %s: %w", s.root, err)
+// opener connects a remote store to the bucket its configuration names
+// (o, when not nil: OpenOn), then refreshes its mirror. A bucket that
+// cannot be reached leaves the store offline: it reads its local mirror
+// (with a warning), and every request fails at once.
+func opener(o objstore.Objects) RemoteOpener {
+	return func(ctx context.Context, s *Store) (Remote, error) {
+		root := s.Root()
+		cfg, err := readRemoteConfig(root)
+		if err != nil {
+			return Remote{}, fmt.Errorf("open store %s: %w", root, err)
 		}
+		b, offline := o, error(nil)
+		if b == nil {
+			if b, offline, err = openBucket(ctx, cfg.Config); err != nil {
+				return Remote{}, fmt.Errorf("open store %s: %w", root, err)
+			}
+		}
+		s.remote = newRemote(root, cfg, b)
+		opened := func(ctx context.Context) error {
+			if offline != nil {
+				s.warnOffline(offline)
+				return nil
+			}
+			return s.refreshOnOpen(ctx)
+		}
+		return Remote{Backend: &remoteChunks{mirror: LocalBackend(root), r: s.remote},
+			Meta: remoteMeta{s}, Opened: opened}, nil
 	}
-	s.remote = newRemote(s.root, cfg, b)
-	s.backend = &remoteChunks{mirror: localDir{s.root}, r: s.remote}
-	s.meta = remoteMeta{s}
-	return offline, nil
 }
 
 // writeRemoteConfig writes cfg into dir (0600, temp + rename).

@@ -11,7 +11,7 @@ import (
 )
 
 // TestSeamRemoteConfined keeps the object-store implementation behind
-// the two seams (Backend, metaStore: doc.go): no file of the package but
+// the two seams (Backend, MetaStore: doc.go): no file of the package but
 // the remote_*.go ones names a Store's remote.
 func TestSeamRemoteConfined(t *testing.T) {
 	names, err := filepath.Glob("*.go")

@@ -281,13 +281,13 @@ func FuzzEntryKind(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
-		k := entryKind(name)
+		k := EntryKindOf(name)
 		if k != 0 && (strings.Contains(name, "/") || strings.Contains(name, "\x00")) {
 			t.Fatalf("%q listed as %d", name, k)
 		}
 		if k == EntryAside {
 			e := ChunkEntry{Name: name, Kind: k}
-			if tk := entryKind(e.Target()); tk != EntryChunk && tk != EntryBad {
+			if tk := EntryKindOf(e.Target()); tk != EntryChunk && tk != EntryBad {
 				t.Fatalf("%q puts back as %q of kind %d", name, e.Target(), tk)
 			}
 		}

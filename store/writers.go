@@ -37,7 +37,7 @@ type Writer struct {
 	f     *os.File
 	path  string
 	start time.Time
-	meta  metaStore       // the store's, when lease is not nil
+	meta  MetaStore       // the store's, when lease is not nil
 	lease *objstore.Lease // a remote store's: the writer's lease in the bucket (remote_leases.go)
 }
 
