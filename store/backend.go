@@ -9,7 +9,7 @@ import (
 
 // Backend is where a store's chunks and snapshot files live, the seam
 // between keeping them and doing something with them: the local
-// directory (localDir) and a bucket (remoteChunks). Every method takes
+// directory (localDir) and a bucket (store/s3store). Every method takes
 // the caller's context (a bucket's requests end with it) and says when
 // it could not do what was asked. What only one side can do is an
 // optional interface: chunkFiles (the local directory's files), Prober

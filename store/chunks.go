@@ -90,7 +90,7 @@ func (s *Store) StatChunk(d chunk.Digest) (ChunkInfo, error) {
 // MarkBad renames chunk d to <digest>.N.bad with the first free N in 0..9
 // (the tenth reuses 9) and returns the new path, so a later backup can
 // write a good copy again. In a remote store the object is copied to
-// the key <digest>.N.bad and then deleted (remote_chunkinfo.go).
+// the key <digest>.N.bad and then deleted (s3store/chunkinfo.go).
 func (s *Store) MarkBad(d chunk.Digest) (string, error) {
 	return s.backend.MarkBad(context.Background(), d)
 }

@@ -12,7 +12,7 @@ import (
 // indexes and keeps the report; a ChunkCollector says how the store's
 // clock is read, how a referenced chunk is marked and how the chunks
 // nothing marked are swept. The local one (gc_local*.go) marks by atime
-// and sweeps the prefix directories; the remote one (remote_gc*.go)
+// and sweeps the prefix directories; the remote one (store/s3store/gc*.go)
 // marks into a sorted set on disk and sweeps the bucket's listing.
 
 // GCWriterMargin is subtracted from the oldest running writer's start, as

@@ -17,7 +17,7 @@ import (
 // Lock is a held advisory lock (flock on a file of its own descriptor).
 type Lock struct {
 	f     *os.File
-	lease *objstore.Lease // a remote store's group lease (remote_leases.go)
+	lease *objstore.Lease // a remote store's group lease (s3store/leases.go)
 }
 
 // Unlock releases the lock; it is safe to call more than once.
@@ -26,7 +26,7 @@ func (l *Lock) Unlock() error {
 		return nil
 	}
 	if l.lease != nil {
-		releaseLease(l.lease)
+		l.lease.ReleaseWithin(groupLeaseRelease)
 		l.lease = nil
 	}
 	err := l.f.Close() // closing the descriptor drops the flock
@@ -246,11 +246,3 @@ func (s *Store) LockJobContext(ctx context.Context, kind string) (*Lock, error) 
 // groupLeaseRelease bounds the release of a group's lease (LockGroup on
 // a remote store) when its lock is unlocked.
 const groupLeaseRelease = 30 * time.Second
-
-// releaseLease releases l, waiting at most groupLeaseRelease; a lease
-// that cannot be deleted expires after its TTL.
-func releaseLease(l *objstore.Lease) {
-	ctx, cancel := context.WithTimeout(context.Background(), groupLeaseRelease)
-	defer cancel()
-	l.Release(ctx)
-}

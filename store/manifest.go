@@ -240,7 +240,7 @@ func decodeManifest(path string, blob []byte, snap Snapshot) (*Manifest, error) 
 
 // WriteManifest writes a snapshot's manifest atomically (temp + rename).
 // Writing it is what makes a snapshot finished. On a remote store it is
-// put into the bucket first (remote_meta.go).
+// put into the bucket first (s3store/meta.go).
 func (s *Store) WriteManifest(snap Snapshot, m *Manifest) error {
 	blob, err := EncodeManifest(snap, m)
 	if err != nil {

@@ -16,8 +16,8 @@ import (
 // its flocks and registers its writers there itself, then calls its
 // MetaStore, chosen once when the store is opened (Store.meta): the
 // local one (localMeta, this file) mostly does nothing more; a remote
-// store's (remoteMeta, remote_metastore.go) keeps the bucket, the truth
-// for every host, in step (the rules in docs/design/store.md). A new Store method that
+// store's (store/s3store) keeps the bucket, the truth for every host,
+// in step (the rules in docs/design/store.md). A new Store method that
 // changes snapshot metadata adds its method here, and the compiler asks
 // both sides for it.
 //
@@ -84,8 +84,8 @@ func (s *Store) snapIndexed() bool {
 }
 
 // Refresh brings a remote store's local snapshot directories up to date
-// with the bucket (docs/design/store.md, remote_meta_refresh.go); on a local store it
-// does nothing. A *RefreshError lists what it refused to mirror; another
+// with the bucket (docs/design/store.md, store/s3store); on a local store
+// it does nothing. A *s3store.RefreshError lists what it refused to mirror; another
 // error means the bucket could not be listed whole (then only the
 // snapshots of groups listed whole before may have been removed).
 func (s *Store) Refresh(ctx context.Context) error { return s.meta.Refresh(ctx) }

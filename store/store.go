@@ -44,7 +44,6 @@ type Store struct {
 	root    string
 	backend Backend   // where its chunks live: the directory root, or a bucket
 	meta    MetaStore // where its snapshot metadata lives beyond root (meta.go)
-	remote  *remote   // nil for a local store: only remote_*.go look (remote_store.go)
 
 	mu     sync.Mutex
 	lockFD int // process lock fd, -1 when not held

@@ -38,7 +38,7 @@ type Writer struct {
 	path  string
 	start time.Time
 	meta  MetaStore       // the store's, when lease is not nil
-	lease *objstore.Lease // a remote store's: the writer's lease in the bucket (remote_leases.go)
+	lease *objstore.Lease // a remote store's: the writer's lease in the bucket (s3store/leases.go)
 }
 
 // Start is when the writer registered: every chunk it touches or writes
@@ -69,7 +69,7 @@ func (w *Writer) Done() {
 
 // RegisterWriter records a running writer until Done. A backup registers
 // before it looks at any chunk. On a remote store the writer also holds a
-// lease in the bucket (remote_leases.go).
+// lease in the bucket (s3store/leases.go).
 func (s *Store) RegisterWriter() (*Writer, error) {
 	return s.registerWriter(context.Background())
 }

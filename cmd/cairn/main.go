@@ -10,6 +10,11 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	// store.Open opens a store whose directory holds remote.json the way
+	// this package registers (store.RegisterRemote): every command can
+	// open a remote store.
+	_ "github.com/cairnfs/cairn/store/s3store"
 )
 
 func main() {
