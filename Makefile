@@ -5,7 +5,7 @@
 #   make install DESTDIR=/tmp/pkg PREFIX=/usr    stage for a package
 #
 # The version, commit and commit time are set with -ldflags -X (see
-# cmd/cairn/version.go); without them cairn falls back to the build
+# cmd/cairn/cli/version.go); without them cairn falls back to the build
 # information Go records.
 
 PREFIX  ?= /usr/local
@@ -21,7 +21,8 @@ VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo deve
 COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 CTIME   ?= $(shell git log -1 --format=%cI 2>/dev/null)
 DIRTY   ?= $(shell test -n "$$(git status --porcelain 2>/dev/null)" && echo true || echo false)
-LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.commitTime=$(CTIME) -X main.dirty=$(DIRTY)
+CLI     := github.com/cairnfs/cairn/cmd/cairn/cli
+LDFLAGS := -X $(CLI).version=$(VERSION) -X $(CLI).commit=$(COMMIT) -X $(CLI).commitTime=$(CTIME) -X $(CLI).dirty=$(DIRTY)
 
 .PHONY: all cairn install uninstall clean
 

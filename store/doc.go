@@ -55,7 +55,7 @@
 // one. A store directory holding RemoteConfigName is opened the way that
 // package registers (RegisterRemote, from its init, as a database/sql
 // driver registers itself: remote.go); a program that opens stores
-// imports it (cmd/cairn does). What it needs of this package beyond the
+// imports it (cmd/cairn/cli does). What it needs of this package beyond the
 // two interfaces is exported for it and kept small: the Remote its
 // opener returns, BufBlob and ReadChunkFile (its on-disk chunk cache),
 // LocalBackend (its mirror's files), DropSnapshotDir and

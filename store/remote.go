@@ -18,7 +18,7 @@ import (
 // registers how a remote store is opened (RegisterRemote, as a
 // database/sql driver registers itself), and Open, finding
 // RemoteConfigName in a store's directory, opens it that way. A program
-// that opens stores imports that package (cmd/cairn does; so does
+// that opens stores imports that package (cmd/cairn/cli does; so does
 // storetest); one that does not gets ErrNoRemote.
 
 // RemoteConfigName is the file in a remote store's directory naming

@@ -87,7 +87,10 @@ func (s *Store) registerWriter(ctx context.Context) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("register writer: %w", err)
 	}
-	if err := unix.Flock(int(tmp.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	// Waiting, not LOCK_NB: the file is ours alone, but OldestWriter may
+	// be probing it (lockedByOther takes a shared lock for an instant);
+	// failing then made a backup beside a GC fail at random.
+	if err := unix.Flock(int(tmp.Fd()), unix.LOCK_EX); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())
 		return nil, fmt.Errorf("register writer: lock %s: %w", tmp.Name(), err)

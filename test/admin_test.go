@@ -33,6 +33,7 @@ func statOf(t *testing.T, path string) unix.Stat_t {
 // TestInitModes: cairn init makes a store no other user can read or lock;
 // --group shares it with one group; an unknown group is a usage error.
 func TestInitModes(t *testing.T) {
+	t.Parallel() // a store of its own
 	dir := ramTempDir(t)
 	st := filepath.Join(dir, "private")
 	mustCairn(t, "--store", st, "init")

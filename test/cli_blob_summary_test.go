@@ -10,7 +10,8 @@ import (
 // A blob-only backup's summary says what it read: the blob, not "0 B in
 // 0 chunks" (issue 30, point 9).
 func TestBlobSummary(t *testing.T) {
-	st := filepath.Join(t.TempDir(), "store")
+	t.Parallel() // a store of its own
+	st := filepath.Join(tmpfsDir(t, "cairn-e2e-"), "store")
 	mustCairn(t, "--store", st, "init")
 	r := cairnStdin(t, nil, []byte("hello world!\n"), "--store", st, "backup", "--type", "host", "--id", "h", "conf.blob:-")
 	if r.code != 0 || !strings.Contains(r.stdout, "read      13 B from the sources") ||
@@ -32,7 +33,8 @@ func TestBlobSummary(t *testing.T) {
 // shows it (it showed the stored file: 25 B for 13 bytes) (issue 30,
 // point 9). store's TestSnapIndex* check the snapshot index says the same.
 func TestBlobSizeInSnapshots(t *testing.T) {
-	st := filepath.Join(t.TempDir(), "store")
+	t.Parallel() // a store of its own
+	st := filepath.Join(tmpfsDir(t, "cairn-e2e-"), "store")
 	mustCairn(t, "--store", st, "init")
 	r := cairnStdin(t, nil, []byte("hello world!\n"), "--store", st, "backup", "--type", "host", "--id", "h", "conf.blob:-")
 	if r.code != 0 {

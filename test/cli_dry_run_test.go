@@ -13,6 +13,7 @@ import (
 // says what it would read and store, while every file of the store
 // keeps its name, size, mode and modification time.
 func TestBackupDryRun(t *testing.T) {
+	t.Parallel() // a store of its own
 	dir, err := os.MkdirTemp(storetest.FastTempDir(), "cairn-dry-")
 	if err != nil {
 		t.Fatal(err)

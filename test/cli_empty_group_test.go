@@ -13,8 +13,9 @@ import (
 // snapshots` as the mount shows it, with how to remove it (issue 30,
 // point 9: the mount showed host/empty, snapshots did not).
 func TestEmptyGroupListed(t *testing.T) {
+	t.Parallel() // a store of its own
 	needFUSE(t)
-	st := filepath.Join(t.TempDir(), "store")
+	st := filepath.Join(tmpfsDir(t, "cairn-e2e-"), "store")
 	mustCairn(t, "--store", st, "init")
 
 	r := cairnStdin(t, nil, nil, "--store", st, "backup", "--type", "host", "--id", "first", "disk.img:-")

@@ -15,7 +15,8 @@ import (
 // off, beside --exclude; a file that is not a regular file or is missing
 // is a usage error at once.
 func TestBackupExcludeFile(t *testing.T) {
-	st := filepath.Join(t.TempDir(), "store")
+	t.Parallel() // a store of its own
+	st := filepath.Join(tmpfsDir(t, "cairn-e2e-"), "store")
 	mustCairn(t, "--store", st, "init")
 	src := t.TempDir()
 	writeTree(t, src, map[string]string{"a.log": "1", "b.txt": "2", "sub/c.log": "3", "sub/keep.log": "4", "tmp/x": "5", "d.bak": "6"})

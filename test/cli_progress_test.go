@@ -16,7 +16,7 @@ import (
 )
 
 // progressEnv makes the plain progress lines come every few
-// milliseconds (a test knob, documented in cmd/cairn/progress.go).
+// milliseconds (a test knob, documented in cmd/cairn/cli/progress.go).
 var progressEnv = []string{"CAIRN_PROGRESS_INTERVAL=5ms"}
 
 // TestCLIProgress covers issue 14's progress and summary items through

@@ -13,7 +13,7 @@ import (
 // a tree restore shows no zeroes. A hostile archive name is quoted.
 func TestCLIProgressTree(t *testing.T) {
 	t.Parallel()
-	st := filepath.Join(t.TempDir(), "store")
+	st := filepath.Join(tmpfsDir(t, "cairn-e2e-"), "store")
 	mustCairn(t, "--store", st, "init")
 	src := t.TempDir()
 	writeTree(t, src, map[string]string{"a": strings.Repeat("a", 5000), "b": "bb", "sub/c": "ccc", "sub/d": "", "sub/e/f": "f"})

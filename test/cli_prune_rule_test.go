@@ -8,7 +8,8 @@ import (
 
 // prune says which keep option kept each snapshot, as PBS shows it.
 func TestPruneShowsRule(t *testing.T) {
-	st := filepath.Join(t.TempDir(), "store")
+	t.Parallel() // a store of its own
+	st := filepath.Join(tmpfsDir(t, "cairn-e2e-"), "store")
 	mustCairn(t, "--store", st, "init")
 	img, _ := sparseImage(t, 64<<10, 30)
 	for _, at := range []string{"2026-01-01T10:00:00Z", "2026-01-02T10:00:00Z", "2026-01-02T11:00:00Z", "2026-01-03T10:00:00Z"} {

@@ -1,12 +1,13 @@
-// Package test holds cairn's end-to-end tests: they build the real cairn
-// binary and drive it as a user would, against real stores on disk and
-// real FUSE mounts. The benchmark harness that compares cairn with its
+// Package test holds cairn's end-to-end tests: they drive the command
+// line as a user would, against real stores on disk and real FUSE
+// mounts, in-process (cli.Run) where a command needs no process of its
+// own, else in the real cairn binary (test/e2e's Cairn chooses). The benchmark harness that compares cairn with its
 // peers lives in test/bench.
 //
 // The end-to-end tests are split into three packages, all named test so
 // that a test file moves between them unchanged, which go test runs side
 // by side (each is its own process with its own race-built binary and
-// shared store; most of their time is spent waiting on the binary, FUSE
+// shared store; much of their time is spent waiting on the binary, FUSE
 // and MinIO):
 //
 //   - test (this directory): the command line on local stores: init,

@@ -65,7 +65,10 @@ type Options struct {
 	// OnError hears about entries that vanished or could not be read; the
 	// backup goes on without them (or with their content zero-filled).
 	// Nil logs them.
-	OnError   func(path string, err error)
+	OnError func(path string, err error)
+	// Logger hears the warnings that are no entry's (a previous archive
+	// not usable); nil means slog.Default().
+	Logger    *slog.Logger
 	ChunkSize int                // buzhash average of all streams; default 4 MiB
 	Workers   int                // hash/compress workers per stream; default NumCPU
 	Stats     *store.UploadStats // upload counters, shared by the streams
@@ -147,7 +150,7 @@ func AddArchive(ctx context.Context, b *store.Backup, name, dir string, opt Opti
 	if mode == ModeAuto || mode == ModeMetadata {
 		mode = ModeData
 		if err := bl.openPrevious(ctx); err != nil {
-			slog.Warn("backup: previous archive not usable, reading every file", "archive", name, "err", err)
+			bl.logger().Warn("backup: previous archive not usable, reading every file", "archive", name, "err", err)
 		} else if bl.prev != nil {
 			mode = ModeMetadata
 		}
@@ -299,7 +302,15 @@ func (b *builder) report(path string, err error) {
 		b.opts.OnError(path, err)
 		return
 	}
-	slog.Warn("backup: entry skipped or incomplete", "archive", b.name, "path", path, "err", err)
+	b.logger().Warn("backup: entry skipped or incomplete", "archive", b.name, "path", path, "err", err)
+}
+
+// logger is the backup's logger: Options.Logger, else slog's default.
+func (b *builder) logger() *slog.Logger {
+	if b.opts.Logger != nil {
+		return b.opts.Logger
+	}
+	return slog.Default()
 }
 
 // progress counts one file of n content bytes stored, read or reused.

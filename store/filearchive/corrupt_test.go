@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -166,9 +167,13 @@ func TestCorruptPrevious(t *testing.T) {
 		}
 		x.Close()
 	}
-	res, snap := backupTree(t, s, src, Options{ChunkSize: testAvg})
+	var log bytes.Buffer
+	res, snap := backupTree(t, s, src, Options{ChunkSize: testAvg, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	if res.ReadFiles != 30 || res.ReusedFiles != 0 || res.Errors != 0 {
 		t.Fatalf("result %+v", res)
+	}
+	if !strings.Contains(log.String(), "backup: previous archive") {
+		t.Errorf("no warning about the previous archive in Options.Logger: %q", log.String())
 	}
 	compareTree(t, openTree(t, s, snap), src, nil, nil)
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"time"
 
@@ -56,7 +55,7 @@ func (b *builder) prevFile(ctx context.Context, path string, size uint64) (*pxar
 }
 
 func (b *builder) prevFailed(err error) {
-	slog.Warn("backup: previous archive unreadable, reading the remaining files", "archive", b.name,
+	b.logger().Warn("backup: previous archive unreadable, reading the remaining files", "archive", b.name,
 		"previous", b.prev.snap.String(), "err", err)
 	b.prevBad = true
 }

@@ -7,7 +7,7 @@
 //
 // Its init registers how a store directory holding store.RemoteConfigName
 // is opened (store.RegisterRemote): a program that opens stores imports
-// this package (cmd/cairn does), and store.Open does the rest. Create
+// this package (cmd/cairn/cli does), and store.Open does the rest. Create
 // and CreateOn make a new one (create.go); OpenOn opens one on a bucket
 // of the caller's (tests: an in-memory bucket, objstore/memstore);
 // InfoOf describes one.

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -117,7 +118,19 @@ func Cairn(t testing.TB, env []string, args ...string) Result {
 }
 
 // CairnStdin is Cairn with stdin (a pipe) as standard input if not nil.
+// It runs the command in-process where it can (inProcess), else in the
+// binary.
 func CairnStdin(t testing.TB, env []string, stdin []byte, args ...string) Result {
+	t.Helper()
+	if inProcess(env, args) {
+		return RunInProcess(context.Background(), env, stdin, args...)
+	}
+	return CairnBinary(t, env, stdin, args...)
+}
+
+// CairnBinary runs the binary with args, env added to its environment
+// and stdin (a pipe) as standard input if not nil.
+func CairnBinary(t testing.TB, env []string, stdin []byte, args ...string) Result {
 	t.Helper()
 	cmd := exec.Command(binPath, args...)
 	cmd.Env = append(os.Environ(), env...)

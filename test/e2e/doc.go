@@ -1,7 +1,9 @@
 // Package e2e owns the fixtures that cairn's end-to-end test packages
 // (test, test/mount, test/remote) share: building the race-enabled
-// binary once per test process (Build, Main), running it (Cairn,
-// CairnStdin, MustCairn), the store shared by a process's tests
+// binary once per test process (Build, Main), running a command (Cairn,
+// CairnStdin, MustCairn: in-process with cli.Run where the command needs
+// no process of its own, see inProcess; else the binary, CairnBinary),
+// the store shared by a process's tests
 // (SharedStore), test data (RandBytes, SparseImage, WriteTree, Write,
 // WritePass), FUSE mounts (NeedFUSE, MountStore, DaemonMount, WaitJob)
 // and small file-system helpers (Files, Names, TmpfsDir).

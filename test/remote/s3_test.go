@@ -68,6 +68,22 @@ func waitChunks(t *testing.T, srv *miniotest.Server, bucket string, n int, done 
 	t.Fatalf("fewer than %d chunks in the bucket after 2 minutes", n)
 }
 
+// waitRequest waits until a request reaches the proxy after this call,
+// failing the test if the backup ends first. With the server stopped,
+// the proxy answers it 503 after its delay (20 ms), long before a
+// restarted MinIO is ready: the backup must retry it.
+func waitRequest(t *testing.T, proxy *miniotest.Proxy, done <-chan struct{}) {
+	t.Helper()
+	n := proxy.Requests()
+	for proxy.Requests() == n {
+		select {
+		case <-done:
+			t.Fatal("the backup ended before it met the outage")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
 // chunkCount is how many chunk objects the bucket holds.
 func chunkCount(t *testing.T, srv *miniotest.Server, bucket string) int {
 	return len(s3Keys(t, srv, bucket, "cairn/.chunks/"))
@@ -113,7 +129,10 @@ func TestS3ServerStoppedMidBackup(t *testing.T) {
 	res, done := startBackup(t, dir, "a", image(1501))
 	waitChunks(t, srv, bucket, 16, done)
 	srv.Stop()
-	time.Sleep(1500 * time.Millisecond)
+	// Down until the backup has met the outage, however slow the
+	// machine: a fixed 1.5 s let a backup starved of CPU under load make
+	// no request in it, and log no retry.
+	waitRequest(t, proxy, done)
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}

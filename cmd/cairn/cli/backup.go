@@ -1,0 +1,343 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/backupsrc"
+	"github.com/cairnfs/cairn/store/backupsum"
+	"github.com/cairnfs/cairn/store/filearchive"
+	"github.com/dustin/go-humanize"
+	"github.com/spf13/cobra"
+)
+
+type backupOpts struct {
+	typ, id, ns string
+	json        bool
+	chunkSize   string
+	workers     int
+	at          string
+	noSync      bool
+	dryRun      bool
+	masterPub   string // --master-pubkey
+	pxar        pxarOpts
+}
+
+const specForms = "NAME.img:PATH (an image: a file, block device or - for standard input), " +
+	"NAME.pxar:DIR (a directory tree) or NAME.blob:PATH (a small file, or -)"
+
+func parseSpecs(args []string) ([]backupsrc.Spec, error) {
+	var out []backupsrc.Spec
+	stdin := ""
+	for _, a := range args {
+		name, path, ok := strings.Cut(a, ":")
+		if !ok || name == "" || path == "" {
+			return nil, usageErr("archive %q: want %s", a, specForms)
+		}
+		sp := backupsrc.Spec{Name: name, Path: path}
+		if !strings.HasSuffix(name, ".img") && !sp.IsPxar() && !sp.IsBlob() {
+			return nil, usageErr("archive %q: want %s", a, specForms)
+		}
+		if err := checkSpecName(name); err != nil {
+			return nil, err
+		}
+		if sp.IsPxar() && sp.IsStdin() {
+			return nil, usageErr("archive %q: a directory tree cannot come from standard input", a)
+		}
+		if sp.IsStdin() {
+			if stdin != "" {
+				return nil, usageErr("archives %s and %s both read standard input: only one may", stdin, name)
+			}
+			stdin = name
+		}
+		for _, o := range out {
+			if o.Name == name {
+				return nil, usageErr("archive %s given twice", name)
+			}
+		}
+		out = append(out, sp)
+	}
+	return out, nil
+}
+
+func (a *app) backupCmd() *cobra.Command {
+	var o backupOpts
+	cmd := &cobra.Command{
+		Use:   "backup --type vm|ct|host --id ID [--ns NS] NAME.img:PATH|- … NAME.pxar:DIR … NAME.blob:PATH|- …",
+		Short: "back up images, raw files, block devices and directory trees into a new snapshot",
+		Long: `Back up images (NAME.img:PATH: a file or block device, fixed-size chunks) and
+directory trees (NAME.pxar:DIR: a pxar archive) into one new snapshot.
+
+Images are cut into fixed chunks: an incremental backup stores every chunk
+that holds a changed block, so smaller chunks store less of what did not
+change, but each costs a file, or requests on object storage. Without
+--chunk-size an image keeps the chunk size of the group's newest
+snapshot of it (chunks of another size are all new), and a new one takes
+256 KiB in a local store, 4 MiB on object storage.
+
+NAME.img:- reads the image from standard input (its size need not be known:
+the index records it at the end; an empty input is an error). NAME.blob:PATH
+stores a small file (a configuration, a log) as a blob, as PBS stores
+qemu-server.conf.blob: at most 128 MiB less 12 bytes, refused before reading
+when larger; NAME.blob:- reads it from standard input. One archive at most
+reads standard input.
+
+Directory trees are walked in one pass; symlinks are never followed, other
+file systems are left empty unless --all-file-systems, entries matching
+--exclude patterns or .pxarexclude files are left out. Files that vanish or
+cannot be read are reported on stderr; the backup goes on and exits 3.
+--files-from FILE (restic's; also --files-from-verbatim, --files-from-raw)
+backs up only the paths FILE lists in the one NAME.pxar:DIR, relative to DIR
+or absolute inside it, with the directories above them; a listed path not
+found is a warning naming FILE and line (exit 3), a path outside DIR an
+error (exit 2).
+
+--dry-run reads, chunks, compresses and looks up everything a backup would,
+and prints its summary (what would be read, the new chunks and their size),
+writing nothing to the store: no snapshot, chunk, lock, writer or lease.
+
+--change-detection-mode (as in PBS): legacy writes a single-stream archive;
+data reads every file into a split archive (NAME.mpxar.didx +
+NAME.ppxar.didx); metadata (the default when the archive has a reference) does not read files
+whose size, mtime, ctime, inode, mode and owner are unchanged but references
+their data in the reference. An archive's reference is the group's newest
+finished snapshot that has it (encrypted with the same key, or both plain;
+last verification not failed): snapshots of other archives in between do
+not count. The summary names each archive's reference.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.backup(o, args)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.typ, "type", "host", "backup type: vm, ct or host")
+	f.StringVar(&o.id, "id", "", "backup id (group name), e.g. the VM number; for --type host the default is this host's name (up to its first dot), as proxmox-backup-client's")
+	f.StringVar(&o.ns, "ns", "", "namespace, e.g. prod/db")
+	f.BoolVar(&o.json, "json", false, "print the summary as JSON")
+	f.StringVar(&o.chunkSize, "chunk-size", "", "fixed chunk size of images (default: the previous snapshot's, else 256K, 4M on object storage), average chunk size of file archives (default 4M); a power of two, 64K to 16M")
+	f.IntVar(&o.workers, "workers", 0, "hash/compress workers (default: number of CPUs)")
+	f.StringVar(&o.at, "time", "", "snapshot time (RFC 3339; default now): newer than the group's newest snapshot, not before 2019-01-18T07:41:48Z (PBS's oldest), at most a day ahead")
+	f.BoolVar(&o.noSync, "no-sync", false, "do not syncfs the store before writing the manifest")
+	f.BoolVarP(&o.dryRun, "dry-run", "n", false, "read, chunk and look up everything, write nothing: say what a backup would read and store")
+	o.pxar.flags(f)
+	a.keyfileFlags(cmd, true)
+	f.StringVar(&o.masterPub, "master-pubkey", "", "with --keyfile: store the key file wrapped for this RSA master public key (PEM), for recovery with 'cairn key recover'")
+	a.lockWaitFlag(cmd)
+	return cmd
+}
+
+func (a *app) backup(o backupOpts, args []string) error {
+	specs, err := parseSpecs(args)
+	if err != nil {
+		return err
+	}
+	// images: 0 takes the store's default (store.ImageChunkSize)
+	imgCS, pxarCS := 0, chunk.DefaultChunkSize
+	if o.chunkSize != "" {
+		cs, err := parseSize(o.chunkSize)
+		if err != nil {
+			return usageErr("--chunk-size: %v", err)
+		}
+		if err := chunk.CheckChunkSize(int(cs)); err != nil {
+			return usageErr("--chunk-size: %v", err)
+		}
+		imgCS, pxarCS = int(cs), int(cs)
+	}
+	mode, err := filearchive.ParseMode(o.pxar.mode)
+	if err != nil {
+		return usageErr("--change-detection-mode: %v", err)
+	}
+	exclude, err := o.pxar.patterns()
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	var at time.Time
+	if o.at != "" {
+		if at, err = time.Parse(time.RFC3339, o.at); err != nil {
+			return usageErr("--time: %v", err)
+		}
+		if err := store.CheckBackupTime(at); err != nil { // a zero time would be taken as now
+			return usageErr("--time: %v", err)
+		}
+	}
+	id, err := backupID(o)
+	if err != nil {
+		return err
+	}
+	g := store.Group{NS: store.NS(o.ns), Type: o.typ, ID: id}
+	if err := g.Check(); err != nil {
+		return usageErr("--type/--id/--ns: %v", err)
+	}
+	if o.masterPub != "" && slices.ContainsFunc(specs, func(sp backupsrc.Spec) bool { return sp.Name == store.MasterKeyBlob }) {
+		return usageErr("archive %s: --master-pubkey writes the wrapped key under that name", store.MasterKeyBlob)
+	}
+	enc, err := a.backupEncryption(o)
+	if err != nil {
+		return err
+	}
+	in, err := backupsrc.Open(specs, a.stdin)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	sel, err := a.backupSelection(&o.pxar, specs)
+	if err != nil {
+		return err
+	}
+	s, err := a.openStore()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	// A signal wakes a read blocked on a pipe or FIFO that sends nothing.
+	defer context.AfterFunc(a.ctx, in.Interrupt)()
+	b, err := startBackup(a.ctx, s, g, at, o.dryRun)
+	if errors.Is(err, store.ErrBadTime) && o.at != "" {
+		return usageErr("--time: %v", err)
+	}
+	if err != nil {
+		return err
+	}
+	if o.noSync {
+		b.Sync = store.SyncNone
+	}
+	if err := enc.start(b); err != nil {
+		b.Abort()
+		return fmt.Errorf("backup %s failed, nothing kept: %w", b.Snapshot(), err)
+	}
+	start := time.Now()
+	imgStats, pxarStats := new(store.UploadStats), new(store.UploadStats)
+	bp := backupsrc.NewProgress(specs, in, imgStats)
+	prog := a.showProgress("backup "+b.Snapshot().String(), bp.Sample)
+	var sums []backupsum.FileArchive
+	for i, sp := range specs {
+		bp.At(i)
+		if sp.IsPxar() {
+			var ps backupsum.FileArchive
+			ps, err = a.backupPxar(b, sp, sel, filearchive.Options{Mode: mode, Exclude: exclude,
+				AllFileSystems: o.pxar.allFS, ChunkSize: pxarCS, Workers: o.workers, Stats: pxarStats, Progress: bp.Tree(i)})
+			sums = append(sums, ps)
+		} else {
+			err = in.Add(a.ctx, b, i, store.ImageOptions{ChunkSize: imgCS, Workers: o.workers, Stats: imgStats})
+		}
+		if err != nil {
+			break
+		}
+	}
+	if err == nil {
+		bp.At(len(specs))
+		t := imgStats.Snapshot()
+		t.Add(pxarStats.Snapshot())
+		b.SetChunkUploadStats(store.ChunkUploadStatsOf(t))
+		err = b.Finish()
+	} else {
+		b.Abort()
+	}
+	prog.Stop()
+	if err != nil && a.ctx.Err() != nil {
+		err = context.Cause(a.ctx) // the read the signal woke failed with a deadline
+	}
+	if err != nil {
+		return fmt.Errorf("backup %s failed, nothing kept: %w%s", b.Snapshot(), err,
+			diskFullAdvice(err, imgStats.NewStored.Load()+pxarStats.NewStored.Load()))
+	}
+	sum := backupsum.New(b.Snapshot(), imgStats.Snapshot(), pxarStats.Snapshot(), sums, time.Since(start))
+	sum.Blobs, sum.BlobBytes = in.Blobs()
+	sum.ReadBytes += sum.BlobBytes
+	sum.Images = backupsrc.Images(specs, b.References())
+	if enc.key != nil {
+		sum.KeyFingerprint = enc.key.Fingerprint().String()
+	}
+	sum.DryRun = b.Dry()
+	if err := a.printBackupSummary(o, sum); err != nil {
+		return err
+	}
+	if sum.Errors > 0 {
+		return &codeError{code: exitPartial, err: fmt.Errorf("%s %s finished, but %d entries could not be read or were not found (see above)",
+			backupKind(b), b.Snapshot(), sum.Errors)}
+	}
+	return nil
+}
+
+func (a *app) printBackupSummary(o backupOpts, sum backupsum.Summary) error {
+	if o.json {
+		return printJSON(a, sum)
+	}
+	if a.quiet {
+		return nil
+	}
+	sum.WriteText(a.stdout)
+	return nil
+}
+
+// diskFullAdvice is what a backup that filled the store's file system
+// adds to its error: the chunks it wrote stay (a GC keeps chunks newer
+// than its cutoff, for backups that may still reference them) until a GC
+// is told otherwise.
+func diskFullAdvice(err error, written int64) string {
+	if !errors.Is(err, syscall.ENOSPC) {
+		return ""
+	}
+	return fmt.Sprintf("\nthe store's file system is full; the %s of chunks this backup wrote stay until a GC's cutoff passes them: "+
+		"to free them now, when no backup runs: cairn gc --atime-cutoff 0", humanize.IBytes(uint64(written)))
+}
+
+// checkSpecName refuses archive names the store would refuse only once
+// the backup has begun, and the names of the snapshot's own blobs: the
+// manifest and PBS's client log (which tape export adds beside the
+// manifest's files).
+func checkSpecName(name string) error {
+	switch {
+	case strings.ContainsAny(name, "/\x00") || strings.HasPrefix(name, "."):
+		return usageErr("archive name %q: want a plain file name (no \"/\", not starting with \".\")", name)
+	case name == store.ManifestName:
+		return usageErr("archive name %q is reserved for the snapshot's manifest", name)
+	case name == "client.log.blob":
+		return usageErr("archive name %q is reserved for PBS's client log", name)
+	}
+	return nil
+}
+
+// backupID is --id, or for --type host without it the host's name up to
+// its first dot (proxmox-backup-client's default), which must be a valid
+// backup id.
+func backupID(o backupOpts) (string, error) {
+	if o.id != "" {
+		return o.id, nil
+	}
+	if o.typ != store.TypeHost {
+		return "", usageErr("--id is required with --type %s", quoteName(o.typ))
+	}
+	name, err := os.Hostname()
+	if err != nil {
+		return "", usageErr("--id not given and the host name is unknown (%v): give --id", err)
+	}
+	name, _, _ = strings.Cut(name, ".")
+	if err := (store.Group{Type: store.TypeHost, ID: name}).Check(); err != nil {
+		return "", usageErr("--id not given and the host name %q is not a valid backup id ([A-Za-z0-9_][A-Za-z0-9._-]*): give --id", name)
+	}
+	return name, nil
+}
+
+// startBackup starts the backup, or its dry run (store.StartDryRun).
+func startBackup(ctx context.Context, s *store.Store, g store.Group, at time.Time, dry bool) (*store.Backup, error) {
+	if dry {
+		return s.StartDryRun(ctx, g, at)
+	}
+	return s.StartBackup(ctx, g, at)
+}
+
+func backupKind(b *store.Backup) string {
+	if b.Dry() {
+		return "dry run of"
+	}
+	return "backup"
+}
