@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairnfs/cairn/internal/miniotest"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/s3store"
 	"github.com/cairnfs/cairn/store/storetest"
 )
 
@@ -17,7 +18,7 @@ import (
 // of the store has run (real FUSE mount, real MinIO).
 func TestMountRefreshesRemoteStore(t *testing.T) {
 	needFUSE(t)
-	h1, cfg := storetest.NewRemoteStoreOn(t, miniotest.Start(t), store.RemoteConfig{})
+	h1, cfg := storetest.NewRemoteStoreOn(t, miniotest.Start(t), s3store.Config{})
 	h2 := storetest.AttachRemoteStore(t, cfg)
 	_, mnt, _ := mountT(t, Options{Store: h2, Refresh: 100 * time.Millisecond, StoreRefresh: 200 * time.Millisecond})
 	g := store.Group{Type: store.TypeVM, ID: "elsewhere"}

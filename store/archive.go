@@ -157,7 +157,7 @@ func (s *Store) ReadBlob(snap Snapshot, m *Manifest, file string) ([]byte, error
 		return nil, err // the manifest itself is bad
 	}
 	keyErr := err
-	blob, err := s.backend.ReadFile(context.Background(), snapshotFile(snap, file), int64(fi.Size))
+	blob, err := s.backend.ReadFile(context.Background(), SnapshotFile(snap, file), int64(fi.Size))
 	if err != nil {
 		var big *errTooLarge
 		if errors.As(err, &big) {

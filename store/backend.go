@@ -9,13 +9,13 @@ import (
 
 // Backend is where a store's chunks and snapshot files live, the seam
 // between keeping them and doing something with them: the local
-// directory (localDir) and a bucket (remoteChunks). Every method takes
+// directory (localDir) and a bucket (store/s3store). Every method takes
 // the caller's context (a bucket's requests end with it) and says when
 // it could not do what was asked. What only one side can do is an
-// optional interface: chunkFiles (the local directory's files), probing
-// and collecting (a bucket's).
+// optional interface: chunkFiles (the local directory's files), Prober
+// and Collecting (a bucket's).
 //
-// The snapshot metadata's other seam is metaStore (meta.go).
+// The snapshot metadata's other seam is MetaStore (meta.go).
 type Backend interface {
 	ChunkReader
 	// InsertChunkParts stores the blob header+payload as chunk d. An
@@ -48,9 +48,27 @@ type Backend interface {
 	OpenIndex(ctx context.Context, name string) (Index, error)
 }
 
-// snapshotFile names a snapshot's file relative to the store.
-func snapshotFile(snap Snapshot, name string) string {
-	return path.Join(snap.NS.rel(), snap.Type, snap.ID, snap.TimeString(), name)
+// Prober is the optional side of a Backend whose chunks cost a request
+// each (a bucket's): TouchChunk finds out by itself whether the chunk is
+// there (no HasChunk first), and the store asks it how many requests to
+// keep in flight and how large to cut images.
+type Prober interface {
+	// PutMissing stores chunk d that the caller's look found missing
+	// just now (ReuseChunkContext): no second look. existed tells the
+	// store had it after all (another writer, or another worker of the
+	// same backup with the same chunk, stored it in between).
+	PutMissing(ctx context.Context, d chunk.Digest, header, payload []byte) (existed bool, err error)
+	// Parallelism is how many requests a writer should keep in flight.
+	Parallelism() int
+	// Readahead is how many chunks a sequential reader should prefetch.
+	Readahead() int
+	// ImageChunkSize is the fixed chunk size of images by default.
+	ImageChunkSize() int
+}
+
+// SnapshotFile names a snapshot's file relative to the store.
+func SnapshotFile(snap Snapshot, name string) string {
+	return path.Join(snap.NS.Rel(), snap.Type, snap.ID, snap.TimeString(), name)
 }
 
 // ChunkReader is the one way to read a chunk: what the chunk cache and

@@ -14,6 +14,8 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/crypt"
+	"github.com/cairnfs/cairn/store/internal/fsutil"
+	"github.com/cairnfs/cairn/store/objstore"
 	"golang.org/x/sys/unix"
 )
 
@@ -128,12 +130,28 @@ func (b *Backup) Snapshot() Snapshot { return b.snap }
 // Store is the store written to.
 func (b *Backup) Store() *Store { return b.s }
 
+// WriterLease is the lease of the backup's writer in a remote store's
+// bucket (MetaStore.RegisterWriter); nil on a local store.
+func (b *Backup) WriterLease() *objstore.Lease { return b.writer.lease }
+
+// Leases are the backup's leases in a remote store's bucket: its
+// writer's and its group's.
+func (b *Backup) Leases() []*objstore.Lease {
+	out := []*objstore.Lease{b.writer.lease}
+	for _, l := range b.locks {
+		if l.lease != nil {
+			out = append(out, l.lease)
+		}
+	}
+	return out
+}
+
 // Dir is the snapshot directory.
 func (b *Backup) Dir() string { return b.dir }
 
-// checkName rejects file names that could escape the snapshot directory
+// CheckArchiveName rejects file names that could escape the snapshot directory
 // or clash with the manifest.
-func checkName(name string) error {
+func CheckArchiveName(name string) error {
 	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") ||
 		name == ManifestName || strings.HasPrefix(name, ".") {
 		return fmt.Errorf("archive name %q: %w", name, ErrBadName)
@@ -143,7 +161,7 @@ func checkName(name string) error {
 
 // AddFile records a finished file (index or blob) in the manifest.
 func (b *Backup) AddFile(fi FileInfo) error {
-	if err := checkName(fi.Filename); err != nil {
+	if err := CheckArchiveName(fi.Filename); err != nil {
 		return err
 	}
 	if _, dup := b.manifestFile(fi.Filename); dup {
@@ -173,7 +191,7 @@ func (b *Backup) manifestFile(name string) (FileInfo, bool) {
 // (PBS lists its plain rsa-encrypted.key.blob so); a plain backup takes
 // no encrypted blob.
 func (b *Backup) AddBlob(name string, blob []byte) error {
-	if err := checkName(name); err != nil {
+	if err := CheckArchiveName(name); err != nil {
 		return err
 	}
 	kind, err := chunk.CheckCRC(blob)
@@ -183,7 +201,7 @@ func (b *Backup) AddBlob(name string, blob []byte) error {
 	if kind.Encrypted() && b.key == nil {
 		return fmt.Errorf("blob archive %s: %w in a plain backup", name, chunk.ErrEncrypted)
 	}
-	if err := writeFileAtomic(filepath.Join(b.dir, name), blob); err != nil {
+	if err := fsutil.WriteFileAtomic(filepath.Join(b.dir, name), blob); err != nil {
 		return err
 	}
 	return b.AddFile(FileInfo{Filename: name, Size: uint64(len(blob)), Csum: CsumHex(sha256.Sum256(blob))})

@@ -145,7 +145,7 @@ func (b *Backup) holdBase(ctx context.Context, snap Snapshot, name string) (bool
 		l.Unlock()
 		return false, nil
 	}
-	ok, err := b.s.meta.NameBase(ctx, b, snap)
+	ok, err := b.s.meta.NameBase(ctx, b, b.bases, snap)
 	if err != nil || !ok {
 		l.Unlock()
 		if err != nil {

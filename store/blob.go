@@ -31,6 +31,11 @@ type Blob struct {
 // nor read into the caller's buffer.
 func BlobOf(d chunk.Digest, data []byte) Blob { return Blob{d: d, data: data} }
 
+// BufBlob is a Blob read into the caller's buffer (ChunkOptions.Buf, or
+// what replaced it when it was too small), for a Backend other than the
+// local directory.
+func BufBlob(d chunk.Digest, data []byte) Blob { return Blob{d: d, data: data, inBuf: true} }
+
 // Bytes returns the blob. Read a mapped one inside Do only.
 func (b Blob) Bytes() []byte { return b.data }
 

@@ -63,7 +63,7 @@ func (s *Store) OpenIndex(name string) (Index, error) {
 // (known chunks of a previous backup, verify's and tape's chunk lists)
 // and judge the chunks themselves.
 func (s *Store) OpenIndexFile(snap Snapshot, file string) (Index, error) {
-	return s.backend.OpenIndex(context.Background(), snapshotFile(snap, file))
+	return s.backend.OpenIndex(context.Background(), SnapshotFile(snap, file))
 }
 
 // What follows asks more of a chunk than a read: its stat and its
@@ -90,7 +90,7 @@ func (s *Store) StatChunk(d chunk.Digest) (ChunkInfo, error) {
 // MarkBad renames chunk d to <digest>.N.bad with the first free N in 0..9
 // (the tenth reuses 9) and returns the new path, so a later backup can
 // write a good copy again. In a remote store the object is copied to
-// the key <digest>.N.bad and then deleted (remote_chunkinfo.go).
+// the key <digest>.N.bad and then deleted (s3store/chunkinfo.go).
 func (s *Store) MarkBad(d chunk.Digest) (string, error) {
 	return s.backend.MarkBad(context.Background(), d)
 }
@@ -150,8 +150,8 @@ func (s *Store) PrefetchChunk(d chunk.Digest) {
 // load ahead: DefaultReadahead, more where each read waits on a request
 // (RemoteReadahead).
 func (s *Store) Readahead() int {
-	if p, ok := s.backend.(probing); ok {
-		return p.readahead()
+	if p, ok := s.backend.(Prober); ok {
+		return p.Readahead()
 	}
 	return DefaultReadahead
 }
@@ -161,8 +161,8 @@ func (s *Store) Readahead() int {
 // chunk.DefaultChunkSize (4 MiB, PBS's) where each costs requests
 // (RemoteImageChunkSize).
 func (s *Store) ImageChunkSize() int {
-	if p, ok := s.backend.(probing); ok {
-		return p.imageChunkSize()
+	if p, ok := s.backend.(Prober); ok {
+		return p.ImageChunkSize()
 	}
 	return DefaultImageChunkSize
 }
@@ -171,8 +171,8 @@ func (s *Store) ImageChunkSize() int {
 // flight beside its hash/compress workers: 0 where each costs a local
 // system call.
 func (s *Store) ioParallelism() int {
-	if p, ok := s.backend.(probing); ok {
-		return p.parallelism()
+	if p, ok := s.backend.(Prober); ok {
+		return p.Parallelism()
 	}
 	return 0
 }
@@ -180,8 +180,8 @@ func (s *Store) ioParallelism() int {
 // insertMissingChunk stores chunk d, which ReuseChunkContext found
 // missing just now: a remote store uploads it without looking again.
 func (s *Store) insertMissingChunk(ctx context.Context, d chunk.Digest, header, payload []byte) (bool, error) {
-	if p, ok := s.backend.(probing); ok {
-		return p.putMissing(ctx, d, header, payload)
+	if p, ok := s.backend.(Prober); ok {
+		return p.PutMissing(ctx, d, header, payload)
 	}
 	return s.backend.InsertChunkParts(ctx, d, header, payload)
 }

@@ -12,7 +12,7 @@ import (
 // indexes and keeps the report; a ChunkCollector says how the store's
 // clock is read, how a referenced chunk is marked and how the chunks
 // nothing marked are swept. The local one (gc_local*.go) marks by atime
-// and sweeps the prefix directories; the remote one (remote_gc*.go)
+// and sweeps the prefix directories; the remote one (store/s3store/gc*.go)
 // marks into a sorted set on disk and sweeps the bucket's listing.
 
 // GCWriterMargin is subtracted from the oldest running writer's start, as
@@ -109,26 +109,27 @@ func (c *SweepCounts) Add(o SweepCounts) {
 	c.MissingChunks += o.MissingChunks
 }
 
-// collecting is the optional side of a Backend whose chunks a garbage
+// Collecting is the optional side of a Backend whose chunks a garbage
 // collection collects otherwise than the local directory's files
 // (localCollector): a remote store's.
-type collecting interface {
-	collector(s *Store) ChunkCollector
+type Collecting interface {
+	// Collector returns the collector of one garbage collection of s.
+	Collector(s *Store) ChunkCollector
 }
 
 // ChunkCollector returns the collector of the store's chunks: one per
 // garbage collection.
 func (s *Store) ChunkCollector() ChunkCollector {
-	if c, ok := s.backend.(collecting); ok {
-		return c.collector(s)
+	if c, ok := s.backend.(Collecting); ok {
+		return c.Collector(s)
 	}
 	return &localCollector{s: s}
 }
 
-// gcCutoff is the time below which an unmarked chunk is garbage: the
+// GCCutoff is the time below which an unmarked chunk is garbage: the
 // mark's start less atimeCutoff, or, when older, the oldest running
 // writer's start less GCWriterMargin (both in the store's clock).
-func gcCutoff(phase1 time.Time, atimeCutoff time.Duration, writer time.Time) time.Time {
+func GCCutoff(phase1 time.Time, atimeCutoff time.Duration, writer time.Time) time.Time {
 	t := phase1.Add(-atimeCutoff)
 	if !writer.IsZero() {
 		if w := writer.Add(-GCWriterMargin); w.Before(t) {

@@ -21,7 +21,7 @@ func TestGCCutoff(t *testing.T) {
 		{"default, a writer just inside: margin still applies", day, fs.Add(-day + time.Minute), fs.Add(-day + time.Minute - GCWriterMargin)},
 		{"default, a recent writer", day, fs.Add(-time.Hour), fs.Add(-day)},
 	} {
-		if got := gcCutoff(fs, tc.atime, tc.writer); !got.Equal(tc.want) {
+		if got := GCCutoff(fs, tc.atime, tc.writer); !got.Equal(tc.want) {
 			t.Errorf("%s: cutoff %v, want %v", tc.name, got, tc.want)
 		}
 	}

@@ -13,10 +13,10 @@
 // index (snapindex*.go, .cairn-snapindex at the store's root), a cache that
 // is never needed and never trusted beyond what it is checked against.
 //
-// # Two seams: Backend and metaStore
+// # Two seams: Backend and MetaStore
 //
 // What depends on where a store lives sits behind two interfaces, each
-// chosen once when the store is opened (store.go, remote_store.go), so that
+// chosen once when the store is opened (store.go, remote.go), so that
 // nothing outside them asks which kind of store it is and a new method
 // of either is asked of both by the compiler. Every method of both takes
 // the caller's context and returns an error; what only one side can do
@@ -31,12 +31,12 @@
 // faults turned into ErrChunkFault by Blob.Do), others read with
 // O_DIRECT into reused aligned buffers. Its optional chunkFiles
 // (ChunkDiskDir, ChunkSizeHint, PrefetchChunk) is what only files on a
-// local disk allow; a bucket's (remoteChunks) optional probing (request
-// concurrency, readahead, image chunk size, an upload without a second
-// look) and collecting (its own ChunkCollector) are what only a bucket
-// needs. A dry run wraps the Backend (dryrun.go).
+// local disk allow; Prober (request concurrency, readahead, image chunk
+// size, an upload without a second look) and Collecting (a
+// ChunkCollector of its own) are what only a bucket needs. A dry run
+// wraps the Backend (dryrun.go).
 //
-// metaStore (meta.go), s.meta, is what a change to snapshot metadata does
+// MetaStore (meta.go), s.meta, is what a change to snapshot metadata does
 // beyond the store's directory, which the store itself writes, locks
 // and registers writers in: Publish (Backup.Finish), WriteManifest,
 // UpdateManifest (the unprotected part), CommitManifest, Forget,
@@ -44,10 +44,27 @@
 // forgets elsewhere), LockGroup (a lease beside the group's flock),
 // RegisterWriter and ReleaseWriter (a lease beside the writer file),
 // Refresh, RefreshGroup, Close. localMeta (meta.go) mostly does
-// nothing more: the directory is all there is; remoteMeta
-// (remote_metastore.go) keeps the bucket in step by the rules in docs/design/store.md.
-// The snapshot index is the local side's optional snapIndexer: a remote
-// store's mirror changes under every refresh and keeps none.
+// nothing more: the directory is all there is. The snapshot index is
+// the local side's optional snapIndexer: a remote store's mirror
+// changes under every refresh and keeps none.
+//
+// # The remote store, a package of its own
+//
+// The other side of both seams, a store whose chunks and snapshot files
+// live in an S3 bucket, is package store/s3store, which imports this
+// one. A store directory holding RemoteConfigName is opened the way that
+// package registers (RegisterRemote, from its init, as a database/sql
+// driver registers itself: remote.go); a program that opens stores
+// imports it (cmd/cairn/cli does). What it needs of this package beyond the
+// two interfaces is exported for it and kept small: the Remote its
+// opener returns, BufBlob and ReadChunkFile (its on-disk chunk cache),
+// LocalBackend (its mirror's files), DropSnapshotDir and
+// DropEmptyGroupDir (mirror.go: what has left the bucket goes when
+// nothing here uses it), CreateDir, the Backup's leases, and the
+// sweep's counting (SweepCounts.Keep, GCCutoff, EntryKindOf). Helpers
+// that need nothing of a store are in store/internal (fsutil,
+// printable); the remote GC's external sort of digests is
+// store/digestsort.
 //
 // It also owns reading: a byte-bounded shared cache of decoded,
 // digest-checked chunks (Cache) and io.ReaderAt views of an index through
@@ -59,6 +76,6 @@
 // Why the store is sound is written out in docs/design/store.md: the
 // snapshot index (what a mount may skip stat-ing), chunk memory, encrypted
 // snapshots, and the rules that keep many hosts on one bucket consistent
-// (rules 1-5 of the safety protocol, named by number in the remote_*.go
+// (rules 1-5 of the safety protocol, named by number in store/s3store's
 // files). Garbage collection's argument is docs/design/gc.md.
 package store

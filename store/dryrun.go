@@ -62,7 +62,7 @@ func (s *Store) makeDry() {
 	switch be := s.backend.(type) {
 	case *dryChunks, dryProbing:
 		return
-	case probing:
+	case Prober:
 		s.backend = dryProbing{&dryChunks{Backend: s.backend}, be}
 	default:
 		s.backend = &dryChunks{Backend: be}
@@ -128,13 +128,13 @@ func (c *dryChunks) TouchChunk(ctx context.Context, d chunk.Digest) error {
 // flight, and the same image chunk size, as a backup would have.
 type dryProbing struct {
 	*dryChunks
-	p probing
+	p Prober
 }
 
-func (c dryProbing) putMissing(_ context.Context, d chunk.Digest, _, _ []byte) (bool, error) {
+func (c dryProbing) PutMissing(_ context.Context, d chunk.Digest, _, _ []byte) (bool, error) {
 	return c.add(d), nil
 }
 
-func (c dryProbing) parallelism() int    { return c.p.parallelism() }
-func (c dryProbing) readahead() int      { return c.p.readahead() }
-func (c dryProbing) imageChunkSize() int { return c.p.imageChunkSize() }
+func (c dryProbing) Parallelism() int    { return c.p.Parallelism() }
+func (c dryProbing) Readahead() int      { return c.p.Readahead() }
+func (c dryProbing) ImageChunkSize() int { return c.p.ImageChunkSize() }

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/cairnfs/cairn/store/internal/fsutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -157,11 +158,11 @@ func (s *Store) CleanTrash(ctx context.Context) (int, error) {
 			if err := ctx.Err(); err != nil {
 				return n, err
 			}
-			dir := filepath.Join(s.root, ns.rel(), typ)
+			dir := filepath.Join(s.root, ns.Rel(), typ)
 			c, err := cleanTrashIn(ctx, dir)
 			n += c
 			errs = append(errs, err)
-			names, _ := readNames(dir)
+			names, _ := fsutil.ReadNames(dir)
 			for _, id := range names {
 				if idRE.MatchString(id) {
 					c, err := cleanTrashIn(ctx, filepath.Join(dir, id))
@@ -175,7 +176,7 @@ func (s *Store) CleanTrash(ctx context.Context) (int, error) {
 }
 
 func cleanTrashIn(ctx context.Context, dir string) (int, error) {
-	names, err := readNames(dir)
+	names, err := fsutil.ReadNames(dir)
 	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ENOTDIR) {
 		return 0, nil
 	}

@@ -35,7 +35,7 @@ func (c *localCollector) Begin(ctx context.Context, atimeCutoff time.Duration) (
 	if ok {
 		st.OldestWriter = writer.Add(fsNow.Sub(local))
 	}
-	st.Cutoff = gcCutoff(fsNow, atimeCutoff, st.OldestWriter)
+	st.Cutoff = GCCutoff(fsNow, atimeCutoff, st.OldestWriter)
 	c.start = st
 	return st, nil
 }

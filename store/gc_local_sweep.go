@@ -109,12 +109,12 @@ func sweepEntry(d *PrefixDir, e ChunkEntry, cut, phase1 time.Time, c *SweepCount
 		case KeptTouched:
 			c.RestoredChunks++
 			e.Kind = e.TargetKind()
-			c.keep(e.Kind == EntryBad, e.Size, e.Atime, phase1)
+			c.Keep(e.Kind == EntryBad, e.Size, e.Atime, phase1)
 		}
 		return err
 	}
 	if !e.Atime.Before(cut) {
-		c.keep(e.Kind == EntryBad, e.Size, e.Atime, phase1)
+		c.Keep(e.Kind == EntryBad, e.Size, e.Atime, phase1)
 		return nil
 	}
 	res, size, err := d.RemoveIfOlder(e, cut)
@@ -127,14 +127,14 @@ func sweepEntry(d *PrefixDir, e ChunkEntry, cut, phase1 time.Time, c *SweepCount
 		}
 		c.RemovedBytes += size
 	case KeptTouched, KeptReplaced, Busy:
-		c.keep(e.Kind == EntryBad, e.Size, e.Atime, phase1)
+		c.Keep(e.Kind == EntryBad, e.Size, e.Atime, phase1)
 	}
 	return err
 }
 
-// keep counts a file (a chunk, or a .bad copy when bad) that stays: one
+// Keep counts a file (a chunk, or a .bad copy when bad) that stays: one
 // last used before the mark started is pending.
-func (c *SweepCounts) keep(bad bool, size int64, used, phase1 time.Time) {
+func (c *SweepCounts) Keep(bad bool, size int64, used, phase1 time.Time) {
 	if bad {
 		c.StillBad++
 	}

@@ -3,6 +3,8 @@ package store
 import (
 	"fmt"
 	"path/filepath"
+
+	"github.com/cairnfs/cairn/store/internal/fsutil"
 )
 
 // GCStatusName is the file in the store's directory that holds the last
@@ -22,7 +24,7 @@ func (s *Store) WriteGCStatus(data []byte) error {
 	if len(data) > maxGCStatus {
 		return fmt.Errorf("write %s: %d bytes, more than %d", s.GCStatusPath(), len(data), maxGCStatus)
 	}
-	return writeFileAtomic(s.GCStatusPath(), data)
+	return fsutil.WriteFileAtomic(s.GCStatusPath(), data)
 }
 
 // ReadGCStatus reads the .gc-status file (bounded; only a regular file).

@@ -59,7 +59,7 @@ func (b *Backup) AddImage(ctx context.Context, name string, src io.Reader, opt I
 	if !strings.HasSuffix(name, ".img") {
 		return fmt.Errorf("image archive %q: %w: name must end in .img", name, ErrBadName)
 	}
-	if err := checkName(name); err != nil {
+	if err := CheckArchiveName(name); err != nil {
 		return err
 	}
 	idxName := name + ".fidx"

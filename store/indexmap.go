@@ -41,7 +41,7 @@ func mapIndex(path string, magic [8]byte) (*indexMap, error) {
 	if fi.Size() < indexHeaderSize {
 		return nil, fmt.Errorf("%s: %w: %d bytes, shorter than the %d-byte header", path, ErrBadIndex, fi.Size(), indexHeaderSize)
 	}
-	if fi.Size() > maxIndexFile {
+	if fi.Size() > MaxIndexFile {
 		return nil, fmt.Errorf("%s: %w: %d bytes, more than an index may have", path, ErrBadIndex, fi.Size())
 	}
 	data, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
@@ -61,9 +61,9 @@ func mapIndex(path string, magic [8]byte) (*indexMap, error) {
 	return m, nil
 }
 
-// maxIndexFile bounds an index file's size: 1<<34 bytes list 4 Pi of
+// MaxIndexFile bounds an index file's size: 1<<34 bytes list 4 Pi of
 // 4 MiB chunks (fixed) or 1.6 Pi of them (dynamic).
-const maxIndexFile = 1 << 34
+const MaxIndexFile = 1 << 34
 
 // read copies len(dst) bytes of the mapping at off into dst. A fault
 // leaves dst as it was and is recorded (see err).

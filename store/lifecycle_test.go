@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairnfs/cairn/store/internal/fsutil"
 )
 
 func day(d int) time.Time { return time.Date(2024, 6, d, 0, 0, 0, 0, time.UTC) }
@@ -51,7 +53,7 @@ func TestProtectAndForget(t *testing.T) {
 	if err := s.SetProtected(ctx, a, true); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("protect a forgotten snapshot: %v", err)
 	}
-	names, _ := readNames(s.GroupPath(g))
+	names, _ := fsutil.ReadNames(s.GroupPath(g))
 	for _, n := range names {
 		if strings.HasPrefix(n, trashPrefix) {
 			t.Fatalf("trash left: %s", n)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/store/internal/fsutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -90,7 +91,7 @@ func (l localDir) TouchChunk(_ context.Context, d chunk.Digest) error {
 }
 
 func touchPath(path string) error {
-	if err := touchNoFollow(path); err != nil {
+	if err := fsutil.TouchNoFollow(path); err != nil {
 		return fmt.Errorf("touch %s: %w", path, notFound(err))
 	}
 	return nil
@@ -105,7 +106,7 @@ func (l localDir) WalkChunks(ctx context.Context, fn func(chunk.Digest) error) e
 			return err
 		}
 		dir := fmt.Sprintf("%s/%s/%04x", l.root, chunkDir, i)
-		names, err := readNames(dir)
+		names, err := fsutil.ReadNames(dir)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // not created yet (lazy store)
 		}
@@ -126,15 +127,6 @@ func (l localDir) WalkChunks(ctx context.Context, fn func(chunk.Digest) error) e
 		}
 	}
 	return nil
-}
-
-func readNames(dir string) ([]string, error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return f.Readdirnames(-1)
 }
 
 // writev writes a and b to f with as few system calls as it can.

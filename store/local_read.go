@@ -206,3 +206,14 @@ func preadFull(f *os.File, data []byte, size int64) (int64, error) {
 	}
 	return n, nil
 }
+
+// ReadChunkFile reads chunk d's blob from the chunk file at path with
+// the local directory's fast paths (ChunkOptions), for a Backend that
+// keeps chunk files of its own (a remote store's on-disk cache).
+func ReadChunkFile(d chunk.Digest, path string, opt ChunkOptions) (Blob, error) {
+	return localDir{}.readChunkAt(d, path, opt)
+}
+
+// LocalBackend is the Backend of a local store in root: a remote
+// store's mirror reads its snapshot files through it.
+func LocalBackend(root string) Backend { return localDir{root} }

@@ -17,7 +17,7 @@ import (
 // Lock is a held advisory lock (flock on a file of its own descriptor).
 type Lock struct {
 	f     *os.File
-	lease *objstore.Lease // a remote store's group lease (remote_leases.go)
+	lease *objstore.Lease // a remote store's group lease (s3store/leases.go)
 }
 
 // Unlock releases the lock; it is safe to call more than once.
@@ -26,7 +26,7 @@ func (l *Lock) Unlock() error {
 		return nil
 	}
 	if l.lease != nil {
-		releaseLease(l.lease)
+		l.lease.ReleaseWithin(groupLeaseRelease)
 		l.lease = nil
 	}
 	err := l.f.Close() // closing the descriptor drops the flock
@@ -80,6 +80,9 @@ const (
 // another process holds them (0, the default: not at all). The wait for a
 // snapshot's manifest lock is at least manifestLockTimeout.
 func (s *Store) SetLockWait(d time.Duration) { s.lockWait = max(d, 0) }
+
+// LockWait is how long a lock another process holds is waited for.
+func (s *Store) LockWait() time.Duration { return s.lockWait }
 
 // flock takes a lock on path (created if missing, never through a
 // symlink, with the store's lock file mode), retrying without blocking
@@ -239,3 +242,7 @@ func (s *Store) LockJobContext(ctx context.Context, kind string) (*Lock, error) 
 	}
 	return s.flock(ctx, filepath.Join(s.root, ".job-"+kind+".lck"), true, s.lockWait)
 }
+
+// groupLeaseRelease bounds the release of a group's lease (LockGroup on
+// a remote store) when its lock is unlocked.
+const groupLeaseRelease = 30 * time.Second

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
+	"github.com/cairnfs/cairn/store/internal/printable"
 	"golang.org/x/sys/unix"
 )
 
@@ -43,7 +43,7 @@ const maxHolderRecord = 512
 // exclusively ("pid=N start=T cmd=…"), for those that cannot see it in
 // /proc/locks (another PID namespace). Failing to is harmless.
 func recordHolder(f *os.File) {
-	me := describePID(os.Getpid())
+	me := DescribeProcess(os.Getpid())
 	rec := fmt.Sprintf("pid=%d start=%d cmd=%s\n", me.PID, me.Started.Unix(), me.Command)
 	if f.Truncate(0) == nil {
 		f.WriteAt([]byte(rec), 0)
@@ -60,7 +60,7 @@ func lockHolders(f *os.File) []LockHolder {
 	}
 	var out []LockHolder
 	for _, pid := range flockPIDs(st.Dev, st.Ino) {
-		out = append(out, describePID(pid))
+		out = append(out, DescribeProcess(pid))
 	}
 	if len(out) > 0 {
 		return out
@@ -72,7 +72,7 @@ func lockHolders(f *os.File) []LockHolder {
 	if _, err := fmt.Sscanf(string(buf[:n]), "pid=%d start=%d", &pid, &start); err != nil || pid <= 0 {
 		return nil
 	}
-	if h := describePID(pid); h.Command != "" && h.Started.Unix() == start {
+	if h := DescribeProcess(pid); h.Command != "" && h.Started.Unix() == start {
 		return []LockHolder{h}
 	}
 	return nil
@@ -101,16 +101,13 @@ func flockPIDs(dev, ino uint64) []int {
 	return pids
 }
 
-// maxCommand bounds a holder's command line in messages.
-const maxCommand = 200
-
-// describePID reads a process's command line and start time from /proc;
-// what cannot be read stays empty.
-func describePID(pid int) LockHolder {
+// DescribeProcess reads a process's command line and start time from
+// /proc; what cannot be read stays empty.
+func DescribeProcess(pid int) LockHolder {
 	h := LockHolder{PID: pid}
 	p := "/proc/" + strconv.Itoa(pid)
 	if b, err := os.ReadFile(p + "/cmdline"); err == nil {
-		h.Command = printable(strings.TrimSpace(string(bytes.ReplaceAll(b, []byte{0}, []byte{' '}))), maxCommand)
+		h.Command = printable.String(strings.TrimSpace(string(bytes.ReplaceAll(b, []byte{0}, []byte{' '}))), printable.MaxCommand)
 	}
 	if b, err := os.ReadFile(p + "/stat"); err == nil {
 		h.Started = processStart(b)
@@ -152,19 +149,4 @@ func bootTime() time.Time {
 		}
 	}
 	return time.Time{}
-}
-
-// printable replaces what a terminal would interpret and shortens s to
-// about n bytes.
-func printable(s string, n int) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsPrint(r) {
-			return r
-		}
-		return '?'
-	}, s)
-	if len(s) > n {
-		s = s[:n] + "…"
-	}
-	return s
 }

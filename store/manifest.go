@@ -9,11 +9,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/store/internal/fsutil"
 )
 
 // ManifestName is the manifest's file name in a snapshot directory.
@@ -179,7 +179,7 @@ func CsumHex(sum [32]byte) string { return hex.EncodeToString(sum[:]) }
 // ReadManifest loads and checks a snapshot's manifest.
 func (s *Store) ReadManifest(snap Snapshot) (*Manifest, error) {
 	path := filepath.Join(s.SnapshotPath(snap), ManifestName)
-	blob, err := s.backend.ReadFile(context.Background(), snapshotFile(snap, ManifestName), maxManifestBlob)
+	blob, err := s.backend.ReadFile(context.Background(), SnapshotFile(snap, ManifestName), MaxManifestBlob)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: %w: %w", path, ErrUnfinished, ErrNotFound)
@@ -240,17 +240,17 @@ func decodeManifest(path string, blob []byte, snap Snapshot) (*Manifest, error) 
 
 // WriteManifest writes a snapshot's manifest atomically (temp + rename).
 // Writing it is what makes a snapshot finished. On a remote store it is
-// put into the bucket first (remote_meta.go).
+// put into the bucket first (s3store/meta.go).
 func (s *Store) WriteManifest(snap Snapshot, m *Manifest) error {
-	blob, err := encodeManifest(snap, m)
+	blob, err := EncodeManifest(snap, m)
 	if err != nil {
 		return err
 	}
 	return s.meta.WriteManifest(context.Background(), snap, blob)
 }
 
-// encodeManifest makes m's blob.
-func encodeManifest(snap Snapshot, m *Manifest) ([]byte, error) {
+// EncodeManifest makes m's blob.
+func EncodeManifest(snap Snapshot, m *Manifest) ([]byte, error) {
 	data, err := marshalManifest(snap, m)
 	if err != nil {
 		return nil, err
@@ -282,47 +282,10 @@ func (s *Store) UpdateManifest(ctx context.Context, snap Snapshot, fn func(*Mani
 	return s.meta.UpdateManifest(ctx, snap, fn)
 }
 
-// writeFileAtomic writes data to a temporary file beside path, syncs it
-// and renames it into place.
-func writeFileAtomic(path string, data []byte) error {
-	return writeAtomic(path, func(f *os.File) error {
-		_, err := f.Write(data)
-		return err
-	})
-}
-
-// writeAtomic creates a temporary file beside path, has fill write it,
-// syncs it and renames it into place (mode 0644); on any error the
-// temporary file is removed and the error names path.
-func writeAtomic(path string, fill func(*os.File) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp_")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	err = fill(tmp)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp.Name(), 0o644)
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
-
 // CommitManifest finishes a snapshot written outside a Backup (a tape
 // restore): its manifest, written to the hidden file tmp of the snapshot
 // directory, is renamed into place, last; on a remote store the bucket
-// has the snapshot first (metaStore.CommitManifest). A verify state in
+// has the snapshot first (MetaStore.CommitManifest). A verify state in
 // the manifest is the source store's, not this one's: it is dropped, so
 // the snapshot shows as not verified here.
 func (s *Store) CommitManifest(ctx context.Context, snap Snapshot, tmp string) error {
@@ -338,7 +301,7 @@ func (s *Store) CommitManifest(ctx context.Context, snap Snapshot, tmp string) e
 // dropVerifyState rewrites the manifest at path without its verify
 // state, if it has one.
 func dropVerifyState(path string, snap Snapshot) error {
-	blob, err := ReadFileBounded(path, maxManifestBlob)
+	blob, err := ReadFileBounded(path, MaxManifestBlob)
 	if err != nil {
 		return fmt.Errorf("snapshot %s: %w", snap, err)
 	}
@@ -350,8 +313,8 @@ func dropVerifyState(path string, snap Snapshot) error {
 		return nil
 	}
 	delete(m.Unprotected, "verify_state")
-	if blob, err = encodeManifest(snap, m); err != nil {
+	if blob, err = EncodeManifest(snap, m); err != nil {
 		return err
 	}
-	return writeFileAtomic(path, blob)
+	return fsutil.WriteFileAtomic(path, blob)
 }

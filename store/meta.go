@@ -6,22 +6,23 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/cairnfs/cairn/store/internal/fsutil"
 	"github.com/cairnfs/cairn/store/objstore"
 )
 
-// metaStore is the seam for snapshot metadata, as Backend is for chunks:
+// MetaStore is the seam for snapshot metadata, as Backend is for chunks:
 // what a change to a snapshot, a group or a writer does beyond the
 // store's directory. The store writes its snapshot directories, takes
 // its flocks and registers its writers there itself, then calls its
-// metaStore, chosen once when the store is opened (Store.meta): the
+// MetaStore, chosen once when the store is opened (Store.meta): the
 // local one (localMeta, this file) mostly does nothing more; a remote
-// store's (remoteMeta, remote_metastore.go) keeps the bucket, the truth
-// for every host, in step (the rules in docs/design/store.md). A new Store method that
+// store's (store/s3store) keeps the bucket, the truth for every host,
+// in step (the rules in docs/design/store.md). A new Store method that
 // changes snapshot metadata adds its method here, and the compiler asks
 // both sides for it.
 //
 // What only one side can do is an optional interface: snapIndexer.
-type metaStore interface {
+type MetaStore interface {
 	// Publish finishes b's snapshot with manifest m: its files made
 	// durable, m written last (Backup.Finish).
 	Publish(ctx context.Context, b *Backup, m *Manifest) error
@@ -48,7 +49,9 @@ type metaStore interface {
 	// NameBase makes base, a snapshot b's archives build on (its
 	// snapshot lock held), safe from forgets elsewhere while b runs;
 	// false: base is gone (forgotten), and b must not build on it.
-	NameBase(ctx context.Context, b *Backup, base Snapshot) (bool, error)
+	// held are the bases b holds already (Backup.Bases, read under
+	// the lock its caller holds).
+	NameBase(ctx context.Context, b *Backup, held []Snapshot, base Snapshot) (bool, error)
 	// LockGroup takes what keeps other hosts' backups of g out beside the
 	// local flock: a lease, or nil when the flock does it all.
 	LockGroup(ctx context.Context, g Group) (*objstore.Lease, error)
@@ -62,11 +65,11 @@ type metaStore interface {
 	// RefreshGroup is Refresh for one group, its lock held; what cannot
 	// be mirrored is logged, not returned.
 	RefreshGroup(ctx context.Context, g Group) error
-	// Close releases what the metaStore holds.
+	// Close releases what the MetaStore holds.
 	Close(ctx context.Context) error
 }
 
-// snapIndexer is the optional side of a metaStore whose snapshot
+// snapIndexer is the optional side of a MetaStore whose snapshot
 // directories change only through this store and its kind, so that the
 // snapshot index (snapindex.go) may vouch for them: the local one. A
 // remote store's mirror changes under every refresh; it keeps no index.
@@ -81,38 +84,38 @@ func (s *Store) snapIndexed() bool {
 }
 
 // Refresh brings a remote store's local snapshot directories up to date
-// with the bucket (docs/design/store.md, remote_meta_refresh.go); on a local store it
-// does nothing. A *RefreshError lists what it refused to mirror; another
+// with the bucket (docs/design/store.md, store/s3store); on a local store
+// it does nothing. A *s3store.RefreshError lists what it refused to mirror; another
 // error means the bucket could not be listed whole (then only the
 // snapshots of groups listed whole before may have been removed).
 func (s *Store) Refresh(ctx context.Context) error { return s.meta.Refresh(ctx) }
 
-// localMeta is the metaStore of a local store: the directory is all
+// localMeta is the MetaStore of a local store: the directory is all
 // there is.
 type localMeta struct{ s *Store }
 
 var (
-	_ metaStore   = localMeta{}
+	_ MetaStore   = localMeta{}
 	_ snapIndexer = localMeta{}
 )
 
 func (localMeta) snapIndexed() {}
 
-// Publish implements metaStore: the manifest is written, atomically.
+// Publish implements MetaStore: the manifest is written, atomically.
 func (l localMeta) Publish(ctx context.Context, b *Backup, m *Manifest) error {
-	blob, err := encodeManifest(b.snap, m)
+	blob, err := EncodeManifest(b.snap, m)
 	if err != nil {
 		return err
 	}
 	return l.WriteManifest(ctx, b.snap, blob)
 }
 
-// WriteManifest implements metaStore (temp + rename).
+// WriteManifest implements MetaStore (temp + rename).
 func (l localMeta) WriteManifest(_ context.Context, snap Snapshot, blob []byte) error {
-	return writeFileAtomic(filepath.Join(l.s.SnapshotPath(snap), ManifestName), blob)
+	return fsutil.WriteFileAtomic(filepath.Join(l.s.SnapshotPath(snap), ManifestName), blob)
 }
 
-// UpdateManifest implements metaStore: load, modify, replace.
+// UpdateManifest implements MetaStore: load, modify, replace.
 func (l localMeta) UpdateManifest(ctx context.Context, snap Snapshot, fn func(*Manifest) error) error {
 	m, err := l.s.ReadManifest(snap)
 	if err != nil {
@@ -121,14 +124,14 @@ func (l localMeta) UpdateManifest(ctx context.Context, snap Snapshot, fn func(*M
 	if err := fn(m); err != nil {
 		return err
 	}
-	blob, err := encodeManifest(snap, m)
+	blob, err := EncodeManifest(snap, m)
 	if err != nil {
 		return err
 	}
 	return l.WriteManifest(ctx, snap, blob)
 }
 
-// CommitManifest implements metaStore: the rename.
+// CommitManifest implements MetaStore: the rename.
 func (l localMeta) CommitManifest(_ context.Context, snap Snapshot, tmp string) error {
 	dir := l.s.SnapshotPath(snap)
 	if err := os.Rename(filepath.Join(dir, tmp), filepath.Join(dir, ManifestName)); err != nil {
@@ -137,35 +140,37 @@ func (l localMeta) CommitManifest(_ context.Context, snap Snapshot, tmp string) 
 	return nil
 }
 
-// Forget implements metaStore: nothing beyond the directory.
+// Forget implements MetaStore: nothing beyond the directory.
 func (localMeta) Forget(context.Context, Snapshot) error { return nil }
 
-// CanForget implements metaStore.
+// CanForget implements MetaStore.
 func (localMeta) CanForget(context.Context, Snapshot) error { return nil }
 
-// ForgetGroup implements metaStore.
+// ForgetGroup implements MetaStore.
 func (localMeta) ForgetGroup(context.Context, Group) error { return nil }
 
-// Protect implements metaStore: the local marker is all.
+// Protect implements MetaStore: the local marker is all.
 func (localMeta) Protect(context.Context, Snapshot, bool) error { return nil }
 
-// NameBase implements metaStore: the snapshot lock is all.
-func (localMeta) NameBase(context.Context, *Backup, Snapshot) (bool, error) { return true, nil }
+// NameBase implements MetaStore: the snapshot lock is all.
+func (localMeta) NameBase(context.Context, *Backup, []Snapshot, Snapshot) (bool, error) {
+	return true, nil
+}
 
-// LockGroup implements metaStore: the flock is all.
+// LockGroup implements MetaStore: the flock is all.
 func (localMeta) LockGroup(context.Context, Group) (*objstore.Lease, error) { return nil, nil }
 
-// RegisterWriter implements metaStore: the writer file is all.
+// RegisterWriter implements MetaStore: the writer file is all.
 func (localMeta) RegisterWriter(context.Context) (*objstore.Lease, error) { return nil, nil }
 
-// ReleaseWriter implements metaStore.
+// ReleaseWriter implements MetaStore.
 func (localMeta) ReleaseWriter(context.Context, *objstore.Lease) error { return nil }
 
-// Refresh implements metaStore: the directory is up to date.
+// Refresh implements MetaStore: the directory is up to date.
 func (localMeta) Refresh(context.Context) error { return nil }
 
-// RefreshGroup implements metaStore.
+// RefreshGroup implements MetaStore.
 func (localMeta) RefreshGroup(context.Context, Group) error { return nil }
 
-// Close implements metaStore.
+// Close implements MetaStore.
 func (localMeta) Close(context.Context) error { return nil }

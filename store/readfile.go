@@ -64,7 +64,7 @@ func OpenRegular(path string) (*os.File, os.FileInfo, error) {
 // little larger (a blob header on an incompressible payload).
 const (
 	maxManifest     = 16 << 20
-	maxManifestBlob = maxManifest + 4096
+	MaxManifestBlob = maxManifest + 4096
 )
 
 // errTooLarge is the error of ReadFileBounded for a file over its limit.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairnfs/cairn/store/internal/fsutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -24,7 +25,7 @@ var snapIndexTempAge = 10 * time.Minute
 // symlink (lstat; unlink removes a name, never what a symlink points
 // to, and never a directory). Errors are ignored: the sweep is tidying.
 func sweepSnapIndexTemps(root string, cutoff time.Time) {
-	names, err := readNames(root)
+	names, err := fsutil.ReadNames(root)
 	if err != nil {
 		return
 	}

@@ -59,7 +59,7 @@ func openDirNoFollow(path string) (*os.File, error) {
 // ErrNotFound). The last component of a snapshot is checked by its open.
 func (s *Store) CheckGroupDirs(g Group) error {
 	path := s.root
-	for _, part := range strings.Split(strings.TrimSuffix(g.NS.rel()+g.Type+"/"+g.ID, "/"), "/") {
+	for _, part := range strings.Split(strings.TrimSuffix(g.NS.Rel()+g.Type+"/"+g.ID, "/"), "/") {
 		path = filepath.Join(path, part)
 		fi, err := os.Lstat(path)
 		if err != nil {

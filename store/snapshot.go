@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairnfs/cairn/store/internal/fsutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -58,8 +59,8 @@ func (n NS) Check() error {
 	return nil
 }
 
-// rel is the namespace's directory relative to the store root.
-func (n NS) rel() string {
+// Rel is the namespace's directory relative to the store root.
+func (n NS) Rel() string {
 	var b strings.Builder
 	for _, p := range n.Parts() {
 		b.WriteString("ns/")
@@ -93,7 +94,7 @@ func (g Group) Check() error {
 }
 
 // String returns the group as the command line names it.
-func (g Group) String() string { return g.NS.rel() + g.Type + "/" + g.ID }
+func (g Group) String() string { return g.NS.Rel() + g.Type + "/" + g.ID }
 
 // Snapshot is one backup of a group at a time (UTC, whole seconds).
 type Snapshot struct {
@@ -109,7 +110,7 @@ func (s Snapshot) String() string { return s.Group.String() + "/" + s.TimeString
 
 // GroupPath returns the group's directory.
 func (s *Store) GroupPath(g Group) string {
-	return filepath.Join(s.root, g.NS.rel(), g.Type, g.ID)
+	return filepath.Join(s.root, g.NS.Rel(), g.Type, g.ID)
 }
 
 // SnapshotPath returns the snapshot's directory.
@@ -178,8 +179,8 @@ type SnapshotInfo struct {
 // Namespaces returns ns and every namespace below it, depth first, sorted.
 func (s *Store) Namespaces(ns NS) ([]NS, error) {
 	out := []NS{ns}
-	dir := filepath.Join(s.root, ns.rel(), "ns")
-	names, err := readNames(dir)
+	dir := filepath.Join(s.root, ns.Rel(), "ns")
+	names, err := fsutil.ReadNames(dir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return out, nil
@@ -208,7 +209,7 @@ func (s *Store) Namespaces(ns NS) ([]NS, error) {
 func (s *Store) Groups(ns NS) ([]Group, error) {
 	var out []Group
 	for _, typ := range []string{TypeCT, TypeHost, TypeVM} {
-		names, err := readNames(filepath.Join(s.root, ns.rel(), typ))
+		names, err := fsutil.ReadNames(filepath.Join(s.root, ns.Rel(), typ))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -299,6 +300,6 @@ func (s *Store) HasNamespace(ns NS) bool {
 	if ns == "" {
 		return true
 	}
-	fi, err := os.Stat(filepath.Join(s.root, ns.rel()))
+	fi, err := os.Stat(filepath.Join(s.root, ns.Rel()))
 	return err == nil && fi.IsDir()
 }

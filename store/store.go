@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/cairnfs/cairn/store/objstore"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -44,8 +43,7 @@ const (
 type Store struct {
 	root    string
 	backend Backend   // where its chunks live: the directory root, or a bucket
-	meta    metaStore // where its snapshot metadata lives beyond root (meta.go)
-	remote  *remote   // nil for a local store: only remote_*.go look (remote_store.go)
+	meta    MetaStore // where its snapshot metadata lives beyond root (meta.go)
 
 	mu     sync.Mutex
 	lockFD int // process lock fd, -1 when not held
@@ -135,13 +133,11 @@ func CreateWith(dir string, opt CreateOptions) (*Store, error) {
 }
 
 // Open opens an existing datastore.
-func Open(dir string) (*Store, error) { return open(dir, nil) }
+func Open(dir string) (*Store, error) { return openWith(dir, nil) }
 
-// OpenOn opens the remote store in dir on the bucket o instead of the one
-// its remote.json names (tests: an in-memory bucket, package memstore).
-func OpenOn(dir string, o objstore.Objects) (*Store, error) { return open(dir, o) }
-
-func open(dir string, o objstore.Objects) (*Store, error) {
+// openWith opens dir; a remote store with remote (nil: the registered
+// way: remote.go).
+func openWith(dir string, remote RemoteOpener) (*Store, error) {
 	fi, err := os.Stat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("open store %s: %w (%w)", dir, ErrNoStore, err)
@@ -158,20 +154,12 @@ func open(dir string, o objstore.Objects) (*Store, error) {
 	}
 	s := &Store{root: abs, backend: localDir{abs}, lockFD: -1}
 	s.meta = localMeta{s}
-	rcfg, remote, err := readRemoteConfig(abs)
+	isRem, err := isRemote(abs)
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", dir, err)
 	}
-	if remote {
-		offline, err := s.openRemote(context.Background(), rcfg, o)
-		if err != nil {
-			return nil, err
-		}
-		if offline != nil {
-			s.warnOffline(offline)
-			return s, nil
-		}
-		if err := s.refreshOnOpen(context.Background()); err != nil {
+	if isRem {
+		if err := s.openRemote(context.Background(), remote); err != nil {
 			return nil, err
 		}
 		return s, nil

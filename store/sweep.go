@@ -62,7 +62,7 @@ func (e ChunkEntry) Target() string {
 
 // TargetKind is, for an EntryAside, the kind of what it is put back as
 // (EntryChunk or EntryBad).
-func (e ChunkEntry) TargetKind() EntryKind { return entryKind(e.Target()) }
+func (e ChunkEntry) TargetKind() EntryKind { return EntryKindOf(e.Target()) }
 
 // PrefixDir is an open chunk prefix directory. It is not safe for
 // concurrent use; the sweep gives each worker its own.
@@ -186,7 +186,7 @@ func (d *PrefixDir) List(out []ChunkEntry) ([]ChunkEntry, error) {
 		}
 		_, _, names = unix.ParseDirent(buf[:n], -1, names[:0])
 		for _, name := range names {
-			kind := entryKind(name)
+			kind := EntryKindOf(name)
 			if kind == 0 {
 				continue
 			}
@@ -224,11 +224,11 @@ func (d *PrefixDir) stat(name string) (ChunkEntry, bool, error) {
 	return e, true, nil
 }
 
-// entryKind tells a prefix directory's file by its name; 0 for a name
+// EntryKindOf tells a prefix directory's file by its name; 0 for a name
 // of no kind.
-func entryKind(name string) EntryKind {
+func EntryKindOf(name string) EntryKind {
 	if len(name) > 1+len(asideSuffix) && name[0] == '.' && strings.HasSuffix(name, asideSuffix) {
-		switch entryKind(name[1 : len(name)-len(asideSuffix)]) {
+		switch EntryKindOf(name[1 : len(name)-len(asideSuffix)]) {
 		case EntryChunk, EntryBad:
 			return EntryAside
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/store/internal/fsutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -27,7 +28,7 @@ var ErrNoAtime = errors.New("file system does not record explicit atime updates"
 // writer's temporary files) are left out. A snapshot that is gone is an
 // error wrapping ErrNotFound.
 func (s *Store) SnapshotIndexFiles(snap Snapshot) ([]string, error) {
-	names, err := readNames(s.SnapshotPath(snap))
+	names, err := fsutil.ReadNames(s.SnapshotPath(snap))
 	if err != nil {
 		return nil, fmt.Errorf("list snapshot %s: %w", snap, notFound(err))
 	}
@@ -48,7 +49,7 @@ func (s *Store) SnapshotIndexFiles(snap Snapshot) ([]string, error) {
 // ErrNotFound and fs.ErrNotExist.
 func (s *Store) MarkChunk(d chunk.Digest) error {
 	path := s.ChunkPath(d)
-	if err := touchNoFollow(path); err != nil {
+	if err := fsutil.TouchNoFollow(path); err != nil {
 		return fmt.Errorf("touch %s: %w", path, notFound(err))
 	}
 	return nil
@@ -64,7 +65,7 @@ func (s *Store) TouchMissing(d chunk.Digest) (bool, error) {
 	name := d.String()
 	found := false
 	try := func(n string) error {
-		err := touchNoFollow(dir + "/" + n)
+		err := fsutil.TouchNoFollow(dir + "/" + n)
 		if err == nil {
 			found = true
 		}
@@ -86,11 +87,6 @@ func (s *Store) TouchMissing(d chunk.Digest) (bool, error) {
 		}
 	}
 	return found, nil
-}
-
-func touchNoFollow(path string) error {
-	ts := []unix.Timespec{{Nsec: unix.UTIME_NOW}, {Nsec: unix.UTIME_OMIT}}
-	return unix.UtimesNanoAt(unix.AT_FDCWD, path, ts, unix.AT_SYMLINK_NOFOLLOW)
 }
 
 // atimeCheckName is the file CheckAtime works on, in the chunk

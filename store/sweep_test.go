@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnfs/cairn/store/internal/fsutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -140,7 +141,7 @@ func TestRemoveIfOlderRace(t *testing.T) {
 	d, m := f.open(t)
 
 	// touched between the listing and the rename
-	touchNoFollow(filepath.Join(f.dir, digestName('1')))
+	fsutil.TouchNoFollow(filepath.Join(f.dir, digestName('1')))
 	if res, _, err := d.RemoveIfOlder(m[digestName('1')], cut); err != nil || res != KeptTouched || !f.exists(digestName('1')) {
 		t.Errorf("touched before the rename: %v %v", res, err)
 	}
@@ -150,7 +151,7 @@ func TestRemoveIfOlderRace(t *testing.T) {
 	f.file(t, digestName('3'), old, old)
 	_, m = f.open(t)
 	d.afterAside = func(name string) {
-		if err := touchNoFollow(filepath.Join(f.dir, name)); !os.IsNotExist(err) {
+		if err := fsutil.TouchNoFollow(filepath.Join(f.dir, name)); !os.IsNotExist(err) {
 			t.Errorf("touch after the rename: %v, want ENOENT", err)
 		}
 		f.file(t, name, time.Now(), time.Now())
@@ -163,7 +164,7 @@ func TestRemoveIfOlderRace(t *testing.T) {
 	// looked the path up before the rename): re-checked and put back,
 	// or dropped when a new copy took the name
 	d.afterAside = func(name string) {
-		touchNoFollow(filepath.Join(f.dir, AsideName(name)))
+		fsutil.TouchNoFollow(filepath.Join(f.dir, AsideName(name)))
 		f.file(t, name, time.Now(), time.Now())
 	}
 	if res, _, err := d.RemoveIfOlder(m[digestName('2')], cut); err != nil || res != KeptReplaced || !f.exists(digestName('2')) || f.exists(AsideName(digestName('2'))) {
@@ -280,13 +281,13 @@ func FuzzEntryKind(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
-		k := entryKind(name)
+		k := EntryKindOf(name)
 		if k != 0 && (strings.Contains(name, "/") || strings.Contains(name, "\x00")) {
 			t.Fatalf("%q listed as %d", name, k)
 		}
 		if k == EntryAside {
 			e := ChunkEntry{Name: name, Kind: k}
-			if tk := entryKind(e.Target()); tk != EntryChunk && tk != EntryBad {
+			if tk := EntryKindOf(e.Target()); tk != EntryChunk && tk != EntryBad {
 				t.Fatalf("%q puts back as %q of kind %d", name, e.Target(), tk)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/store/internal/fsutil"
 )
 
 // What a copy of a snapshot from another store (jobs/sync) needs of a
@@ -100,7 +101,7 @@ func indexMapOf(x Index) (*indexMap, error) {
 // are hashed as they are copied: a file that changed since it was
 // checked is refused (ErrSyncMismatch) and nothing is added.
 func (b *Backup) AddIndexCopy(x Index, fi FileInfo) error {
-	if err := checkName(fi.Filename); err != nil {
+	if err := CheckArchiveName(fi.Filename); err != nil {
 		return err
 	}
 	if _, ok := IndexKind(fi.Filename); !ok {
@@ -110,7 +111,7 @@ func (b *Backup) AddIndexCopy(x Index, fi FileInfo) error {
 	if err != nil {
 		return err
 	}
-	err = writeAtomic(filepath.Join(b.dir, fi.Filename), func(f *os.File) error { return copyIndexBytes(f, m, fi) })
+	err = fsutil.WriteAtomic(filepath.Join(b.dir, fi.Filename), func(f *os.File) error { return copyIndexBytes(f, m, fi) })
 	if err != nil {
 		return err
 	}
@@ -160,7 +161,7 @@ func (s *Store) ReadBlobFile(snap Snapshot, m *Manifest, file string) ([]byte, e
 	if fi.Size > chunk.MaxBlobSize {
 		return nil, fmt.Errorf("%s: %w: manifest gives it %d bytes, more than a blob may have", path, ErrSyncMismatch, fi.Size)
 	}
-	blob, err := s.backend.ReadFile(context.Background(), snapshotFile(snap, file), int64(fi.Size))
+	blob, err := s.backend.ReadFile(context.Background(), SnapshotFile(snap, file), int64(fi.Size))
 	if err != nil {
 		var big *errTooLarge
 		if errors.As(err, &big) {
@@ -185,13 +186,13 @@ func (s *Store) ReadBlobFile(snap Snapshot, m *Manifest, file string) ([]byte, e
 // ReadBlobFile, under fi.Filename and records fi, the source manifest's
 // entry (its crypt mode kept).
 func (b *Backup) AddBlobCopy(blob []byte, fi FileInfo) error {
-	if err := checkName(fi.Filename); err != nil {
+	if err := CheckArchiveName(fi.Filename); err != nil {
 		return err
 	}
 	if uint64(len(blob)) != fi.Size || CsumHex(sha256.Sum256(blob)) != fi.Csum {
 		return fmt.Errorf("archive %s: %w: size or checksum differs", fi.Filename, ErrSyncMismatch)
 	}
-	if err := writeFileAtomic(filepath.Join(b.dir, fi.Filename), blob); err != nil {
+	if err := fsutil.WriteFileAtomic(filepath.Join(b.dir, fi.Filename), blob); err != nil {
 		return err
 	}
 	return b.AddFile(fi)

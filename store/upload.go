@@ -342,7 +342,7 @@ func (s *Store) ReuseChunkContext(ctx context.Context, known KnownSet, f *TouchF
 	if _, ok := known[d]; ok {
 		return s.RefreshKnownChunk(f, d)
 	}
-	_, probes := s.backend.(probing)
+	_, probes := s.backend.(Prober)
 	if !probes {
 		if has, err := s.HasChunk(ctx, d); err != nil || !has {
 			return false, err
@@ -379,4 +379,15 @@ func (u *Uploader) collect() error {
 		}
 	}
 	return nil
+}
+
+// RefreshKnownChunk is RefreshChunk for a chunk of one of the writer's
+// base snapshots (an archive's reference, Backup.Reference): a remote store takes it as
+// present without a request (rule 2a); a local one touches it.
+func (s *Store) RefreshKnownChunk(f *TouchFilter, d chunk.Digest) (bool, error) {
+	if _, ok := s.backend.(Prober); ok {
+		f.Add(d)
+		return true, nil
+	}
+	return s.RefreshChunk(f, d)
 }

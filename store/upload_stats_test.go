@@ -50,7 +50,7 @@ func TestChunkUploadStats(t *testing.T) {
 
 	// a manifest with a verify state, committed from a hidden file
 	m.SetVerifyState(VerifyState{State: "ok", UPID: "x"})
-	blob, err := encodeManifest(b.Snapshot(), m)
+	blob, err := EncodeManifest(b.Snapshot(), m)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cairnfs/cairn/store/internal/fsutil"
 	"github.com/cairnfs/cairn/store/objstore"
 	"golang.org/x/sys/unix"
 )
@@ -36,8 +37,8 @@ type Writer struct {
 	f     *os.File
 	path  string
 	start time.Time
-	meta  metaStore       // the store's, when lease is not nil
-	lease *objstore.Lease // a remote store's: the writer's lease in the bucket (remote_leases.go)
+	meta  MetaStore       // the store's, when lease is not nil
+	lease *objstore.Lease // a remote store's: the writer's lease in the bucket (s3store/leases.go)
 }
 
 // Start is when the writer registered: every chunk it touches or writes
@@ -68,7 +69,7 @@ func (w *Writer) Done() {
 
 // RegisterWriter records a running writer until Done. A backup registers
 // before it looks at any chunk. On a remote store the writer also holds a
-// lease in the bucket (remote_leases.go).
+// lease in the bucket (s3store/leases.go).
 func (s *Store) RegisterWriter() (*Writer, error) {
 	return s.registerWriter(context.Background())
 }
@@ -120,7 +121,7 @@ const staleNewWriter = time.Minute
 // none runs), removing the files of writers that died.
 func (s *Store) OldestWriter() (oldest time.Time, ok bool, err error) {
 	dir := filepath.Join(s.root, writersDir)
-	names, err := readNames(dir)
+	names, err := fsutil.ReadNames(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return time.Time{}, false, nil
 	}
@@ -145,7 +146,7 @@ func (s *Store) OldestWriter() (oldest time.Time, ok bool, err error) {
 			}
 			continue
 		}
-		if valid || strings.HasPrefix(name, newWriterPrefix) && oldFile(path, staleNewWriter) {
+		if valid || strings.HasPrefix(name, newWriterPrefix) && fsutil.OldFile(path, staleNewWriter) {
 			os.Remove(path)
 		}
 	}
@@ -185,9 +186,4 @@ func lockedByOther(path string) (bool, error) {
 		return true, nil
 	}
 	return false, err
-}
-
-func oldFile(path string, age time.Duration) bool {
-	fi, err := os.Lstat(path)
-	return err == nil && time.Since(fi.ModTime()) > age
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairnfs/cairn/store/internal/fsutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -31,7 +32,7 @@ func TestRegisterWriterBesideProbes(t *testing.T) {
 				return
 			default:
 			}
-			names, _ := readNames(dir)
+			names, _ := fsutil.ReadNames(dir)
 			for _, n := range names {
 				if strings.HasPrefix(n, newWriterPrefix) {
 					probeHolding(filepath.Join(dir, n))

@@ -8,7 +8,7 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/internal/miniotest"
-	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/s3store"
 	"github.com/cairnfs/cairn/store/storetest"
 )
 
@@ -19,7 +19,7 @@ import (
 // listed per second.
 func BenchmarkRemoteGC(b *testing.B) {
 	const n = 20000
-	s, _ := storetest.NewRemoteStoreOn(b, miniotest.Start(b), store.RemoteConfig{})
+	s, _ := storetest.NewRemoteStoreOn(b, miniotest.Start(b), s3store.Config{})
 	backup(b, s, vm, 0, storetest.RandBytes("bench", 64*testChunk))
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)

@@ -14,6 +14,7 @@ import (
 	"github.com/cairnfs/cairn/jobs/gc"
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/objstore"
+	"github.com/cairnfs/cairn/store/s3store"
 	"github.com/cairnfs/cairn/store/storetest"
 )
 
@@ -38,7 +39,7 @@ func TestRemoteGCRacesBackups(t *testing.T) {
 		rounds = n
 	}
 	srv := miniotest.Start(t)
-	a, cfg := storetest.NewRemoteStoreOn(t, srv, store.RemoteConfig{})
+	a, cfg := storetest.NewRemoteStoreOn(t, srv, s3store.Config{})
 	r := &remoteRace{cfg: cfg, b: gc.OpenBucket(t, cfg), hosts: [2]*store.Store{a, storetest.AttachRemoteStore(t, cfg)}, race: newRace(t)}
 	for i := range rounds {
 		r.round(t, i, i == rounds-1)
@@ -55,7 +56,7 @@ func TestRemoteGCRacesBackups(t *testing.T) {
 }
 
 type remoteRace struct {
-	cfg   store.RemoteConfig
+	cfg   s3store.Config
 	b     *objstore.Bucket
 	hosts [2]*store.Store
 	race  *race // the sources and their changes
@@ -191,7 +192,7 @@ func (r *remoteRace) waitSweep(t *testing.T, done <-chan struct{}) {
 			t.Fatal(err)
 		}
 		for _, l := range leases {
-			if store.ParseGCPhase(l.Holder.Data) == store.GCPhaseSweep {
+			if s3store.ParseGCPhase(l.Holder.Data) == s3store.GCPhaseSweep {
 				return
 			}
 		}

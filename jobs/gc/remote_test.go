@@ -15,19 +15,20 @@ import (
 	"github.com/cairnfs/cairn/internal/miniotest"
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/objstore"
+	"github.com/cairnfs/cairn/store/s3store"
 	"github.com/cairnfs/cairn/store/storetest"
 )
 
 // remoteStore is a remote store on a fresh bucket of the test MinIO and
 // a handle on that bucket of the test's own.
-func remoteStore(t *testing.T) (*store.Store, store.RemoteConfig, *objstore.Bucket) {
+func remoteStore(t *testing.T) (*store.Store, s3store.Config, *objstore.Bucket) {
 	t.Helper()
-	s, cfg := storetest.NewRemoteStoreOn(t, miniotest.Start(t), store.RemoteConfig{})
+	s, cfg := storetest.NewRemoteStoreOn(t, miniotest.Start(t), s3store.Config{})
 	return s, cfg, openBucket(t, cfg)
 }
 
 // openBucket opens the bucket of cfg with a handle of the test's own.
-func openBucket(t testing.TB, cfg store.RemoteConfig) *objstore.Bucket {
+func openBucket(t testing.TB, cfg s3store.Config) *objstore.Bucket {
 	t.Helper()
 	cred, err := objstore.LoadCredentials(cfg.CredentialsFile)
 	if err != nil {

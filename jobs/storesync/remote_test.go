@@ -6,6 +6,7 @@ import (
 
 	"github.com/cairnfs/cairn/internal/miniotest"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/s3store"
 	"github.com/cairnfs/cairn/store/storetest"
 )
 
@@ -15,7 +16,7 @@ import (
 // copies no chunk, and the copy back reads the same.
 func TestSyncRemote(t *testing.T) {
 	a := storetest.NewStore(t)
-	r, cfg := storetest.NewRemoteStoreOn(t, miniotest.Start(t), store.RemoteConfig{})
+	r, cfg := storetest.NewRemoteStoreOn(t, miniotest.Start(t), s3store.Config{})
 	snaps := append(backups(t, a, vm1, 3), backups(t, a, ct2, 1)...)
 
 	rep := mustRun(t, a, r, Options{})
@@ -61,7 +62,7 @@ func TestSyncRemote(t *testing.T) {
 // manifest leaves nothing complete-looking there.
 func TestSyncRemoteCancelled(t *testing.T) {
 	a := storetest.NewStore(t)
-	r, cfg := storetest.NewRemoteStoreOn(t, miniotest.Start(t), store.RemoteConfig{})
+	r, cfg := storetest.NewRemoteStoreOn(t, miniotest.Start(t), s3store.Config{})
 	snaps := backups(t, a, vm1, 2)
 	cancelBeforeManifest(t, a, r, snaps[1])
 	other := storetest.AttachRemoteStore(t, cfg)

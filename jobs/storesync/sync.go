@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/s3store"
 )
 
 // MaxWorkers bounds the chunk workers of one sync.
@@ -114,8 +115,8 @@ func New(from, to *store.Store, opt Options, obs Observer) (*Syncer, error) {
 // sameStore tells whether two stores are one: one directory, or two
 // directories of one bucket and prefix (two hosts of a remote store).
 func sameStore(a, b *store.Store) (bool, error) {
-	ra, remoteA := a.RemoteInfo()
-	rb, remoteB := b.RemoteInfo()
+	ra, remoteA := s3store.InfoOf(a)
+	rb, remoteB := s3store.InfoOf(b)
 	if remoteA && remoteB && ra.Endpoint == rb.Endpoint && ra.Bucket == rb.Bucket && ra.Prefix == rb.Prefix {
 		return true, nil
 	}
@@ -201,7 +202,7 @@ func (s *Syncer) refresh(ctx context.Context) (whole bool, err error) {
 		s    *store.Store
 	}{{"source", s.from}, {"target", s.to}} {
 		err := st.s.Refresh(ctx)
-		var partial *store.RefreshError
+		var partial *s3store.RefreshError
 		switch {
 		case errors.As(err, &partial):
 			s.obs.Errorf("%s: %v", st.name, err)

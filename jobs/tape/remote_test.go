@@ -10,6 +10,7 @@ import (
 	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/jobs/verify"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/s3store"
 	"github.com/cairnfs/cairn/store/storetest"
 )
 
@@ -18,7 +19,7 @@ import (
 // with no byte total (sizes would cost a request each); the tapes
 // restore into a local store that verifies, file for file the same.
 func TestTapeExportRemoteStore(t *testing.T) {
-	s, cfg := storetest.NewRemoteStoreOn(t, miniotest.Start(t), store.RemoteConfig{})
+	s, cfg := storetest.NewRemoteStoreOn(t, miniotest.Start(t), s3store.Config{})
 	a := randBytes("remote-tape-a", 8*testChunk)
 	b := append(append([]byte(nil), a[:4*testChunk]...), randBytes("remote-tape-b", 6*testChunk)...)
 	snapA := backup(t, s, "", "1", t0, a)

@@ -12,6 +12,7 @@ import (
 	"github.com/cairnfs/cairn/jobs/internal/crypttest"
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/objstore"
+	"github.com/cairnfs/cairn/store/s3store"
 	"github.com/cairnfs/cairn/store/storetest"
 )
 
@@ -21,7 +22,7 @@ import (
 // key that chunk fails with ErrAuth and the good snapshot passes.
 func TestVerifyRemoteEncrypted(t *testing.T) {
 	ctx := context.Background()
-	s, cfg := storetest.NewRemoteStoreOn(t, miniotest.Start(t), store.RemoteConfig{})
+	s, cfg := storetest.NewRemoteStoreOn(t, miniotest.Start(t), s3store.Config{})
 	k := newKey(t)
 	good := backupEncrypted(t, s, store.Group{Type: store.TypeVM, ID: "good"}, t0, crypttest.Data("remote good"), k)
 	bad := backupEncrypted(t, s, store.Group{Type: store.TypeVM, ID: "bad"}, t0, crypttest.Data("remote bad"), k)

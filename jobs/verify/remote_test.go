@@ -11,6 +11,7 @@ import (
 	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/objstore"
+	"github.com/cairnfs/cairn/store/s3store"
 	"github.com/cairnfs/cairn/store/storetest"
 )
 
@@ -21,7 +22,7 @@ import (
 // state reaches the bucket.
 func TestVerifyRemoteStore(t *testing.T) {
 	ctx := context.Background()
-	s, cfg := storetest.NewRemoteStoreOn(t, miniotest.Start(t), store.RemoteConfig{})
+	s, cfg := storetest.NewRemoteStoreOn(t, miniotest.Start(t), s3store.Config{})
 	g := store.Group{Type: store.TypeVM, ID: "remote"}
 	good := backupImage(t, s, g, t0, randBytes("remote-good", 3*testChunk))
 	bad := backupImage(t, s, store.Group{Type: store.TypeCT, ID: "remote"}, t0, randBytes("remote-bad", 4*testChunk))
@@ -68,7 +69,7 @@ func TestVerifyRemoteStore(t *testing.T) {
 }
 
 // openBucket opens the bucket of a remote store behind cairn's back.
-func openBucket(t testing.TB, cfg store.RemoteConfig) *objstore.Bucket {
+func openBucket(t testing.TB, cfg s3store.Config) *objstore.Bucket {
 	t.Helper()
 	cred, err := objstore.LoadCredentials(cfg.CredentialsFile)
 	if err != nil {

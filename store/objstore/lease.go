@@ -181,6 +181,15 @@ func (l *Lease) Release(ctx context.Context) error {
 	return b.Delete(ctx, l.key)
 }
 
+// ReleaseWithin is Release waiting at most d, on no context of the
+// caller's (a holder that is ending); a lease that cannot be deleted
+// expires after its TTL.
+func (l *Lease) ReleaseWithin(d time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return l.Release(ctx)
+}
+
 // renew rewrites the lease at every tick (every ttl/5) until Release;
 // renewals failing for ttl/2 since lastOK, or another holder's write,
 // lose it.

@@ -10,6 +10,7 @@ import (
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/objstore"
 	"github.com/cairnfs/cairn/store/objstore/memstore"
+	"github.com/cairnfs/cairn/store/s3store"
 )
 
 // A Bucket is one bucket that several hosts (store directories) share,
@@ -22,7 +23,7 @@ type Bucket struct {
 	objstore.Objects
 	// Mem is the in-memory bucket; nil on MinIO.
 	Mem *memstore.Bucket
-	cfg store.RemoteConfig // MinIO's
+	cfg s3store.Config // MinIO's
 }
 
 // NewMemBucket is a fresh in-memory bucket.
@@ -37,7 +38,7 @@ func NewMemBucket() *Bucket {
 func NewMinIOBucket(t testing.TB) *Bucket {
 	t.Helper()
 	srv := miniotest.Start(t)
-	cfg := store.RemoteConfig{Config: srv.Config(srv.NewBucket(t))}
+	cfg := s3store.Config{Config: srv.Config(srv.NewBucket(t))}
 	cfg.CredentialsFile = CredentialsFile(t, srv)
 	o, err := objstore.Open(context.Background(), cfg.Config, srv.Credentials(), objstore.Options{})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/objstore"
 	"github.com/cairnfs/cairn/store/objstore/memstore"
+	"github.com/cairnfs/cairn/store/s3store"
 )
 
 // NewRemoteStore creates a remote store on a fresh bucket of the test
@@ -21,7 +22,7 @@ import (
 // credentials file beside it (no environment variable is changed).
 func NewRemoteStore(t testing.TB) *store.Store {
 	t.Helper()
-	s, _ := NewRemoteStoreOn(t, miniotest.Start(t), store.RemoteConfig{})
+	s, _ := NewRemoteStoreOn(t, miniotest.Start(t), s3store.Config{})
 	return s
 }
 
@@ -30,7 +31,7 @@ func NewRemoteStore(t testing.TB) *store.Store {
 // srv: bucket, endpoint, region and path style are filled in); it also
 // returns the configuration, for a second store directory on the same
 // bucket (AttachRemoteStore).
-func NewRemoteStoreOn(t testing.TB, srv *miniotest.Server, cfg store.RemoteConfig) (*store.Store, store.RemoteConfig) {
+func NewRemoteStoreOn(t testing.TB, srv *miniotest.Server, cfg s3store.Config) (*store.Store, s3store.Config) {
 	t.Helper()
 	if cfg.Bucket == "" {
 		cfg.Config = srv.Config(srv.NewBucket(t))
@@ -41,9 +42,9 @@ func NewRemoteStoreOn(t testing.TB, srv *miniotest.Server, cfg store.RemoteConfi
 
 // AttachRemoteStore creates a store directory of the test's own for the
 // bucket cfg names (creating the store there, or attaching to it).
-func AttachRemoteStore(t testing.TB, cfg store.RemoteConfig) *store.Store {
+func AttachRemoteStore(t testing.TB, cfg s3store.Config) *store.Store {
 	t.Helper()
-	s, err := store.CreateRemote(context.Background(), filepath.Join(t.TempDir(), "store"), cfg, store.CreateOptions{})
+	s, err := s3store.Create(context.Background(), filepath.Join(t.TempDir(), "store"), cfg, store.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,8 +79,8 @@ func NewMemStore(t testing.TB) (*store.Store, *memstore.Bucket) {
 // second host on the same bucket.
 func AttachMemStore(t testing.TB, b *memstore.Bucket) *store.Store {
 	t.Helper()
-	cfg := store.RemoteConfig{Config: objstore.Config{Endpoint: "http://memstore.invalid", Bucket: b.Config().Bucket}}
-	s, err := store.CreateRemoteOn(context.Background(), filepath.Join(t.TempDir(), "store"), cfg, b, store.CreateOptions{})
+	cfg := s3store.Config{Config: objstore.Config{Endpoint: "http://memstore.invalid", Bucket: b.Config().Bucket}}
+	s, err := s3store.CreateOn(context.Background(), filepath.Join(t.TempDir(), "store"), cfg, b, store.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

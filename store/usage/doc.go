@@ -46,7 +46,7 @@
 // same data cost what one does, while a store of 10 million distinct
 // chunks (40 TiB of 4 MiB chunks) needs about a
 // gigabyte. (Garbage collection's remote mark sorts digests on disk
-// instead, store/remote_gc_sort.go; that bounds memory by a constant but
+// instead, store/digestsort; that bounds memory by a constant but
 // would cost disk space per reference, since what is counted here is
 // which snapshots share a chunk, not only whether one does.)
 //

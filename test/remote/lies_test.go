@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairnfs/cairn/internal/miniotest"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/s3store"
 	"github.com/cairnfs/cairn/store/storetest"
 	"github.com/cairnfs/cairn/test/e2e"
 )
@@ -102,7 +103,7 @@ func TestS3Lies(t *testing.T) {
 func TestS3LieListingLags(t *testing.T) {
 	t.Parallel()
 	srv := miniotest.Start(t)
-	a, cfg := storetest.NewRemoteStoreOn(t, srv, store.RemoteConfig{})
+	a, cfg := storetest.NewRemoteStoreOn(t, srv, s3store.Config{})
 	proxy := miniotest.NewProxy(t, srv.Endpoint, 0)
 	bcfg := cfg
 	bcfg.Config = srv.ProxyConfig(proxy, cfg.Bucket)

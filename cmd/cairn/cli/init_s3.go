@@ -5,6 +5,7 @@ import (
 
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/objstore"
+	"github.com/cairnfs/cairn/store/s3store"
 	"github.com/spf13/cobra"
 )
 
@@ -35,8 +36,8 @@ func (o *s3Opts) given(cmd *cobra.Command) bool {
 }
 
 // config checks the flags and builds the store's configuration.
-func (o *s3Opts) config() (store.RemoteConfig, error) {
-	var cfg store.RemoteConfig
+func (o *s3Opts) config() (s3store.Config, error) {
+	var cfg s3store.Config
 	switch {
 	case o.url == "":
 		return cfg, usageErr("--endpoint, --region, --path-style, --credentials-file and --cache-size are for a store in a bucket: give --s3 s3://BUCKET/PREFIX")
@@ -63,12 +64,12 @@ func (a *app) initRemote(o s3Opts, opt store.CreateOptions, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	s, err := store.CreateRemote(a.ctx, a.storeDir, cfg, opt)
+	s, err := s3store.Create(a.ctx, a.storeDir, cfg, opt)
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	info, _ := s.RemoteInfo()
+	info, _ := s3store.InfoOf(s)
 	where := "s3://" + info.Bucket + "/" + info.Prefix
 	switch {
 	case asJSON:

@@ -13,6 +13,11 @@ import (
 
 	"github.com/cairnfs/cairn/store"
 	"github.com/spf13/cobra"
+
+	// store.Open opens a store whose directory holds remote.json the way
+	// this package registers (store.RegisterRemote), so that every
+	// command opens a remote store as it opens a local one.
+	_ "github.com/cairnfs/cairn/store/s3store"
 )
 
 // Exit codes.

@@ -1,0 +1,5 @@
+// Package fsutil holds the small file helpers that the store and its
+// object-store implementation (store/s3store) share: a file written
+// atomically, a directory's names, a touch that does not follow a
+// symbolic link, a file's age.
+package fsutil

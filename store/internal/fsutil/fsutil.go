@@ -1,0 +1,71 @@
+package fsutil
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// WriteFileAtomic writes data to a temporary file beside path, syncs it
+// and renames it into place.
+func WriteFileAtomic(path string, data []byte) error {
+	return WriteAtomic(path, func(f *os.File) error {
+		_, err := f.Write(data)
+		return err
+	})
+}
+
+// WriteAtomic creates a temporary file beside path, has fill write it,
+// syncs it and renames it into place (mode 0644); on any error the
+// temporary file is removed and the error names path.
+func WriteAtomic(path string, fill func(*os.File) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp_")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	err = fill(tmp)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(tmp.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// ReadNames returns the names in directory dir, unsorted.
+func ReadNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.Readdirnames(-1)
+}
+
+// TouchNoFollow sets path's atime to now, its mtime kept; a symbolic
+// link is touched itself, not what it names.
+func TouchNoFollow(path string) error {
+	ts := []unix.Timespec{{Nsec: unix.UTIME_NOW}, {Nsec: unix.UTIME_OMIT}}
+	return unix.UtimesNanoAt(unix.AT_FDCWD, path, ts, unix.AT_SYMLINK_NOFOLLOW)
+}
+
+// OldFile tells whether path exists and was last modified more than age
+// ago.
+func OldFile(path string, age time.Duration) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && time.Since(fi.ModTime()) > age
+}
