@@ -3,9 +3,6 @@ package fs
 import (
 	"context"
 	"errors"
-	"slices"
-	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -28,24 +25,11 @@ type entry struct {
 	lazy bool
 }
 
-// lister produces a directory's entries, in any order.
-type lister func(ctx context.Context) ([]entry, error)
-
-// dir is a directory whose entries come from a lister, kept sorted by name
-// and re-listed when older than ttl (never, when ttl is 0: a snapshot's
-// content does not change).
+// dir is a directory whose entries come from a listing (listing.go).
 type dir struct {
 	node
 	readOnly
-	what string // for log lines: the path in the store
-	list lister
-	ttl  time.Duration
-
-	mu      sync.Mutex
-	loaded  bool
-	at      time.Time
-	changed time.Time // when a re-list found other names than before
-	entries []entry
+	*listing
 }
 
 var (
@@ -55,64 +39,24 @@ var (
 )
 
 func (f *mountFS) newDir(attr fuse.Attr, what string, ttl time.Duration, list lister) *dir {
-	return &dir{node: node{fsys: f, attr: attr}, what: what, list: list, ttl: ttl}
+	return &dir{node: node{fsys: f, attr: attr}, listing: newListing(what, ttl, list, f.log)}
 }
 
-// load returns the current entries, listing again when they are stale. A
-// failed re-list keeps the previous entries and logs why.
+// load returns the current entries (listing.load); the kernel's cached
+// entries of names a re-listing found gone or changed are dropped, so
+// they do not linger until their entry timeout. That runs in the
+// background: invalidating an entry takes the directory's lock in the
+// kernel, which a request in flight may hold.
 func (d *dir) load(ctx context.Context) ([]entry, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.loaded && (d.ttl == 0 || time.Since(d.at) < d.ttl) {
-		return d.entries, nil
+	es, gone, err := d.listing.load(ctx)
+	if len(gone) > 0 {
+		go func() {
+			for _, name := range gone {
+				d.NotifyEntry(name)
+			}
+		}()
 	}
-	es, err := d.list(ctx)
-	if err != nil {
-		if d.loaded {
-			d.fsys.log.Warn("listing failed, showing the previous list", "dir", d.what, "err", err)
-			return d.entries, nil
-		}
-		return nil, err
-	}
-	slices.SortFunc(es, func(a, b entry) int { return strings.Compare(a.name, b.name) })
-	if d.loaded {
-		d.forgetGone(es)
-		if !sameNames(d.entries, es) {
-			d.changed = time.Now()
-		}
-	}
-	d.entries, d.loaded, d.at = es, true, time.Now()
-	return es, nil
-}
-
-// forgetGone tells the kernel to drop its cached entries for names that
-// disappeared (a forgotten or pruned snapshot, a removed group) or are
-// another inode now (latest, moved), so they do not linger until their
-// entry timeout. It runs in the background: invalidating an entry takes
-// the directory's lock in the kernel, which a request in flight may hold.
-func (d *dir) forgetGone(now []entry) {
-	var gone []string
-	for _, e := range d.entries {
-		if n, ok := find(now, e.name); !ok || n.attr.Ino != e.attr.Ino {
-			gone = append(gone, e.name)
-		}
-	}
-	if len(gone) == 0 {
-		return
-	}
-	go func() {
-		for _, name := range gone {
-			d.NotifyEntry(name)
-		}
-	}()
-}
-
-// sameNames: a and b (sorted) list the same names, types and inode
-// numbers, all a cached listing holds.
-func sameNames(a, b []entry) bool {
-	return slices.EqualFunc(a, b, func(x, y entry) bool {
-		return x.name == y.name && x.attr.Ino == y.attr.Ino && x.attr.Mode&syscall.S_IFMT == y.attr.Mode&syscall.S_IFMT
-	})
+	return es, err
 }
 
 // Getattr: a listing that changes is listed again when stale, its mtime
@@ -125,34 +69,18 @@ func (d *dir) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut)
 	if d.ttl == 0 {
 		return 0
 	}
-	d.mu.Lock()
-	loaded := d.loaded
-	d.mu.Unlock()
-	if loaded {
+	if d.isLoaded() {
 		_, _ = d.load(ctx) // a failed re-list keeps the previous list
 	}
-	d.mu.Lock()
-	valid := d.ttl
-	if d.loaded {
-		valid -= time.Since(d.at)
-	}
-	if ch := d.changed; !ch.IsZero() {
+	valid, ch := d.fresh()
+	if !ch.IsZero() {
 		sec, nsec := uint64(ch.Unix()), uint32(ch.Nanosecond())
 		out.Mtime, out.Mtimensec = sec, nsec
 		out.Ctime, out.Ctimensec = sec, nsec
 	}
-	d.mu.Unlock()
 	// 0 would be go-fuse's default timeout: at least a millisecond
 	out.SetTimeout(max(min(valid, d.fsys.timeout), time.Millisecond))
 	return 0
-}
-
-func find(es []entry, name string) (entry, bool) {
-	i, ok := slices.BinarySearchFunc(es, name, func(e entry, n string) int { return strings.Compare(e.name, n) })
-	if !ok {
-		return entry{}, false
-	}
-	return es[i], true
 }
 
 // Lookup finds one entry and makes (or finds again, by inode number) its

@@ -11,7 +11,10 @@
 // ArchiveTree implementation is plugged in through Options.Trees.
 // Directories are listed lazily; the namespace, group and snapshot lists
 // are re-read at most once per Options.Refresh, so new snapshots and a
-// moved `latest` appear without a remount. The mount pins no snapshot:
+// moved `latest` appear without a remount. A listing's refresh (when to
+// list again, what a re-listing dropped or moved, when it last changed)
+// is plain Go, tested without a mount (listing.go); dir.go serves it as
+// a go-fuse node and tells the kernel which names went. The mount pins no snapshot:
 // a forgotten or pruned one leaves it within about two Refresh periods
 // (the kernel keeps the entries of these listings for Refresh, not for
 // Options.Timeout, and the entries a re-listing finds gone are
@@ -53,7 +56,11 @@
 // st_blocks come from a bit per chunk of its index (sparse.go), so
 // copies of it out of the mount are sparse.
 // A file archive's root is a go-fuse node; everything below it is served
-// on go-fuse's raw API (raw.go): a looked-up entry is a 72-byte slot of
+// on go-fuse's raw API (raw.go). The raw layer learns a root's node id
+// from the LOOKUP or READDIRPLUS reply that gives it to the kernel, by
+// the root's inode number, and counts the kernel's lookups of it until
+// FORGET (rootids.go); it reads nothing of go-fuse's own state. A
+// looked-up entry below a root is a 72-byte slot of
 // the mount's raw table (rawtable.go; about 96 bytes of heap with its
 // index, against about 525 as a go-fuse node), named by a node id with
 // bit 63 set, which go-fuse never hands out. The slot keeps only the

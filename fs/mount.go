@@ -85,6 +85,7 @@ func Mount(ctx context.Context, dir string, opt Options) (*Server, error) {
 		timeout: opt.Timeout, log: opt.Log, started: time.Now(), bg: bg, trees: opt.Trees, raw: newRawTable(),
 		listIdx: opt.Store.OpenListingIndex(opt.Log),
 		owner:   fuse.Owner{Uid: uint32(os.Geteuid()), Gid: uint32(os.Getegid())}}
+	f.raw.log = f.log
 	m := &Server{dir: mp, direct: os.Geteuid() == 0, grace: opt.UnmountGrace, fsys: f, cancel: cancel, done: make(chan struct{})}
 	split := m.direct && !opt.OneMount
 	f.noOpen = split

@@ -18,8 +18,9 @@ import (
 // go-fuse's raw API (rawtable.go says why) and passes every other
 // request to go-fuse's node filesystem. A request for a raw node id, and
 // a lookup or listing in an archive's root (a go-fuse node, registered
-// in the table when go-fuse makes it), is answered here; go-fuse never
-// sees a raw id (it would panic on an unknown node).
+// in the table from the reply that gave the kernel its id: rootids.go),
+// is answered here; go-fuse never sees a raw id (it would panic on an
+// unknown node).
 type rawFS struct {
 	fuse.RawFileSystem
 	f   *mountFS
@@ -132,7 +133,7 @@ func (w *rawFS) rel(r rawNode) string {
 func (w *rawFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, out *fuse.EntryOut) fuse.Status {
 	r, ok := w.t.node(h.NodeId)
 	if !ok {
-		return w.RawFileSystem.Lookup(cancel, h, name, out)
+		return w.t.learnLookup(w.RawFileSystem.Lookup(cancel, h, name, out), out)
 	}
 	if name == "." || name == ".." {
 		return fuse.Status(syscall.ESTALE) // only NFS export asks, which the mount does not offer
@@ -153,6 +154,9 @@ func (w *rawFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, ou
 func (w *rawFS) Forget(id, nlookup uint64) {
 	if !isRawID(id) {
 		w.RawFileSystem.Forget(id, nlookup)
+		if o := w.t.rootForget(id, nlookup); o != nil {
+			o.close()
+		}
 		return
 	}
 	done := w.t.forget(id, nlookup)

@@ -100,8 +100,8 @@ func TestRawHardLinkType(t *testing.T) {
 }
 
 // TestRawRoutes: entries below an archive's root get raw node ids (bit
-// 63), never go-fuse's, and the root's go-fuse id is registered (its
-// node id read from go-fuse's Inode).
+// 63), never go-fuse's, and the root's go-fuse id is registered (from
+// the LOOKUP reply that gave it to the kernel).
 func TestRawRoutes(t *testing.T) {
 	s, snap := manyFilesArchive(t, 2, 3)
 	srv, mnt, logs := mountT(t, Options{Store: s, Trees: PxarTrees{}, Debug: true})

@@ -80,7 +80,12 @@ func (w *rawFS) readDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEn
 		case isRawID(in.NodeId):
 			return fuse.EBADF
 		case plus:
-			return w.RawFileSystem.ReadDirPlus(cancel, in, out)
+			start := len(out.Bytes())
+			st := w.RawFileSystem.ReadDirPlus(cancel, in, out)
+			if st == fuse.OK {
+				w.t.learnRoots(out.Bytes()[start:])
+			}
+			return st
 		}
 		return w.RawFileSystem.ReadDir(cancel, in, out)
 	}

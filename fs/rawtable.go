@@ -1,9 +1,11 @@
 package fs
 
 import (
+	"log/slog"
 	"math/bits"
 	"sync"
 	"syscall"
+	"weak"
 )
 
 // The raw table. The entries of file archives below their roots are
@@ -17,7 +19,10 @@ import (
 // A raw node id is rawBit | generation<<32 | slot. go-fuse (2.12.1) hands
 // out its node ids from a counter starting at 2 and never reuses them
 // (cairn does not set ExternalNodeID), so it never makes one with bit 63
-// set; go-fuse's poll hack id (^0) has a slot no table reaches. The
+// set; go-fuse's poll hack id (^0) has a slot no table reaches. Every id
+// go-fuse gives passes through the raw layer, which checks this: an entry
+// whose id would clash goes without a node, with a log line (rootids.go).
+// The
 // generation is new for every slot made, so an id the kernel forgot
 // never names the next entry of its slot.
 
@@ -76,13 +81,14 @@ type rawTable struct {
 	trees   []*openTree
 	freeT   []uint32
 
-	roots    map[uint64]*treeNode   // go-fuse node id of an archive root
-	pending  []pendingRoot          // roots not yet seen registered (nodecount.go)
-	sweepAt  int                    //
-	lazy     map[uint32]*lazyFile   // a file slot's reader in no-open mode (noopen.go)
-	listings map[uint64]*dirListing // a directory's last listing, by node id (prefill.go)
-	lazyHigh int                    // most entries lazy had since it was made
-	listHigh int                    // the same for listings
+	roots     map[uint64]*rootRef               // an archive root's go-fuse node id (rootids.go)
+	rootTrees map[uint64]weak.Pointer[openTree] // archive roots' trees by inode number
+	clashOnce sync.Once                         // go-fuse gave an id with rawBit (rootids.go)
+	log       *slog.Logger                      // the mount's
+	lazy      map[uint32]*lazyFile              // a file slot's reader in no-open mode (noopen.go)
+	listings  map[uint64]*dirListing            // a directory's last listing, by node id (prefill.go)
+	lazyHigh  int                               // most entries lazy had since it was made
+	listHigh  int                               // the same for listings
 }
 
 // shrunk returns m, or a copy of it once it holds less than an eighth of
@@ -101,7 +107,7 @@ func shrunk[K comparable, V any](m map[K]V, high *int) map[K]V {
 }
 
 func newRawTable() *rawTable {
-	return &rawTable{roots: map[uint64]*treeNode{}, lazy: map[uint32]*lazyFile{}, listings: map[uint64]*dirListing{}}
+	return &rawTable{roots: map[uint64]*rootRef{}, rootTrees: map[uint64]weak.Pointer[openTree]{}, lazy: map[uint32]*lazyFile{}, listings: map[uint64]*dirListing{}}
 }
 
 func (t *rawTable) slot(s uint32) *rawSlot { return &t.pages[s/rawPageSlots].slots[s%rawPageSlots] }
@@ -240,7 +246,7 @@ func (t *rawTable) forget(id, n uint64) (done forgotten) {
 	}
 	o.rawLive--
 	done.lazy = l
-	if t.dropTreeIfUnused(o) && o.rootGone {
+	if t.dropTreeIfUnused(o) && o.rootRefs == 0 {
 		done.tree = o
 	}
 	return done

@@ -28,7 +28,7 @@ type openTree struct {
 	// under the raw table's lock (rawtable.go)
 	rawIdx   uint32 // index in the table's trees + 1; 0: none
 	rawLive  int    // slots of this tree
-	rootGone bool   // the kernel forgot the root
+	rootRefs int    // node ids of the root the kernel holds (rootids.go)
 }
 
 func (o *openTree) get(ctx context.Context) (ArchiveTree, TreeEntry, error) {
@@ -105,16 +105,16 @@ func (f *mountFS) treeEntry(snap store.Snapshot, sm *snapManifest, a *store.List
 		attr = f.makeAttr(modeDir, inoOf(path), 0, snap.Time)
 	}
 	return entry{name: a.Name, attr: attr, lazy: !known, make: func(at fuse.Attr) gofs.InodeEmbedder {
-		return &treeNode{tree: &openTree{fsys: f, snap: snap, man: sm, name: o.name, path: path, root0: o.root0}}
+		return &treeNode{tree: f.raw.sharedTree(&openTree{fsys: f, snap: snap, man: sm, name: o.name, path: path, root0: o.root0})}
 	}}
 }
 
 // treeNode is a file archive's root, a go-fuse node of its snapshot
 // directory. Everything below it is served on the raw API (raw.go): a
 // lookup or listing in it goes to the raw table, which learns its node
-// id when go-fuse makes it (OnAdd). It answers its own attributes and
-// extended attributes, and closes the tree when the kernel forgets it and
-// every entry of the tree.
+// id from the reply that gave it to the kernel (rootids.go) and closes
+// the tree when the kernel forgets it and every entry of the tree. It
+// answers its own attributes and extended attributes.
 type treeNode struct {
 	gofs.Inode
 	readOnly
@@ -125,8 +125,6 @@ var (
 	_ gofs.NodeGetattrer   = (*treeNode)(nil)
 	_ gofs.NodeGetxattrer  = (*treeNode)(nil)
 	_ gofs.NodeListxattrer = (*treeNode)(nil)
-	_ gofs.NodeOnAdder     = (*treeNode)(nil)
-	_ gofs.NodeOnForgetter = (*treeNode)(nil)
 )
 
 // fail maps an error of the tree to an errno, logging what is not a plain
@@ -141,7 +139,6 @@ func (n *treeNode) fail(op string, err error) syscall.Errno {
 
 // Getattr returns the root's attributes, with the archive's inode number.
 func (n *treeNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	n.tree.fsys.raw.addRoot(n) // again, should a slow registration have been taken for a loser (nodecount.go)
 	// The attributes from the snapshot index (snapmanifest.go), if it has them.
 	if n.rootAttrOut(out) {
 		return 0
@@ -183,15 +180,4 @@ func (n *treeNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.
 		return 0, e
 	}
 	return listXattr(xs, dest)
-}
-
-// OnAdd registers the root's node id with the raw table before the
-// kernel can send a request for it.
-func (n *treeNode) OnAdd(ctx context.Context) { n.tree.fsys.raw.addRoot(n) }
-
-// OnForget closes the tree unless entries of it are still held.
-func (n *treeNode) OnForget() {
-	if n.tree.fsys.raw.rootForgotten(n) {
-		n.tree.close()
-	}
 }

@@ -11,6 +11,7 @@ import (
 // TestConformanceLocal runs the storage conformance suite on a local
 // store.
 func TestConformanceLocal(t *testing.T) {
+	t.Parallel() // the suites' file archive tests wait 2 s for the tree to settle: at once
 	conformance.RunBackendSuite(t, storetest.NewStore)
 	conformance.RunLifecycleSuite(t, storetest.NewStore) // its GC: jobs/gc's TestConformanceGC*
 }
@@ -18,6 +19,7 @@ func TestConformanceLocal(t *testing.T) {
 // TestConformanceRemote runs the same suite on a remote store, on a
 // fresh bucket of a real MinIO server per test.
 func TestConformanceRemote(t *testing.T) {
+	t.Parallel() // the suites' file archive tests wait 2 s for the tree to settle: at once
 	conformance.RunBackendSuite(t, storetest.NewRemoteStore)
 	conformance.RunLifecycleSuite(t, storetest.NewRemoteStore)
 }
@@ -25,6 +27,7 @@ func TestConformanceRemote(t *testing.T) {
 // TestConformanceMem runs the suite on a remote store on an in-memory
 // bucket (memstore): the same store code, no server.
 func TestConformanceMem(t *testing.T) {
+	t.Parallel() // the suites' file archive tests wait 2 s for the tree to settle: at once
 	mem := func(t testing.TB) *store.Store {
 		s, _ := storetest.NewMemStore(t)
 		return s

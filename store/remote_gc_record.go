@@ -103,7 +103,7 @@ func (r *remote) sweptUntil(ctx context.Context, t time.Time, done time.Time) (b
 		select {
 		case <-ctx.Done():
 			return true, time.Time{}, ctx.Err()
-		case <-time.After(sweepPoll):
+		case <-objstore.LeaseClockOf(r.bucket).After(sweepPoll):
 		}
 	}
 }
@@ -138,7 +138,8 @@ func (r *remote) sweepState(ctx context.Context) (running bool, ended time.Time,
 	return false, end, nil
 }
 
-// waitServerTime waits until the server's clock is past t.
+// waitServerTime waits until the server's clock is past t (waiting by
+// the bucket's clock: a test's moves on).
 func (r *remote) waitServerTime(ctx context.Context, t time.Time) error {
 	d := t.Sub(r.bucket.ServerTime())
 	if d < 0 {
@@ -147,7 +148,7 @@ func (r *remote) waitServerTime(ctx context.Context, t time.Time) error {
 	select {
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-time.After(d + 10*time.Millisecond):
+	case <-objstore.LeaseClockOf(r.bucket).After(d + 10*time.Millisecond):
 		return nil
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
-	"github.com/cairnfs/cairn/internal/miniotest"
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/objstore"
 	"github.com/cairnfs/cairn/store/storetest"
@@ -15,15 +14,13 @@ import (
 
 var gcGroup = store.Group{Type: store.TypeVM, ID: "gc"}
 
-// remoteGCStore is a remote store on a fresh bucket with one forgotten
-// snapshot, its chunks (garbage now) and their blobs, the bucket's
-// configuration and a handle on the bucket of the test's own. The
-// chunks' LastModified is more than a second before it returns (HTTP
-// dates have one second's resolution).
-func remoteGCStore(t *testing.T) (*store.Store, store.RemoteConfig, *objstore.Bucket, []chunk.Digest, map[chunk.Digest][]byte) {
+// remoteGCStore is a host on bk with one forgotten snapshot, its chunks
+// (garbage now) and their blobs. The chunks' LastModified is more than a
+// second before it returns (HTTP dates have one second's resolution).
+func remoteGCStore(t *testing.T, bk *storetest.Bucket) (*store.Store, []chunk.Digest, map[chunk.Digest][]byte) {
 	t.Helper()
 	ctx := context.Background()
-	s, cfg := storetest.NewRemoteStoreOn(t, miniotest.Start(t), store.RemoteConfig{})
+	s := bk.Attach(t)
 	snap := storetest.BackupImage(t, s, gcGroup, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 		storetest.Image{Data: storetest.RandBytes("gc-wait", 6*(64<<10)), ChunkSize: 64 << 10})
 	ds := storetest.ChunksOf(t, s, snap)
@@ -39,35 +36,24 @@ func remoteGCStore(t *testing.T) (*store.Store, store.RemoteConfig, *objstore.Bu
 	if err := s.ForgetSnapshot(ctx, snap); err != nil {
 		t.Fatal(err)
 	}
-	cred, err := objstore.LoadCredentials(cfg.CredentialsFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := objstore.Open(ctx, cfg.Config, cred, objstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(1100 * time.Millisecond)
-	return s, cfg, b, ds, blobs
+	bk.Pass(1100 * time.Millisecond)
+	return s, ds, blobs
 }
 
-// Rule 2 of the bucket's protocol, against a sweep: a writer that finds
-// an old chunk and touches it after the sweep listed it (here: just
-// before the sweep's delete request) sees the GC sweeping, waits until
-// the GC lease is released, finds its chunk gone and uploads it again.
-func TestRemoteGCSweepWaitsWriter(t *testing.T) {
+// Rule 2 of the bucket's protocol, against a sweep (rule 4): a writer
+// that finds an old chunk and touches it after the sweep listed it
+// (here: just before the sweep's delete request, which waits for the
+// touch) sees the GC sweeping, waits until the GC has ended its sweep,
+// finds its chunk gone and uploads it again.
+func TestRemoteGCSweepWaitsWriter(t *testing.T) { storetest.EachBucket(t, testGCSweepWaitsWriter) }
+
+func testGCSweepWaitsWriter(t *testing.T, bk *storetest.Bucket) {
 	ctx := context.Background()
-	s, cfg, b, ds, blobs := remoteGCStore(t)
-	c := s.ChunkCollector()
+	s, ds, blobs := remoteGCStore(t, bk)
+	defer store.SetSweepPoll(10 * time.Millisecond)()
+	c, st := storetest.BeginUnmarked(t, s)
 	defer c.Close()
-	st, err := c.Begin(ctx, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.EndMark(ctx); err != nil {
-		t.Fatal(err)
-	}
-	s2 := storetest.AttachRemoteStore(t, cfg) // the writer's host
+	s2 := bk.Attach(t) // the writer's host
 	w, err := s2.RegisterWriter()
 	if err != nil {
 		t.Fatal(err)
@@ -86,15 +72,15 @@ func TestRemoteGCSweepWaitsWriter(t *testing.T) {
 		}()
 		// the touch lands (LastModified moves past the GC's start) before
 		// the delete is sent
-		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-			if oi, err := b.Head(ctx, store.ChunkKey(revived)); err == nil && !oi.LastModified.Before(st.Phase1) {
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			if oi, err := bk.Head(ctx, store.ChunkKey(revived)); err == nil && !oi.LastModified.Before(st.Phase1) {
 				return
 			}
 		}
 		t.Error("the writer never touched the chunk")
 	})
 	defer store.SetGCBeforeDelete(nil)
-	all := countObjects(t, b, ".chunks/") // the image's chunks and the zero chunk
+	all := bk.Count(t, ".chunks/") // the image's chunks and the zero chunk
 	n, err := c.Sweep(ctx, store.SweepOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -105,11 +91,12 @@ func TestRemoteGCSweepWaitsWriter(t *testing.T) {
 	select {
 	case r := <-done:
 		t.Fatalf("the writer went on while the GC swept (existed %v, err %v)", r.existed, r.err)
-	case <-time.After(2 * time.Second):
+	default:
 	}
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
+	bk.Pass(3 * time.Second) // the writer stores the chunk again once the record's end is surely past
 	select {
 	case r := <-done:
 		if r.err != nil || r.existed {
@@ -119,24 +106,24 @@ func TestRemoteGCSweepWaitsWriter(t *testing.T) {
 		t.Fatal("the writer still waits after the GC lease was released")
 	}
 	for _, d := range ds {
-		_, err := b.Head(ctx, store.ChunkKey(d))
-		if gone := errors.Is(err, objstore.ErrNotExist); gone == (d == revived) {
-			t.Errorf("chunk %s: gone %v (err %v); want only the revived chunk %s back", d, gone, err, revived)
+		if gone := !bk.Has(t, store.ChunkKey(d)); gone == (d == revived) {
+			t.Errorf("chunk %s: gone %v; want only the revived chunk %s back", d, gone, revived)
 		}
 	}
 }
 
 // One GC per bucket: a second one, from another store directory, is
 // refused while the first holds the lease, and runs once it is released.
-func TestRemoteGCOnePerBucket(t *testing.T) {
+func TestRemoteGCOnePerBucket(t *testing.T) { storetest.EachBucket(t, testGCOnePerBucket) }
+
+func testGCOnePerBucket(t *testing.T, bk *storetest.Bucket) {
 	ctx := context.Background()
-	s, cfg, _, _, _ := remoteGCStore(t)
+	s, _, _ := remoteGCStore(t, bk)
 	c1 := s.ChunkCollector()
 	if _, err := c1.Begin(ctx, 0); err != nil {
 		t.Fatal(err)
 	}
-	s2 := storetest.AttachRemoteStore(t, cfg)
-	c2 := s2.ChunkCollector()
+	c2 := bk.Attach(t).ChunkCollector()
 	_, err := c2.Begin(ctx, 0)
 	if !errors.Is(err, store.ErrLocked) || !errors.Is(err, objstore.ErrHeld) {
 		t.Fatalf("second GC: %v, want ErrLocked and ErrHeld", err)
@@ -145,7 +132,7 @@ func TestRemoteGCOnePerBucket(t *testing.T) {
 	if err := c1.Close(); err != nil {
 		t.Fatal(err)
 	}
-	c2 = s2.ChunkCollector()
+	c2 = bk.Attach(t).ChunkCollector()
 	defer c2.Close()
 	if _, err := c2.Begin(ctx, 0); err != nil {
 		t.Fatalf("after the first GC ended: %v", err)
@@ -154,9 +141,11 @@ func TestRemoteGCOnePerBucket(t *testing.T) {
 
 // A running writer bounds the cutoff: its start less GCWriterMargin,
 // in the server's clock.
-func TestRemoteGCWriterBoundsCutoff(t *testing.T) {
+func TestRemoteGCWriterBoundsCutoff(t *testing.T) { storetest.EachBucket(t, testGCWriterBoundsCutoff) }
+
+func testGCWriterBoundsCutoff(t *testing.T, bk *storetest.Bucket) {
 	ctx := context.Background()
-	s, _, _, _, _ := remoteGCStore(t)
+	s, _, _ := remoteGCStore(t, bk)
 	w, err := s.RegisterWriter()
 	if err != nil {
 		t.Fatal(err)
@@ -171,17 +160,4 @@ func TestRemoteGCWriterBoundsCutoff(t *testing.T) {
 	if !st.OldestWriter.Equal(w.Start()) || !st.Cutoff.Equal(w.Start().Add(-store.GCWriterMargin)) {
 		t.Errorf("writer %v: oldest writer %v, cutoff %v", w.Start(), st.OldestWriter, st.Cutoff)
 	}
-}
-
-// countObjects counts the objects under prefix.
-func countObjects(t *testing.T, b *objstore.Bucket, prefix string) int {
-	t.Helper()
-	n := 0
-	for _, err := range b.List(context.Background(), prefix, "") {
-		if err != nil {
-			t.Fatal(err)
-		}
-		n++
-	}
-	return n
 }

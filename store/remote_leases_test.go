@@ -5,10 +5,12 @@ import (
 	"errors"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/objstore/memstore"
 	"github.com/cairnfs/cairn/store/storetest"
 )
 
@@ -16,7 +18,11 @@ import (
 // backup) names the snapshot as its base, and puts the manifest back;
 // once that writer ends, the forget goes through.
 func TestRemoteForgetRefusedWhileWriterBuildsOnIt(t *testing.T) {
-	h1, h2 := twoHosts(t)
+	storetest.EachBucket(t, testForgetRefusedWhileWriterBuildsOnIt)
+}
+
+func testForgetRefusedWhileWriterBuildsOnIt(t *testing.T, bk *storetest.Bucket) {
+	h1, h2 := bk.Attach(t), bk.Attach(t)
 	ctx := context.Background()
 	a := backupAt(t, h1, vm1, 1)
 	refresh(t, h2)
@@ -57,7 +63,11 @@ func TestRemoteForgetRefusedWhileWriterBuildsOnIt(t *testing.T) {
 // (a forget that has deleted it and not yet listed the writers) is
 // dropped by a backup that starts then.
 func TestRemoteWriterDropsVanishedBase(t *testing.T) {
-	h1, h2 := twoHosts(t)
+	storetest.EachBucket(t, testWriterDropsVanishedBase)
+}
+
+func testWriterDropsVanishedBase(t *testing.T, bk *storetest.Bucket) {
+	h1, h2 := bk.Attach(t), bk.Attach(t)
 	ctx := context.Background()
 	a := backupAt(t, h1, vm1, 1)
 	refresh(t, h2)
@@ -91,9 +101,15 @@ func TestRemoteWriterDropsVanishedBase(t *testing.T) {
 }
 
 // Rule 1: a group's backup lease keeps a second host's backup of the
-// group out; the refusal names the holder; once released, it is free.
+// group out; the refusal names the holder; once released, it is free,
+// and a second host waiting for it gets it (on the in-memory bucket it
+// is released once the waiting host has found it held).
 func TestRemoteGroupLeaseExclusive(t *testing.T) {
-	h1, h2 := twoHosts(t)
+	storetest.EachBucket(t, testGroupLeaseExclusive)
+}
+
+func testGroupLeaseExclusive(t *testing.T, bk *storetest.Bucket) {
+	h1, h2 := bk.Attach(t), bk.Attach(t)
 	ctx := context.Background()
 	l, err := h1.LockGroup(ctx, vm1)
 	if err != nil {
@@ -116,11 +132,9 @@ func TestRemoteGroupLeaseExclusive(t *testing.T) {
 	}
 	b.Abort()
 	// waiting: released meanwhile
-	h2.SetLockWait(20 * time.Second)
-	go func() {
-		time.Sleep(300 * time.Millisecond)
-		l.Unlock()
-	}()
+	h2.SetLockWait(time.Minute)
+	store.SetLeaseTTL(h2, time.Second) // its polls: every 100 ms
+	releaseWhenWaiting(t, bk, ".cairn/leases/groups/"+vm1.String(), func() { l.Unlock() })
 	l2, err := h2.LockGroup(ctx, vm1)
 	if err != nil {
 		t.Fatalf("the lease once released: %v", err)
@@ -128,12 +142,35 @@ func TestRemoteGroupLeaseExclusive(t *testing.T) {
 	l2.Unlock()
 }
 
+// releaseWhenWaiting runs release once another host waits for the lease
+// at key: on the in-memory bucket when it has read the lease held; on
+// MinIO after 300 ms.
+func releaseWhenWaiting(t *testing.T, bk *storetest.Bucket, key string, release func()) {
+	if bk.Mem == nil {
+		time.AfterFunc(300*time.Millisecond, release)
+		return
+	}
+	var once sync.Once
+	bk.Mem.SetHook(func(_ context.Context, c *memstore.Call) error {
+		if c.Op == memstore.OpGet && c.Key == key {
+			once.Do(func() { go release() })
+		}
+		return nil
+	})
+	t.Cleanup(func() { bk.Mem.SetHook(nil) })
+}
+
 // Rule 1: a backup whose writer lease is lost (here deleted behind its
-// back, so that its renewal fails) fails in Finish and publishes no
+// back, so that its next renewal fails) fails in Finish and publishes no
 // manifest.
 func TestRemoteLeaseLostFailsBackup(t *testing.T) {
-	s := storetest.NewRemoteStore(t)
-	store.SetLeaseTTL(s, 2*time.Second)
+	storetest.EachBucket(t, testLeaseLostFailsBackup)
+}
+
+func testLeaseLostFailsBackup(t *testing.T, bk *storetest.Bucket) {
+	s := bk.Attach(t)
+	const ttl = 2 * time.Second
+	store.SetLeaseTTL(s, ttl)
 	ctx := context.Background()
 	b, err := s.StartBackup(ctx, vm1, at(1))
 	if err != nil {
@@ -143,9 +180,10 @@ func TestRemoteLeaseLostFailsBackup(t *testing.T) {
 	if err := b.AddBlob("a.blob", mustBlob(t, "a")); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.BucketOf(s).Delete(ctx, store.WriterLeaseKey(b)); err != nil {
+	if err := bk.Delete(ctx, store.WriterLeaseKey(b)); err != nil {
 		t.Fatal(err)
 	}
+	bk.Pass(ttl / 5) // a renewal
 	select {
 	case <-store.WriterLeaseLost(b):
 	case <-time.After(30 * time.Second):
@@ -166,7 +204,11 @@ func TestRemoteLeaseLostFailsBackup(t *testing.T) {
 // back into the bucket (its If-Match finds nothing); so does a
 // protection.
 func TestRemoteUpdateAfterForgetElsewhere(t *testing.T) {
-	h1, h2 := twoHosts(t)
+	storetest.EachBucket(t, testUpdateAfterForgetElsewhere)
+}
+
+func testUpdateAfterForgetElsewhere(t *testing.T, bk *storetest.Bucket) {
+	h1, h2 := bk.Attach(t), bk.Attach(t)
 	ctx := context.Background()
 	a := backupAt(t, h1, vm1, 1)
 	refresh(t, h2)

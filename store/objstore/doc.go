@@ -33,6 +33,9 @@
 // stops (Lease.Lost) well before others may see the lease expire. The
 // body carries a random token so that a retried write whose first
 // attempt landed is recognised as the holder's own.
+// Renewals and waits are timed by the bucket's LeaseClock (the host's
+// clock; the in-memory bucket of package memstore brings one its tests
+// move on).
 //
 // Credentials come from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY /
 // AWS_SESSION_TOKEN or from a file only its owner can read; never from the

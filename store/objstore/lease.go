@@ -42,6 +42,7 @@ const (
 // Lease is a held lock object.
 type Lease struct {
 	b     Objects
+	clk   LeaseClock
 	key   string
 	ttl   time.Duration
 	start time.Time
@@ -180,20 +181,19 @@ func (l *Lease) Release(ctx context.Context) error {
 	return b.Delete(ctx, l.key)
 }
 
-// renew rewrites the lease every ttl/5 until Release; renewals failing
-// for ttl/2, or another holder's write, lose it.
-func (l *Lease) renew() {
+// renew rewrites the lease at every tick (every ttl/5) until Release;
+// renewals failing for ttl/2 since lastOK, or another holder's write,
+// lose it.
+func (l *Lease) renew(tick <-chan time.Time, stopTick func(), lastOK time.Time) {
 	defer close(l.done)
-	tick := time.NewTicker(l.ttl / 5)
-	defer tick.Stop()
-	lastOK := time.Now()
+	defer stopTick()
 	for {
 		select {
 		case <-l.stop:
 			return
-		case <-tick.C:
+		case <-tick:
 		}
-		ctx, cancel := context.WithDeadline(context.Background(), lastOK.Add(l.ttl/2))
+		ctx, cancel := context.WithTimeout(context.Background(), lastOK.Add(l.ttl/2).Sub(l.clk.Now()))
 		go func() { // Release cuts a renewal short
 			select {
 			case <-l.stop:
@@ -212,11 +212,11 @@ func (l *Lease) renew() {
 		}
 		switch {
 		case err == nil:
-			lastOK = time.Now()
+			lastOK = l.clk.Now()
 		case errors.Is(err, ErrPrecondition):
 			l.markLost(err)
 			return
-		case time.Since(lastOK) >= l.ttl/2:
+		case l.clk.Now().Sub(lastOK) >= l.ttl/2:
 			l.markLost(err)
 			return
 		default:

@@ -19,6 +19,7 @@ import (
 // namespace) is taken over the same way without waiting for its TTL. The
 // lease's Start (and h.Start in its body) is the server's LastModified
 // of that write. A goroutine renews it every ttl/5 until Release.
+// Renewals and waits are timed by b's LeaseClock.
 func Acquire(ctx context.Context, b Objects, key string, h Holder, ttl, wait time.Duration) (*Lease, error) {
 	if ttl < minLeaseTTL || ttl > maxLeaseTTL {
 		return nil, fmt.Errorf("lease %s: TTL %v outside [%v, %v]", key, ttl, minLeaseTTL, maxLeaseTTL)
@@ -27,12 +28,12 @@ func Acquire(ctx context.Context, b Objects, key string, h Holder, ttl, wait tim
 		return nil, fmt.Errorf("lease %s: data of %d bytes, more than %d", key, len(h.Data), maxLeaseData)
 	}
 	l := &Lease{
-		b: b, key: key, ttl: ttl,
+		b: b, clk: LeaseClockOf(b), key: key, ttl: ttl,
 		body: leaseBody{Holder: h, Token: newToken(), TTLMs: ttl.Milliseconds(), Node: localNode(), PID: os.Getpid()},
 		lost: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	l.body.Holder.Start = time.Time{}
-	deadline := time.Now().Add(wait)
+	deadline := l.clk.Now().Add(wait)
 	for {
 		err := l.write(ctx, Cond{IfAbsent: true})
 		if err == nil {
@@ -60,18 +61,18 @@ func Acquire(ctx context.Context, b Objects, key string, h Holder, ttl, wait tim
 			}
 			continue // another took it over, or released it: look again
 		}
-		if !time.Now().Before(deadline) {
+		if !l.clk.Now().Before(deadline) {
 			he := &HeldError{Key: key}
 			if cur != nil {
 				he.Holder = cur.Holder
 			}
 			return nil, he
 		}
-		poll := min(max(ttl/10, 100*time.Millisecond), 2*time.Second, time.Until(deadline))
+		poll := min(max(ttl/10, 100*time.Millisecond), 2*time.Second, deadline.Sub(l.clk.Now()))
 		select {
 		case <-ctx.Done():
 			return nil, fmt.Errorf("lease %s: waiting for its holder: %w", key, ctx.Err())
-		case <-time.After(poll):
+		case <-l.clk.After(poll):
 		}
 	}
 }
@@ -94,7 +95,10 @@ func (l *Lease) started(ctx context.Context) (*Lease, error) {
 		}
 		return nil, err
 	}
-	go l.renew()
+	// the ticker starts before Acquire returns: a test that moves a
+	// clock of its own on right after finds it
+	tick, stop := l.clk.NewTicker(l.ttl / 5)
+	go l.renew(tick, stop, l.clk.Now())
 	return l, nil
 }
 

@@ -13,16 +13,9 @@ import (
 // GC, for the tests of what keeps a running writer's chunks.
 func CollectUnmarked(t testing.TB, s *store.Store) store.SweepCounts {
 	t.Helper()
-	ctx := context.Background()
-	c := s.ChunkCollector()
+	c, _ := BeginUnmarked(t, s)
 	defer c.Close()
-	if _, err := c.Begin(ctx, 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.EndMark(ctx); err != nil {
-		t.Fatal(err)
-	}
-	n, err := c.Sweep(ctx, store.SweepOptions{})
+	n, err := c.Sweep(context.Background(), store.SweepOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,4 +23,23 @@ func CollectUnmarked(t testing.TB, s *store.Store) store.SweepCounts {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// BeginUnmarked is CollectUnmarked up to its sweep: the collector has
+// begun (its start returned) and ended a mark of nothing; the caller
+// sweeps and closes it.
+func BeginUnmarked(t testing.TB, s *store.Store) (store.ChunkCollector, store.GCStart) {
+	t.Helper()
+	ctx := context.Background()
+	c := s.ChunkCollector()
+	st, err := c.Begin(ctx, 0)
+	if err != nil {
+		c.Close()
+		t.Fatal(err)
+	}
+	if err := c.EndMark(ctx); err != nil {
+		c.Close()
+		t.Fatal(err)
+	}
+	return c, st
 }

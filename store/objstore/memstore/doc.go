@@ -25,4 +25,11 @@
 // listed twice. Answers then go through objstore's checks of answers as
 // objstore.Bucket's do (CheckPutETag, CheckTouch), so a test sees what
 // the real client would make of the lie.
+//
+// The bucket's clock (clock.go) is the host's plus what Advance added:
+// LastModified, ServerTime and the leases' clock (objstore.LeaseClock)
+// read it, so that Advance expires leases, ages chunks past a GC's
+// cutoff and hands the lease renewals it reaches over before it
+// returns: a test makes a renewal happen, or fail for half the TTL,
+// instead of waiting for it.
 package memstore

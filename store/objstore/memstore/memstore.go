@@ -23,12 +23,15 @@ type Bucket struct {
 	cfg    objstore.Config
 	logger *slog.Logger
 	offset atomic.Int64 // added to time.Now: Advance
+	timers timers
 
 	mu   sync.Mutex
 	objs map[string]*object
 	hook Hook
 }
 
+// object is an object as stored; never changed once stored (a touch
+// stores a new one), so that it is read without the lock.
 type object struct {
 	data []byte
 	lm   time.Time
@@ -51,9 +54,6 @@ func (b *Bucket) SetHook(h Hook) {
 	b.hook = h
 	b.mu.Unlock()
 }
-
-// Advance moves the bucket's clock on by d (LastModified and ServerTime).
-func (b *Bucket) Advance(d time.Duration) { b.offset.Add(int64(d)) }
 
 // Config implements objstore.Objects.
 func (b *Bucket) Config() objstore.Config { return b.cfg }
@@ -229,7 +229,9 @@ func (b *Bucket) Touch(ctx context.Context, key string) (objstore.ObjectInfo, er
 	}
 	lm := c.Info.LastModified
 	if c.Lie != LieNoop {
-		o.lm = b.ServerTime()
+		// a new object: readers hold objects unlocked, never changed
+		o = &object{data: o.data, lm: b.ServerTime(), etag: o.etag}
+		b.objs[key] = o
 		lm = o.lm
 	} else if lm.IsZero() {
 		lm = o.lm // what a copy that was not made would say

@@ -131,3 +131,35 @@ func TestPause(t *testing.T) {
 		t.Fatalf("after the pause: %v", err)
 	}
 }
+
+// The leases' clock is the bucket's: Advance fires an After it reaches
+// and hands a ticker's tick over before it returns; one it does not
+// reach waits.
+func TestLeaseClock(t *testing.T) {
+	b := memstore.New(objstore.Config{})
+	clk := objstore.LeaseClockOf(b)
+	before := clk.Now()
+	after := clk.After(time.Hour)
+	tick, stop := clk.NewTicker(time.Hour)
+	defer stop()
+	got := make(chan time.Time)
+	go func() { got <- <-tick }()
+	b.Advance(30 * time.Minute)
+	select {
+	case <-after:
+		t.Fatal("an After of an hour fired after half an hour")
+	default:
+	}
+	b.Advance(30 * time.Minute) // returns once the tick is taken
+	if now := <-got; now.Sub(before) < time.Hour {
+		t.Fatalf("tick at %v, an hour after %v", now, before)
+	}
+	select {
+	case <-after:
+	default:
+		t.Fatal("an After of an hour did not fire an hour on")
+	}
+	if d := clk.Now().Sub(before); d < time.Hour {
+		t.Fatalf("the clock moved %v, want an hour", d)
+	}
+}
