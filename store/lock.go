@@ -29,7 +29,15 @@ func (l *Lock) Unlock() error {
 		l.lease.ReleaseWithin(groupLeaseRelease)
 		l.lease = nil
 	}
-	err := l.f.Close() // closing the descriptor drops the flock
+	// Unlocked before the close, which alone drops the flock only when
+	// no other descriptor shares the open file: a child another
+	// goroutine forks holds a copy until it execs (O_CLOEXEC), and
+	// under load a command run next, or in the same process, found the
+	// lock still held.
+	if c, err := l.f.SyscallConn(); err == nil {
+		c.Control(func(fd uintptr) { unix.Flock(int(fd), unix.LOCK_UN) })
+	}
+	err := l.f.Close()
 	l.f = nil
 	return err
 }

@@ -253,3 +253,38 @@ func ramDir(t *testing.T) string {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	return dir
 }
+
+// TestUnlockWithCopies: Unlock releases the flock though another
+// descriptor shares the open file (as a child forked by another
+// goroutine does until it execs): a close alone left it held.
+func TestUnlockWithCopies(t *testing.T) {
+	s := testStore(t)
+	snap := Snapshot{Group: Group{Type: TypeVM, ID: "1"}, Time: day(1)}
+	if err := os.MkdirAll(s.SnapshotPath(snap), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, lock := range []func() (*Lock, error){
+		func() (*Lock, error) { return s.lockSnapshot(context.Background(), snap, true, 0) },
+		func() (*Lock, error) { return s.flock(context.Background(), filepath.Join(s.root, ".lock"), true, 0) },
+	} {
+		l, err := lock()
+		if err != nil {
+			t.Fatal(err)
+		}
+		dup, err := unix.Dup(int(l.f.Fd()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := l.f.Name()
+		l.Unlock()
+		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			t.Errorf("%s: still locked after Unlock while a copy of the descriptor is open: %v", path, err)
+		}
+		unix.Close(fd)
+		unix.Close(dup)
+	}
+}

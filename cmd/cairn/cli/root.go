@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -110,6 +111,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // files) come from getenv, and everything a command writes goes to
 // stdout and stderr: runs in one process (tests) do not share them.
 func Run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
+	stdout, stderr = syncStream(stdout), syncStream(stderr)
 	a := &app{ctx: ctx, args: args, getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
 	root := a.rootCmd()
 	root.SetArgs(args)
@@ -327,4 +329,26 @@ func (a *app) contract(c *cobra.Command) {
 			r(cmd, args)
 		}
 	}
+}
+
+// syncStream serializes the writes to w of a command's goroutines (a
+// job's log and the progress display both write stderr) where w is no
+// file, such as a test's buffer; an *os.File is safe as it is and stays
+// one, for the terminal checks.
+func syncStream(w io.Writer) io.Writer {
+	if _, ok := w.(*os.File); ok || w == nil {
+		return w
+	}
+	return &lockedWriter{w: w}
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
