@@ -8,16 +8,15 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
+	"github.com/cairnfs/cairn/internal/progress"
 	"github.com/cairnfs/cairn/store"
 	"github.com/spf13/cobra"
 
-	// store.Open opens a store whose directory holds remote.json the way
-	// this package registers (store.RegisterRemote), so that every
-	// command opens a remote store as it opens a local one.
+	// registers with store.RegisterRemote: every command opens a store on
+	// object storage (remote.json) as it opens a local one (store.Open)
 	_ "github.com/cairnfs/cairn/store/s3store"
 )
 
@@ -29,7 +28,7 @@ const (
 	exitPartial = 3 // finished, but some items failed (e.g. unreadable files)
 )
 
-// exitError carries a specific exit code out of a command.
+// codeError carries a specific exit code out of a command.
 type codeError struct {
 	code int
 	err  error
@@ -111,7 +110,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // files) come from getenv, and everything a command writes goes to
 // stdout and stderr: runs in one process (tests) do not share them.
 func Run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
-	stdout, stderr = syncStream(stdout), syncStream(stderr)
+	stdout, stderr = progress.SyncWriter(stdout), progress.SyncWriter(stderr)
 	a := &app{ctx: ctx, args: args, getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
 	root := a.rootCmd()
 	root.SetArgs(args)
@@ -329,26 +328,4 @@ func (a *app) contract(c *cobra.Command) {
 			r(cmd, args)
 		}
 	}
-}
-
-// syncStream serializes the writes to w of a command's goroutines (a
-// job's log and the progress display both write stderr) where w is no
-// file, such as a test's buffer; an *os.File is safe as it is and stays
-// one, for the terminal checks.
-func syncStream(w io.Writer) io.Writer {
-	if _, ok := w.(*os.File); ok || w == nil {
-		return w
-	}
-	return &lockedWriter{w: w}
-}
-
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }

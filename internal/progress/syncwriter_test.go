@@ -1,4 +1,4 @@
-package cli
+package progress
 
 import (
 	"bytes"
@@ -7,11 +7,11 @@ import (
 	"testing"
 )
 
-// TestSyncStream: writes from several goroutines to a stream that is no
+// TestSyncWriter: writes from several goroutines to a stream that is no
 // file are serialized (the race detector checks); a file stays itself.
-func TestSyncStream(t *testing.T) {
+func TestSyncWriter(t *testing.T) {
 	var buf bytes.Buffer
-	w := syncStream(&buf)
+	w := SyncWriter(&buf)
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
@@ -24,7 +24,7 @@ func TestSyncStream(t *testing.T) {
 	if buf.Len() != 4*100*5 {
 		t.Errorf("%d bytes written, want %d", buf.Len(), 4*100*5)
 	}
-	if syncStream(os.Stderr) != os.Stderr {
+	if SyncWriter(os.Stderr) != os.Stderr {
 		t.Error("os.Stderr wrapped")
 	}
 }
