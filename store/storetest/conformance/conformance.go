@@ -23,10 +23,7 @@ import (
 // RunBackendSuite runs the suite's tests as subtests, each on a fresh
 // store from open.
 func RunBackendSuite(t *testing.T, open func(t testing.TB) *store.Store) {
-	tests := []struct {
-		name string
-		fn   func(*testing.T, *store.Store)
-	}{
+	runSuite(t, open, []suiteTest{
 		{"InsertReadHas", testInsertReadHas},
 		{"Missing", testMissing},
 		{"Corrupt", testCorrupt},
@@ -34,7 +31,17 @@ func RunBackendSuite(t *testing.T, open func(t testing.TB) *store.Store) {
 		{"Walk", testWalk},
 		{"Image", testImage},
 		{"FileArchive", testFileArchive},
-	}
+	})
+}
+
+// suiteTest is one test of a suite, run on a fresh store.
+type suiteTest struct {
+	name string
+	fn   func(*testing.T, *store.Store)
+}
+
+// runSuite runs tests as subtests, each on a fresh store from open.
+func runSuite(t *testing.T, open func(t testing.TB) *store.Store, tests []suiteTest) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
 	}

@@ -24,19 +24,13 @@ type GCFunc func(t *testing.T, s *store.Store)
 // group. Each test gets a fresh store from open. RunGCSuite is the last
 // step, collecting its chunks.
 func RunLifecycleSuite(t *testing.T, open func(t testing.TB) *store.Store) {
-	tests := []struct {
-		name string
-		fn   func(*testing.T, *store.Store)
-	}{
+	runSuite(t, open, []suiteTest{
 		{"Publish", testPublish},
 		{"UpdateNotes", testUpdateNotes},
 		{"Protect", testProtect},
 		{"GroupLock", testGroupLock},
 		{"ForgetGroup", testForgetGroup},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
-	}
+	})
 }
 
 // RunGCSuite forgets one of two snapshots of different data on a fresh
