@@ -85,6 +85,20 @@ func (s *Server) RemoveBucket(t testing.TB, name string) {
 	if err := s.Client(t).RemoveBucketWithOptions(ctx, name, minio.RemoveBucketOptions{ForceDelete: true}); err != nil {
 		t.Fatalf("miniotest: removing bucket %s: %v", name, err)
 	}
+	// MinIO answers the forced removal before every part of it is done:
+	// a GET right after it has still found an object. Return once the
+	// server says the bucket is gone.
+	for {
+		exists, err := s.Client(t).BucketExists(ctx, name)
+		if err == nil && !exists {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("miniotest: bucket %s still there after its removal (%v)", name, err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 // OpenBucket makes a fresh bucket and opens it with opt.
