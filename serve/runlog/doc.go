@@ -9,7 +9,9 @@
 //     which it is stale;
 //   - Sample: the store's size, chunk count and deduplication at one
 //     time, kept in a bounded History that lives in the store;
-//   - Status: all of it at one moment, as the status page shows it.
+//   - Status: all of it at one moment, as the status page shows it;
+//   - Event: what a notification tells (a run started, succeeded or
+//     failed; a group went stale or is fresh again).
 //
 // The daemon (package serve) fills a Status; notify, metrics and status
 // only read it. Nothing here touches the store's chunks or snapshots.
