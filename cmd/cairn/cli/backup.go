@@ -31,41 +31,14 @@ type backupOpts struct {
 	pxar        pxarOpts
 }
 
-const specForms = "NAME.img:PATH (an image: a file, block device or - for standard input), " +
-	"NAME.pxar:DIR (a directory tree) or NAME.blob:PATH (a small file, or -)"
-
+// parseSpecs parses the backup's sources (backupsrc.ParseSpecs); a bad
+// one is a usage error.
 func parseSpecs(args []string) ([]backupsrc.Spec, error) {
-	var out []backupsrc.Spec
-	stdin := ""
-	for _, a := range args {
-		name, path, ok := strings.Cut(a, ":")
-		if !ok || name == "" || path == "" {
-			return nil, usageErr("archive %q: want %s", a, specForms)
-		}
-		sp := backupsrc.Spec{Name: name, Path: path}
-		if !strings.HasSuffix(name, ".img") && !sp.IsPxar() && !sp.IsBlob() {
-			return nil, usageErr("archive %q: want %s", a, specForms)
-		}
-		if err := checkSpecName(name); err != nil {
-			return nil, err
-		}
-		if sp.IsPxar() && sp.IsStdin() {
-			return nil, usageErr("archive %q: a directory tree cannot come from standard input", a)
-		}
-		if sp.IsStdin() {
-			if stdin != "" {
-				return nil, usageErr("archives %s and %s both read standard input: only one may", stdin, name)
-			}
-			stdin = name
-		}
-		for _, o := range out {
-			if o.Name == name {
-				return nil, usageErr("archive %s given twice", name)
-			}
-		}
-		out = append(out, sp)
+	specs, err := backupsrc.ParseSpecs(args)
+	if err != nil {
+		return nil, usageErr("%s", strings.TrimPrefix(err.Error(), backupsrc.ErrBadSpec.Error()+": "))
 	}
-	return out, nil
+	return specs, nil
 }
 
 func (a *app) backupCmd() *cobra.Command {
@@ -288,22 +261,6 @@ func diskFullAdvice(err error, written int64) string {
 	}
 	return fmt.Sprintf("\nthe store's file system is full; the %s of chunks this backup wrote stay until a GC's cutoff passes them: "+
 		"to free them now, when no backup runs: cairn gc --atime-cutoff 0", humanize.IBytes(uint64(written)))
-}
-
-// checkSpecName refuses archive names the store would refuse only once
-// the backup has begun, and the names of the snapshot's own blobs: the
-// manifest and PBS's client log (which tape export adds beside the
-// manifest's files).
-func checkSpecName(name string) error {
-	switch {
-	case strings.ContainsAny(name, "/\x00") || strings.HasPrefix(name, "."):
-		return usageErr("archive name %q: want a plain file name (no \"/\", not starting with \".\")", name)
-	case name == store.ManifestName:
-		return usageErr("archive name %q is reserved for the snapshot's manifest", name)
-	case name == "client.log.blob":
-		return usageErr("archive name %q is reserved for PBS's client log", name)
-	}
-	return nil
 }
 
 // backupID is --id, or for --type host without it the host's name up to
