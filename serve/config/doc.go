@@ -9,7 +9,9 @@
 //     Stale, Notify, …), Load and Parse, and the defaults;
 //   - decode.go: the strict TOML decoding (github.com/pelletier/go-toml/v2):
 //     unknown keys and values of the wrong type are errors with the line;
-//   - lines.go: the line of every table and key, for messages;
+//   - lines.go: the line of every table and key, for messages, and the
+//     keys the decoder matched in another case (refused as unknown);
+//   - errors.go: Error (file, line, field, what) and ErrInvalid;
 //   - validate.go, validate_notify.go: the checks of every field (kinds,
 //     schedules through serve/calendar, groups and namespaces through
 //     store, sources through store/backupsrc, URLs, mail addresses);
