@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -195,6 +196,19 @@ func TestStatusReadAtScrape(t *testing.T) {
 	}
 }
 
+// TestDescribed: every metric collected is one Describe announced, with
+// its labels (a pedantic registry checks), for a full status and a
+// hostile one.
+func TestDescribed(t *testing.T) {
+	for _, st := range []runlog.Status{testStatus(), hostileStatus()} {
+		r := prometheus.NewPedanticRegistry()
+		r.MustRegister(newCollector(func() runlog.Status { return st }, func() (fs.Stats, bool) { return fs.Stats{}, true }))
+		if _, err := r.Gather(); err != nil {
+			t.Errorf("store %q: %v", st.Store, err)
+		}
+	}
+}
+
 func TestTextfile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "cairn.prom")
@@ -228,11 +242,10 @@ func TestTextfile(t *testing.T) {
 	}
 }
 
-// TestHostileStatus: whatever the status holds (invalid UTF-8, groups
-// and jobs listed twice, negative and huge figures, zero and reversed
-// times), a scrape answers and parses.
-func TestHostileStatus(t *testing.T) {
-	st := runlog.Status{
+// hostileStatus holds invalid UTF-8, groups and jobs listed twice,
+// negative and huge figures, zero and reversed times.
+func hostileStatus() runlog.Status {
+	return runlog.Status{
 		Store: "bad\xffname\n\"quoted\"",
 		Runs: []runlog.Run{
 			{Job: "j\xfe", Kind: "k\"\\", Start: t0, End: t0.Add(-time.Hour), Result: "weird", Bytes: -1, Chunks: math.MaxInt64},
@@ -245,7 +258,12 @@ func TestHostileStatus(t *testing.T) {
 		Current: runlog.Sample{StoredBytes: -1, LogicalBytes: math.MaxInt64},
 		Next:    map[string]time.Time{"": {}, "x\n": t0},
 	}
-	mfs := scrape(t, New(func() runlog.Status { return st }, nil))
+}
+
+// TestHostileStatus: whatever the status holds, a scrape answers and
+// parses.
+func TestHostileStatus(t *testing.T) {
+	mfs := scrape(t, New(hostileStatus, nil))
 	if v := value(t, mfs, "cairn_group_last_snapshot_bytes", "ns", "", "type", "host", "id", "a\uFFFD"); v != -5 {
 		t.Errorf("a group listed twice: bytes %v, want the first's -5", v)
 	}

@@ -18,6 +18,7 @@ const (
 		`"priority": {{if eq .Kind "failed" "stale"}}8{{else}}4{{end}}}`
 	slackBody = `{"text": {{json (printf "%s (%s)" .Summary .Host)}}}`
 	hcURL     = `/UUID{{if eq .Kind "failed"}}/fail{{else if eq .Kind "started"}}/start{{end}}`
+	hcSlugURL = `/PING_KEY/cairn-{{with .Run}}{{urlquery .Job}}{{end}}{{if eq .Kind "failed"}}/fail{{else if eq .Kind "started"}}/start{{end}}`
 )
 
 func staleEvent() runlog.Event {
@@ -31,14 +32,17 @@ func staleEvent() runlog.Event {
 // received.
 func TestTemplateStyles(t *testing.T) {
 	plain, ntfy, gotify, slack, hc := newEndpoint(t, nil), newEndpoint(t, nil), newEndpoint(t, nil), newEndpoint(t, nil), newEndpoint(t, nil)
+	slug := newEndpoint(t, nil)
 	opts := Options{Webhooks: []Webhook{
 		{Name: "plain", URL: plain.URL},
 		{Name: "ntfy", URL: ntfy.URL + "/cairn-alerts", ContentType: "text/plain; charset=utf-8", Template: ntfyBody,
 			Headers: map[string]string{"Title": "cairn {{.Kind}} on {{oneline .Host}}",
-				"Priority": `{{if eq .Kind "failed" "stale"}}high{{else}}default{{end}}`}},
+				"Priority": `{{if eq .Kind "failed" "stale"}}high{{else}}default{{end}}`,
+				"Tags":     `{{if eq .Kind "failed" "stale"}}warning{{else}}white_check_mark{{end}}`}},
 		{Name: "gotify", URL: gotify.URL + "/message", Template: gotifyBody, Headers: map[string]string{"X-Gotify-Key": "secret"}},
 		{Name: "slack", URL: slack.URL + "/services/T/B/X", Template: slackBody},
 		{Name: "hc", URL: hc.URL + hcURL, Template: "{{.Summary}}", Events: []string{"started", "succeeded", "Failed"}},
+		{Name: "hc-slug", URL: slug.URL + hcSlugURL, Events: []string{"started", "succeeded", "failed"}},
 	}}
 	if err := opts.Validate(); err != nil {
 		t.Fatal(err)
@@ -65,7 +69,7 @@ func TestTemplateStyles(t *testing.T) {
 
 	r = ntfy.next(t)
 	if r.path != "/cairn-alerts" || r.body != failed.Summary+"\n"+failed.Run.Error ||
-		r.header.Get("Title") != "cairn failed on backup1" || r.header.Get("Priority") != "high" {
+		r.header.Get("Title") != "cairn failed on backup1" || r.header.Get("Priority") != "high" || r.header.Get("Tags") != "warning" {
 		t.Errorf("ntfy got %s %q, Title %q, Priority %q", r.path, r.body, r.header.Get("Title"), r.header.Get("Priority"))
 	}
 	if r = ntfy.next(t); r.body != staleEvent().Summary {
@@ -96,6 +100,12 @@ func TestTemplateStyles(t *testing.T) {
 		}
 	}
 	hc.none(t)
+	for _, want := range []string{"/PING_KEY/cairn-nightly/fail", "/PING_KEY/cairn-home/start", "/PING_KEY/cairn-home"} {
+		if r = slug.next(t); r.path != want {
+			t.Errorf("healthchecks slug ping %s, want %s", r.path, want)
+		}
+	}
+	slug.none(t)
 }
 
 // TestRetry: an endpoint that fails twice is delivered to on the third

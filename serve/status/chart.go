@@ -64,7 +64,8 @@ func newChart(series []runlog.Sample, loc *time.Location) chart {
 		maxBytes = max(maxBytes, finite(float64(x.StoredBytes)))
 		maxDedup = max(maxDedup, finite(x.Dedup()))
 	}
-	maxBytes, maxDedup = max(maxBytes, 1), max(maxDedup, 1)
+	byteStep, dedupStep := byteTick(maxBytes), niceStep(max(maxDedup, 1)/4)
+	maxBytes, maxDedup = 4*byteStep, 4*dedupStep
 	t0, t1 := s[0].Time, s[len(s)-1].Time
 	span := t1.Sub(t0)
 	xOf := func(t time.Time) float64 {
@@ -94,8 +95,8 @@ func newChart(series []runlog.Sample, loc *time.Location) chart {
 	for i := range 5 {
 		f := float64(i) / 4
 		y := yOf(f, 1)
-		c.YTicks = append(c.YTicks, tick{y, humanize.IBytes(uint64(f * maxBytes))})
-		c.RTicks = append(c.RTicks, tick{y, strconv.FormatFloat(f*maxDedup, 'f', 1, 64) + "×"})
+		c.YTicks = append(c.YTicks, tick{y, humanize.IBytes(uint64(float64(i) * byteStep))})
+		c.RTicks = append(c.RTicks, tick{y, strconv.FormatFloat(float64(i)*dedupStep, 'g', 4, 64) + "×"})
 	}
 	c.XTicks = timeTicks(t0, t1, loc, xOf)
 	last := s[len(s)-1]
@@ -134,6 +135,29 @@ func timeTicks(t0, t1 time.Time, loc *time.Location, xOf func(time.Time) float64
 		ticks = append(ticks, tick{xOf(t), t.In(loc).Format(layout)})
 	}
 	return ticks
+}
+
+// byteTick is the step of the bytes axis's four intervals for values up
+// to top: 1, 2 or 5 times a power of ten of the binary unit (KiB, MiB,
+// ...) that suits top, so that the labels read 0, 50 GiB, 100 GiB...
+func byteTick(top float64) float64 {
+	unit := 1.0
+	for unit < 1<<60 && top >= unit*1024 {
+		unit *= 1024
+	}
+	return max(niceStep(max(top, 1)/unit/4)*unit, 1)
+}
+
+// niceStep is the smallest of 1, 2, 5 times a power of ten at least
+// raw (raw > 0).
+func niceStep(raw float64) float64 {
+	p := math.Pow(10, math.Floor(math.Log10(raw)))
+	for _, m := range []float64{1, 2, 5} {
+		if m*p >= raw {
+			return m * p
+		}
+	}
+	return 10 * p
 }
 
 func finite(v float64) float64 {

@@ -155,6 +155,21 @@ func TestChartSeries(t *testing.T) {
 	}
 }
 
+// TestAxisTicks: the axes' labels are round figures above the largest
+// value, for any largest value.
+func TestAxisTicks(t *testing.T) {
+	for top, want := range map[float64]float64{0: 1, 3: 1, 1000: 500, 196 << 30: 50 << 30, 3 << 20: 1 << 20, math.MaxInt64: 2 << 60} {
+		if got := byteTick(top); got != want || 4*got < top {
+			t.Errorf("byteTick(%v) = %v, want %v", top, got, want)
+		}
+	}
+	for raw, want := range map[float64]float64{0.3: 0.5, 1: 1, 1.5: 2, 4.2: 5, 7: 10, 12: 20} {
+		if got := niceStep(raw); math.Abs(got-want) > 1e-9 {
+			t.Errorf("niceStep(%v) = %v, want %v", raw, got, want)
+		}
+	}
+}
+
 // TestEmptyStatus: a daemon that knows nothing yet still has a page.
 func TestEmptyStatus(t *testing.T) {
 	resp, body := get(t, "GET", serve(t, runlog.Status{}).URL)
