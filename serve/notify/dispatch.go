@@ -30,6 +30,8 @@ type dest struct {
 	name  string
 	kinds map[runlog.EventKind]bool
 	send  func(context.Context, runlog.Event) error
+	// timeout bounds one attempt (0: Options.Timeout).
+	timeout time.Duration
 
 	mu      sync.Mutex
 	queue   []runlog.Event
@@ -52,21 +54,24 @@ func New(opts Options, logger *slog.Logger) *Dispatcher {
 			logger.Error("notification destination left out", "err", err)
 			continue
 		}
-		d.add(h.name, h.kinds, h.send)
+		d.add(&dest{name: h.name, kinds: h.kinds, send: h.send, timeout: h.timeout})
 	}
 	if opts.Mail != nil {
 		m, err := newMailer(*opts.Mail)
 		if err != nil {
 			logger.Error("notification destination left out", "err", err)
 		} else {
-			d.add("mail", m.kinds, m.send)
+			d.add(&dest{name: "mail", kinds: m.kinds, send: m.send})
 		}
 	}
 	return d
 }
 
-func (d *Dispatcher) add(name string, kinds map[runlog.EventKind]bool, send func(context.Context, runlog.Event) error) {
-	s := &dest{name: name, kinds: kinds, send: send, wake: make(chan struct{}, 1)}
+func (d *Dispatcher) add(s *dest) {
+	s.wake = make(chan struct{}, 1)
+	if s.timeout <= 0 {
+		s.timeout = d.opts.Timeout
+	}
 	d.dests = append(d.dests, s)
 	d.wg.Add(1)
 	go func() {
@@ -163,7 +168,7 @@ func (d *Dispatcher) deliver(s *dest, ev runlog.Event) {
 	wait := d.opts.Backoff
 	log := d.log.With("to", s.name, "event", ev.Kind, "summary", ev.Summary)
 	for attempt := 1; ; attempt++ {
-		ctx, cancel := context.WithTimeout(d.ctx, d.opts.Timeout)
+		ctx, cancel := context.WithTimeout(d.ctx, s.timeout)
 		err := s.send(ctx, ev)
 		cancel()
 		if err == nil {

@@ -122,6 +122,7 @@ func TestValidate(t *testing.T) {
 		{Options{Webhooks: []Webhook{{Name: "w", URL: "https://x", Headers: map[string]string{"Bad Name": "x"}}}}, `headers: "Bad Name"`},
 		{Options{Webhooks: []Webhook{{Name: "w", URL: "https://x", Headers: map[string]string{"T": "{{nope}}"}}}}, `header T:`},
 		{Options{Webhooks: []Webhook{{Name: "w", URL: "https://x", Method: "GET X"}}}, "method:"},
+		{Options{Webhooks: []Webhook{{Name: "w", URL: "https://x", Timeout: -time.Second}}}, "timeout: negative"},
 		{Options{Webhooks: []Webhook{{Name: "w", URL: "https://x", ContentType: "text/plain\r\nX-Evil: 1"}}}, "content type:"},
 		{Options{Webhooks: []Webhook{{Name: "w", URL: "https://x", Events: []string{"failed", "exploded"}}}}, `events: unknown event "exploded"`},
 		{Options{Mail: mail(Mail{})}, "mail: to: no recipient"},

@@ -7,7 +7,8 @@
 //   - dispatch.go: the Dispatcher: Notify never blocks (each
 //     destination has a bounded queue that drops its oldest when full,
 //     logged); each destination delivers in order in a goroutine of its
-//     own, every attempt bounded by Timeout, failures retried with an
+//     own, every attempt bounded by a timeout (a webhook's own, else
+//     Options.Timeout), failures retried with an
 //     exponential backoff (Attempts, Backoff: by default 5 attempts
 //     over 10 minutes) and logged through slog; Close drains;
 //   - webhook.go: the HTTP request made from templates (URL, headers,

@@ -44,6 +44,9 @@ type Webhook struct {
 	// Events are the kinds sent (started, succeeded, failed, stale,
 	// fresh); default failed, stale, fresh.
 	Events []string
+	// Timeout bounds one request to this webhook; default
+	// Options.Timeout.
+	Timeout time.Duration
 }
 
 // Mail is mail sent through the local sendmail.

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strings"
 	"text/template"
+	"time"
 	"unicode"
 
 	"github.com/cairnfs/cairn/serve/runlog"
@@ -51,12 +52,13 @@ type webhook struct {
 	body        *template.Template // nil: the Event as JSON
 	headers     map[string]*template.Template
 	client      *http.Client
+	timeout     time.Duration // 0: the dispatcher's
 }
 
 // compileWebhook checks w (the i-th webhook) and parses its templates.
 func compileWebhook(w Webhook, i int) (*webhook, error) {
 	h := &webhook{name: w.Name, method: strings.ToUpper(w.Method), contentType: w.ContentType,
-		headers: map[string]*template.Template{}, client: &http.Client{}}
+		headers: map[string]*template.Template{}, client: &http.Client{}, timeout: w.Timeout}
 	if h.name == "" {
 		h.name = fmt.Sprintf("webhook %d", i+1)
 	}
@@ -65,6 +67,9 @@ func compileWebhook(w Webhook, i int) (*webhook, error) {
 	}
 	if h.method == "" {
 		h.method = http.MethodPost
+	}
+	if h.timeout < 0 {
+		return fail(errors.New("timeout: negative"))
 	}
 	if h.contentType == "" {
 		h.contentType = "application/json"

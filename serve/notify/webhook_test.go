@@ -159,8 +159,9 @@ func TestHangingEndpoint(t *testing.T) {
 	})
 	good := newEndpoint(t, nil)
 	log, logs := testLogger()
-	opts := quick(Options{Timeout: 200 * time.Millisecond, Attempts: 2,
-		Webhooks: []Webhook{{Name: "hang", URL: hang.URL}, {Name: "good", URL: good.URL, Template: "{{.Summary}}"}}})
+	opts := quick(Options{Timeout: time.Minute, // the good endpoint's, generous: never reached under load
+		Webhooks: []Webhook{{Name: "hang", URL: hang.URL, Timeout: 200 * time.Millisecond}, {Name: "good", URL: good.URL, Template: "{{.Summary}}"}}})
+	opts.Attempts = 2
 	d := New(opts, log)
 	d.Notify(runEvent(runlog.EventFailed, "a"))
 	d.Notify(runEvent(runlog.EventFailed, "b"))
@@ -171,6 +172,7 @@ func TestHangingEndpoint(t *testing.T) {
 		t.Errorf("second %q", r.body)
 	}
 	closeNow(t, d)
+	good.none(t)
 	if n := logs.count(`msg="notification not delivered" to=hang`); n != 2 {
 		t.Errorf("%d events given up on the hanging endpoint, want 2:\n%s", n, logs)
 	}
