@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/cairnfs/cairn/fs/layout"
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
@@ -131,7 +132,7 @@ func (d *dirHandle) Releasedir(ctx context.Context, flags uint32) {
 // a listing that changes is not.
 func (d *dir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
 	h, ff, e := cachedDir(flags, d.Readdir, d.plusLookup)
-	if d.ttl > 0 {
+	if d.TTL() > 0 {
 		ff = 0
 		if h != nil && d.fsys.noOpen { // no-opendir mode (noopendir.go)
 			h.(*dirHandle).inval = func() { d.NotifyContent(0, 0) }
@@ -148,7 +149,7 @@ func (d *dir) OpendirHandle(ctx context.Context, flags uint32) (gofs.FileHandle,
 // LOOKUP of a name that is used gets the real attributes.
 func (d *dir) plusLookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	if es, err := d.load(ctx); err == nil {
-		if e, ok := find(es, name); ok && e.lazy && d.GetChild(name) == nil {
+		if e, ok := layout.Find(es, name); ok && e.Lazy() && d.GetChild(name) == nil {
 			return nil, syscall.EAGAIN
 		}
 	}

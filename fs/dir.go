@@ -6,30 +6,17 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cairnfs/cairn/fs/layout"
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
-// entry is one name of a directory listing: its attributes (type bits and
-// inode number included) and how to make its node when it is looked up.
-type entry struct {
-	name string
-	attr fuse.Attr
-	make func(attr fuse.Attr) gofs.InodeEmbedder
-	// fixed: the entry lives as long as the mount (.stats, .jobs) and
-	// keeps the long entry timeout in a listing that changes (.jobs is
-	// a mountpoint in split mode: no need to revalidate it every Refresh)
-	fixed bool
-	// lazy: making the node's attributes costs a load (a file archive's
-	// root: its tree is opened); READDIRPLUS leaves it for a LOOKUP
-	lazy bool
-}
-
-// dir is a directory whose entries come from a listing (listing.go).
+// dir is a directory of the layout: the node that serves its model
+// (layout.Dir) to the kernel.
 type dir struct {
 	node
 	readOnly
-	*listing
+	*layout.Dir
 }
 
 var (
@@ -38,17 +25,17 @@ var (
 	_ gofs.NodeGetattrer = (*dir)(nil)
 )
 
-func (f *mountFS) newDir(attr fuse.Attr, what string, ttl time.Duration, list lister) *dir {
-	return &dir{node: node{fsys: f, attr: attr}, listing: newListing(what, ttl, list, f.log)}
+func (f *mountFS) newDir(attr fuse.Attr, d *layout.Dir) *dir {
+	return &dir{node: node{fsys: f, attr: attr}, Dir: d}
 }
 
-// load returns the current entries (listing.load); the kernel's cached
+// load returns the current entries (layout.Dir.Load); the kernel's cached
 // entries of names a re-listing found gone or changed are dropped, so
 // they do not linger until their entry timeout. That runs in the
 // background: invalidating an entry takes the directory's lock in the
 // kernel, which a request in flight may hold.
-func (d *dir) load(ctx context.Context) ([]entry, error) {
-	es, gone, err := d.listing.load(ctx)
+func (d *dir) load(ctx context.Context) ([]layout.Entry, error) {
+	es, gone, err := d.Load(ctx)
 	if len(gone) > 0 {
 		go func() {
 			for _, name := range gone {
@@ -66,13 +53,13 @@ func (d *dir) load(ctx context.Context) ([]entry, error) {
 // CAP_AUTO_INVAL_DATA) and lists again when it moved.
 func (d *dir) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
 	out.Attr = d.attr
-	if d.ttl == 0 {
+	if d.TTL() == 0 {
 		return 0
 	}
-	if d.isLoaded() {
+	if d.Loaded() {
 		_, _ = d.load(ctx) // a failed re-list keeps the previous list
 	}
-	valid, ch := d.fresh()
+	valid, ch := d.Fresh()
 	if !ch.IsZero() {
 		sec, nsec := uint64(ch.Unix()), uint32(ch.Nanosecond())
 		out.Mtime, out.Mtimensec = sec, nsec
@@ -88,21 +75,22 @@ func (d *dir) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut)
 func (d *dir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
 	es, err := d.load(ctx)
 	if err != nil {
-		return nil, d.fsys.listErr(d.what, err)
+		return nil, d.fsys.listErr(d.Path(), err)
 	}
-	e, ok := find(es, name)
+	e, ok := layout.Find(es, name)
 	if !ok {
 		return nil, syscall.ENOENT
 	}
-	ch := d.NewInode(ctx, e.make(e.attr), gofs.StableAttr{Mode: e.attr.Mode & syscall.S_IFMT, Ino: e.attr.Ino})
-	out.Attr = e.attr
-	if d.ttl > 0 && !e.fixed {
+	attr := d.fsys.entryAttr(e)
+	ch := d.NewInode(ctx, d.fsys.makeNode(e, attr), gofs.StableAttr{Mode: attr.Mode & syscall.S_IFMT, Ino: attr.Ino})
+	out.Attr = attr
+	if ttl := d.TTL(); ttl > 0 && e.Kind != layout.KindMount {
 		// A listing that changes (namespaces, groups, snapshots,
 		// latest): the kernel asks again after ttl, so a path to a
 		// forgotten snapshot stops resolving even when nobody lists
 		// its directory. What is below a snapshot never changes and
 		// keeps the mount's long timeout.
-		out.SetEntryTimeout(min(d.ttl, d.fsys.timeout))
+		out.SetEntryTimeout(min(ttl, d.fsys.timeout))
 	}
 	// A node may know better attributes than the listing (the root of
 	// a file archive has its own mode, owner and time; a changing
@@ -118,7 +106,7 @@ func (d *dir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gof
 		case errno == 0:
 			out.Attr = ao.Attr
 			out.AttrValid, out.AttrValidNsec = ao.AttrValid, ao.AttrValidNsec
-		case e.lazy:
+		case e.Lazy():
 			// the listing holds only a placeholder (a file archive's
 			// root not read yet): the kernel would keep it as the
 			// entry's attributes for the mount's timeout
@@ -132,11 +120,11 @@ func (d *dir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gof
 func (d *dir) Readdir(ctx context.Context) (gofs.DirStream, syscall.Errno) {
 	es, err := d.load(ctx)
 	if err != nil {
-		return nil, d.fsys.listErr(d.what, err)
+		return nil, d.fsys.listErr(d.Path(), err)
 	}
 	list := make([]fuse.DirEntry, len(es))
 	for i, e := range es {
-		list[i] = fuse.DirEntry{Name: e.name, Mode: e.attr.Mode, Ino: e.attr.Ino}
+		list[i] = fuse.DirEntry{Name: e.Name, Mode: e.Mode, Ino: e.Ino}
 	}
 	return gofs.NewListDirStream(list), 0
 }

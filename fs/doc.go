@@ -9,12 +9,15 @@
 // Images appear as one regular file of the image's size, blobs as their
 // decoded content, and file archives (pxar) as directory trees once an
 // ArchiveTree implementation is plugged in through Options.Trees.
-// Directories are listed lazily; the namespace, group and snapshot lists
-// are re-read at most once per Options.Refresh, so new snapshots and a
-// moved `latest` appear without a remount. A listing's refresh (when to
-// list again, what a re-listing dropped or moved, when it last changed)
-// is plain Go, tested without a mount (listing.go); dir.go serves it as
-// a go-fuse node and tells the kernel which names went. The mount pins no snapshot:
+// What each directory above the archives holds is package fs/layout's
+// model, plain Go tested without a mount: the entries of namespaces,
+// types, groups and snapshots, `latest`, a snapshot's archives from the
+// snapshot index, when a listing is listed again and what a re-listing
+// dropped or moved. This package makes go-fuse nodes of its entries
+// (layout.go) and serves its directories (dir.go), telling the kernel
+// which names went. Directories are listed lazily; the namespace, group
+// and snapshot lists are re-read at most once per Options.Refresh, so
+// new snapshots and a moved `latest` appear without a remount. The mount pins no snapshot:
 // a forgotten or pruned one leaves it within about two Refresh periods
 // (the kernel keeps the entries of these listings for Refresh, not for
 // Options.Timeout, and the entries a re-listing finds gone are
@@ -25,9 +28,9 @@
 // index, until garbage collection removes the chunks. Inode numbers are a hash of the
 // entry's path in the store, so they are stable across remounts. Every
 // Options.StoreRefresh the mount has the store refresh what it keeps of
-// snapshots written elsewhere (store.Store.Refresh: a remote store's
-// mirror of its bucket, where other hosts back up); the listings then
-// show it as above.
+// snapshots written elsewhere (layout.Layout.RefreshStore: a remote
+// store's mirror of its bucket, where other hosts back up); the listings
+// then show it as above.
 //
 // Reads of an archive go through one shared store.Cache and a
 // store.IndexReader per open file (per node in no-open mode), without a
@@ -70,14 +73,16 @@
 // slots). Hard links share a slot and an inode number.
 //
 // A plain snapshot's listing comes from the snapshot index
-// (store.ListingIndex) while its manifest is the version it was made of,
-// with its file archives' root attributes once a mount opened them and
-// its images' bytes of data (st_blocks) once a mount stat'ed them: a
+// (store.ListingIndex, through fs/layout) while its manifest is the
+// version it was made of, with its file archives' root attributes once a
+// mount opened them and its images' bytes of data (st_blocks) once a
+// mount stat'ed them (kept by the listing's layout.Archive for the rest
+// of the mount too): a
 // find over thousands of snapshots then reads no manifest and opens no
 // archive; while a group's directory is unchanged its finished
 // snapshots are not even stat'ed (store.Store.MountSnapshots; why that
-// is sound: docs/design/store.md). Every open reads the manifest first (snapManifest,
-// snapmanifest.go), and data comes only through it and its checked
+// is sound: docs/design/store.md). Every open reads the manifest first
+// (layout.Manifest), and data comes only through it and its checked
 // indexes.
 //
 // Encrypted snapshots (PBS's client-side encryption) read through the
@@ -89,6 +94,6 @@
 // signature fails answers EIO (crypt.go). Plain snapshots of the same
 // store read as ever.
 //
-// This package knows go-fuse and the store's API; it parses no on-disk
-// format itself.
+// This package knows go-fuse, fs/layout and the store's API; it parses
+// no on-disk format itself.
 package fs

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/cairnfs/cairn/fs/layout"
 	"github.com/cairnfs/cairn/store"
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -19,15 +20,12 @@ import (
 type archiveFile struct {
 	node
 	readOnly
-	snap store.Snapshot
-	man  *snapManifest // read at the first open (snapmanifest.go)
-	name string
-	blob bool
+	arch *layout.Archive // its snapshot's manifest, read at the first open
 	lazy lazyFile
 
 	holeMu      sync.Mutex // one making of holeMap at a time
 	holeMap     atomic.Pointer[holeMap]
-	blocksKnown bool // attr.Blocks is the data's, from the snapshot index
+	blocksKnown bool // attr.Blocks is the data's, known when the node was made (layout.Archive.Data)
 }
 
 var (
@@ -52,24 +50,24 @@ func (n *archiveFile) OnForget() { n.lazy.release(n.fsys) }
 // manifest) through the shared cache, or the blob read, checked and
 // decoded (blobs are small: at most 128 MiB, usually a few KiB).
 func (n *archiveFile) open(ctx context.Context) (gofs.FileHandle, syscall.Errno) {
-	m, a, err := n.man.archive(n.name)
+	m, a, err := n.arch.Man.Archive(n.arch.Name)
 	if err != nil {
 		return nil, n.openFailed(err)
 	}
-	if n.blob {
-		data, err := n.fsys.s.ReadBlob(n.snap, m, a.Files[0])
+	if n.arch.Blob {
+		data, err := n.fsys.s.ReadBlob(n.arch.Snapshot(), m, a.Files[0])
 		if err != nil {
 			return nil, n.openFailed(err)
 		}
 		return &bytesHandle{fsys: n.fsys, data: data}, 0
 	}
-	x, err := n.fsys.s.OpenSnapshotIndex(n.snap, m, a.Files[0])
+	x, err := n.fsys.s.OpenSnapshotIndex(n.arch.Snapshot(), m, a.Files[0])
 	if err != nil {
 		return nil, n.openFailed(err)
 	}
 	r := store.NewIndexReader(n.fsys.bg, x, n.fsys.cache, n.fsys.readahead)
 	r.LimitScans()
-	return &readHandle{fsys: n.fsys, snap: n.snap, archive: n.name, r: r, size: r.Size(), closer: x}, 0
+	return &readHandle{fsys: n.fsys, snap: n.arch.Snapshot(), archive: n.arch.Name, r: r, size: r.Size(), closer: x}, 0
 }
 
 // openFailed counts and logs a damaged archive and maps err to an errno.
@@ -77,7 +75,7 @@ func (n *archiveFile) openFailed(err error) syscall.Errno {
 	e := errno(err)
 	if e == syscall.EIO {
 		n.fsys.readErrors.Add(1)
-		n.fsys.log.Error("open failed", "snapshot", n.snap.String(), "archive", n.name, "err", err)
+		n.fsys.log.Error("open failed", "snapshot", n.arch.Snapshot().String(), "archive", n.arch.Name, "err", err)
 	}
 	return e
 }

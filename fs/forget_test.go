@@ -9,6 +9,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/cairnfs/cairn/fs/layout"
 )
 
 // forgetDeadline bounds the waits for a removal to show in the mount: it
@@ -38,9 +40,9 @@ func testForgottenSnapshotLeaves(t *testing.T, one bool) {
 	}
 	srv, mnt, _ := mountT(t, Options{OneMount: one})
 	gdir := filepath.Join(mnt, g.String())
-	latest := filepath.Join(gdir, latestName)
+	latest := filepath.Join(gdir, layout.Latest)
 	secondDir := filepath.Join(gdir, second.TimeString())
-	if got := readNames(t, gdir); !slices.Equal(got, []string{first.TimeString(), second.TimeString(), latestName}) {
+	if got := readNames(t, gdir); !slices.Equal(got, []string{first.TimeString(), second.TimeString(), layout.Latest}) {
 		t.Fatalf("group lists %q", got)
 	}
 	if got, _ := os.Readlink(latest); got != second.TimeString() {
@@ -60,14 +62,14 @@ func testForgottenSnapshotLeaves(t *testing.T, one bool) {
 		t.Fatal(err)
 	}
 	delete(f.files, second.String()+"/disk.img")
-	f.links[g.String()+"/"+latestName] = first.TimeString()
+	f.links[g.String()+"/"+layout.Latest] = first.TimeString()
 	// By path alone: the kernel's cached entry must expire, not wait for
 	// a listing of the group to invalidate it.
 	waitGone(t, secondDir)
 	if got, _ := os.Readlink(latest); got != first.TimeString() {
 		t.Errorf("latest = %q after forgetting %s, want %q", got, second.TimeString(), first.TimeString())
 	}
-	if got := readNames(t, gdir); !slices.Equal(got, []string{first.TimeString(), latestName}) {
+	if got := readNames(t, gdir); !slices.Equal(got, []string{first.TimeString(), layout.Latest}) {
 		t.Errorf("after forget the group lists %q", got)
 	}
 	if got, err := os.ReadFile(filepath.Join(latest, "disk.img")); err != nil || !bytes.Equal(got, data1) {
@@ -89,7 +91,7 @@ func testForgottenSnapshotLeaves(t *testing.T, one bool) {
 		t.Fatal(err)
 	}
 	delete(f.files, first.String()+"/disk.img")
-	delete(f.links, g.String()+"/"+latestName)
+	delete(f.links, g.String()+"/"+layout.Latest)
 	waitGone(t, gdir)
 	if slices.Contains(readNames(t, filepath.Dir(gdir)), g.ID) {
 		t.Errorf("%s still listed after its group was forgotten", g.ID)
@@ -130,11 +132,11 @@ func TestForgottenGroupScope(t *testing.T) {
 		t.Fatal(err)
 	}
 	delete(f.files, snap.String()+"/disk.img")
-	delete(f.links, g.String()+"/"+latestName)
+	delete(f.links, g.String()+"/"+layout.Latest)
 	waitGone(t, filepath.Join(mnt, snap.TimeString()))
 	for deadline := time.Now().Add(forgetDeadline); ; time.Sleep(50 * time.Millisecond) {
 		got := readNames(t, mnt)
-		if !slices.Contains(got, snap.TimeString()) && !slices.Contains(got, latestName) {
+		if !slices.Contains(got, snap.TimeString()) && !slices.Contains(got, layout.Latest) {
 			if !slices.Equal(got, []string{statsName}) {
 				t.Errorf("the mount of a forgotten group lists %q, want only %s", got, statsName)
 			}

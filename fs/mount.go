@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cairnfs/cairn/fs/layout"
 	"github.com/cairnfs/cairn/store"
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -31,7 +32,8 @@ type mountFS struct {
 	started    time.Time
 	bg         context.Context // ends at unmount: stops read-ahead
 	trees      TreeOpener
-	listIdx    *store.ListingIndex // snapshot listings (snapshot.go); nil for a remote store
+	listIdx    *store.ListingIndex // snapshot listings (fs/layout); nil for a remote store
+	lay        *layout.Layout      // the model of the tree above the archives (layout.go)
 
 	noOpen     bool       // files are read without OPEN (noopen.go)
 	prefill    *prefiller // small files stored in the page cache ahead (prefill.go)
@@ -40,7 +42,8 @@ type mountFS struct {
 	keyLogged  sync.Map   // snapshot name → true: why it cannot be read was logged (crypt.go)
 	served     atomic.Int64
 	readErrors atomic.Int64
-	raw        *rawTable // file archive entries the kernel holds, served on the raw API (raw.go)
+	raw        *rawTable                     // file archive entries the kernel holds, served on the raw API (raw.go)
+	fixed      map[string]gofs.InodeEmbedder // the root's entries that live as long as the mount (newRoot)
 }
 
 // Server serves a store mounted on a directory.
@@ -86,6 +89,7 @@ func Mount(ctx context.Context, dir string, opt Options) (*Server, error) {
 		listIdx: opt.Store.OpenListingIndex(opt.Log),
 		owner:   fuse.Owner{Uid: uint32(os.Geteuid()), Gid: uint32(os.Getegid())}}
 	f.raw.log = f.log
+	f.lay = f.newLayout()
 	m := &Server{dir: mp, direct: os.Geteuid() == 0, grace: opt.UnmountGrace, fsys: f, cancel: cancel, done: make(chan struct{})}
 	split := m.direct && !opt.OneMount
 	f.noOpen = split
@@ -108,7 +112,7 @@ func Mount(ctx context.Context, dir string, opt Options) (*Server, error) {
 	}
 	m.server = server
 	f.prefill = startPrefiller(bg, rfs)
-	go f.refreshStore(bg, opt.StoreRefresh)
+	go f.lay.RefreshStore(bg, opt.StoreRefresh)
 	go func() {
 		server.Serve()
 		m.endSubs()
@@ -196,42 +200,29 @@ func (m *Server) fuseOptions(opt Options, onAdd func(context.Context), ro bool) 
 // newRoot builds the root directory for the scope, with .stats and the
 // extra entries as nodes that live as long as the mount.
 func (f *mountFS) newRoot(sc Scope, extra []RootEntry) (*dir, func(context.Context)) {
-	attr := f.makeAttr(modeDir, fuse.FUSE_ROOT_ID, 0, f.started)
-	var root *dir
+	lay := f.lay
+	var d *layout.Dir
 	switch {
 	case sc.Snapshot != nil:
-		root = f.newDir(attr, sc.Snapshot.String(), 0, f.snapshotLister(*sc.Snapshot, store.ManifestStamp{}))
+		d = lay.SnapshotDir(*sc.Snapshot, store.ManifestStamp{})
 	case sc.Group != nil:
-		root = f.newGroupDir(attr, *sc.Group)
+		d = lay.GroupDir(*sc.Group)
 	default:
-		root = f.newDir(attr, "/"+string(sc.NS), f.refresh, f.nsLister(sc.NS))
-	}
-	type fixed struct {
-		e    entry
-		node gofs.InodeEmbedder
+		d = lay.NSDir(sc.NS)
 	}
 	statsAttr := f.makeAttr(syscall.S_IFREG|f.statusMode, inoOf(statsName), 0, f.started)
-	fixeds := []fixed{{node: &statsFile{node: node{fsys: f, attr: statsAttr}}, e: entry{name: statsName, attr: statsAttr}}}
+	f.fixed = map[string]gofs.InodeEmbedder{statsName: &statsFile{node: node{fsys: f, attr: statsAttr}}}
+	fixed := []layout.Entry{{Name: statsName, Kind: layout.KindMount, Mode: statsAttr.Mode, Ino: statsAttr.Ino, Mtime: f.started}}
 	for _, x := range extra {
-		a := f.makeAttr(x.Mode&syscall.S_IFMT|0o555, inoOf(x.Name), 0, f.started)
-		fixeds = append(fixeds, fixed{node: x.New(), e: entry{name: x.Name, attr: a}})
+		f.fixed[x.Name] = x.New()
+		fixed = append(fixed, layout.Entry{Name: x.Name, Kind: layout.KindMount, Mode: x.Mode&syscall.S_IFMT | 0o555, Ino: inoOf(x.Name), Mtime: f.started})
 	}
-	var es []entry
-	for _, x := range fixeds {
-		n := x.node
-		x.e.make = func(fuse.Attr) gofs.InodeEmbedder { return n }
-		x.e.fixed = true
-		es = append(es, x.e)
-	}
-	list := root.list
-	root.list = func(ctx context.Context) ([]entry, error) {
-		out, err := list(ctx)
-		return append(out, es...), err
-	}
+	d.Add(fixed...)
+	root := f.newDir(f.makeAttr(layout.ModeDir, fuse.FUSE_ROOT_ID, 0, f.started), d)
 	onAdd := func(ctx context.Context) {
-		for _, x := range fixeds {
-			ch := root.NewPersistentInode(ctx, x.node, gofs.StableAttr{Mode: x.e.attr.Mode & syscall.S_IFMT, Ino: x.e.attr.Ino})
-			root.AddChild(x.e.name, ch, true)
+		for _, e := range fixed {
+			ch := root.NewPersistentInode(ctx, f.fixed[e.Name], gofs.StableAttr{Mode: e.Mode & syscall.S_IFMT, Ino: e.Ino})
+			root.AddChild(e.Name, ch, true)
 		}
 	}
 	return root, onAdd

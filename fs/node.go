@@ -3,21 +3,14 @@ package fs
 import (
 	"context"
 	"errors"
-	"hash/fnv"
 	iofs "io/fs"
 	"syscall"
 	"time"
 
+	"github.com/cairnfs/cairn/fs/layout"
 	"github.com/cairnfs/cairn/store"
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
-)
-
-// Permission bits of what the mount shows (it is read-only).
-const (
-	modeDir  = syscall.S_IFDIR | 0o555
-	modeFile = syscall.S_IFREG | 0o444
-	modeLink = syscall.S_IFLNK | 0o777
 )
 
 // node is what every node of the mount shares: the filesystem and the
@@ -37,20 +30,8 @@ func (n *node) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut
 }
 
 // inoOf derives a stable inode number from a path in the store (or a
-// path plus an archive-internal id). 0, 1 (the root) and ^0 are reserved
-// by FUSE and go-fuse.
-func inoOf(parts ...string) uint64 {
-	h := fnv.New64a()
-	for _, p := range parts {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
-	}
-	ino := h.Sum64()
-	if ino <= fuse.FUSE_ROOT_ID || ino == ^uint64(0) {
-		ino += 2
-	}
-	return ino
-}
+// path plus an archive-internal id): layout.Ino.
+func inoOf(parts ...string) uint64 { return layout.Ino(parts...) }
 
 // makeAttr fills the attributes every entry has.
 func (f *mountFS) makeAttr(mode uint32, ino, size uint64, mtime time.Time) fuse.Attr {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/fs/layout"
 	"github.com/cairnfs/cairn/store"
 	"golang.org/x/sys/unix"
 )
@@ -89,7 +90,7 @@ func TestListingGroupUnchanged(t *testing.T) {
 	added := blobSnapshot(t, s, snap.Group, snap.Time.Add(time.Hour), "new.blob")
 	changed := mountOnce("changed", func(mnt string) {
 		group := filepath.Join(mnt, snap.Group.String())
-		if got, want := readNames(t, group), []string{snap.TimeString(), added.TimeString(), latestName}; !slices.Equal(got, want) {
+		if got, want := readNames(t, group), []string{snap.TimeString(), added.TimeString(), layout.Latest}; !slices.Equal(got, want) {
 			t.Fatalf("group lists %v, want %v", got, want)
 		}
 		listAndStat(t, snapDir(mnt), conf)

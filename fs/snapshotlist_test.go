@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/cairnfs/cairn/fs/layout"
 	"golang.org/x/sys/unix"
 )
 
@@ -89,7 +90,8 @@ func TestTreeOpenNotInterrupted(t *testing.T) {
 	meta, payload := rootWithF(t)
 	s, snap := splitArchiveStore(t, "intr", meta, payload)
 	srv, _, _ := mountT(t, Options{Store: s, Trees: PxarTrees{}})
-	o := &openTree{fsys: srv.fsys, snap: snap, man: &snapManifest{f: srv.fsys, snap: snap}, name: "root.pxar", path: snap.String() + "/root.pxar"}
+	a := &layout.Archive{Name: "root.pxar", Man: srv.fsys.lay.NewManifest(snap)}
+	o := &openTree{fsys: srv.fsys, arch: a, snap: snap, name: a.Name, path: a.Path()}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, root, err := o.get(ctx)

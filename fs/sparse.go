@@ -114,7 +114,7 @@ func (h *holeMap) seek(off uint64, whence uint32) (uint64, syscall.Errno) {
 // holes returns the image's hole map, made at the first call; nil (no
 // holes known: all data) for a blob or an index of variable chunks.
 func (n *archiveFile) holes() (*holeMap, error) {
-	if n.blob {
+	if n.arch.Blob {
 		return nil, nil
 	}
 	if h := n.holeMap.Load(); h != nil {
@@ -125,14 +125,14 @@ func (n *archiveFile) holes() (*holeMap, error) {
 	if h := n.holeMap.Load(); h != nil {
 		return h, nil
 	}
-	m, a, err := n.man.archive(n.name)
+	m, a, err := n.arch.Man.Archive(n.arch.Name)
 	if err != nil {
 		return nil, err
 	}
 	if fixed, _ := store.IndexKind(a.Files[0]); !fixed {
 		return nil, nil
 	}
-	x, err := n.fsys.s.OpenSnapshotIndex(n.snap, m, a.Files[0])
+	x, err := n.fsys.s.OpenSnapshotIndex(n.arch.Snapshot(), m, a.Files[0])
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +142,7 @@ func (n *archiveFile) holes() (*holeMap, error) {
 		return nil, err
 	}
 	n.holeMap.Store(h)
-	n.man.learnedData(n.name, h.data)
+	n.arch.LearnedData(uint64(h.data))
 	return h, nil
 }
 
@@ -164,7 +164,7 @@ func (n *archiveFile) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.
 	if h, err := n.holes(); err == nil && h != nil {
 		out.Blocks = h.blocks()
 	} else if err != nil {
-		n.fsys.log.Debug("holes of an image unknown", "snapshot", n.snap.String(), "archive", n.name, "err", err)
+		n.fsys.log.Debug("holes of an image unknown", "snapshot", n.arch.Snapshot().String(), "archive", n.arch.Name, "err", err)
 	}
 	return 0
 }

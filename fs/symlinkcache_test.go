@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnfs/cairn/fs/layout"
 	"github.com/cairnfs/cairn/store/pxar"
 )
 
@@ -60,7 +61,7 @@ func TestLatestCached(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, mnt, logs := mountT(t, Options{Debug: true})
-	cachedReadlinks(t, logs, filepath.Join(mnt, g.String(), latestName), snap.TimeString(), "disk.img")
+	cachedReadlinks(t, logs, filepath.Join(mnt, g.String(), layout.Latest), snap.TimeString(), "disk.img")
 }
 
 // TestLatestMovesCached: a cached latest follows a newer snapshot within
@@ -73,7 +74,7 @@ func TestLatestMovesCached(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, mnt, logs := mountT(t, Options{Debug: true, Refresh: 50 * time.Millisecond})
-	latest := filepath.Join(mnt, g.String(), latestName)
+	latest := filepath.Join(mnt, g.String(), layout.Latest)
 	cachedReadlinks(t, logs, latest, first.TimeString(), "")
 	second, err := f.backup(snapSpec{g: g, at: t0.Add(time.Hour), images: map[string][]byte{"disk.img": randomData(34, 6000)}})
 	if err != nil {

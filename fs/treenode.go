@@ -5,7 +5,9 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 
+	"github.com/cairnfs/cairn/fs/layout"
 	"github.com/cairnfs/cairn/store"
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -14,12 +16,11 @@ import (
 // openTree is one file archive of a snapshot, opened on first use and
 // closed when the kernel forgets its root or at unmount.
 type openTree struct {
-	fsys  *mountFS
-	snap  store.Snapshot
-	man   *snapManifest   // which files to read: from the manifest (snapmanifest.go)
-	name  string          // the archive's name in the manifest
-	path  string          // the archive's path in the store: the inode key
-	root0 *store.RootAttr // the root's attributes from the snapshot index, if there
+	fsys *mountFS
+	arch *layout.Archive // which files to read (its manifest), its root's attributes once known
+	snap store.Snapshot
+	name string // the archive's name in the manifest
+	path string // the archive's path in the store: the inode key
 
 	mu   sync.Mutex
 	t    ArchiveTree
@@ -37,7 +38,7 @@ func (o *openTree) get(ctx context.Context) (ArchiveTree, TreeEntry, error) {
 	if o.t != nil {
 		return o.t, o.root, nil
 	}
-	m, a, err := o.man.archive(o.name)
+	m, a, err := o.arch.Man.Archive(o.name)
 	if err != nil {
 		return nil, TreeEntry{}, err
 	}
@@ -55,9 +56,8 @@ func (o *openTree) get(ctx context.Context) (ArchiveTree, TreeEntry, error) {
 		t.Close()
 		return nil, TreeEntry{}, err
 	}
-	if o.root0 == nil {
-		o.man.learnedRoot(o.name, root)
-	}
+	o.arch.LearnedRoot(store.RootAttr{Mode: root.Mode, UID: root.UID, GID: root.GID,
+		Mtime: root.Mtime.UnixNano(), Size: root.Size, Nlink: root.Nlink})
 	o.t, o.root = t, root
 	o.fsys.openTrees.Store(o, true)
 	return t, root, nil
@@ -84,7 +84,12 @@ func (f *mountFS) closeTrees() {
 // attrOf is the mount's view of an entry: its own mode, owner, size and
 // time, and an inode number from its ID, so hard links share one.
 func (o *openTree) attrOf(e TreeEntry) fuse.Attr {
-	a := o.fsys.makeAttr(e.Mode, inoOf(o.path, strconv.FormatUint(e.ID, 10)), e.Size, e.Mtime)
+	return o.fsys.treeAttr(inoOf(o.path, strconv.FormatUint(e.ID, 10)), e)
+}
+
+// treeAttr is entry e of a file archive as inode ino.
+func (f *mountFS) treeAttr(ino uint64, e TreeEntry) fuse.Attr {
+	a := f.makeAttr(e.Mode, ino, e.Size, e.Mtime)
 	a.Owner = fuse.Owner{Uid: e.UID, Gid: e.GID}
 	a.Rdev = uint32(e.Rdev)
 	if e.Nlink > 0 {
@@ -93,20 +98,30 @@ func (o *openTree) attrOf(e TreeEntry) fuse.Attr {
 	return a
 }
 
-// treeEntry is a file archive's directory in a snapshot. With its root's
-// attributes from the snapshot index, it is listed with them and neither
-// a listing nor a stat opens the archive; else its attributes cost
-// opening the tree (lazy: READDIRPLUS leaves it to a LOOKUP), which puts
-// them in the index for the next mount.
-func (f *mountFS) treeEntry(snap store.Snapshot, sm *snapManifest, a *store.ListedArchive, path string) entry {
-	o := &openTree{fsys: f, snap: snap, man: sm, name: a.Name, path: path, root0: a.Root}
-	attr, known := o.knownRoot()
-	if !known {
-		attr = f.makeAttr(modeDir, inoOf(path), 0, snap.Time)
+// newTreeNode is the node of a file archive's root (layout.KindTree):
+// the tree of archive a that nodes share (rootids.go), opened at first
+// use. Once the root's attributes are known (layout.Archive.Root: from
+// the snapshot index, or read by this mount), neither a listing nor a
+// stat opens the archive; before, its attributes cost opening the tree
+// (the entry is lazy: READDIRPLUS leaves it to a LOOKUP), which keeps
+// them for the rest of the mount and in the index for the next one.
+func (f *mountFS) newTreeNode(a *layout.Archive) *treeNode {
+	o := &openTree{fsys: f, arch: a, snap: a.Snapshot(), name: a.Name, path: a.Path()}
+	return &treeNode{tree: f.raw.sharedTree(o)}
+}
+
+// rootEntry is the TreeEntry of a root's attributes from the index.
+func rootEntry(r *store.RootAttr) TreeEntry {
+	return TreeEntry{Mode: r.Mode, UID: r.UID, GID: r.GID, Size: r.Size, Mtime: time.Unix(0, r.Mtime), Nlink: r.Nlink}
+}
+
+// knownRoot is the root's attributes once known (layout.Archive.Root).
+func (o *openTree) knownRoot() (fuse.Attr, bool) {
+	r := o.arch.Root()
+	if r == nil {
+		return fuse.Attr{}, false
 	}
-	return entry{name: a.Name, attr: attr, lazy: !known, make: func(at fuse.Attr) gofs.InodeEmbedder {
-		return &treeNode{tree: f.raw.sharedTree(&openTree{fsys: f, snap: snap, man: sm, name: o.name, path: path, root0: o.root0})}
-	}}
+	return o.fsys.treeAttr(inoOf(o.path), rootEntry(r)), true
 }
 
 // treeNode is a file archive's root, a go-fuse node of its snapshot
@@ -139,8 +154,9 @@ func (n *treeNode) fail(op string, err error) syscall.Errno {
 
 // Getattr returns the root's attributes, with the archive's inode number.
 func (n *treeNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	// The attributes from the snapshot index (snapmanifest.go), if it has them.
-	if n.rootAttrOut(out) {
+	// The attributes known without opening the tree, if they are.
+	if a, ok := n.tree.knownRoot(); ok {
+		out.Attr = a
 		return 0
 	}
 	_, e, err := n.tree.get(ctx)

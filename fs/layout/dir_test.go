@@ -1,4 +1,4 @@
-package fs
+package layout
 
 import (
 	"context"
@@ -9,27 +9,25 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
 // fakeLister lists what its test sets, counting the listings.
 type fakeLister struct {
-	es    []entry
+	es    []Entry
 	err   error
 	calls int
 }
 
-func (l *fakeLister) list(context.Context) ([]entry, error) {
+func (l *fakeLister) list(context.Context) ([]Entry, error) {
 	l.calls++
 	return slices.Clone(l.es), l.err
 }
 
-func dirEntry(name string, ino uint64) entry {
-	return entry{name: name, attr: fuse.Attr{Ino: ino, Mode: syscall.S_IFDIR}}
+func dirEntry(name string, ino uint64) Entry {
+	return Entry{Name: name, Kind: KindDir, Ino: ino, Mode: syscall.S_IFDIR}
 }
 
-// TestListingRefresh runs a listing of a changing directory on a clock
+// TestListingRefresh runs a directory's listing of a changing directory on a clock
 // of its own, without a mount: it is listed again only once stale, sorted;
 // a re-listing reports the names gone or moved to another inode and
 // moves the time it changed, an unchanged one does not; a failed
@@ -37,19 +35,19 @@ func dirEntry(name string, ino uint64) entry {
 // once.
 func TestListingRefresh(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
-	fl := &fakeLister{es: []entry{dirEntry("b", 2), dirEntry("a", 1), dirEntry("latest", 10)}}
-	l := newListing("/host/x", time.Minute, fl.list, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	fl := &fakeLister{es: []Entry{dirEntry("b", 2), dirEntry("a", 1), dirEntry("latest", 10)}}
+	l := NewDir("/host/x", time.Minute, fl.list, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	l.now = func() time.Time { return now }
 	ctx := context.Background()
 	load := func(step string) ([]string, []string) {
 		t.Helper()
-		es, gone, err := l.load(ctx)
+		es, gone, err := l.Load(ctx)
 		if err != nil {
 			t.Fatalf("%s: %v", step, err)
 		}
 		var names []string
 		for _, e := range es {
-			names = append(names, e.name)
+			names = append(names, e.Name)
 		}
 		return names, gone
 	}
@@ -61,27 +59,27 @@ func TestListingRefresh(t *testing.T) {
 	if names, _ := load("fresh"); fl.calls != 1 || len(names) != 3 {
 		t.Fatalf("listed %d times while fresh, got %v", fl.calls, names)
 	}
-	if v, ch := l.fresh(); v != time.Second || !ch.IsZero() {
+	if v, ch := l.Fresh(); v != time.Second || !ch.IsZero() {
 		t.Fatalf("fresh for %v, changed %v", v, ch)
 	}
 
 	now = now.Add(time.Second) // stale: latest moved, b gone, c new
-	fl.es = []entry{dirEntry("c", 3), dirEntry("latest", 11), dirEntry("a", 1)}
+	fl.es = []Entry{dirEntry("c", 3), dirEntry("latest", 11), dirEntry("a", 1)}
 	names, gone := load("changed")
 	if fl.calls != 2 || !slices.Equal(names, []string{"a", "c", "latest"}) || !slices.Equal(gone, []string{"b", "latest"}) {
 		t.Fatalf("re-listing %v (listed %d times), gone %v", names, fl.calls, gone)
 	}
-	if _, ch := l.fresh(); !ch.Equal(now) {
+	if _, ch := l.Fresh(); !ch.Equal(now) {
 		t.Fatalf("changed at %v, want %v", ch, now)
 	}
 
 	changed := now
 	now = now.Add(time.Minute) // stale, the same names in another order
-	fl.es = []entry{dirEntry("latest", 11), dirEntry("c", 3), dirEntry("a", 1)}
+	fl.es = []Entry{dirEntry("latest", 11), dirEntry("c", 3), dirEntry("a", 1)}
 	if _, gone := load("same"); gone != nil || fl.calls != 3 {
 		t.Fatalf("an unchanged re-listing reports %v gone (listed %d times)", gone, fl.calls)
 	}
-	if _, ch := l.fresh(); !ch.Equal(changed) {
+	if _, ch := l.Fresh(); !ch.Equal(changed) {
 		t.Fatalf("an unchanged re-listing moved the change time to %v", ch)
 	}
 
@@ -91,11 +89,11 @@ func TestListingRefresh(t *testing.T) {
 		t.Fatalf("a failed re-listing shows %v, gone %v", names, gone)
 	}
 
-	snap := &fakeLister{es: []entry{dirEntry("root.pxar", 5)}}
-	s := newListing("/host/x/t", 0, snap.list, nil)
+	snap := &fakeLister{es: []Entry{dirEntry("root.pxar", 5)}}
+	s := NewDir("/host/x/t", 0, snap.list, nil)
 	s.now = func() time.Time { return now }
 	for range 3 {
-		if _, _, err := s.load(ctx); err != nil {
+		if _, _, err := s.Load(ctx); err != nil {
 			t.Fatal(err)
 		}
 		now = now.Add(time.Hour)
@@ -103,8 +101,8 @@ func TestListingRefresh(t *testing.T) {
 	if snap.calls != 1 {
 		t.Fatalf("a snapshot's listing was listed %d times", snap.calls)
 	}
-	bad := newListing("/gone", time.Minute, (&fakeLister{err: errors.New("no")}).list, nil)
-	if _, _, err := bad.load(ctx); err == nil {
+	bad := NewDir("/gone", time.Minute, (&fakeLister{err: errors.New("no")}).list, nil)
+	if _, _, err := bad.Load(ctx); err == nil {
 		t.Fatal("a first listing that fails gives no error")
 	}
 }
