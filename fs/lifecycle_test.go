@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 // TestUnmountUnderLoad unmounts while readers open, read and hold files:
@@ -155,7 +156,7 @@ func TestErrno(t *testing.T) {
 		{chunkErr, syscall.EIO},
 		{&store.ChunkReadError{Err: errors.Join(store.ErrMissingChunk, os.ErrNotExist)}, syscall.EIO},
 		{store.ErrCorruptChunk, syscall.EIO},
-		{store.ErrBadIndex, syscall.EIO},
+		{index.ErrFormat, syscall.EIO},
 		{errors.New("disk on fire"), syscall.EIO},
 	}
 	for _, tt := range tests {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 // TreeOpener opens the file archives (pxar) of snapshots as trees. A pxar
@@ -107,7 +108,7 @@ type Xattr struct {
 // indexStream is a Stream over one index file.
 type indexStream struct {
 	*store.IndexReader
-	idx store.Index
+	idx index.Index
 }
 
 func (s *indexStream) Close() error { return s.idx.Close() }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 const testCS = 64 << 10
@@ -343,7 +344,7 @@ func TestImageChunkSizeDefault(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer x.Close()
-		return x.(*FixedIndex).ChunkSize()
+		return x.(*index.Fixed).ChunkSize()
 	}
 	for i, c := range []struct {
 		group      string
@@ -366,4 +367,8 @@ func TestImageChunkSizeDefault(t *testing.T) {
 			t.Errorf("backup %d (%s, --chunk-size %d): %d new chunks", i, c.group, c.given, st.NewChunks)
 		}
 	}
+}
+
+func contains(s, sub string) bool {
+	return len(sub) == 0 || (len(s) >= len(sub) && (s[:len(sub)] == sub || contains(s[1:], sub)))
 }

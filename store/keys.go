@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/crypt"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 // Encrypted snapshots (issue 18), as PBS keeps them:
@@ -221,7 +222,7 @@ func (s *Store) SnapshotKey(snap Snapshot, m *Manifest) (*crypt.Key, error) {
 // IndexKey returns the key an index opened by OpenSnapshotIndex reads
 // its chunks with (nil for a plain snapshot's). NewIndexReader uses it,
 // so every reader of an encrypted archive decrypts without being told.
-func IndexKey(x Index) *crypt.Key {
+func IndexKey(x index.Index) *crypt.Key {
 	if k, ok := x.(interface{ key() *crypt.Key }); ok {
 		return k.key()
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/crypt"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 func TestEncryptedManifestTampered(t *testing.T) {
@@ -243,7 +244,7 @@ func TestCacheKeepsKeysApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Sync = SyncNone
-	fw, err := NewFixedWriter(filepath.Join(b.Dir(), "disk.img.fidx"), testCS)
+	fw, err := index.NewFixedWriter(filepath.Join(b.Dir(), "disk.img.fidx"), testCS)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/crypt"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 // DefaultReadahead is how many chunks a sequential reader loads ahead.
@@ -19,7 +20,7 @@ const DefaultReadahead = 4
 // parallel. A reader whose reads follow each other has the next chunks
 // loaded and decoded in the background before they are asked for.
 type IndexReader struct {
-	idx       Index
+	idx       index.Index
 	key       *crypt.Key // IndexKey(idx): an encrypted archive's
 	c         *Cache
 	readahead int
@@ -65,7 +66,7 @@ var _ io.ReaderAt = (*IndexReader)(nil)
 // readahead chunks (0: none). Prefetching stops when bg ends. The chunks
 // of an encrypted snapshot's index (OpenSnapshotIndex) are decrypted
 // with its key (IndexKey).
-func NewIndexReader(bg context.Context, idx Index, c *Cache, readahead int) *IndexReader {
+func NewIndexReader(bg context.Context, idx index.Index, c *Cache, readahead int) *IndexReader {
 	r := &IndexReader{idx: idx, key: IndexKey(idx), c: c, readahead: readahead, bg: bg}
 	r.ahead.Store(-1)
 	r.nextOff.Store(-1)
@@ -88,7 +89,7 @@ func (r *IndexReader) LimitScans() { r.scanLimited = true }
 func (r *IndexReader) Size() int64 { return r.idx.Size() }
 
 // Index returns the underlying index.
-func (r *IndexReader) Index() Index { return r.idx }
+func (r *IndexReader) Index() index.Index { return r.idx }
 
 // ReadAt implements io.ReaderAt.
 func (r *IndexReader) ReadAt(p []byte, off int64) (int, error) {
@@ -136,7 +137,7 @@ func (r *IndexReader) ReadAtContext(ctx context.Context, p []byte, off int64) (i
 }
 
 // entry returns index entry i, which must hold offset off: an index that
-// failed (ErrIndexFault) or an entry that does not hold off is an error
+// failed (index.ErrFault) or an entry that does not hold off is an error
 // naming the index file, never an empty chunk to loop on.
 func (r *IndexReader) entry(i int, off int64) (d chunk.Digest, start, end int64, err error) {
 	d, start, end = r.idx.Chunk(i)
@@ -145,7 +146,7 @@ func (r *IndexReader) entry(i int, off int64) (d chunk.Digest, start, end int64,
 	}
 	if off < start || off >= end {
 		return d, start, end, &ChunkReadError{Path: r.idx.Path(), Offset: off, Digest: d.String(),
-			Err: fmt.Errorf("%w: entry %d covers [%d, %d), not offset %d", ErrBadIndex, i, start, end, off)}
+			Err: fmt.Errorf("%w: entry %d covers [%d, %d), not offset %d", index.ErrFormat, i, start, end, off)}
 	}
 	return d, start, end, nil
 }

@@ -23,7 +23,6 @@ var (
 	ErrExists        = errors.New("already exists")
 	ErrNotFound      = errors.New("not found")
 	ErrLocked        = errors.New("locked by another process")
-	ErrBadIndex      = errors.New("bad index file")
 	ErrBadManifest   = errors.New("bad manifest")
 	ErrBadName       = errors.New("bad name")
 	ErrUnfinished    = errors.New("snapshot is unfinished (no manifest)")

@@ -15,13 +15,14 @@ import (
 	"github.com/cairnfs/cairn/jobs/internal/crypttest"
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/filearchive"
+	"github.com/cairnfs/cairn/store/index"
 	"github.com/cairnfs/cairn/store/storetest"
 )
 
 var cryptGroup = store.Group{Type: "vm", ID: "crypt"}
 
 // openImage opens snap's disk.img index as the restore command does.
-func openImage(t *testing.T, s *store.Store, snap store.Snapshot) (store.Index, error) {
+func openImage(t *testing.T, s *store.Store, snap store.Snapshot) (index.Index, error) {
 	t.Helper()
 	m, err := s.ReadManifest(snap)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 	"github.com/cairnfs/cairn/store/pxar"
 )
 
@@ -41,12 +42,12 @@ func Open(ctx context.Context, s *store.Store, snap store.Snapshot, m *store.Man
 // stream).
 type opened struct {
 	acc           *pxar.Accessor
-	meta, payload store.Index
+	meta, payload index.Index
 }
 
 func (o *opened) close() error {
 	var errs []error
-	for _, x := range []store.Index{o.meta, o.payload} {
+	for _, x := range []index.Index{o.meta, o.payload} {
 		if x != nil {
 			errs = append(errs, x.Close())
 		}

@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 // pinnedReader is an io.ReaderAt over an index through the cache that
@@ -15,7 +16,7 @@ import (
 // they are served by a copy, without a cache lookup.
 type pinnedReader struct {
 	ctx context.Context
-	idx store.Index
+	idx index.Index
 	c   *store.Cache
 
 	mu         sync.Mutex

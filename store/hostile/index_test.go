@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/hostile"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 var t0 = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
@@ -57,7 +58,7 @@ func hostileStore(t *testing.T) (*store.Store, store.Snapshot, []byte, map[strin
 // readAll reads an index's whole data three ways (ReadAt in pieces that
 // cross chunks, Slice within chunks, WriteTo) through one cache, and
 // returns the first error of each.
-func readAll(ctx context.Context, x store.Index, c *store.Cache) (errs [3]error, got []byte) {
+func readAll(ctx context.Context, x index.Index, c *store.Cache) (errs [3]error, got []byte) {
 	r := store.NewIndexReader(ctx, x, c, 2)
 	buf := make([]byte, 40<<10)
 	for off := int64(0); off < x.Size(); off += int64(len(buf)) {
@@ -128,8 +129,8 @@ func TestHostileIndexes(t *testing.T) {
 					x.Close()
 					t.Fatal("opened without an error")
 				}
-				if !errors.Is(err, store.ErrBadIndex) || !strings.Contains(err.Error(), ic.File) {
-					t.Errorf("open: %v, want ErrBadIndex naming %s", err, ic.File)
+				if !errors.Is(err, index.ErrFormat) || !strings.Contains(err.Error(), ic.File) {
+					t.Errorf("open: %v, want index.ErrFormat naming %s", err, ic.File)
 				}
 				return
 			}
@@ -185,11 +186,11 @@ func TestIndexTruncatedWhileOpen(t *testing.T) {
 			var errs [3]error
 			hostile.InTime(t, "read", func() { errs, _ = readAll(ctx, x, c) })
 			for i, err := range errs {
-				if !errors.Is(err, store.ErrIndexFault) || !strings.Contains(err.Error(), path) {
-					t.Errorf("read %d: %v, want ErrIndexFault naming %s", i, err, path)
+				if !errors.Is(err, index.ErrFault) || !strings.Contains(err.Error(), path) {
+					t.Errorf("read %d: %v, want index.ErrFault naming %s", i, err, path)
 				}
 			}
-			if !errors.Is(x.Err(), store.ErrIndexFault) {
+			if !errors.Is(x.Err(), index.ErrFault) {
 				t.Errorf("Err: %v", x.Err())
 			}
 			if cs, ok := x.(interface{ ComputeCsum() [32]byte }); ok {
