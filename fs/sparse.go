@@ -6,7 +6,7 @@ import (
 	"syscall"
 
 	"github.com/cairnfs/cairn/chunk"
-	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
 	"github.com/cairnfs/cairn/store/index"
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
@@ -45,7 +45,7 @@ func newHoleMap(x index.Index) (*holeMap, error) {
 	}
 	_, start, end := x.Chunk(0)
 	h.chunkSize = end - start
-	key := store.IndexKey(x)
+	key := chunkcache.IndexKey(x)
 	zeros := map[int64][2]chunk.Digest{}
 	for i := range n {
 		d, start, end := x.Chunk(i)

@@ -130,7 +130,8 @@ type keyedIndex struct {
 	k *crypt.Key
 }
 
-func (x *keyedIndex) key() *crypt.Key { return x.k }
+// Key is the snapshot's key (chunkcache.IndexKey).
+func (x *keyedIndex) Key() *crypt.Key { return x.k }
 
 // plainIndex is the index a keyedIndex wraps (x itself otherwise).
 func plainIndex(x index.Index) index.Index {

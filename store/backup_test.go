@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/store/chunkcache"
 	"github.com/cairnfs/cairn/store/index"
 )
 
@@ -84,7 +85,7 @@ func mustBlob(data []byte) []byte {
 	return b
 }
 
-func openImage(t testing.TB, s *Store, snap Snapshot, c *Cache) *IndexReader {
+func openImage(t testing.TB, s *Store, snap Snapshot, c *chunkcache.Cache) *chunkcache.Reader {
 	t.Helper()
 	m, err := s.ReadManifest(snap)
 	if err != nil {
@@ -95,7 +96,7 @@ func openImage(t testing.TB, s *Store, snap Snapshot, c *Cache) *IndexReader {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { x.Close() })
-	return NewIndexReader(context.Background(), x, c, 4)
+	return chunkcache.NewReader(context.Background(), x, c, 4)
 }
 
 func TestImageBackupRoundTrip(t *testing.T) {
@@ -160,7 +161,7 @@ func TestCorruptAndMissingChunk(t *testing.T) {
 	if _, err := r.ReadAt(p, testCS+10); !errors.Is(err, ErrCorruptChunk) || !errors.Is(err, chunk.ErrBadCRC) {
 		t.Fatalf("corrupt chunk: %v", err)
 	}
-	var cre *ChunkReadError
+	var cre *chunkcache.ReadError
 	if _, err := r.ReadAt(p, 2*testCS); !errors.As(err, &cre) || !errors.Is(err, ErrMissingChunk) || cre.Digest != d2.String() {
 		t.Fatalf("missing chunk: %v", err)
 	}

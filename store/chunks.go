@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/store/chunkcache"
 	"github.com/cairnfs/cairn/store/index"
 	"golang.org/x/sys/unix"
 )
@@ -154,7 +155,7 @@ func (s *Store) Readahead() int {
 	if p, ok := s.backend.(Prober); ok {
 		return p.Readahead()
 	}
-	return DefaultReadahead
+	return chunkcache.DefaultReadahead
 }
 
 // ImageChunkSize is the fixed chunk size of an image backed up without

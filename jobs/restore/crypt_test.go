@@ -14,6 +14,7 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/jobs/internal/crypttest"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
 	"github.com/cairnfs/cairn/store/filearchive"
 	"github.com/cairnfs/cairn/store/index"
 	"github.com/cairnfs/cairn/store/storetest"
@@ -49,7 +50,7 @@ func TestImageEncrypted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if store.IndexKey(x) == nil {
+	if chunkcache.IndexKey(x) == nil {
 		t.Fatal("the index of an encrypted snapshot has no key")
 	}
 	path := filepath.Join(t.TempDir(), "out")
@@ -190,7 +191,7 @@ func TestImageSignOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if store.IndexKey(x) == nil {
+	if chunkcache.IndexKey(x) == nil {
 		t.Fatal("the index of a signed snapshot has no key")
 	}
 	var out bytes.Buffer

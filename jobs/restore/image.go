@@ -14,6 +14,7 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/crypt"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
 	"github.com/cairnfs/cairn/store/index"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sys/unix"
@@ -79,7 +80,7 @@ func Image(ctx context.Context, idx index.Index, src store.ChunkReader, t Target
 		opt.Stats = new(Stats)
 	}
 	opt.Stats.Total.Store(idx.Size())
-	r := &imageRestore{idx: idx, src: src, opt: opt, cpu: make(chan struct{}, opt.Threads), key: store.IndexKey(idx)}
+	r := &imageRestore{idx: idx, src: src, opt: opt, cpu: make(chan struct{}, opt.Threads), key: chunkcache.IndexKey(idx)}
 	var err error
 	if t.File != nil {
 		err = r.toFile(ctx, t.File)

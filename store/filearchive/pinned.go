@@ -6,7 +6,7 @@ import (
 	"io"
 	"sync"
 
-	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
 	"github.com/cairnfs/cairn/store/index"
 )
 
@@ -17,7 +17,7 @@ import (
 type pinnedReader struct {
 	ctx context.Context
 	idx index.Index
-	c   *store.Cache
+	c   *chunkcache.Cache
 
 	mu         sync.Mutex
 	start, end int64
@@ -40,12 +40,12 @@ func (r *pinnedReader) ReadAt(p []byte, off int64) (int, error) {
 			r.hint = r.idx.Find(off, r.hint)
 			d, start, end := r.idx.Chunk(r.hint)
 			if err := r.idx.Err(); err != nil {
-				return n, &store.ChunkReadError{Path: r.idx.Path(), Offset: off, Err: err}
+				return n, &chunkcache.ReadError{Path: r.idx.Path(), Offset: off, Err: err}
 			}
-			data, err := r.c.GetKey(r.ctx, store.IndexKey(r.idx), d, int(end-start))
+			data, err := r.c.GetKey(r.ctx, chunkcache.IndexKey(r.idx), d, int(end-start))
 			if err != nil {
 				r.data = nil
-				return n, &store.ChunkReadError{Path: r.idx.Path(), Offset: off, Digest: d.String(), Err: err}
+				return n, &chunkcache.ReadError{Path: r.idx.Path(), Offset: off, Digest: d.String(), Err: err}
 			}
 			if int64(len(data)) != end-start {
 				return n, fmt.Errorf("%s: chunk %s holds %d bytes, index says %d", r.idx.Path(), d, len(data), end-start)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
 	"github.com/cairnfs/cairn/store/index"
 )
 
@@ -56,7 +57,7 @@ func readIndex(t *testing.T, s *store.Store, x index.Index) []byte {
 	must(t, err)
 	defer c.Close()
 	var b bytes.Buffer
-	if _, err := store.NewIndexReader(context.Background(), x, c, 2).WriteTo(&b); err != nil {
+	if _, err := chunkcache.NewReader(context.Background(), x, c, 2).WriteTo(&b); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()

@@ -29,5 +29,5 @@
 // into place at Close, after patching the header. What an index means
 // within a snapshot (a manifest's checksum and size, an encrypted
 // snapshot's key) is package store's; reading an archive's data through
-// an index is store's IndexReader.
+// an index is store/chunkcache's Reader.
 package index
