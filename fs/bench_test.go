@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
 	"golang.org/x/sys/unix"
 )
 
@@ -70,7 +71,7 @@ func BenchmarkReadMountCold(b *testing.B) {
 	}
 }
 
-// BenchmarkReadDirect is what `cairn cat` does: IndexReader.WriteTo with
+// BenchmarkReadDirect is what `cairn cat` does: chunkcache.Reader.WriteTo with
 // a fresh cache each time.
 func BenchmarkReadDirect(b *testing.B) {
 	f, snap := benchImage(b)
@@ -84,11 +85,11 @@ func BenchmarkReadDirect(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		c, err := store.NewCache(f.s, store.DefaultCacheSize)
+		c, err := store.NewCache(f.s, chunkcache.DefaultSize)
 		if err != nil {
 			b.Fatal(err)
 		}
-		r := store.NewIndexReader(b.Context(), x, c, store.DefaultReadahead)
+		r := chunkcache.NewReader(b.Context(), x, c, chunkcache.DefaultReadahead)
 		if n, err := r.WriteTo(io.Discard); err != nil || n != benchSize {
 			b.Fatalf("WriteTo: %d, %v", n, err)
 		}

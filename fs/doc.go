@@ -32,10 +32,10 @@
 // store's mirror of its bucket, where other hosts back up); the listings
 // then show it as above.
 //
-// Reads of an archive go through one shared store.Cache and a
-// store.IndexReader per open file (per node in no-open mode), without a
+// Reads of an archive go through one shared chunkcache.Cache and a
+// chunkcache.Reader per open file (per node in no-open mode), without a
 // lock around I/O; a read within one chunk of an image is answered with
-// the cached chunk's memory, held (store.Held) until go-fuse has written
+// the cached chunk's memory, held (chunkcache.Held) until go-fuse has written
 // the reply (heldResult in file.go: its Slices make go-fuse call Done
 // after the write), so that the buffer is not recycled under it; the kernel keeps file pages (FOPEN_KEEP_CACHE) and
 // entries for long because snapshots never change; the directories of a

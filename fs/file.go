@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairnfs/cairn/fs/layout"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
@@ -65,7 +66,7 @@ func (n *archiveFile) open(ctx context.Context) (gofs.FileHandle, syscall.Errno)
 	if err != nil {
 		return nil, n.openFailed(err)
 	}
-	r := store.NewIndexReader(n.fsys.bg, x, n.fsys.cache, n.fsys.readahead)
+	r := chunkcache.NewReader(n.fsys.bg, x, n.fsys.cache, n.fsys.readahead)
 	r.LimitScans()
 	return &readHandle{fsys: n.fsys, snap: n.arch.Snapshot(), archive: n.arch.Name, r: r, size: r.Size(), closer: x}, 0
 }
@@ -80,19 +81,19 @@ func (n *archiveFile) openFailed(err error) syscall.Errno {
 	return e
 }
 
-// contextReaderAt is what a readHandle reads from: a store.IndexReader,
+// contextReaderAt is what a readHandle reads from: a chunkcache.Reader,
 // or a file of an ArchiveTree.
 type contextReaderAt interface {
 	ReadAtContext(ctx context.Context, p []byte, off int64) (int, error)
 }
 
 // slicer is a reader that can return a range inside one chunk without a
-// copy, held until released (store.IndexReader).
+// copy, held until released (chunkcache.Reader).
 type slicer interface {
-	Slice(ctx context.Context, off int64, n int) (store.Held, bool, error)
+	Slice(ctx context.Context, off int64, n int) (chunkcache.Held, bool, error)
 }
 
-var _ slicer = (*store.IndexReader)(nil)
+var _ slicer = (*chunkcache.Reader)(nil)
 
 // readHandle is one open file whose data comes through the chunk cache.
 // Reads run concurrently; nothing is locked around them.
@@ -155,7 +156,7 @@ func (h *readHandle) fail(err error, off int64) syscall.Errno {
 	} else if h.where != nil {
 		args = append(args, "path", h.where())
 	}
-	var cre *store.ChunkReadError
+	var cre *chunkcache.ReadError
 	if errors.As(err, &cre) {
 		if _, dup := h.logged.LoadOrStore(cre.Digest, true); dup {
 			return e
@@ -186,7 +187,7 @@ func (h *readHandle) Release(ctx context.Context) syscall.Errno {
 // splice is off (protocol-server.go), as it is here; so Bytes, for any
 // other path, copies.
 type heldResult struct {
-	h    store.Held
+	h    chunkcache.Held
 	done atomic.Bool
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 	"github.com/cairnfs/cairn/store/storetest"
 )
 
@@ -241,7 +242,7 @@ func splitArchiveStore(t *testing.T, id string, meta, payload []byte) (*store.St
 
 // addDynamic stores data as a dynamic index of uneven chunks.
 func addDynamic(s *store.Store, b *store.Backup, name string, data []byte) error {
-	w, err := store.NewDynamicWriter(filepath.Join(b.Dir(), name))
+	w, err := index.NewDynamicWriter(filepath.Join(b.Dir(), name))
 	if err != nil {
 		return err
 	}

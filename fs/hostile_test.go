@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/hostile"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 // hostileFixture is a store of its own (hostile snapshots must not show
@@ -208,7 +209,7 @@ func TestMountIndexTruncated(t *testing.T) {
 			if !errors.Is(err, syscall.EIO) {
 				t.Errorf("%s: read after its index was cut: %v, want EIO", name, err)
 			}
-			if !bytes.Contains([]byte(logs.String()), []byte(store.ErrIndexFault.Error())) {
+			if !bytes.Contains([]byte(logs.String()), []byte(index.ErrFault.Error())) {
 				t.Errorf("%s: the log does not tell the index failed", name)
 			}
 		}

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 // TestUnmountUnderLoad unmounts while readers open, read and hold files:
@@ -142,20 +144,20 @@ func TestMountErrors(t *testing.T) {
 
 // TestErrno checks the mapping of store errors to what FUSE returns.
 func TestErrno(t *testing.T) {
-	chunkErr := &store.ChunkReadError{Path: "x.fidx", Offset: 4096, Digest: "ab", Err: store.ErrMissingChunk}
+	chunkErr := &chunkcache.ReadError{Path: "x.fidx", Offset: 4096, Digest: "ab", Err: store.ErrMissingChunk}
 	tests := []struct {
 		err  error
 		want syscall.Errno
 	}{
 		{nil, 0},
 		{context.Canceled, syscall.EINTR},
-		{&store.ChunkReadError{Err: context.Canceled}, syscall.EINTR},
+		{&chunkcache.ReadError{Err: context.Canceled}, syscall.EINTR},
 		{store.ErrNotFound, syscall.ENOENT},
 		{os.ErrNotExist, syscall.ENOENT},
 		{chunkErr, syscall.EIO},
-		{&store.ChunkReadError{Err: errors.Join(store.ErrMissingChunk, os.ErrNotExist)}, syscall.EIO},
+		{&chunkcache.ReadError{Err: errors.Join(store.ErrMissingChunk, os.ErrNotExist)}, syscall.EIO},
 		{store.ErrCorruptChunk, syscall.EIO},
-		{store.ErrBadIndex, syscall.EIO},
+		{index.ErrFormat, syscall.EIO},
 		{errors.New("disk on fire"), syscall.EIO},
 	}
 	for _, tt := range tests {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairnfs/cairn/fs/layout"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
@@ -20,7 +21,7 @@ import (
 // mountFS is what every node of one mount shares.
 type mountFS struct {
 	s         *store.Store
-	cache     *store.Cache
+	cache     *chunkcache.Cache
 	readahead int
 	imageMode uint32 // permission bits of images and blobs
 	// statusMode is the permission bits of .stats (Options.StatusMode)

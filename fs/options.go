@@ -7,6 +7,7 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 )
 
@@ -44,7 +45,7 @@ type Options struct {
 	Store *store.Store // required
 	Scope Scope
 
-	CacheSize int64 // bytes of decoded chunks (default store.DefaultCacheSize)
+	CacheSize int64 // bytes of decoded chunks (default chunkcache.DefaultSize)
 	// Readahead is the chunks loaded ahead per sequential handle (0:
 	// default, <0: none); at most MaxReadahead(CacheSize).
 	Readahead int
@@ -84,7 +85,7 @@ func (o *Options) setDefaults() error {
 		return fmt.Errorf("mount: %w: no store", errBadOptions)
 	}
 	if o.CacheSize <= 0 {
-		o.CacheSize = store.DefaultCacheSize
+		o.CacheSize = chunkcache.DefaultSize
 	}
 	switch {
 	case o.Readahead == 0: // the store's default, shrunk to fit a small cache

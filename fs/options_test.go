@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
 )
 
 // TestOptionsBounds: read-ahead must fit in half of the cache (the
@@ -20,7 +21,7 @@ func TestOptionsBounds(t *testing.T) {
 		mode      uint32
 		want      int // read-ahead after defaults; -1: refused
 	}{
-		{0, 0, 0, store.DefaultReadahead},
+		{0, 0, 0, chunkcache.DefaultReadahead},
 		{0, 32, 0, 32},
 		{0, 33, 0, -1},
 		{0, 1 << 30, 0, -1},
@@ -28,7 +29,7 @@ func TestOptionsBounds(t *testing.T) {
 		{4 << 20, 0, 0, 0},
 		{12 << 20, 2, 0, -1},
 		{0, -1, 0, 0},
-		{0, 0, 0o444, store.DefaultReadahead},
+		{0, 0, 0o444, chunkcache.DefaultReadahead},
 		{0, 0, 0o644, -1},
 		{0, 0, 0o4400, -1},
 		{0, 0, 0o111, -1},

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 // TestConcurrentReaders has 16 readers at random offsets of one file and
@@ -81,7 +81,7 @@ func TestCorruptChunk(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x, err := store.OpenIndex(filepath.Join(f.s.SnapshotPath(snap), "disk.img.fidx"))
+	x, err := index.Open(filepath.Join(f.s.SnapshotPath(snap), "disk.img.fidx"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairnfs/cairn/internal/directio"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 	"golang.org/x/sys/unix"
 )
 
@@ -97,7 +98,7 @@ func TestMountSparseSequential(t *testing.T) {
 	}
 
 	f := testFixture(t)
-	x, err := store.OpenIndex(filepath.Join(f.s.SnapshotPath(snap), "disk.img.fidx"))
+	x, err := index.Open(filepath.Join(f.s.SnapshotPath(snap), "disk.img.fidx"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,8 @@ import (
 	"syscall"
 
 	"github.com/cairnfs/cairn/chunk"
-	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
+	"github.com/cairnfs/cairn/store/index"
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
@@ -36,7 +37,7 @@ const (
 
 // newHoleMap reads x's entries once. Its chunks are equal-sized but the
 // last; a chunk is a hole when its digest is that of zeros of its size.
-func newHoleMap(x store.Index) (*holeMap, error) {
+func newHoleMap(x index.Index) (*holeMap, error) {
 	n := x.Len()
 	h := &holeMap{size: x.Size(), zero: make([]uint64, (n+63)/64)}
 	if n == 0 {
@@ -44,7 +45,7 @@ func newHoleMap(x store.Index) (*holeMap, error) {
 	}
 	_, start, end := x.Chunk(0)
 	h.chunkSize = end - start
-	key := store.IndexKey(x)
+	key := chunkcache.IndexKey(x)
 	zeros := map[int64][2]chunk.Digest{}
 	for i := range n {
 		d, start, end := x.Chunk(i)
@@ -129,7 +130,7 @@ func (n *archiveFile) holes() (*holeMap, error) {
 	if err != nil {
 		return nil, err
 	}
-	if fixed, _ := store.IndexKind(a.Files[0]); !fixed {
+	if fixed, _ := index.Kind(a.Files[0]); !fixed {
 		return nil, nil
 	}
 	x, err := n.fsys.s.OpenSnapshotIndex(n.arch.Snapshot(), m, a.Files[0])

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 // TreeOpener opens the file archives (pxar) of snapshots as trees. A pxar
@@ -34,7 +36,7 @@ type Stream interface {
 
 // ArchiveTree is an opened file archive. Its methods are called
 // concurrently. Errors wrap store.ErrNotFound for a name that does not
-// exist and a *store.ChunkReadError for a chunk that cannot be read.
+// exist and a *chunkcache.ReadError for a chunk that cannot be read.
 type ArchiveTree interface {
 	Root(ctx context.Context) (TreeEntry, error)
 	// Entry returns the entry whose TreeEntry.Ref is ref, decoded again:
@@ -106,8 +108,8 @@ type Xattr struct {
 
 // indexStream is a Stream over one index file.
 type indexStream struct {
-	*store.IndexReader
-	idx store.Index
+	*chunkcache.Reader
+	idx index.Index
 }
 
 func (s *indexStream) Close() error { return s.idx.Close() }
@@ -119,6 +121,6 @@ func (f *mountFS) streamOpener(snap store.Snapshot, m *store.Manifest) StreamOpe
 		if err != nil {
 			return nil, err
 		}
-		return &indexStream{IndexReader: store.NewIndexReader(f.bg, x, f.cache, f.readahead), idx: x}, nil
+		return &indexStream{Reader: chunkcache.NewReader(f.bg, x, f.cache, f.readahead), idx: x}, nil
 	}
 }

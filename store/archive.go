@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/crypt"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 // ArchiveKind says how an archive is stored.
@@ -92,7 +94,7 @@ func FindArchive(m *Manifest, name string) (Archive, error) {
 // snapshot comes bound to its key (IndexKey), whose readers decrypt;
 // without the key it is a *KeyMissingError (OpenCheckedIndex and
 // OpenIndexFile open it without).
-func (s *Store) OpenSnapshotIndex(snap Snapshot, m *Manifest, file string) (Index, error) {
+func (s *Store) OpenSnapshotIndex(snap Snapshot, m *Manifest, file string) (index.Index, error) {
 	key, err := s.SnapshotKey(snap, m)
 	if err != nil {
 		return nil, err
@@ -105,7 +107,7 @@ func (s *Store) OpenSnapshotIndex(snap Snapshot, m *Manifest, file string) (Inde
 }
 
 // openManifestIndex is OpenSnapshotIndex without the key.
-func (s *Store) openManifestIndex(snap Snapshot, m *Manifest, file string) (Index, error) {
+func (s *Store) openManifestIndex(snap Snapshot, m *Manifest, file string) (index.Index, error) {
 	fi, ok := m.File(file)
 	if !ok {
 		return nil, fmt.Errorf("snapshot %s: %s: %w in manifest", snap, file, ErrNotFound)
@@ -116,7 +118,7 @@ func (s *Store) openManifestIndex(snap Snapshot, m *Manifest, file string) (Inde
 	}
 	if CsumHex(x.Csum()) != fi.Csum || uint64(x.Size()) != fi.Size {
 		x.Close()
-		return nil, fmt.Errorf("%s: %w: checksum %s size %d, manifest says %s size %d", x.Path(), ErrBadIndex,
+		return nil, fmt.Errorf("%s: %w: checksum %s size %d, manifest says %s size %d", x.Path(), index.ErrFormat,
 			CsumHex(x.Csum()), x.Size(), fi.Csum, fi.Size)
 	}
 	return x, nil
@@ -124,14 +126,15 @@ func (s *Store) openManifestIndex(snap Snapshot, m *Manifest, file string) (Inde
 
 // keyedIndex is an index of an encrypted snapshot with its key.
 type keyedIndex struct {
-	Index
+	index.Index
 	k *crypt.Key
 }
 
-func (x *keyedIndex) key() *crypt.Key { return x.k }
+// Key is the snapshot's key (chunkcache.IndexKey).
+func (x *keyedIndex) Key() *crypt.Key { return x.k }
 
 // plainIndex is the index a keyedIndex wraps (x itself otherwise).
-func plainIndex(x Index) Index {
+func plainIndex(x index.Index) index.Index {
 	if k, ok := x.(*keyedIndex); ok {
 		return k.Index
 	}
@@ -165,7 +168,7 @@ func (s *Store) ReadBlob(snap Snapshot, m *Manifest, file string) ([]byte, error
 		}
 		return nil, fmt.Errorf("read blob: %w", notFound(err))
 	}
-	if uint64(len(blob)) != fi.Size || CsumHex(sha256Sum(blob)) != fi.Csum {
+	if uint64(len(blob)) != fi.Size || CsumHex(sha256.Sum256(blob)) != fi.Csum {
 		return nil, fmt.Errorf("%s: %w: size or checksum differs from the manifest", path, ErrCorruptChunk)
 	}
 	if kind, err := chunk.BlobKind(blob); err == nil && kind.Encrypted() && key == nil {

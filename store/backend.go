@@ -5,6 +5,7 @@ import (
 	"path"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 // Backend is where a store's chunks and snapshot files live, the seam
@@ -45,7 +46,7 @@ type Backend interface {
 	// OpenIndex opens a snapshot's index file (.fidx, .didx), named
 	// relative to the store (snapshotFile), for random access; it is not
 	// checked against a manifest (Store.OpenSnapshotIndex does that).
-	OpenIndex(ctx context.Context, name string) (Index, error)
+	OpenIndex(ctx context.Context, name string) (index.Index, error)
 }
 
 // Prober is the optional side of a Backend whose chunks cost a request

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/store/chunkcache"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 const testCS = 64 << 10
@@ -83,7 +85,7 @@ func mustBlob(data []byte) []byte {
 	return b
 }
 
-func openImage(t testing.TB, s *Store, snap Snapshot, c *Cache) *IndexReader {
+func openImage(t testing.TB, s *Store, snap Snapshot, c *chunkcache.Cache) *chunkcache.Reader {
 	t.Helper()
 	m, err := s.ReadManifest(snap)
 	if err != nil {
@@ -94,7 +96,7 @@ func openImage(t testing.TB, s *Store, snap Snapshot, c *Cache) *IndexReader {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { x.Close() })
-	return NewIndexReader(context.Background(), x, c, 4)
+	return chunkcache.NewReader(context.Background(), x, c, 4)
 }
 
 func TestImageBackupRoundTrip(t *testing.T) {
@@ -159,7 +161,7 @@ func TestCorruptAndMissingChunk(t *testing.T) {
 	if _, err := r.ReadAt(p, testCS+10); !errors.Is(err, ErrCorruptChunk) || !errors.Is(err, chunk.ErrBadCRC) {
 		t.Fatalf("corrupt chunk: %v", err)
 	}
-	var cre *ChunkReadError
+	var cre *chunkcache.ReadError
 	if _, err := r.ReadAt(p, 2*testCS); !errors.As(err, &cre) || !errors.Is(err, ErrMissingChunk) || cre.Digest != d2.String() {
 		t.Fatalf("missing chunk: %v", err)
 	}
@@ -343,7 +345,7 @@ func TestImageChunkSizeDefault(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer x.Close()
-		return x.(*FixedIndex).ChunkSize()
+		return x.(*index.Fixed).ChunkSize()
 	}
 	for i, c := range []struct {
 		group      string
@@ -366,4 +368,8 @@ func TestImageChunkSizeDefault(t *testing.T) {
 			t.Errorf("backup %d (%s, --chunk-size %d): %d new chunks", i, c.group, c.given, st.NewChunks)
 		}
 	}
+}
+
+func contains(s, sub string) bool {
+	return len(sub) == 0 || (len(s) >= len(sub) && (s[:len(sub)] == sub || contains(s[1:], sub)))
 }

@@ -39,6 +39,10 @@ func BufBlob(d chunk.Digest, data []byte) Blob { return Blob{d: d, data: data, i
 // Bytes returns the blob. Read a mapped one inside Do only.
 func (b Blob) Bytes() []byte { return b.data }
 
+// InBuf reports whether the blob lies in ChunkOptions.Buf, or in the
+// buffer that replaced it when it was too small.
+func (b Blob) InBuf() bool { return b.inBuf }
+
 // Mapped reports whether the blob is a mapping of its chunk file.
 func (b Blob) Mapped() bool { return b.mapped }
 

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/store/chunkcache"
+	"github.com/cairnfs/cairn/store/index"
 	"golang.org/x/sys/unix"
 )
 
@@ -54,7 +56,7 @@ func (s *Store) ReadFile(name string, limit int64) ([]byte, error) {
 }
 
 // OpenIndex opens an index file named relative to the store (Backend).
-func (s *Store) OpenIndex(name string) (Index, error) {
+func (s *Store) OpenIndex(name string) (index.Index, error) {
 	return s.backend.OpenIndex(context.Background(), name)
 }
 
@@ -62,7 +64,7 @@ func (s *Store) OpenIndex(name string) (Index, error) {
 // against the manifest: for the readers that take what an index lists
 // (known chunks of a previous backup, verify's and tape's chunk lists)
 // and judge the chunks themselves.
-func (s *Store) OpenIndexFile(snap Snapshot, file string) (Index, error) {
+func (s *Store) OpenIndexFile(snap Snapshot, file string) (index.Index, error) {
 	return s.backend.OpenIndex(context.Background(), SnapshotFile(snap, file))
 }
 
@@ -153,7 +155,7 @@ func (s *Store) Readahead() int {
 	if p, ok := s.backend.(Prober); ok {
 		return p.Readahead()
 	}
-	return DefaultReadahead
+	return chunkcache.DefaultReadahead
 }
 
 // ImageChunkSize is the fixed chunk size of an image backed up without

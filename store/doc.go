@@ -64,12 +64,16 @@
 // sweep's counting (SweepCounts.Keep, GCCutoff, EntryKindOf). Helpers
 // that need nothing of a store are in store/internal (fsutil,
 // printable); the remote GC's external sort of digests is
-// store/digestsort.
+// store/digestsort; the index formats (.fidx, .didx: opened mapped,
+// written, copied) are store/index, which this package gives their
+// meaning in a snapshot (a manifest's checksum and size, an encrypted
+// snapshot's key: OpenSnapshotIndex, IndexKey).
 //
-// It also owns reading: a byte-bounded shared cache of decoded,
-// digest-checked chunks (Cache) and io.ReaderAt views of an index through
-// that cache (IndexReader), the seam between the store and everything
-// that reads archives.
+// Reading an archive's data is store/chunkcache: a byte-bounded shared
+// cache of decoded, digest-checked chunks and io.ReaderAt views of an
+// index through it, which needs only a source of raw chunk blobs;
+// NewCache (cachesource.go) makes one of a store's chunks (ReadChunk, with
+// compressed blobs mapped).
 //
 // # Where the arguments are
 //

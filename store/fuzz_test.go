@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,56 +11,24 @@ import (
 	"github.com/cairnfs/cairn/crypt"
 )
 
-// fuzzIndex opens data as an index file named name and checks that the
-// chunks it lists tile [0, Size) and that Find agrees with them.
-func fuzzIndex(t *testing.T, name string, data []byte) {
-	path := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	x, err := OpenIndex(path)
-	if err != nil {
-		if !errors.Is(err, ErrBadIndex) || !bytes.Contains([]byte(err.Error()), []byte(path)) {
-			t.Fatalf("error %v: not ErrBadIndex naming the file", err)
+// Every truncation of a manifest blob fails as a bad manifest.
+func TestManifestTruncatedEverywhere(t *testing.T) {
+	snap := Snapshot{Group: Group{Type: TypeHost, ID: "h"}, Time: time.Unix(1700000000, 0).UTC()}
+	js := []byte(`{"backup-type":"host","backup-id":"h","backup-time":1700000000,"files":[],"unprotected":{}}`)
+	for _, compress := range []bool{false, true} {
+		blob, err := chunk.EncodeBlob(nil, js, compress)
+		if err != nil {
+			t.Fatal(err)
 		}
-		return
-	}
-	defer x.Close()
-	if int64(x.Len())*32 > int64(len(data)) {
-		t.Fatalf("%d chunks in a %d-byte file", x.Len(), len(data))
-	}
-	var prev int64
-	for i := range x.Len() {
-		_, start, end := x.Chunk(i)
-		if start != prev || end <= start || end-start > chunk.MaxBlobSize || end > x.Size() {
-			t.Fatalf("chunk %d: [%d, %d) after %d, size %d", i, start, end, prev, x.Size())
+		if _, err := decodeManifest("m", blob, snap); err != nil {
+			t.Fatalf("whole manifest: %v", err)
 		}
-		if x.Find(start, 0) != i || x.Find(end-1, i) != i {
-			t.Fatalf("Find disagrees with chunk %d", i)
+		for n := 0; n < len(blob); n++ {
+			if _, err := decodeManifest("m", blob[:n], snap); !errors.Is(err, ErrBadManifest) {
+				t.Fatalf("manifest cut to %d of %d bytes: %v", n, len(blob), err)
+			}
 		}
-		prev = end
 	}
-	if prev != x.Size() {
-		t.Fatalf("chunks end at %d, size %d", prev, x.Size())
-	}
-}
-
-// FuzzFixedIndex opens arbitrary .fidx files.
-func FuzzFixedIndex(f *testing.F) {
-	dir := f.TempDir()
-	f.Add(writeTestIndex(f, filepath.Join(dir, "0.img.fidx"), true, []int{}...))
-	f.Add(writeTestIndex(f, filepath.Join(dir, "3.img.fidx"), true, 64<<10, 64<<10, 1000))
-	f.Add(writeTestIndex(f, filepath.Join(dir, "1.img.fidx"), true, 64<<10))
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzIndex(t, "f.img.fidx", data) })
-}
-
-// FuzzDynamicIndex opens arbitrary .didx files.
-func FuzzDynamicIndex(f *testing.F) {
-	dir := f.TempDir()
-	f.Add(writeTestIndex(f, filepath.Join(dir, "0.didx"), false, []int{}...))
-	f.Add(writeTestIndex(f, filepath.Join(dir, "3.didx"), false, 10, 20, 4<<20))
-	f.Add(writeTestIndex(f, filepath.Join(dir, "1.didx"), false, 1))
-	f.Fuzz(func(t *testing.T, data []byte) { fuzzIndex(t, "d.didx", data) })
 }
 
 // FuzzManifest decodes arbitrary manifest blobs and arbitrary JSON in a

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/store/index"
 	"golang.org/x/sys/unix"
 )
 
@@ -77,7 +78,7 @@ func (b *Backup) AddImage(ctx context.Context, name string, src io.Reader, opt I
 	if err := chunk.CheckChunkSize(cs); err != nil {
 		return fmt.Errorf("image %s: %w", name, err)
 	}
-	w, err := NewFixedWriter(filepath.Join(b.dir, idxName), cs)
+	w, err := index.NewFixedWriter(filepath.Join(b.dir, idxName), cs)
 	if err != nil {
 		return err
 	}
@@ -121,7 +122,7 @@ func (b *Backup) previousChunkSize(prev Snapshot, idxName string) int {
 		return 0
 	}
 	defer x.Close()
-	f, ok := x.(*FixedIndex)
+	f, ok := x.(*index.Fixed)
 	if !ok || chunk.CheckChunkSize(int(f.ChunkSize())) != nil {
 		return 0
 	}

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"context"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/crypt"
 )
 
@@ -216,30 +214,6 @@ func (s *Store) SnapshotKey(snap Snapshot, m *Manifest) (*crypt.Key, error) {
 	}
 	m.auth.set(fp)
 	return key, nil
-}
-
-// IndexKey returns the key an index opened by OpenSnapshotIndex reads
-// its chunks with (nil for a plain snapshot's). NewIndexReader uses it,
-// so every reader of an encrypted archive decrypts without being told.
-func IndexKey(x Index) *crypt.Key {
-	if k, ok := x.(interface{ key() *crypt.Key }); ok {
-		return k.key()
-	}
-	return nil
-}
-
-// GetKey is Get for a chunk of an encrypted archive: it is decoded with
-// key and checked against the keyed digest (key nil: Get). Its data,
-// handed out without a reference, is never recycled.
-func (c *Cache) GetKey(ctx context.Context, key *crypt.Key, d chunk.Digest, size int) ([]byte, error) {
-	b, err := c.get(ctx, key, d, size, false)
-	if err != nil {
-		return nil, err
-	}
-	b.escaped.Store(true) // before the release: never recycled
-	data := b.data
-	b.release()
-	return data, nil
 }
 
 // Encrypt makes the backup an encrypted one with key: call it before any

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/crypt"
+	"github.com/cairnfs/cairn/store/chunkcache"
 )
 
 // cpuTime is the process's user and system CPU time so far: the
@@ -103,7 +104,7 @@ func BenchmarkCryptBackup(b *testing.B) {
 }
 
 // BenchmarkCryptRead reads the same image, stored plain and encrypted,
-// through an IndexReader whose cache is smaller than the image: every
+// through a chunkcache.Reader whose cache is smaller than the image: every
 // pass loads, decrypts and decompresses every chunk.
 func BenchmarkCryptRead(b *testing.B) {
 	path, key := cryptBenchSetup(b)
@@ -123,7 +124,7 @@ func BenchmarkCryptRead(b *testing.B) {
 			defer x.Close()
 			c, _ := NewCache(s, 16<<20)
 			defer c.Close()
-			r := NewIndexReader(context.Background(), x, c, DefaultReadahead)
+			r := chunkcache.NewReader(context.Background(), x, c, chunkcache.DefaultReadahead)
 			b.SetBytes(x.Size())
 			start := cpuTime()
 			for b.Loop() {

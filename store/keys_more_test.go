@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/crypt"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 func TestEncryptedDedupBase(t *testing.T) {
@@ -155,7 +157,7 @@ func TestEncryptedBlobs(t *testing.T) {
 	if err := s.UpdateManifest(context.Background(), snap, func(m *Manifest) error {
 		for i := range m.Files {
 			if m.Files[i].Filename == "big.blob" {
-				m.Files[i].Csum = CsumHex(sha256Sum(blob))
+				m.Files[i].Csum = CsumHex(sha256.Sum256(blob))
 			}
 		}
 		return nil
@@ -200,7 +202,7 @@ func TestEncryptedCopy(t *testing.T) {
 	b.Sync = SyncNone
 	b.SetManifestBase(m)
 	for _, fi := range m.Files {
-		if _, isIndex := IndexKind(fi.Filename); !isIndex {
+		if _, isIndex := index.Kind(fi.Filename); !isIndex {
 			blob, err := src.ReadBlobFile(snap, m, fi.Filename)
 			if err == nil {
 				err = b.AddBlobCopy(blob, fi)

@@ -16,6 +16,8 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/crypt"
+	"github.com/cairnfs/cairn/store/chunkcache"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 func TestEncryptedManifestTampered(t *testing.T) {
@@ -141,7 +143,7 @@ func TestEncryptedChunkTampered(t *testing.T) {
 			x.Close()
 			flipChunk(t, s, d, tc.off, tc.fixCRC)
 			got, err := readImageKey(t, s, snap)
-			var re *ChunkReadError
+			var re *chunkcache.ReadError
 			if !errors.Is(err, tc.want) || !errors.Is(err, ErrCorruptChunk) || !errors.As(err, &re) || re.Digest != d.String() {
 				t.Fatalf("read: %v, want %v naming chunk %s", err, tc.want, d)
 			}
@@ -234,7 +236,7 @@ func TestCacheKeepsKeysApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := NewIndexReader(context.Background(), x, c, 0).WriteTo(io.Discard); err != nil {
+	if _, err := chunkcache.NewReader(context.Background(), x, c, 0).WriteTo(io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	// a plain snapshot listing the encrypted chunks
@@ -243,7 +245,7 @@ func TestCacheKeepsKeysApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Sync = SyncNone
-	fw, err := NewFixedWriter(filepath.Join(b.Dir(), "disk.img.fidx"), testCS)
+	fw, err := index.NewFixedWriter(filepath.Join(b.Dir(), "disk.img.fidx"), testCS)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,11 +272,11 @@ func TestCacheKeepsKeysApart(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer hx.Close()
-	if IndexKey(hx) != nil {
+	if chunkcache.IndexKey(hx) != nil {
 		t.Fatal("a plain snapshot's index has a key")
 	}
 	buf := make([]byte, 4096)
-	if n, err := NewIndexReader(context.Background(), hx, c, 0).ReadAt(buf, 0); !errors.Is(err, ErrCorruptChunk) || n != 0 {
+	if n, err := chunkcache.NewReader(context.Background(), hx, c, 0).ReadAt(buf, 0); !errors.Is(err, ErrCorruptChunk) || n != 0 {
 		t.Fatalf("plain read of cached encrypted chunks: %d bytes, %v", n, err)
 	}
 	d, start, end := x.Chunk(0)

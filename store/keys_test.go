@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/crypt"
+	"github.com/cairnfs/cairn/store/chunkcache"
 )
 
 var keyT0 = time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
@@ -105,7 +106,7 @@ func readImageKey(t testing.TB, s *Store, snap Snapshot) ([]byte, error) {
 	}
 	defer c.Close()
 	var out bytes.Buffer
-	_, err = NewIndexReader(context.Background(), x, c, 2).WriteTo(&out)
+	_, err = chunkcache.NewReader(context.Background(), x, c, 2).WriteTo(&out)
 	return out.Bytes(), err
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/store/index"
 	"github.com/cairnfs/cairn/store/internal/fsutil"
 	"golang.org/x/sys/unix"
 )
@@ -65,10 +66,14 @@ func (l localDir) ReadFile(_ context.Context, name string, limit int64) ([]byte,
 	return ReadFileBounded(filepath.Join(l.root, name), limit)
 }
 
-// OpenIndex implements Backend: the index file is mapped (OpenIndex of
-// its whole path, whose errors name it).
-func (l localDir) OpenIndex(_ context.Context, name string) (Index, error) {
-	return OpenIndex(filepath.Join(l.root, name))
+// OpenIndex implements Backend: the index file is mapped (index.Open of
+// its whole path, whose errors name it); a missing one is ErrNotFound.
+func (l localDir) OpenIndex(_ context.Context, name string) (index.Index, error) {
+	x, err := index.Open(filepath.Join(l.root, name))
+	if err != nil {
+		return nil, notFound(err)
+	}
+	return x, nil
 }
 
 // HasChunk implements Backend: a stat of the chunk's file.

@@ -1,12 +1,11 @@
 package store
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
 
-	"golang.org/x/sys/unix"
+	"github.com/cairnfs/cairn/store/internal/fsutil"
 )
 
 // ReadFileBounded reads a whole regular file of at most limit bytes, as
@@ -36,29 +35,11 @@ func ReadFileBounded(path string, limit int64) ([]byte, error) {
 	return b[:n], nil
 }
 
-// errNotRegular is what OpenRegular refuses.
-var errNotRegular = errors.New("not a regular file")
-
 // OpenRegular opens path for reading and returns it with its stat if it
-// is a regular file. O_NONBLOCK keeps a FIFO from blocking the open until
-// a writer comes (it changes nothing for a regular file). A missing
-// file's error wraps fs.ErrNotExist; what is not a regular file is an
-// error wrapping errNotRegular, naming path and what it is.
-func OpenRegular(path string) (*os.File, os.FileInfo, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, nil, err
-	}
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("%s: %w (%s)", path, errNotRegular, fi.Mode().Type())
-	}
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	return f, fi, nil
-}
+// is a regular file (fsutil.OpenRegular: what is not one is an error
+// wrapping fsutil.ErrNotRegular, naming path and what it is; a missing
+// file's error wraps fs.ErrNotExist).
+func OpenRegular(path string) (*os.File, os.FileInfo, error) { return fsutil.OpenRegular(path) }
 
 // maxManifest bounds a manifest's decoded JSON; its blob file may be a
 // little larger (a blob header on an incompressible payload).

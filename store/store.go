@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cairnfs/cairn/store/chunkcache"
 	"golang.org/x/sync/errgroup"
 
 	"golang.org/x/sys/unix"
@@ -23,11 +24,10 @@ var (
 	ErrExists        = errors.New("already exists")
 	ErrNotFound      = errors.New("not found")
 	ErrLocked        = errors.New("locked by another process")
-	ErrBadIndex      = errors.New("bad index file")
 	ErrBadManifest   = errors.New("bad manifest")
 	ErrBadName       = errors.New("bad name")
 	ErrUnfinished    = errors.New("snapshot is unfinished (no manifest)")
-	ErrCorruptChunk  = errors.New("corrupt chunk")
+	ErrCorruptChunk  = chunkcache.ErrCorrupt // the chunk cache's: one error
 	ErrMissingChunk  = errors.New("missing chunk")
 	ErrSnapshotInUse = errors.New("snapshot in use")
 )

@@ -7,6 +7,8 @@ import (
 	"io"
 	"testing"
 	"time"
+
+	"github.com/cairnfs/cairn/store/chunkcache"
 )
 
 // onlyReader hides everything but Read: a stream such as standard input.
@@ -57,7 +59,7 @@ func TestAddImageStreamAndBlobData(t *testing.T) {
 	}
 	defer c.Close()
 	got := make([]byte, x.Size())
-	if _, err := NewIndexReader(context.Background(), x, c, 1).ReadAt(got, 0); err != nil && err != io.EOF {
+	if _, err := chunkcache.NewReader(context.Background(), x, c, 1).ReadAt(got, 0); err != nil && err != io.EOF {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got, data) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/store/index"
 	"github.com/cairnfs/cairn/store/internal/fsutil"
 	"golang.org/x/sys/unix"
 )
@@ -34,7 +35,7 @@ func (s *Store) SnapshotIndexFiles(snap Snapshot) ([]string, error) {
 	}
 	out := names[:0]
 	for _, n := range names {
-		if _, ok := IndexKind(n); ok && !strings.HasPrefix(n, ".") {
+		if _, ok := index.Kind(n); ok && !strings.HasPrefix(n, ".") {
 			out = append(out, n)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"slices"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/store/index"
 	"github.com/cairnfs/cairn/store/internal/fsutil"
 )
 
@@ -53,7 +54,7 @@ func (b *Backup) KnownChunks(ctx context.Context, name string) (KnownSet, error)
 // entries were changed behind a header that still matches the manifest
 // is refused (ErrSyncMismatch), so what its entries list is what the
 // manifest committed to.
-func (s *Store) OpenCheckedIndex(snap Snapshot, m *Manifest, file string) (Index, error) {
+func (s *Store) OpenCheckedIndex(snap Snapshot, m *Manifest, file string) (index.Index, error) {
 	x, err := s.openManifestIndex(snap, m, file)
 	if err != nil {
 		return nil, err
@@ -71,28 +72,17 @@ func (s *Store) OpenCheckedIndex(snap Snapshot, m *Manifest, file string) (Index
 }
 
 // indexEntriesSum is the SHA-256 of an index's entries (its checksum).
-func indexEntriesSum(x Index) ([32]byte, error) {
+func indexEntriesSum(x index.Index) ([32]byte, error) {
 	var sum [32]byte
 	switch v := plainIndex(x).(type) {
-	case *FixedIndex:
+	case *index.Fixed:
 		sum = v.ComputeCsum()
-	case *DynamicIndex:
+	case *index.Dynamic:
 		sum = v.ComputeCsum()
 	default:
-		return sum, fmt.Errorf("%s: %w: index of type %T cannot be checked", x.Path(), ErrBadIndex, x)
+		return sum, fmt.Errorf("%s: %w: index of type %T cannot be checked", x.Path(), index.ErrFormat, x)
 	}
 	return sum, x.Err()
-}
-
-// indexMapOf returns the mapping of an index opened by this package.
-func indexMapOf(x Index) (*indexMap, error) {
-	switch v := plainIndex(x).(type) {
-	case *FixedIndex:
-		return v.m, nil
-	case *DynamicIndex:
-		return v.m, nil
-	}
-	return nil, fmt.Errorf("%s: %w: index of type %T cannot be copied", x.Path(), ErrBadIndex, x)
 }
 
 // AddIndexCopy writes x, an index of another store opened with
@@ -100,51 +90,30 @@ func indexMapOf(x Index) (*indexMap, error) {
 // (temp + rename) and records fi, the source manifest's entry. The bytes
 // are hashed as they are copied: a file that changed since it was
 // checked is refused (ErrSyncMismatch) and nothing is added.
-func (b *Backup) AddIndexCopy(x Index, fi FileInfo) error {
+func (b *Backup) AddIndexCopy(x index.Index, fi FileInfo) error {
 	if err := CheckArchiveName(fi.Filename); err != nil {
 		return err
 	}
-	if _, ok := IndexKind(fi.Filename); !ok {
+	if _, ok := index.Kind(fi.Filename); !ok {
 		return fmt.Errorf("archive %s: %w: not an index name", fi.Filename, ErrBadName)
 	}
-	m, err := indexMapOf(x)
-	if err != nil {
-		return err
-	}
-	err = fsutil.WriteAtomic(filepath.Join(b.dir, fi.Filename), func(f *os.File) error { return copyIndexBytes(f, m, fi) })
+	err := fsutil.WriteAtomic(filepath.Join(b.dir, fi.Filename), func(f *os.File) error { return copyIndexBytes(f, x, fi) })
 	if err != nil {
 		return err
 	}
 	return b.AddFile(fi)
 }
 
-// copyIndexBytes writes the mapping to f in pieces, checking the header's
-// checksum and the entries' hash against fi.
-func copyIndexBytes(f *os.File, m *indexMap, fi FileInfo) error {
-	const piece = 1 << 20
-	buf := make([]byte, min(piece, len(m.data)))
-	h := sha256.New()
-	var hdrSum [32]byte
-	for off := 0; off < len(m.data); off += piece {
-		n := min(piece, len(m.data)-off)
-		if m.read(buf[:n], off); m.err() != nil {
-			return m.err()
-		}
-		if off == 0 {
-			copy(hdrSum[:], buf[offCsum:offCsum+32])
-			h.Write(buf[indexHeaderSize:n])
-		} else {
-			h.Write(buf[:n])
-		}
-		if _, err := f.Write(buf[:n]); err != nil {
-			return err
-		}
+// copyIndexBytes writes index x to f, checking the header's checksum
+// and the entries' hash as copied against fi.
+func copyIndexBytes(f *os.File, x index.Index, fi FileInfo) error {
+	hdrSum, sum, err := index.Copy(f, plainIndex(x))
+	if err != nil {
+		return err
 	}
-	var sum [32]byte
-	copy(sum[:], h.Sum(nil))
 	if CsumHex(sum) != fi.Csum || CsumHex(hdrSum) != fi.Csum {
 		return fmt.Errorf("%s: %w: entries hash to %s, header says %s, manifest %s",
-			m.path, ErrSyncMismatch, CsumHex(sum), CsumHex(hdrSum), fi.Csum)
+			x.Path(), ErrSyncMismatch, CsumHex(sum), CsumHex(hdrSum), fi.Csum)
 	}
 	return nil
 }

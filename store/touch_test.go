@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
 	"github.com/cairnfs/cairn/store/storetest"
 )
 
@@ -47,7 +48,7 @@ func checkImage(t *testing.T, s *store.Store, snap store.Snapshot, want []byte) 
 	}
 	defer c.Close()
 	var got bytes.Buffer
-	if _, err := store.NewIndexReader(context.Background(), x, c, 0).WriteTo(&got); err != nil || !bytes.Equal(got.Bytes(), want) {
+	if _, err := chunkcache.NewReader(context.Background(), x, c, 0).WriteTo(&got); err != nil || !bytes.Equal(got.Bytes(), want) {
 		t.Fatalf("image of %s: %d bytes read (%v), want %d, equal %v", snap, got.Len(), err, len(want), bytes.Equal(got.Bytes(), want))
 	}
 }

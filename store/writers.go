@@ -132,7 +132,7 @@ func (s *Store) OldestWriter() (oldest time.Time, ok bool, err error) {
 		path := filepath.Join(dir, name)
 		start, valid := writerStart(name)
 		live, err := lockedByOther(path)
-		if errors.Is(err, unix.ELOOP) || errors.Is(err, errNotRegular) {
+		if errors.Is(err, unix.ELOOP) || errors.Is(err, fsutil.ErrNotRegular) {
 			continue // no writer makes one: not a writer's file
 		}
 		if errors.Is(err, unix.ENOENT) {
@@ -179,7 +179,7 @@ func lockedByOther(path string) (bool, error) {
 		return false, err
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return false, errNotRegular
+		return false, fsutil.ErrNotRegular
 	}
 	err = unix.Flock(fd, unix.LOCK_SH|unix.LOCK_NB)
 	if errors.Is(err, unix.EWOULDBLOCK) {

@@ -15,6 +15,7 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/jobs/gc"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -155,7 +156,7 @@ func bigSnapshot(s *store.Store, n, k int) error {
 	}
 	bk.Sync = store.SyncNone
 	name := "data.pxar.didx"
-	w, err := store.NewDynamicWriter(filepath.Join(bk.Dir(), name))
+	w, err := index.NewDynamicWriter(filepath.Join(bk.Dir(), name))
 	if err != nil {
 		bk.Abort()
 		return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/semaphore"
 	"golang.org/x/sys/unix"
@@ -36,7 +37,7 @@ type markItem struct {
 // openIndex is an index being marked; the worker finishing its last
 // range closes it.
 type openIndex struct {
-	store.Index
+	index.Index
 	name    string // for messages
 	weight  int64  // its share of maxMarkEntries
 	pending atomic.Int64

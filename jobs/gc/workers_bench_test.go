@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -79,7 +80,7 @@ func benchSnapshot(s *store.Store, g store.Group, k, n int) error {
 		return err
 	}
 	bk.Sync = store.SyncNone
-	w, err := store.NewDynamicWriter(filepath.Join(bk.Dir(), "data.didx"))
+	w, err := index.NewDynamicWriter(filepath.Join(bk.Dir(), "data.didx"))
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/cairnfs/cairn/crypt"
 	"github.com/cairnfs/cairn/jobs/internal/crypttest"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 // BenchmarkImageRestoreEncrypted restores the same 128 MiB image (4 MiB
@@ -38,7 +39,7 @@ func BenchmarkImageRestoreEncrypted(b *testing.B) {
 	}
 	defer key.Wipe()
 	s.SetKeys(store.NewKeys(key))
-	open := func(id string, k *crypt.Key) store.Index {
+	open := func(id string, k *crypt.Key) index.Index {
 		bk, err := s.StartBackup(context.Background(), store.Group{Type: "vm", ID: id}, time.Unix(1700000000, 0))
 		if err != nil {
 			b.Fatal(err)
@@ -64,7 +65,7 @@ func BenchmarkImageRestoreEncrypted(b *testing.B) {
 	}
 	indexes := []struct {
 		name string
-		x    store.Index
+		x    index.Index
 	}{{"plain", open("plain", nil)}, {"encrypted", open("enc", key)}}
 	for _, threads := range []int{1, 2} {
 		for _, ix := range indexes {

@@ -14,14 +14,16 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/jobs/internal/crypttest"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
 	"github.com/cairnfs/cairn/store/filearchive"
+	"github.com/cairnfs/cairn/store/index"
 	"github.com/cairnfs/cairn/store/storetest"
 )
 
 var cryptGroup = store.Group{Type: "vm", ID: "crypt"}
 
 // openImage opens snap's disk.img index as the restore command does.
-func openImage(t *testing.T, s *store.Store, snap store.Snapshot) (store.Index, error) {
+func openImage(t *testing.T, s *store.Store, snap store.Snapshot) (index.Index, error) {
 	t.Helper()
 	m, err := s.ReadManifest(snap)
 	if err != nil {
@@ -48,7 +50,7 @@ func TestImageEncrypted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if store.IndexKey(x) == nil {
+	if chunkcache.IndexKey(x) == nil {
 		t.Fatal("the index of an encrypted snapshot has no key")
 	}
 	path := filepath.Join(t.TempDir(), "out")
@@ -189,7 +191,7 @@ func TestImageSignOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if store.IndexKey(x) == nil {
+	if chunkcache.IndexKey(x) == nil {
 		t.Fatal("the index of a signed snapshot has no key")
 	}
 	var out bytes.Buffer

@@ -14,6 +14,8 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/crypt"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
+	"github.com/cairnfs/cairn/store/index"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sys/unix"
 )
@@ -67,7 +69,7 @@ type Target struct {
 // snapshot's index (store.IndexKey) are decrypted with its key, straight
 // from the read buffer or mapping into the worker's buffer, and checked
 // against their keyed digests.
-func Image(ctx context.Context, idx store.Index, src store.ChunkReader, t Target, opt Options) (*Report, error) {
+func Image(ctx context.Context, idx index.Index, src store.ChunkReader, t Target, opt Options) (*Report, error) {
 	if opt.Threads <= 0 {
 		opt.Threads = runtime.NumCPU()
 	}
@@ -78,7 +80,7 @@ func Image(ctx context.Context, idx store.Index, src store.ChunkReader, t Target
 		opt.Stats = new(Stats)
 	}
 	opt.Stats.Total.Store(idx.Size())
-	r := &imageRestore{idx: idx, src: src, opt: opt, cpu: make(chan struct{}, opt.Threads), key: store.IndexKey(idx)}
+	r := &imageRestore{idx: idx, src: src, opt: opt, cpu: make(chan struct{}, opt.Threads), key: chunkcache.IndexKey(idx)}
 	var err error
 	if t.File != nil {
 		err = r.toFile(ctx, t.File)
@@ -99,7 +101,7 @@ func Image(ctx context.Context, idx store.Index, src store.ChunkReader, t Target
 }
 
 type imageRestore struct {
-	idx store.Index
+	idx index.Index
 	src store.ChunkReader
 	opt Options
 	key *crypt.Key // of an encrypted snapshot's index, else nil

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 	"github.com/cairnfs/cairn/store/storetest"
 	"golang.org/x/sys/unix"
 )
@@ -22,7 +23,7 @@ var randBytes = storetest.RandSeeded
 
 // fixture backs up an image with data, holes, written zeros and repeated
 // chunks and returns the store, the open index and the image bytes.
-func fixture(t *testing.T) (*store.Store, store.Index, []byte) {
+func fixture(t *testing.T) (*store.Store, index.Index, []byte) {
 	t.Helper()
 	s := storetest.NewStore(t)
 	img := make([]byte, 40*cs+777)
@@ -216,7 +217,7 @@ func TestImageIndexCut(t *testing.T) {
 	for _, ignore := range []bool{false, true} {
 		var buf bytes.Buffer
 		_, err := Image(context.Background(), x, s, Target{Stream: &buf}, Options{Threads: 2, IgnoreErrors: ignore})
-		if !errors.Is(err, store.ErrIndexFault) || !strings.Contains(err.Error(), x.Path()) {
+		if !errors.Is(err, index.ErrFault) || !strings.Contains(err.Error(), x.Path()) {
 			t.Fatalf("stream, ignore-errors=%v: %v, want the index fault naming %s", ignore, err, x.Path())
 		}
 		f, err := os.Create(filepath.Join(t.TempDir(), "img"))
@@ -225,7 +226,7 @@ func TestImageIndexCut(t *testing.T) {
 		}
 		_, err = Image(context.Background(), x, s, Target{File: f}, Options{Threads: 2, IgnoreErrors: ignore})
 		f.Close()
-		if !errors.Is(err, store.ErrIndexFault) {
+		if !errors.Is(err, index.ErrFault) {
 			t.Fatalf("file, ignore-errors=%v: %v, want the index fault", ignore, err)
 		}
 	}

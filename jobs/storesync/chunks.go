@@ -6,6 +6,7 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -19,7 +20,7 @@ type chunkItem struct {
 // hands the digests over a channel of Workers slots to Workers
 // goroutines, which reuse or copy each. The first failure ends it and is
 // returned, naming the chunk and the index.
-func (s *Syncer) copyChunks(ctx context.Context, x store.Index, fi store.FileInfo, known store.KnownSet, filter *store.TouchFilter) error {
+func (s *Syncer) copyChunks(ctx context.Context, x index.Index, fi store.FileInfo, known store.KnownSet, filter *store.TouchFilter) error {
 	g, ctx := errgroup.WithContext(ctx)
 	feed := make(chan chunkItem, s.opt.Workers)
 	g.Go(func() error {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 // syncGroup copies one group's snapshots, oldest first. A snapshot that
@@ -175,7 +176,7 @@ func (s *Syncer) copySnapshot(ctx context.Context, snap store.Snapshot) (err err
 // or a blob.
 func (s *Syncer) copyFile(ctx context.Context, b *store.Backup, snap store.Snapshot, m *store.Manifest,
 	fi store.FileInfo, filter *store.TouchFilter) error {
-	if _, ok := store.IndexKind(fi.Filename); ok {
+	if _, ok := index.Kind(fi.Filename); ok {
 		x, err := s.from.OpenCheckedIndex(snap, m, fi.Filename)
 		if err != nil {
 			return fmt.Errorf("source: %w", err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
 	"github.com/cairnfs/cairn/store/storetest"
 )
 
@@ -135,7 +136,7 @@ func sameSnapshot(t *testing.T, from, to *store.Store, snap store.Snapshot) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := io.ReadAll(io.NewSectionReader(store.NewIndexReader(context.Background(), x, c, 0), 0, x.Size()))
+	got, err := io.ReadAll(io.NewSectionReader(chunkcache.NewReader(context.Background(), x, c, 0), 0, x.Size()))
 	if err != nil {
 		t.Fatal(err)
 	}

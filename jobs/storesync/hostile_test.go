@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 	"github.com/cairnfs/cairn/store/storetest"
 )
 
@@ -108,7 +109,7 @@ func TestSyncRefusesIndexNotMatchingManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	failedCopy(t, a, b, store.ErrBadIndex.Error())
+	failedCopy(t, a, b, index.ErrFormat.Error())
 }
 
 // TestSyncRefusesBlobNotMatchingManifest: a blob file changed after its

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/cairnfs/cairn/chunk"
-	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 const indexHeaderSize = 4096
@@ -40,9 +40,9 @@ const indexHeadKept = 72
 func newDigestScanner(name string, add func(chunk.Digest)) *digestScanner {
 	switch {
 	case strings.HasSuffix(name, ".fidx"):
-		return &digestScanner{name: name, magic: store.MagicFixedIndex, entry: chunk.DigestSize, add: add, entries: sha256.New()}
+		return &digestScanner{name: name, magic: index.MagicFixed, entry: chunk.DigestSize, add: add, entries: sha256.New()}
 	case strings.HasSuffix(name, ".didx"):
-		return &digestScanner{name: name, magic: store.MagicDynamicIndex, entry: 8 + chunk.DigestSize, skip: 8, add: add,
+		return &digestScanner{name: name, magic: index.MagicDynamic, entry: 8 + chunk.DigestSize, skip: 8, add: add,
 			entries: sha256.New()}
 	}
 	return nil

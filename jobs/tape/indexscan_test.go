@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/cairnfs/cairn/chunk"
-	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 func TestDigestScanner(t *testing.T) {
@@ -15,9 +15,9 @@ func TestDigestScanner(t *testing.T) {
 		ds = append(ds, chunk.Sum([]byte{byte(i)}))
 	}
 	fidx := make([]byte, indexHeaderSize)
-	copy(fidx, store.MagicFixedIndex[:])
+	copy(fidx, index.MagicFixed[:])
 	didx := make([]byte, indexHeaderSize)
-	copy(didx, store.MagicDynamicIndex[:])
+	copy(didx, index.MagicDynamic[:])
 	for i, d := range ds {
 		fidx = append(fidx, d[:]...)
 		didx = binary.LittleEndian.AppendUint64(didx, uint64(i+1)*4096)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 // clientLogName is the client log PBS puts on tape after the manifest's
@@ -95,7 +96,7 @@ func (s *StoreSource) Chunks(ctx context.Context, name string) ([]chunk.Digest, 
 	seen := map[chunk.Digest]bool{}
 	out := []chunk.Digest{}
 	for _, f := range m.Files {
-		if _, ok := store.IndexKind(f.Filename); !ok {
+		if _, ok := index.Kind(f.Filename); !ok {
 			continue
 		}
 		idx, err := s.S.OpenIndexFile(snap, f.Filename)

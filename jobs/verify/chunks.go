@@ -11,6 +11,7 @@ import (
 	"github.com/cairnfs/cairn/crypt"
 	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
 )
 
 // badChunk is a chunk judged corrupt or missing, or (index set) a good
@@ -192,7 +193,7 @@ func disagreement(it *item, f chunkFacts) string {
 			"the chunk is good and stays in place", it.file, it.d, notWord(it.encrypted), notWord(f.encrypted))
 	case f.size >= 0 && int64(f.size) != it.size:
 		return fmt.Sprintf("index %s: %v: chunk %s holds %d bytes, the index says %d; the chunk is good and stays in place",
-			it.file, store.ErrSizeMismatch, it.d, f.size, it.size)
+			it.file, chunkcache.ErrSizeMismatch, it.d, f.size, it.size)
 	}
 	return ""
 }

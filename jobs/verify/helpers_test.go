@@ -12,6 +12,7 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 	"github.com/cairnfs/cairn/store/storetest"
 )
 
@@ -87,7 +88,7 @@ func backupImageAt(t testing.TB, s *store.Store, g store.Group, at time.Time, da
 // chunksOf lists the digests of a snapshot's index file.
 func chunksOf(t testing.TB, s *store.Store, snap store.Snapshot, file string) []chunk.Digest {
 	t.Helper()
-	x, err := store.OpenIndex(filepath.Join(s.SnapshotPath(snap), file))
+	x, err := index.Open(filepath.Join(s.SnapshotPath(snap), file))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/crypt"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
 )
 
 // keyRef is a verify job's number for a key: 0 is no key (plain
@@ -136,10 +137,10 @@ func encryptedSizeNote(it *item, f chunkFacts) string {
 		return ""
 	case !f.zstd && int64(f.payload) != it.size:
 		return fmt.Sprintf("index %s: %v: encrypted chunk %s holds %d bytes of ciphertext, the index says %d plain bytes; "+
-			"the chunk stays in place", it.file, store.ErrSizeMismatch, it.d, f.payload, it.size)
+			"the chunk stays in place", it.file, chunkcache.ErrSizeMismatch, it.d, f.payload, it.size)
 	case f.zstd && (f.payload <= 0 || int64(f.payload) >= it.size):
 		return fmt.Sprintf("index %s: %v: encrypted compressed chunk %s holds %d bytes of ciphertext, not fewer than "+
-			"the %d plain bytes the index says; the chunk stays in place", it.file, store.ErrSizeMismatch, it.d, f.payload, it.size)
+			"the %d plain bytes the index says; the chunk stays in place", it.file, chunkcache.ErrSizeMismatch, it.d, f.payload, it.size)
 	}
 	return ""
 }

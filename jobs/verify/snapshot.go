@@ -15,6 +15,7 @@ import (
 	"github.com/cairnfs/cairn/crypt"
 	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 // item is one chunk to verify.
@@ -72,7 +73,7 @@ func (v *verifier) verifySnapshot(ctx context.Context, j *jobs.Job, snap store.S
 		if ctx.Err() != nil {
 			return
 		}
-		if _, isIndex := store.IndexKind(f.Filename); !isIndex {
+		if _, isIndex := index.Kind(f.Filename); !isIndex {
 			if err := v.checkBlob(snap, f, key.key); err != nil {
 				fail(true, "%v", err)
 			}
@@ -236,7 +237,7 @@ func (v *verifier) collect(snap store.Snapshot, f store.FileInfo, key snapKey, s
 		}
 		if got != want {
 			return fmt.Errorf("index %s: %w: entries hash to %s, header and manifest say %s",
-				f.Filename, store.ErrBadIndex, store.CsumHex(got), store.CsumHex(want))
+				f.Filename, index.ErrFormat, store.CsumHex(got), store.CsumHex(want))
 		}
 	}
 	enc := f.CryptMode == "encrypt"
@@ -258,7 +259,7 @@ func (v *verifier) collect(snap store.Snapshot, f store.FileInfo, key snapKey, s
 	}
 	if len(conflicts) > 0 {
 		return fmt.Errorf("index %s: %w: %d entries disagree with an earlier entry of the same chunk (first: %s)",
-			f.Filename, store.ErrBadIndex, len(conflicts), conflicts[0])
+			f.Filename, index.ErrFormat, len(conflicts), conflicts[0])
 	}
 	return nil
 }
@@ -266,7 +267,7 @@ func (v *verifier) collect(snap store.Snapshot, f store.FileInfo, key snapKey, s
 // openIndex opens an index file of snap and checks it against the
 // manifest entry f (checksum and size), as OpenSnapshotIndex does, also
 // for a snapshot whose key the store lacks: its index is plain.
-func (v *verifier) openIndex(snap store.Snapshot, f store.FileInfo) (store.Index, error) {
+func (v *verifier) openIndex(snap store.Snapshot, f store.FileInfo) (index.Index, error) {
 	x, err := v.s.OpenIndexFile(snap, f.Filename)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -277,7 +278,7 @@ func (v *verifier) openIndex(snap store.Snapshot, f store.FileInfo) (store.Index
 	if sum := store.CsumHex(x.Csum()); sum != f.Csum || uint64(x.Size()) != f.Size {
 		x.Close()
 		return nil, fmt.Errorf("index %s: %w: checksum %s size %d, manifest says %s size %d",
-			f.Filename, store.ErrBadIndex, sum, x.Size(), f.Csum, f.Size)
+			f.Filename, index.ErrFormat, sum, x.Size(), f.Csum, f.Size)
 	}
 	return x, nil
 }

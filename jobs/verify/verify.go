@@ -12,6 +12,7 @@ import (
 	"github.com/cairnfs/cairn/crypt"
 	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 // Kind is the verify job: it checks snapshots' manifests, blobs,
@@ -269,7 +270,7 @@ func (v *verifier) plan(ctx context.Context, snaps []store.Snapshot) (items, byt
 		}
 		ref := v.snapshotKey(snap, m).ref
 		for _, f := range m.Files {
-			if _, ok := store.IndexKind(f.Filename); !ok || ctx.Err() != nil {
+			if _, ok := index.Kind(f.Filename); !ok || ctx.Err() != nil {
 				continue
 			}
 			x, err := v.s.OpenIndexFile(snap, f.Filename)

@@ -12,6 +12,7 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 func flipByte(t *testing.T, path string, off int64) {
@@ -178,7 +179,7 @@ func TestVerifyDynamicEncryptedAndBlobs(t *testing.T) {
 			t.Fatal(err)
 		}
 		b.Sync = store.SyncNone
-		w, err := store.NewDynamicWriter(filepath.Join(b.Dir(), "root.pxar.didx"))
+		w, err := index.NewDynamicWriter(filepath.Join(b.Dir(), "root.pxar.didx"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -205,7 +206,7 @@ func TestVerifyDynamicEncryptedAndBlobs(t *testing.T) {
 		b.AddFile(store.FileInfo{Filename: "root.pxar.didx", Size: uint64(size), Csum: store.CsumHex(csum)})
 		// An encrypted image whose key is not given: its chunk can only
 		// be checked by CRC and ciphertext size (900 bytes, stored as is).
-		fw, err := store.NewFixedWriter(filepath.Join(b.Dir(), "secret.img.fidx"), testChunk)
+		fw, err := index.NewFixedWriter(filepath.Join(b.Dir(), "secret.img.fidx"), testChunk)
 		if err != nil {
 			t.Fatal(err)
 		}

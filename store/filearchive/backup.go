@@ -12,6 +12,7 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/crypt"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
 	"github.com/cairnfs/cairn/store/pxar"
 	"github.com/cairnfs/cairn/store/pxar/walk"
 	"golang.org/x/sys/unix"
@@ -192,7 +193,7 @@ type builder struct {
 	prevSnap store.Snapshot
 	hasPrev  bool
 	prevBad  bool // the previous archive failed to decode: stop using it
-	cache    *store.Cache
+	cache    *chunkcache.Cache
 	// touched holds previous chunks found present and touched (reused
 	// runs of files), so that a chunk two runs share is touched once.
 	touched store.TouchFilter

@@ -14,12 +14,13 @@ import (
 	"testing"
 
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 	"github.com/cairnfs/cairn/store/pxar"
 )
 
 // streamBytes reads one index of snap whole.
 func streamBytes(t *testing.T, s *store.Store, snap store.Snapshot, file string) []byte {
-	x, err := store.OpenDynamicIndex(filepath.Join(s.SnapshotPath(snap), file))
+	x, err := index.OpenDynamic(filepath.Join(s.SnapshotPath(snap), file))
 	must(t, err)
 	defer x.Close()
 	return readIndex(t, s, x)
@@ -132,7 +133,7 @@ func TestCorruptChunk(t *testing.T) {
 	writeFile(t, src+"/f", []byte("x"))
 	s := newStore(t)
 	_, snap := backupTree(t, s, src, Options{})
-	x, err := store.OpenDynamicIndex(filepath.Join(s.SnapshotPath(snap), "root.mpxar.didx"))
+	x, err := index.OpenDynamic(filepath.Join(s.SnapshotPath(snap), "root.mpxar.didx"))
 	must(t, err)
 	d, _, _ := x.Chunk(x.Len() - 1)
 	x.Close()
@@ -159,7 +160,7 @@ func TestCorruptPrevious(t *testing.T) {
 	// verification marks the snapshot failed).
 	writeFile(t, src+"/d1/f00", randBytes(30000, 77))
 	for _, file := range []string{"root.mpxar.didx", StatTableName("root.pxar")} {
-		x, err := store.OpenDynamicIndex(filepath.Join(s.SnapshotPath(prev), file))
+		x, err := index.OpenDynamic(filepath.Join(s.SnapshotPath(prev), file))
 		must(t, err)
 		for i := 0; i < x.Len(); i++ {
 			d, _, _ := x.Chunk(i)

@@ -11,6 +11,7 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/crypt"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 	"github.com/cairnfs/cairn/store/storetest"
 )
 
@@ -29,7 +30,7 @@ func snapshotChunks(t *testing.T, s *store.Store, snap store.Snapshot) map[chunk
 	must(t, err)
 	set := map[chunk.Digest]bool{}
 	for _, f := range m.Files {
-		if _, ok := store.IndexKind(f.Filename); !ok {
+		if _, ok := index.Kind(f.Filename); !ok {
 			continue
 		}
 		x, err := s.OpenIndexFile(snap, f.Filename)

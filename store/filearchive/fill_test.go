@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/cairnfs/cairn/chunk"
-	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 // shortReader returns at most a random number of bytes per Read, and
@@ -65,7 +65,7 @@ func TestStreamFill(t *testing.T) {
 	must(t, w.SuggestCut())
 	_, size, err := w.Close()
 	must(t, err)
-	got, err := store.OpenDynamicIndex(path)
+	got, err := index.OpenDynamic(path)
 	must(t, err)
 	defer got.Close()
 	if size != want.Size() || !slices.Equal(refs(got), refs(want)) {

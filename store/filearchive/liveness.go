@@ -107,7 +107,7 @@ func newChunkUses(n int) *chunkUses {
 	return &chunkUses{live: make([]uint64, n), cross: make([]span, n)}
 }
 
-// chunkIndex is the part of store.Index a plan needs.
+// chunkIndex is the part of index.Index a plan needs.
 type chunkIndex interface {
 	Len() int
 	Chunk(i int) (d chunk.Digest, start, end int64)

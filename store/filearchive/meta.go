@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
 	"github.com/cairnfs/cairn/store/pxar"
 )
 
@@ -16,7 +17,7 @@ import (
 // single-stream archive (NAME.pxar.didx) is opened as by Open, its file
 // contents being inline in its only stream.
 func OpenMetadata(ctx context.Context, s *store.Store, snap store.Snapshot, m *store.Manifest, ar store.Archive,
-	c *store.Cache) (*pxar.Accessor, func() error, error) {
+	c *chunkcache.Cache) (*pxar.Accessor, func() error, error) {
 	if ar.Kind != store.ArchiveSplitPxar {
 		return Open(ctx, s, snap, m, ar, c)
 	}
@@ -24,7 +25,7 @@ func OpenMetadata(ctx context.Context, s *store.Store, snap store.Snapshot, m *s
 	if err != nil {
 		return nil, nil, fmt.Errorf("snapshot %s archive %s: %w", snap, ar.Name, err)
 	}
-	acc, err := pxar.NewAccessor(ctx, store.NewIndexReader(ctx, x, c, metaReadahead), x.Size(), nil, 0)
+	acc, err := pxar.NewAccessor(ctx, chunkcache.NewReader(ctx, x, c, metaReadahead), x.Size(), nil, 0)
 	if err != nil {
 		x.Close()
 		return nil, nil, fmt.Errorf("snapshot %s archive %s: %w", snap, ar.Name, err)

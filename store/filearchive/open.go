@@ -8,10 +8,12 @@ import (
 	"strings"
 
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
+	"github.com/cairnfs/cairn/store/index"
 	"github.com/cairnfs/cairn/store/pxar"
 )
 
-// Readahead of the metadata stream's IndexReader: directory listings
+// Readahead of the metadata stream's chunkcache.Reader: directory listings
 // read it forward a little. File contents are read in long runs: the
 // payload stream's reader loads ahead as far as the store wants
 // (Store.Readahead).
@@ -25,11 +27,11 @@ var ErrNotFileArchive = errors.New("not a file (pxar) archive")
 func StatTableName(name string) string { return name + ".stat.didx" }
 
 // Open opens file archive ar of snapshot snap (manifest m) for random
-// access: a pxar.Accessor over IndexReaders of its streams through the
+// access: a pxar.Accessor over chunkcache.Readers of its streams through the
 // shared cache c. The indexes are checked against the manifest. close
 // releases the indexes; prefetches end with ctx.
 func Open(ctx context.Context, s *store.Store, snap store.Snapshot, m *store.Manifest, ar store.Archive,
-	c *store.Cache) (acc *pxar.Accessor, close func() error, err error) {
+	c *chunkcache.Cache) (acc *pxar.Accessor, close func() error, err error) {
 	o, err := openArchive(ctx, s, snap, m, ar, c, false)
 	if err != nil {
 		return nil, nil, err
@@ -41,12 +43,12 @@ func Open(ctx context.Context, s *store.Store, snap store.Snapshot, m *store.Man
 // stream).
 type opened struct {
 	acc           *pxar.Accessor
-	meta, payload store.Index
+	meta, payload index.Index
 }
 
 func (o *opened) close() error {
 	var errs []error
-	for _, x := range []store.Index{o.meta, o.payload} {
+	for _, x := range []index.Index{o.meta, o.payload} {
 		if x != nil {
 			errs = append(errs, x.Close())
 		}
@@ -56,9 +58,9 @@ func (o *opened) close() error {
 
 // openArchive opens an archive; pinned reads the metadata stream through
 // a pinnedReader (for one goroutine reading forward), else through an
-// IndexReader.
+// chunkcache.Reader.
 func openArchive(ctx context.Context, s *store.Store, snap store.Snapshot, m *store.Manifest, ar store.Archive,
-	c *store.Cache, pinned bool) (*opened, error) {
+	c *chunkcache.Cache, pinned bool) (*opened, error) {
 	var files []string
 	switch ar.Kind {
 	case store.ArchiveSplitPxar:
@@ -82,14 +84,14 @@ func openArchive(ctx context.Context, s *store.Store, snap store.Snapshot, m *st
 			o.payload = x
 		}
 	}
-	var meta io.ReaderAt = store.NewIndexReader(ctx, o.meta, c, metaReadahead)
+	var meta io.ReaderAt = chunkcache.NewReader(ctx, o.meta, c, metaReadahead)
 	if pinned {
 		meta = &pinnedReader{ctx: ctx, idx: o.meta, c: c}
 	}
 	var payload io.ReaderAt
 	var psize int64
 	if o.payload != nil {
-		payload = store.NewIndexReader(ctx, o.payload, c, s.Readahead())
+		payload = chunkcache.NewReader(ctx, o.payload, c, s.Readahead())
 		psize = o.payload.Size()
 	}
 	var err error
@@ -104,7 +106,7 @@ func openArchive(ctx context.Context, s *store.Store, snap store.Snapshot, m *st
 // OpenName is Open with the archive named as the user gives it
 // (root.pxar).
 func OpenName(ctx context.Context, s *store.Store, snap store.Snapshot, m *store.Manifest, name string,
-	c *store.Cache) (*pxar.Accessor, func() error, error) {
+	c *chunkcache.Cache) (*pxar.Accessor, func() error, error) {
 	ar, err := store.FindArchive(m, name)
 	if err != nil {
 		return nil, nil, fmt.Errorf("snapshot %s: %w", snap, err)
@@ -115,7 +117,7 @@ func OpenName(ctx context.Context, s *store.Store, snap store.Snapshot, m *store
 // openPrevious opens archive name of snapshot snap as the base of an
 // incremental backup: its accessor, payload index and (if it has one)
 // stat table. It fails unless the archive is a split archive.
-func openPrevious(ctx context.Context, s *store.Store, snap store.Snapshot, name string, c *store.Cache) (*previous, error) {
+func openPrevious(ctx context.Context, s *store.Store, snap store.Snapshot, name string, c *chunkcache.Cache) (*previous, error) {
 	m, err := s.ReadManifest(snap)
 	if err != nil {
 		return nil, err
@@ -156,7 +158,7 @@ func openPrevious(ctx context.Context, s *store.Store, snap store.Snapshot, name
 		return nil, err
 	}
 	closers = append(closers, sx.Close)
-	r := store.NewIndexReader(ctx, sx, c, store.DefaultReadahead)
+	r := chunkcache.NewReader(ctx, sx, c, chunkcache.DefaultReadahead)
 	if p.stats, err = newStatReader(sx.Path(), io.NewSectionReader(r, 0, sx.Size())); err != nil {
 		p.close()
 		return nil, err

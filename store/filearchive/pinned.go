@@ -6,7 +6,8 @@ import (
 	"io"
 	"sync"
 
-	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 // pinnedReader is an io.ReaderAt over an index through the cache that
@@ -15,8 +16,8 @@ import (
 // they are served by a copy, without a cache lookup.
 type pinnedReader struct {
 	ctx context.Context
-	idx store.Index
-	c   *store.Cache
+	idx index.Index
+	c   *chunkcache.Cache
 
 	mu         sync.Mutex
 	start, end int64
@@ -39,12 +40,12 @@ func (r *pinnedReader) ReadAt(p []byte, off int64) (int, error) {
 			r.hint = r.idx.Find(off, r.hint)
 			d, start, end := r.idx.Chunk(r.hint)
 			if err := r.idx.Err(); err != nil {
-				return n, &store.ChunkReadError{Path: r.idx.Path(), Offset: off, Err: err}
+				return n, &chunkcache.ReadError{Path: r.idx.Path(), Offset: off, Err: err}
 			}
-			data, err := r.c.GetKey(r.ctx, store.IndexKey(r.idx), d, int(end-start))
+			data, err := r.c.GetKey(r.ctx, chunkcache.IndexKey(r.idx), d, int(end-start))
 			if err != nil {
 				r.data = nil
-				return n, &store.ChunkReadError{Path: r.idx.Path(), Offset: off, Digest: d.String(), Err: err}
+				return n, &chunkcache.ReadError{Path: r.idx.Path(), Offset: off, Digest: d.String(), Err: err}
 			}
 			if int64(len(data)) != end-start {
 				return n, fmt.Errorf("%s: chunk %s holds %d bytes, index says %d", r.idx.Path(), d, len(data), end-start)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 	"github.com/cairnfs/cairn/store/pxar"
 )
 
@@ -18,7 +19,7 @@ import (
 type previous struct {
 	snap    store.Snapshot
 	acc     *pxar.Accessor
-	payload store.Index // the previous payload index, for its chunks
+	payload index.Index // the previous payload index, for its chunks
 	stats   *statReader // nil: the previous archive has no stat table
 	dirs    []prevDir   // dirs[0] is the root
 	close   func() error

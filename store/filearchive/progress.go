@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
 )
 
 // Progress is what AddArchive has stored so far, for a display that
@@ -28,7 +29,7 @@ type Totals struct{ Files, Bytes int64 }
 // read a file, not a walk of the archive. ok is false when the archive
 // has no stat table (a single stream, or made by PBS).
 func CountFiles(ctx context.Context, s *store.Store, snap store.Snapshot, m *store.Manifest, ar store.Archive,
-	c *store.Cache) (n int64, ok bool, err error) {
+	c *chunkcache.Cache) (n int64, ok bool, err error) {
 	name := StatTableName(ar.Name)
 	if _, has := m.File(name); !has || ar.Kind != store.ArchiveSplitPxar {
 		return 0, false, nil
@@ -38,7 +39,7 @@ func CountFiles(ctx context.Context, s *store.Store, snap store.Snapshot, m *sto
 		return 0, false, err
 	}
 	defer x.Close()
-	r := store.NewIndexReader(ctx, x, c, store.DefaultReadahead)
+	r := chunkcache.NewReader(ctx, x, c, chunkcache.DefaultReadahead)
 	sr, err := newStatReader(x.Path(), io.NewSectionReader(r, 0, x.Size()))
 	if err != nil {
 		return 0, false, err

@@ -10,6 +10,7 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/crypt"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 	"github.com/cairnfs/cairn/store/pxar"
 )
 
@@ -40,7 +41,7 @@ type StreamOptions struct {
 // Write, SuggestCut, Inject and Close must be called from one goroutine.
 type StreamWriter struct {
 	path   string
-	dw     *store.DynamicWriter
+	dw     *index.DynamicWriter
 	up     *store.Uploader
 	ch     *chunk.Buzhash
 	minCut int
@@ -80,7 +81,7 @@ func NewStreamWriter(ctx context.Context, s *store.Store, path string, opt Strea
 	if err != nil {
 		return nil, fmt.Errorf("stream %s: %w", path, err)
 	}
-	dw, err := store.NewDynamicWriter(path)
+	dw, err := index.NewDynamicWriter(path)
 	if err != nil {
 		return nil, err
 	}

@@ -10,13 +10,15 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 const testAvg = 64 << 10
 
 // writeStream writes parts into a new stream at name: a []byte is
 // written in random pieces, a []ChunkRef injected, nil suggests a cut.
-func writeStream(t *testing.T, s *store.Store, dir, name string, parts ...any) *store.DynamicIndex {
+func writeStream(t *testing.T, s *store.Store, dir, name string, parts ...any) *index.Dynamic {
 	t.Helper()
 	path := filepath.Join(dir, name)
 	w, err := NewStreamWriter(context.Background(), s, path, StreamOptions{ChunkSize: testAvg, Workers: 2})
@@ -40,7 +42,7 @@ func writeStream(t *testing.T, s *store.Store, dir, name string, parts ...any) *
 	}
 	_, size, err := w.Close()
 	must(t, err)
-	x, err := store.OpenDynamicIndex(path)
+	x, err := index.OpenDynamic(path)
 	must(t, err)
 	t.Cleanup(func() { x.Close() })
 	if size != x.Size() {
@@ -49,19 +51,19 @@ func writeStream(t *testing.T, s *store.Store, dir, name string, parts ...any) *
 	return x
 }
 
-func readIndex(t *testing.T, s *store.Store, x store.Index) []byte {
+func readIndex(t *testing.T, s *store.Store, x index.Index) []byte {
 	t.Helper()
 	c, err := store.NewCache(s, 16<<20)
 	must(t, err)
 	defer c.Close()
 	var b bytes.Buffer
-	if _, err := store.NewIndexReader(context.Background(), x, c, 2).WriteTo(&b); err != nil {
+	if _, err := chunkcache.NewReader(context.Background(), x, c, 2).WriteTo(&b); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()
 }
 
-func chunkEnds(x store.Index) []int64 {
+func chunkEnds(x index.Index) []int64 {
 	var ends []int64
 	for i := 0; i < x.Len(); i++ {
 		_, _, e := x.Chunk(i)
@@ -70,7 +72,7 @@ func chunkEnds(x store.Index) []int64 {
 	return ends
 }
 
-func refs(x store.Index) []ChunkRef {
+func refs(x index.Index) []ChunkRef {
 	var out []ChunkRef
 	for i := 0; i < x.Len(); i++ {
 		d, s, e := x.Chunk(i)

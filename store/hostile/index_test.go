@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
 	"github.com/cairnfs/cairn/store/hostile"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 var t0 = time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
@@ -57,8 +59,8 @@ func hostileStore(t *testing.T) (*store.Store, store.Snapshot, []byte, map[strin
 // readAll reads an index's whole data three ways (ReadAt in pieces that
 // cross chunks, Slice within chunks, WriteTo) through one cache, and
 // returns the first error of each.
-func readAll(ctx context.Context, x store.Index, c *store.Cache) (errs [3]error, got []byte) {
-	r := store.NewIndexReader(ctx, x, c, 2)
+func readAll(ctx context.Context, x index.Index, c *chunkcache.Cache) (errs [3]error, got []byte) {
+	r := chunkcache.NewReader(ctx, x, c, 2)
 	buf := make([]byte, 40<<10)
 	for off := int64(0); off < x.Size(); off += int64(len(buf)) {
 		n, err := r.ReadAtContext(ctx, buf, off)
@@ -79,7 +81,7 @@ func readAll(ctx context.Context, x store.Index, c *store.Cache) (errs [3]error,
 		}
 	}
 	var w bytes.Buffer
-	n, err := store.NewIndexReader(ctx, x, c, 2).WriteTo(&w)
+	n, err := chunkcache.NewReader(ctx, x, c, 2).WriteTo(&w)
 	if err == nil && n != x.Size() {
 		err = errors.New("WriteTo wrote less than the index's size without an error")
 	}
@@ -128,8 +130,8 @@ func TestHostileIndexes(t *testing.T) {
 					x.Close()
 					t.Fatal("opened without an error")
 				}
-				if !errors.Is(err, store.ErrBadIndex) || !strings.Contains(err.Error(), ic.File) {
-					t.Errorf("open: %v, want ErrBadIndex naming %s", err, ic.File)
+				if !errors.Is(err, index.ErrFormat) || !strings.Contains(err.Error(), ic.File) {
+					t.Errorf("open: %v, want index.ErrFormat naming %s", err, ic.File)
 				}
 				return
 			}
@@ -140,15 +142,15 @@ func TestHostileIndexes(t *testing.T) {
 			var errs [3]error
 			hostile.InTime(t, "read", func() { errs, _ = readAll(ctx, x, c) })
 			for i, err := range errs {
-				var cre *store.ChunkReadError
+				var cre *chunkcache.ReadError
 				switch {
 				case err == nil:
 					t.Errorf("read %d: no error", i)
 				case !errors.As(err, &cre) || !strings.Contains(err.Error(), ic.File):
-					t.Errorf("read %d: %v, want a ChunkReadError naming %s", i, err, ic.File)
-				case !errors.Is(err, store.ErrSizeMismatch) && !store.IsChunkError(err):
+					t.Errorf("read %d: %v, want a chunkcache.ReadError naming %s", i, err, ic.File)
+				case !errors.Is(err, chunkcache.ErrSizeMismatch) && !store.IsChunkError(err):
 					t.Errorf("read %d: %v, want ErrSizeMismatch or a chunk error", i, err)
-				case errors.Is(err, store.ErrSizeMismatch) && !strings.Contains(err.Error(), "the index entry says"):
+				case errors.Is(err, chunkcache.ErrSizeMismatch) && !strings.Contains(err.Error(), "the index entry says"):
 					t.Errorf("read %d: %v does not give both sizes", i, err)
 				}
 			}
@@ -185,11 +187,11 @@ func TestIndexTruncatedWhileOpen(t *testing.T) {
 			var errs [3]error
 			hostile.InTime(t, "read", func() { errs, _ = readAll(ctx, x, c) })
 			for i, err := range errs {
-				if !errors.Is(err, store.ErrIndexFault) || !strings.Contains(err.Error(), path) {
-					t.Errorf("read %d: %v, want ErrIndexFault naming %s", i, err, path)
+				if !errors.Is(err, index.ErrFault) || !strings.Contains(err.Error(), path) {
+					t.Errorf("read %d: %v, want index.ErrFault naming %s", i, err, path)
 				}
 			}
-			if !errors.Is(x.Err(), store.ErrIndexFault) {
+			if !errors.Is(x.Err(), index.ErrFault) {
 				t.Errorf("Err: %v", x.Err())
 			}
 			if cs, ok := x.(interface{ ComputeCsum() [32]byte }); ok {
@@ -248,7 +250,7 @@ func TestRandomDynamicIndexes(t *testing.T) {
 		if ic.Stage == hostile.AtRead {
 			bad++
 			for i, err := range errs {
-				if !errors.Is(err, store.ErrSizeMismatch) {
+				if !errors.Is(err, chunkcache.ErrSizeMismatch) {
 					t.Errorf("%s: read %d: %v, want ErrSizeMismatch", ic.Name, i, err)
 				}
 			}

@@ -11,13 +11,14 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 	"golang.org/x/sys/unix"
 )
 
 // Content returns what a good index at path holds: the data of the
 // chunks of c it lists, in its order.
 func Content(path string, c []Chunk) ([]byte, error) {
-	x, err := store.OpenIndex(path)
+	x, err := index.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -72,11 +73,11 @@ func WriteGood(ctx context.Context, s *store.Store, g store.Group, t time.Time, 
 		want = append(want, ch.Data...)
 	}
 	snap, err := writeSnapshot(ctx, s, g, t, func(dir string) ([]store.FileInfo, error) {
-		fw, err := store.NewFixedWriter(filepath.Join(dir, FixedFile), ChunkSize)
+		fw, err := index.NewFixedWriter(filepath.Join(dir, FixedFile), ChunkSize)
 		if err != nil {
 			return nil, err
 		}
-		dw, err := store.NewDynamicWriter(filepath.Join(dir, DynamicFile))
+		dw, err := index.NewDynamicWriter(filepath.Join(dir, DynamicFile))
 		if err != nil {
 			fw.Abort()
 			return nil, err
@@ -100,7 +101,7 @@ func WriteGood(ctx context.Context, s *store.Store, g store.Group, t time.Time, 
 // manifest lies, the chunks are good.
 func WriteCryptLie(ctx context.Context, s *store.Store, g store.Group, t time.Time, c []Chunk) (store.Snapshot, error) {
 	return writeSnapshot(ctx, s, g, t, func(dir string) ([]store.FileInfo, error) {
-		dw, err := store.NewDynamicWriter(filepath.Join(dir, DynamicFile))
+		dw, err := index.NewDynamicWriter(filepath.Join(dir, DynamicFile))
 		if err != nil {
 			return nil, err
 		}

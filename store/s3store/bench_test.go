@@ -10,6 +10,7 @@ import (
 
 	"github.com/cairnfs/cairn/internal/miniotest"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
 	"github.com/cairnfs/cairn/store/s3store"
 	"github.com/cairnfs/cairn/store/storetest"
 )
@@ -108,7 +109,7 @@ func BenchmarkBackendRead(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.StartTimer()
-				n, err := store.NewIndexReader(context.Background(), x, c, s.Readahead()).WriteTo(io.Discard)
+				n, err := chunkcache.NewReader(context.Background(), x, c, s.Readahead()).WriteTo(io.Discard)
 				if err != nil || n != int64(len(data)) {
 					b.Fatalf("read %d of %d bytes: %v", n, len(data), err)
 				}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 	"github.com/cairnfs/cairn/store/objstore"
 )
 
@@ -162,7 +163,7 @@ func (c *remoteChunks) ReadFile(ctx context.Context, name string, limit int64) (
 }
 
 // OpenIndex implements Backend: the mirror's file.
-func (c *remoteChunks) OpenIndex(ctx context.Context, name string) (store.Index, error) {
+func (c *remoteChunks) OpenIndex(ctx context.Context, name string) (index.Index, error) {
 	return c.mirror.OpenIndex(ctx, name)
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/crypt"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
 	"github.com/cairnfs/cairn/store/s3store"
 	"github.com/cairnfs/cairn/store/storetest"
 )
@@ -89,7 +90,7 @@ func TestRemoteEncrypted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	got, err := io.ReadAll(io.NewSectionReader(store.NewIndexReader(context.Background(), x, c, 2), 0, x.Size()))
+	got, err := io.ReadAll(io.NewSectionReader(chunkcache.NewReader(context.Background(), x, c, 2), 0, x.Size()))
 	if err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("read on host b: %d bytes, %v", len(got), err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/digestsort"
+	"github.com/cairnfs/cairn/store/index"
 	"github.com/cairnfs/cairn/store/objstore"
 )
 
@@ -264,11 +265,11 @@ func (c *remoteCollector) refresh(ctx context.Context) (note string, err error) 
 	for _, r := range re.Refused {
 		var ke *KeyError
 		if !errors.As(r, &ke) || strings.HasSuffix(ke.Key, ".fidx") || strings.HasSuffix(ke.Key, ".didx") {
-			return "", fmt.Errorf("%w: %w", store.ErrBadIndex, re)
+			return "", fmt.Errorf("%w: %w", index.ErrFormat, re)
 		}
 	}
 	if re.More > 0 {
-		return "", fmt.Errorf("%w: %w", store.ErrBadIndex, re)
+		return "", fmt.Errorf("%w: %w", index.ErrFormat, re)
 	}
 	return fmt.Sprintf(" (passed over: %v)", re), nil
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 	"github.com/cairnfs/cairn/store/objstore"
 )
 
@@ -20,7 +21,7 @@ import (
 // rule 4 says, whatever the mirror keeps. Each is downloaded into the
 // set's directory (bounded by the largest index a snapshot may have),
 // marked and removed. An index that cannot be read stops the GC
-// (ErrBadIndex). It returns how many it marked.
+// (index.ErrFormat). It returns how many it marked.
 func (c *remoteCollector) markBucketIndexes(ctx context.Context) (int, error) {
 	tops, err := c.b.ListDirs(ctx, "")
 	if err != nil {
@@ -56,13 +57,13 @@ func (c *remoteCollector) markBucketIndex(ctx context.Context, obj objstore.Obje
 	if err != nil {
 		return false, nil // not a snapshot file: the refresh names it
 	}
-	if _, ok := store.IndexKind(name); !ok {
+	if _, ok := index.Kind(name); !ok {
 		return false, nil
 	}
 	if fi, err := os.Lstat(filepath.Join(c.s.root, obj.Key)); err == nil && fi.Mode().IsRegular() && fi.Size() == obj.Size {
 		return false, nil // the mark reads the mirror's copy
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return false, fmt.Errorf("%w: %w", store.ErrBadIndex, err)
+		return false, fmt.Errorf("%w: %w", index.ErrFormat, err)
 	}
 	tmp := filepath.Join(c.dir, "index"+filepath.Ext(name))
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
@@ -78,11 +79,11 @@ func (c *remoteCollector) markBucketIndex(ctx context.Context, obj objstore.Obje
 		return false, nil // removed since the listing: its snapshot is gone
 	}
 	if err != nil {
-		return false, fmt.Errorf("%w: bucket key %s: %w", store.ErrBadIndex, obj.Key, err)
+		return false, fmt.Errorf("%w: bucket key %s: %w", index.ErrFormat, obj.Key, err)
 	}
-	x, err := store.OpenIndex(tmp)
+	x, err := index.Open(tmp)
 	if err != nil {
-		return false, fmt.Errorf("%w: bucket key %s: %w", store.ErrBadIndex, obj.Key, err)
+		return false, fmt.Errorf("%w: bucket key %s: %w", index.ErrFormat, obj.Key, err)
 	}
 	defer x.Close()
 	for i := range x.Len() {
@@ -95,7 +96,7 @@ func (c *remoteCollector) markBucketIndex(ctx context.Context, obj objstore.Obje
 		}
 	}
 	if err := x.Err(); err != nil {
-		return false, fmt.Errorf("%w: bucket key %s: %w", store.ErrBadIndex, obj.Key, err)
+		return false, fmt.Errorf("%w: bucket key %s: %w", index.ErrFormat, obj.Key, err)
 	}
 	return true, nil
 }

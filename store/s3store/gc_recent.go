@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 	"github.com/cairnfs/cairn/store/objstore"
 )
 
@@ -17,7 +18,7 @@ import (
 // hold finished: a listing that lags did not show them to the refresh.
 // Each manifest and index is read by its key. A name that is not a
 // snapshot's, or a manifest that is gone (forgotten, or never put), is
-// passed over; an index that cannot be read stops the GC (ErrBadIndex).
+// passed over; an index that cannot be read stops the GC (index.ErrFormat).
 // It returns how many snapshots it marked.
 func (c *remoteCollector) markRecent(ctx context.Context) (int, error) {
 	data, _, err := c.b.Get(ctx, writerRegistryKey, maxRegistryBytes, nil)
@@ -60,14 +61,14 @@ func (c *remoteCollector) markFromBucket(ctx context.Context, snap store.Snapsho
 		return false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("%w: bucket key %s: %w", store.ErrBadIndex, key, err)
+		return false, fmt.Errorf("%w: bucket key %s: %w", index.ErrFormat, key, err)
 	}
 	m, err := store.ParseManifest("bucket key "+key, blob, snap)
 	if err != nil {
-		return false, fmt.Errorf("%w: %w", store.ErrBadIndex, err)
+		return false, fmt.Errorf("%w: %w", index.ErrFormat, err)
 	}
 	for _, f := range m.Files {
-		if _, ok := store.IndexKind(f.Filename); !ok {
+		if _, ok := index.Kind(f.Filename); !ok {
 			continue
 		}
 		// Size -1: never the mirror's copy, which this snapshot lacks

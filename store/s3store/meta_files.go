@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 	"github.com/cairnfs/cairn/store/internal/printable"
 	"github.com/cairnfs/cairn/store/objstore"
 	"golang.org/x/sys/unix"
@@ -42,7 +43,7 @@ func fileLimit(name string) int64 {
 	case name == store.ProtectedName:
 		return maxMarker
 	case strings.HasSuffix(name, ".fidx"), strings.HasSuffix(name, ".didx"):
-		return min(store.MaxIndexFile, maxMirrorInMemory)
+		return min(index.MaxFileSize, maxMirrorInMemory)
 	}
 	return chunk.MaxBlobSize
 }

@@ -4,14 +4,14 @@ import (
 	"errors"
 
 	"github.com/cairnfs/cairn/chunk"
-	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 // Indexes counts the chunks of y (and their bytes) that x does not
 // have: at the same position with the same range for two images
 // (positional), else anywhere in x (by digest; the set of x's digests
 // grows with the index, 32 bytes per chunk).
-func Indexes(x, y store.Index, positional bool) (chunks int, bytes int64, err error) {
+func Indexes(x, y index.Index, positional bool) (chunks int, bytes int64, err error) {
 	var have map[chunk.Digest]struct{}
 	if !positional {
 		have = make(map[chunk.Digest]struct{}, x.Len())

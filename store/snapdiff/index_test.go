@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/cairnfs/cairn/chunk"
-	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 // TestComparePaths: sorting paths with comparePaths gives the order a
@@ -49,7 +49,7 @@ func TestComparePaths(t *testing.T) {
 	}
 }
 
-// fakeIndex is an in-memory store.Index of chunks of the given sizes.
+// fakeIndex is an in-memory index.Index of chunks of the given sizes.
 type fakeIndex struct {
 	digests []chunk.Digest
 	ends    []int64
@@ -82,7 +82,7 @@ func (x *fakeIndex) Path() string        { return "fake" }
 func (x *fakeIndex) Err() error          { return nil }
 func (x *fakeIndex) Close() error        { return nil }
 
-var _ store.Index = (*fakeIndex)(nil)
+var _ index.Index = (*fakeIndex)(nil)
 
 // TestCompareIndexes: images compare chunk by chunk at the same place;
 // other indexes by whether a chunk occurs anywhere in the old one.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairnfs/cairn/internal/termsafe"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
 	"github.com/cairnfs/cairn/store/filearchive"
 	"github.com/dustin/go-humanize"
 )
@@ -78,7 +79,7 @@ func ArchiveNames(m1, m2 *store.Manifest, only []string) ([]string, error) {
 // Differ compares the archives of two snapshots of one store.
 type Differ struct {
 	Store    *store.Store
-	Cache    *store.Cache
+	Cache    *chunkcache.Cache
 	Out      *Writer
 	Content  bool // compare file contents too (Trees)
 	Snapshot [2]store.Snapshot

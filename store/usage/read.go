@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 // ref is one distinct chunk of a snapshot and its logical size.
@@ -55,7 +56,7 @@ func readSnapshot(ctx context.Context, s *store.Store, si store.SnapshotInfo) ba
 		b.files++
 		b.fileBytes += fi.Size()
 		name := e.Name()
-		if _, ok := store.IndexKind(name); !ok || strings.HasPrefix(name, ".") {
+		if _, ok := index.Kind(name); !ok || strings.HasPrefix(name, ".") {
 			continue
 		}
 		if ctx.Err() != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 	"github.com/cairnfs/cairn/store/storetest"
 	"github.com/cairnfs/cairn/store/usage"
 )
@@ -261,8 +262,8 @@ func TestHostileIndex(t *testing.T) {
 			if u.Err == nil || !strings.Contains(u.Err.Error(), "disk.img.fidx") || !strings.Contains(u.Err.Error(), f.a2.String()) {
 				t.Fatalf("error %v, want one naming %s and the index", u.Err, f.a2)
 			}
-			if !errors.Is(u.Err, store.ErrBadIndex) || len(rep.Errors) != 1 {
-				t.Errorf("error %v (report: %v), want ErrBadIndex once", u.Err, rep.Errors)
+			if !errors.Is(u.Err, index.ErrFormat) || len(rep.Errors) != 1 {
+				t.Errorf("error %v (report: %v), want index.ErrFormat once", u.Err, rep.Errors)
 			}
 			if u.Total.Chunks != 0 {
 				t.Errorf("unreadable index counted: %+v", u.Total)

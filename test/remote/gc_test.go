@@ -17,6 +17,7 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 // gcStore makes a store (lazily created prefix directories) with two
@@ -51,7 +52,7 @@ func tinyChunkSnapshot(t *testing.T, s *store.Store, g store.Group, at time.Time
 		t.Fatal(err)
 	}
 	b.Sync = store.SyncNone
-	w, err := store.NewDynamicWriter(filepath.Join(b.Dir(), "data.didx"))
+	w, err := index.NewDynamicWriter(filepath.Join(b.Dir(), "data.didx"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 	cfs "github.com/cairnfs/cairn/fs"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
 	"github.com/cairnfs/cairn/store/pxar"
 	"github.com/spf13/cobra"
 )
@@ -120,7 +121,7 @@ func (a *app) catArchive(s *store.Store, snap store.Snapshot, m *store.Manifest,
 		return err
 	}
 	defer c.Close()
-	r := store.NewIndexReader(a.ctx, x, c, readahead)
+	r := chunkcache.NewReader(a.ctx, x, c, readahead)
 	if _, err := r.WriteTo(a.stdout); err != nil {
 		return fmt.Errorf("snapshot %s archive %s: %w", snap, ar.Name, err)
 	}

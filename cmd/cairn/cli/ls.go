@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
 	"github.com/cairnfs/cairn/store/filearchive"
 	"github.com/cairnfs/cairn/store/pxar"
 	"github.com/cairnfs/cairn/store/pxar/browse"
@@ -132,7 +133,7 @@ func (a *app) withFileArchive(ref, name string, cacheSize int64, fn func(*pxar.A
 	})
 }
 
-type archiveOpener func(context.Context, *store.Store, store.Snapshot, *store.Manifest, store.Archive, *store.Cache) (*pxar.Accessor, func() error, error)
+type archiveOpener func(context.Context, *store.Store, store.Snapshot, *store.Manifest, store.Archive, *chunkcache.Cache) (*pxar.Accessor, func() error, error)
 
 func (a *app) openFileArchive(ref, name string, cacheSize int64, open archiveOpener, fn func(*pxar.Accessor, store.Snapshot, store.Archive) error) error {
 	s, err := a.openStore()

@@ -13,6 +13,7 @@ import (
 	cfs "github.com/cairnfs/cairn/fs"
 	"github.com/cairnfs/cairn/internal/daemon"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
 	"github.com/spf13/cobra"
 )
 
@@ -74,7 +75,7 @@ both first and says what the admin changes.`,
 	f.StringVar(&o.group, "group", "", "mount only this group: [ns/NAME/…]TYPE/ID")
 	f.StringVar(&o.snapshot, "snapshot", "", "mount only this snapshot: [ns/NAME/…]TYPE/ID/TIME|latest")
 	f.StringVar(&o.cacheSize, "cache-size", "", "bytes of decoded chunks kept in memory (default: 1/32 of the RAM (or of the cgroup's memory.max), at least 256M, at most 1G)")
-	f.IntVar(&o.readahead, "readahead", store.DefaultReadahead, "chunks loaded ahead of a sequential reader (default: 4, 16 on a remote store; 0: none; at most as many 4 MiB chunks as fill half of --cache-size)")
+	f.IntVar(&o.readahead, "readahead", chunkcache.DefaultReadahead, "chunks loaded ahead of a sequential reader (default: 4, 16 on a remote store; 0: none; at most as many 4 MiB chunks as fill half of --cache-size)")
 	f.DurationVar(&o.refresh, "refresh", cfs.DefaultRefresh, "how often snapshot lists are read again at most")
 	f.BoolVar(&o.allowOther, "allow-other", false, "let other users read the mount (files of file archives as their modes and ACLs allow)")
 	f.BoolVar(&o.nonEmpty, "nonempty", false, "mount over a directory that is not empty (hiding what is there)")
@@ -134,7 +135,7 @@ func (a *app) mount(o mountOpts, dir string) error {
 	}
 	// Evicted chunks are garbage of 4 MiB each: without a limit the heap
 	// grows to twice the cache before the GC runs. Keep it near the cache.
-	debug.SetMemoryLimit(max(cs, store.DefaultCacheSize) + mountOverhead)
+	debug.SetMemoryLimit(max(cs, chunkcache.DefaultSize) + mountOverhead)
 	mgr, err := a.jobManager(s, a.logger)
 	if err != nil {
 		return err

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
 	"golang.org/x/sys/unix"
 )
 
@@ -14,7 +14,7 @@ import (
 // ext4 image of the benchmark reads 75 chunks, 300 MiB decoded, and
 // every miss decodes a whole 4 MiB chunk for a 4 KiB read. So the
 // default grows with the memory the machine (or the cgroup) allows:
-// 1/32 of it, at least store.DefaultCacheSize and at most
+// 1/32 of it, at least chunkcache.DefaultSize and at most
 // maxDefaultMountCache. --cache-size always wins; .stats shows the size.
 const (
 	maxDefaultMountCache = 1 << 30
@@ -24,7 +24,7 @@ const (
 // defaultMountCache returns the default cache of a mount on a machine
 // whose memory budget is mem bytes (0: unknown).
 func defaultMountCache(mem uint64) int64 {
-	return min(max(int64(mem/mountCacheShare), store.DefaultCacheSize), maxDefaultMountCache)
+	return min(max(int64(mem/mountCacheShare), chunkcache.DefaultSize), maxDefaultMountCache)
 }
 
 // memoryBudget returns the RAM, or the cgroup's memory.max when that is

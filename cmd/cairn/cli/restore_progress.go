@@ -5,12 +5,13 @@ import (
 
 	"github.com/cairnfs/cairn/jobs/restore"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
 	"github.com/cairnfs/cairn/store/filearchive"
 )
 
 // treeTotals counts what a tree restore's display knows ahead (restore.TreeTotal).
 func (a *app) treeTotals(o restoreOpts, s *store.Store, snap store.Snapshot, m *store.Manifest, ar store.Archive,
-	c *store.Cache) restore.TreeTotal {
+	c *chunkcache.Cache) restore.TreeTotal {
 	t := restore.TreeTotal{Archive: ar.Name}
 	if strings.Trim(o.path, "/") != "" || len(o.include) > 0 || len(o.exclude) > 0 {
 		return t

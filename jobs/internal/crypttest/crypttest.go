@@ -22,6 +22,7 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/crypt"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
 	"github.com/cairnfs/cairn/store/storetest"
 )
 
@@ -124,7 +125,7 @@ func ReadImage(t testing.TB, s *store.Store, snap store.Snapshot, file string) (
 		return nil, err
 	}
 	defer c.Close()
-	r := store.NewIndexReader(context.Background(), x, c, 0)
+	r := chunkcache.NewReader(context.Background(), x, c, 0)
 	return io.ReadAll(io.NewSectionReader(r, 0, r.Size()))
 }
 

@@ -1,6 +1,7 @@
 package fsutil
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -68,4 +69,28 @@ func TouchNoFollow(path string) error {
 func OldFile(path string, age time.Duration) bool {
 	fi, err := os.Lstat(path)
 	return err == nil && time.Since(fi.ModTime()) > age
+}
+
+// ErrNotRegular is what OpenRegular refuses.
+var ErrNotRegular = errors.New("not a regular file")
+
+// OpenRegular opens path for reading and returns it with its stat if it
+// is a regular file. O_NONBLOCK keeps a FIFO from blocking the open until
+// a writer comes (it changes nothing for a regular file). A missing
+// file's error wraps fs.ErrNotExist; what is not a regular file is an
+// error wrapping ErrNotRegular, naming path and what it is.
+func OpenRegular(path string) (*os.File, os.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s: %w (%s)", path, ErrNotRegular, fi.Mode().Type())
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/chunkcache"
 	"github.com/cairnfs/cairn/store/storetest"
 )
 
@@ -246,7 +247,7 @@ func readImage(t *testing.T, s *store.Store, snap store.Snapshot, want []byte) {
 	c, err := store.NewCache(s, 32<<20)
 	must(t, err)
 	defer c.Close()
-	got, err := io.ReadAll(io.NewSectionReader(store.NewIndexReader(context.Background(), x, c, s.Readahead()), 0, x.Size()))
+	got, err := io.ReadAll(io.NewSectionReader(chunkcache.NewReader(context.Background(), x, c, s.Readahead()), 0, x.Size()))
 	must(t, err)
 	if !bytes.Equal(got, want) {
 		t.Fatalf("snapshot %s disk.img: %d bytes read back differ from the %d backed up", snap, len(got), len(want))

@@ -1,31 +1,17 @@
-package store
+package chunkcache
 
 import (
 	"bytes"
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
-	"time"
 )
 
-// bigChunkImage backs up data as an image of 4 MiB chunks (the size
-// whose buffers a cache recycles) and returns a reader of it without
+// bigChunkImage writes data as an image of 4 MiB chunks (the size whose
+// buffers a cache recycles) and returns a reader of it without
 // read-ahead through a new cache of cacheSize bytes.
-func bigChunkImage(t *testing.T, data []byte, cacheSize int64) (*IndexReader, *Cache) {
+func bigChunkImage(t *testing.T, data []byte, cacheSize int64) (*Reader, *Cache) {
 	t.Helper()
-	s := testStore(t)
-	path := filepath.Join(t.TempDir(), "disk.raw")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	snap, _ := backupImageSized(t, s, Group{Type: TypeVM, ID: "big"}, time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC), path, 4<<20)
-	c, err := NewCache(s, cacheSize)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	r := openImage(t, s, snap, c)
+	r, c := imageReader(t, data, 4<<20, cacheSize)
 	r.readahead = 0
 	return r, c
 }
@@ -79,7 +65,7 @@ func TestFreeListBound(t *testing.T) {
 		cache int64
 		max   int
 	}{{16 << 20, 6}, {256 << 20, 7}, {1 << 30, 16}, {64 << 30, 16}} {
-		c, err := NewCache(nil, tt.cache)
+		c, err := New(nil, tt.cache)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +90,7 @@ func TestFreeListBound(t *testing.T) {
 // TestRefsNeverResurrect: a chunk whose count reached zero cannot be
 // taken again (its buffer may hold another chunk by then).
 func TestRefsNeverResurrect(t *testing.T) {
-	p := &bufPool{max: 1, stats: new(CacheStats)}
+	p := &bufPool{max: 1, stats: new(Stats)}
 	b := &chunkBuf{full: p.get(), pool: p}
 	b.refs.Store(1)
 	if !b.acquire() {

@@ -1,8 +1,11 @@
-package store
+package index
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -36,7 +39,7 @@ func TestFixedIndexRoundTrip(t *testing.T) {
 	if err != nil || size != 4*64<<10+1000 {
 		t.Fatalf("close: size %d err %v", size, err)
 	}
-	x, err := OpenFixedIndex(path)
+	x, err := OpenFixed(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +79,7 @@ func TestDynamicIndexRoundTrip(t *testing.T) {
 	if err != nil || size != end {
 		t.Fatal(size, err)
 	}
-	x, err := OpenDynamicIndex(path)
+	x, err := OpenDynamic(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,20 +141,20 @@ func TestIndexBadInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, tc.name)
 			os.WriteFile(path, tc.data, 0o644)
-			x, err := OpenIndex(path)
+			x, err := Open(path)
 			if err == nil {
 				x.Close()
 				t.Fatal("no error")
 			}
-			if !errors.Is(err, ErrBadIndex) {
-				t.Fatalf("error %v does not match ErrBadIndex", err)
+			if !errors.Is(err, ErrFormat) {
+				t.Fatalf("error %v does not match ErrFormat", err)
 			}
 			if !contains(err.Error(), path) {
 				t.Fatalf("error %q does not name the file", err)
 			}
 		})
 	}
-	if _, err := OpenIndex(filepath.Join(dir, "missing.fidx")); !errors.Is(err, ErrNotFound) {
+	if _, err := Open(filepath.Join(dir, "missing.fidx")); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("missing: %v", err)
 	}
 }
@@ -167,7 +170,7 @@ func BenchmarkDynamicFindSequential(b *testing.B) {
 		w.Add(chunk.Digest{}, 4096+i%7)
 	}
 	w.Close()
-	x, _ := OpenDynamicIndex(path)
+	x, _ := OpenDynamic(path)
 	defer x.Close()
 	hint := 0
 	for b.Loop() {
@@ -176,3 +179,44 @@ func BenchmarkDynamicFindSequential(b *testing.B) {
 		}
 	}
 }
+
+// Copy writes an index byte for byte and returns the checksum of its
+// header and of its entries as copied; an index of a type Open does not
+// make is refused.
+func TestCopy(t *testing.T) {
+	dir := t.TempDir()
+	for _, fixed := range []bool{true, false} {
+		path := filepath.Join(dir, map[bool]string{true: "a.img.fidx", false: "a.didx"}[fixed])
+		data := writeTestIndex(t, path, fixed)
+		x, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		hdr, entries, err := Copy(&buf, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(buf.Bytes(), data) || hdr != x.Csum() || entries != x.Csum() {
+			t.Errorf("%s: copy of %d bytes (file %d), header sum ok %v, entries sum ok %v",
+				path, buf.Len(), len(data), hdr == x.Csum(), entries == x.Csum())
+		}
+		// Entries changed behind the header show as the two sums differing.
+		data[len(data)-1] ^= 1
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if hdr, entries, err = Copy(io.Discard, x); err != nil || hdr == entries {
+			t.Errorf("%s changed: header sum == entries sum %v, err %v", path, hdr == entries, err)
+		}
+		x.Close()
+	}
+	if _, _, err := Copy(io.Discard, otherIndex{}); !errors.Is(err, ErrFormat) {
+		t.Errorf("copy of another index type: %v", err)
+	}
+}
+
+// otherIndex is an Index this package did not open.
+type otherIndex struct{ Index }
+
+func (otherIndex) Path() string { return "other" }

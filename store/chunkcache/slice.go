@@ -1,4 +1,4 @@
-package store
+package chunkcache
 
 import "context"
 
@@ -7,7 +7,7 @@ import "context"
 // until Release, with the read-ahead and sequential tracking of
 // ReadAtContext. ok is false when the range spans chunks or passes the
 // end: use ReadAtContext then.
-func (r *IndexReader) Slice(ctx context.Context, off int64, n int) (h Held, ok bool, err error) {
+func (r *Reader) Slice(ctx context.Context, off int64, n int) (h Held, ok bool, err error) {
 	if off < 0 || n <= 0 || off+int64(n) > r.idx.Size() {
 		return Held{}, false, nil
 	}
@@ -26,7 +26,7 @@ func (r *IndexReader) Slice(ctx context.Context, off int64, n int) (h Held, ok b
 	}
 	b, err := r.chunk(ctx, i, d, int(end-start), stream)
 	if err != nil {
-		return Held{}, true, &ChunkReadError{Path: r.idx.Path(), Offset: off, Digest: d.String(), Err: err}
+		return Held{}, true, &ReadError{Path: r.idx.Path(), Offset: off, Digest: d.String(), Err: err}
 	}
 	r.hint.Store(int64(i))
 	return Held{Data: b.data[off-start : off-start+int64(n)], b: b}, true, nil

@@ -1,4 +1,4 @@
-package store
+package chunkcache
 
 import (
 	"sync"
@@ -18,9 +18,9 @@ import (
 //
 // Who may still read a chunk is counted: the cache holds a reference
 // while it keeps the chunk, every Get of the reference API (GetHeld,
-// IndexReader.Slice) takes one and gives it back with Release (for the
+// Reader.Slice) takes one and gives it back with Release (for the
 // mount, after the kernel got the reply), and so does each of an
-// IndexReader's recent chunks. A reference is only ever taken from a
+// Reader's recent chunks. A reference is only ever taken from a
 // count above zero: once it reached zero the buffer may hold another
 // chunk, and the chunkBuf (one per chunk load, never reused) stays
 // dead. Data handed out without a reference (Get, GetKey) marks its
@@ -131,11 +131,11 @@ type bufPool struct {
 	free  [numClasses][][]byte
 	bytes int // on the lists
 	max   int // bufClass buffers' worth kept at most
-	stats *CacheStats
+	stats *Stats
 }
 
 // A free list holds from minFreeBuffers to maxFreeBuffers buffers'
-// worth of bytes (bufClass each: NewCache chooses within these by the
+// worth of bytes (bufClass each: New chooses within these by the
 // cache's size), and at most maxFreeBuffers of a class. A file archive's
 // restore, whose cache is small, has about 24 chunks of 1-2 MiB in use
 // at a time (cached, recent, loaded ahead), and as many fewer a moment

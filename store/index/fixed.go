@@ -1,4 +1,4 @@
-package store
+package index
 
 import (
 	"crypto/rand"
@@ -10,9 +10,9 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 )
 
-// FixedIndex is a memory-mapped .fidx: equal-sized chunks (the last may
+// Fixed is a memory-mapped .fidx: equal-sized chunks (the last may
 // be short), found by division.
-type FixedIndex struct {
+type Fixed struct {
 	path      string
 	m         *indexMap
 	data      []byte // m's mapping
@@ -22,16 +22,16 @@ type FixedIndex struct {
 	n         int
 }
 
-var _ Index = (*FixedIndex)(nil)
+var _ Index = (*Fixed)(nil)
 
-// OpenFixedIndex opens and checks a .fidx file.
-func OpenFixedIndex(path string) (*FixedIndex, error) {
-	m, err := mapIndex(path, MagicFixedIndex)
+// OpenFixed opens and checks a .fidx file.
+func OpenFixed(path string) (*Fixed, error) {
+	m, err := mapIndex(path, MagicFixed)
 	if err != nil {
 		return nil, err
 	}
 	data := m.data
-	x := &FixedIndex{path: path, m: m, data: data}
+	x := &Fixed{path: path, m: m, data: data}
 	err = m.run(func() error {
 		x.hdr = readHeader(data)
 		x.size = int64(binary.LittleEndian.Uint64(data[offSize:]))
@@ -45,44 +45,44 @@ func OpenFixedIndex(path string) (*FixedIndex, error) {
 	return x, nil
 }
 
-func (x *FixedIndex) check() error {
+func (x *Fixed) check() error {
 	cs := x.chunkSize
 	if cs <= 0 || cs > chunk.MaxBlobSize || bits.OnesCount64(uint64(cs)) != 1 {
-		return fmt.Errorf("%s: %w: chunk size %d is not a power of two up to 128 MiB", x.path, ErrBadIndex, cs)
+		return fmt.Errorf("%s: %w: chunk size %d is not a power of two up to 128 MiB", x.path, ErrFormat, cs)
 	}
 	if x.size < 0 || x.size > 1<<60 {
-		return fmt.Errorf("%s: %w: image size %d", x.path, ErrBadIndex, x.size)
+		return fmt.Errorf("%s: %w: image size %d", x.path, ErrFormat, x.size)
 	}
 	n := (x.size + cs - 1) / cs
 	want := indexHeaderSize + n*fixedEntrySize
 	if int64(len(x.data)) != want {
 		return fmt.Errorf("%s: %w: file is %d bytes, header (size %d, chunk size %d) needs %d",
-			x.path, ErrBadIndex, len(x.data), x.size, cs, want)
+			x.path, ErrFormat, len(x.data), x.size, cs, want)
 	}
 	x.n = int(n)
 	return nil
 }
 
 // Size implements Index.
-func (x *FixedIndex) Size() int64 { return x.size }
+func (x *Fixed) Size() int64 { return x.size }
 
 // ChunkSize is the index's fixed chunk size.
-func (x *FixedIndex) ChunkSize() int64 { return x.chunkSize }
+func (x *Fixed) ChunkSize() int64 { return x.chunkSize }
 
 // Len implements Index.
-func (x *FixedIndex) Len() int { return x.n }
+func (x *Fixed) Len() int { return x.n }
 
 // Csum implements Index.
-func (x *FixedIndex) Csum() [32]byte { return x.hdr.Csum }
+func (x *Fixed) Csum() [32]byte { return x.hdr.Csum }
 
 // Path implements Index.
-func (x *FixedIndex) Path() string { return x.path }
+func (x *Fixed) Path() string { return x.path }
 
 // Err implements Index.
-func (x *FixedIndex) Err() error { return x.m.err() }
+func (x *Fixed) Err() error { return x.m.err() }
 
 // Chunk implements Index.
-func (x *FixedIndex) Chunk(i int) (d chunk.Digest, start, end int64) {
+func (x *Fixed) Chunk(i int) (d chunk.Digest, start, end int64) {
 	if i < 0 || i >= x.n {
 		panic(fmt.Sprintf("%s: chunk %d of %d", x.path, i, x.n))
 	}
@@ -94,14 +94,14 @@ func (x *FixedIndex) Chunk(i int) (d chunk.Digest, start, end int64) {
 }
 
 // Find implements Index.
-func (x *FixedIndex) Find(off int64, _ int) int { return int(off / x.chunkSize) }
+func (x *Fixed) Find(off int64, _ int) int { return int(off / x.chunkSize) }
 
 // ComputeCsum recomputes the checksum over the entries.
 // A fault reading the file leaves Err set.
-func (x *FixedIndex) ComputeCsum() [32]byte { return x.m.sum(indexHeaderSize) }
+func (x *Fixed) ComputeCsum() [32]byte { return x.m.sum(indexHeaderSize) }
 
 // Close unmaps the file.
-func (x *FixedIndex) Close() error {
+func (x *Fixed) Close() error {
 	x.data = nil
 	return x.m.close()
 }
@@ -127,7 +127,7 @@ func NewFixedWriter(path string, chunkSize int) (*FixedWriter, error) {
 	var uuid [16]byte
 	rand.Read(uuid[:])
 	return &FixedWriter{x: x, chunkSize: int64(chunkSize),
-		hdr: newHeader(MagicFixedIndex, uuid, time.Now().Unix())}, nil
+		hdr: newHeader(MagicFixed, uuid, time.Now().Unix())}, nil
 }
 
 // Add appends the next chunk of size bytes; only the last may be short.

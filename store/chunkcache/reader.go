@@ -1,4 +1,4 @@
-package store
+package chunkcache
 
 import (
 	"context"
@@ -9,17 +9,18 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/crypt"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 // DefaultReadahead is how many chunks a sequential reader loads ahead.
 const DefaultReadahead = 4
 
-// IndexReader is an io.ReaderAt over an index's data through a Cache. It
+// Reader is an io.ReaderAt over an index's data through a Cache. It
 // holds no lock around I/O: concurrent ReadAt calls are served in
 // parallel. A reader whose reads follow each other has the next chunks
 // loaded and decoded in the background before they are asked for.
-type IndexReader struct {
-	idx       Index
+type Reader struct {
+	idx       index.Index
 	key       *crypt.Key // IndexKey(idx): an encrypted archive's
 	c         *Cache
 	readahead int
@@ -59,14 +60,14 @@ func (rc *recentChunk) holds(i int, d chunk.Digest, size int) bool {
 	return rc.i == i || (rc.d == d && len(rc.b.data) == size)
 }
 
-var _ io.ReaderAt = (*IndexReader)(nil)
+var _ io.ReaderAt = (*Reader)(nil)
 
-// NewIndexReader returns a reader of idx through c that prefetches
+// NewReader returns a reader of idx through c that prefetches
 // readahead chunks (0: none). Prefetching stops when bg ends. The chunks
-// of an encrypted snapshot's index (OpenSnapshotIndex) are decrypted
+// of an encrypted snapshot's index (store.OpenSnapshotIndex) are decrypted
 // with its key (IndexKey).
-func NewIndexReader(bg context.Context, idx Index, c *Cache, readahead int) *IndexReader {
-	r := &IndexReader{idx: idx, key: IndexKey(idx), c: c, readahead: readahead, bg: bg}
+func NewReader(bg context.Context, idx index.Index, c *Cache, readahead int) *Reader {
+	r := &Reader{idx: idx, key: IndexKey(idx), c: c, readahead: readahead, bg: bg}
 	r.ahead.Store(-1)
 	r.nextOff.Store(-1)
 	if readahead > 0 {
@@ -82,21 +83,21 @@ func NewIndexReader(bg context.Context, idx Index, c *Cache, readahead int) *Ind
 // (a copy, a dd) seldom come back to a chunk, their random reads (a VM,
 // a loop mount) do. File archives do not: their files share chunks, one
 // file's read comes back to the chunk the last one ended in.
-func (r *IndexReader) LimitScans() { r.scanLimited = true }
+func (r *Reader) LimitScans() { r.scanLimited = true }
 
 // Size returns the data size.
-func (r *IndexReader) Size() int64 { return r.idx.Size() }
+func (r *Reader) Size() int64 { return r.idx.Size() }
 
 // Index returns the underlying index.
-func (r *IndexReader) Index() Index { return r.idx }
+func (r *Reader) Index() index.Index { return r.idx }
 
 // ReadAt implements io.ReaderAt.
-func (r *IndexReader) ReadAt(p []byte, off int64) (int, error) {
+func (r *Reader) ReadAt(p []byte, off int64) (int, error) {
 	return r.ReadAtContext(r.bg, p, off)
 }
 
 // ReadAtContext is ReadAt with a context for the loads it waits on.
-func (r *IndexReader) ReadAtContext(ctx context.Context, p []byte, off int64) (int, error) {
+func (r *Reader) ReadAtContext(ctx context.Context, p []byte, off int64) (int, error) {
 	size := r.idx.Size()
 	if off < 0 {
 		return 0, fmt.Errorf("%s: negative offset %d", r.idx.Path(), off)
@@ -119,7 +120,7 @@ func (r *IndexReader) ReadAtContext(ctx context.Context, p []byte, off int64) (i
 		}
 		b, err := r.chunk(ctx, i, d, int(end-start), stream && (sequential || n > 0))
 		if err != nil {
-			return n, &ChunkReadError{Path: r.idx.Path(), Offset: off, Digest: d.String(), Err: err}
+			return n, &ReadError{Path: r.idx.Path(), Offset: off, Digest: d.String(), Err: err}
 		}
 		// The chunk holds end-start bytes (the cache checks) and off is
 		// inside it (entry checks): every pass copies at least a byte.
@@ -136,29 +137,29 @@ func (r *IndexReader) ReadAtContext(ctx context.Context, p []byte, off int64) (i
 }
 
 // entry returns index entry i, which must hold offset off: an index that
-// failed (ErrIndexFault) or an entry that does not hold off is an error
+// failed (index.ErrFault) or an entry that does not hold off is an error
 // naming the index file, never an empty chunk to loop on.
-func (r *IndexReader) entry(i int, off int64) (d chunk.Digest, start, end int64, err error) {
+func (r *Reader) entry(i int, off int64) (d chunk.Digest, start, end int64, err error) {
 	d, start, end = r.idx.Chunk(i)
 	if err := r.idx.Err(); err != nil {
-		return d, start, end, &ChunkReadError{Path: r.idx.Path(), Offset: off, Err: err}
+		return d, start, end, &ReadError{Path: r.idx.Path(), Offset: off, Err: err}
 	}
 	if off < start || off >= end {
-		return d, start, end, &ChunkReadError{Path: r.idx.Path(), Offset: off, Digest: d.String(),
-			Err: fmt.Errorf("%w: entry %d covers [%d, %d), not offset %d", ErrBadIndex, i, start, end, off)}
+		return d, start, end, &ReadError{Path: r.idx.Path(), Offset: off, Digest: d.String(),
+			Err: fmt.Errorf("%w: entry %d covers [%d, %d), not offset %d", index.ErrFormat, i, start, end, off)}
 	}
 	return d, start, end, nil
 }
 
-// ChunkReadError is a failed read of an archive: where, which chunk, why.
-type ChunkReadError struct {
+// ReadError is a failed read of an archive: where, which chunk, why.
+type ReadError struct {
 	Path   string // index file
 	Offset int64
 	Digest string
 	Err    error
 }
 
-func (e *ChunkReadError) Error() string {
+func (e *ReadError) Error() string {
 	if e.Digest == "" {
 		return fmt.Sprintf("%s: read at offset %d: %v", e.Path, e.Offset, e.Err)
 	}
@@ -168,21 +169,21 @@ func (e *ChunkReadError) Error() string {
 	return fmt.Sprintf("%s: read at offset %d: chunk %s: %v", e.Path, e.Offset, e.Digest, e.Err)
 }
 
-func (e *ChunkReadError) Unwrap() error { return e.Err }
+func (e *ReadError) Unwrap() error { return e.Err }
 
 // WriteTo writes the whole archive to w, chunk by chunk, without copying
 // through an intermediate buffer, prefetching ahead as it goes.
-func (r *IndexReader) WriteTo(w io.Writer) (int64, error) {
+func (r *Reader) WriteTo(w io.Writer) (int64, error) {
 	var n int64
 	for i := 0; i < r.idx.Len(); i++ {
 		d, start, end := r.idx.Chunk(i)
 		if err := r.idx.Err(); err != nil {
-			return n, &ChunkReadError{Path: r.idx.Path(), Offset: n, Err: err}
+			return n, &ReadError{Path: r.idx.Path(), Offset: n, Err: err}
 		}
 		r.prefetch(i, true)
 		b, err := r.chunk(r.bg, i, d, int(end-start), true)
 		if err != nil {
-			return n, &ChunkReadError{Path: r.idx.Path(), Offset: start, Digest: d.String(), Err: err}
+			return n, &ReadError{Path: r.idx.Path(), Offset: start, Digest: d.String(), Err: err}
 		}
 		m, err := w.Write(b.data)
 		b.release()

@@ -1,17 +1,14 @@
-package store
+package chunkcache
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
-	"time"
 )
 
-// classImage backs up data as an image of chunks of cs bytes, every
+// classImage writes data as an image of chunks of cs bytes, every
 // other one compressible (decoded into a buffer of the pool) and the
 // others not (used in place of the blob read), and returns a reader of
 // it with read-ahead through a new cache of cacheSize bytes.
-func classImage(t *testing.T, data []byte, cs int, cacheSize int64) (*IndexReader, *Cache) {
+func classImage(t *testing.T, data []byte, cs int, cacheSize int64) (*Reader, *Cache) {
 	t.Helper()
 	for i := 0; i < len(data); i += 2 * cs {
 		for j := i; j < min(i+cs, len(data)); j++ {
@@ -20,18 +17,7 @@ func classImage(t *testing.T, data []byte, cs int, cacheSize int64) (*IndexReade
 			}
 		}
 	}
-	s := testStore(t)
-	path := filepath.Join(t.TempDir(), "disk.raw")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	snap, _ := backupImageSized(t, s, Group{Type: TypeVM, ID: "class"}, time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC), path, cs)
-	c, err := NewCache(s, cacheSize)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return openImage(t, s, snap, c), c
+	return imageReader(t, data, cs, cacheSize)
 }
 
 // TestClassesRecycled reads images of chunks of other sizes than 4 MiB
@@ -89,7 +75,7 @@ func TestClassOf(t *testing.T) {
 // them) and maxFreeBuffers of a class.
 func TestFreeListClassBound(t *testing.T) {
 	for _, max := range []int{1, 6, 16} {
-		p := &bufPool{max: max, stats: new(CacheStats)}
+		p := &bufPool{max: max, stats: new(Stats)}
 		var bufs [][]byte
 		for k := range numClasses {
 			for range 40 {

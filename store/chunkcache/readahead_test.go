@@ -1,34 +1,21 @@
-package store
+package chunkcache
 
 import (
 	"bytes"
+	"context"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"testing"
-	"time"
 )
 
-// readaheadImage backs up data as an image of testCS chunks and returns
-// a reader of it (readahead 4) through a cache of its own.
-func readaheadImage(t *testing.T, data []byte) (*IndexReader, *Cache) {
+// readaheadImage writes data as an image of testCS chunks and returns a
+// reader of it (readahead 4) through a cache of its own.
+func readaheadImage(t *testing.T, data []byte) (*Reader, *Cache) {
 	t.Helper()
-	s := testStore(t)
-	path := filepath.Join(t.TempDir(), "disk.raw")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	snap, _ := backupImage(t, s, Group{Type: TypeVM, ID: "ra"}, time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC), path)
-	c, err := NewCache(s, 64<<20)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	return openImage(t, s, snap, c), c
+	return imageReader(t, data, testCS, 64<<20)
 }
 
 // waitPrefetches waits until no load ahead of r runs.
-func waitPrefetches(r *IndexReader) {
+func waitPrefetches(r *Reader) {
 	for range cap(r.slots) {
 		r.slots <- struct{}{}
 	}
@@ -37,7 +24,7 @@ func waitPrefetches(r *IndexReader) {
 	}
 }
 
-func readCheck(t *testing.T, r *IndexReader, want []byte, off int64, n int) {
+func readCheck(t *testing.T, r *Reader, want []byte, off int64, n int) {
 	t.Helper()
 	buf := make([]byte, n)
 	if _, err := r.ReadAt(buf, off); err != nil {
@@ -113,18 +100,13 @@ func TestReadaheadSkipsZeroChunks(t *testing.T) {
 func TestRecentByDigest(t *testing.T) {
 	a, b, c := randBytes(testCS, 1), randBytes(testCS, 2), randBytes(testCS, 3)
 	data := bytes.Join([][]byte{a, b, a, c, a, b}, nil)
-	s := testStore(t)
-	path := filepath.Join(t.TempDir(), "disk.raw")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	snap, _ := backupImage(t, s, Group{Type: TypeVM, ID: "rd"}, time.Date(2024, 5, 1, 10, 0, 0, 0, time.UTC), path)
-	cache, err := NewCache(s, 1) // keeps nothing
+	src, x := writeImage(t, data, testCS)
+	cache, err := New(src, 1) // keeps nothing
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(cache.Close)
-	r := openImage(t, s, snap, cache)
+	r := NewReader(context.Background(), x, cache, 4)
 	for off := int64(0); off < int64(len(data)); off += testCS / 4 {
 		readCheck(t, r, data, off, testCS/4)
 	}

@@ -1,4 +1,4 @@
-package store
+package chunkcache
 
 import (
 	"context"
@@ -15,8 +15,8 @@ import (
 	"github.com/dgraph-io/ristretto/v2"
 )
 
-// CacheStats counts cache activity; read with Load.
-type CacheStats struct {
+// Stats counts cache activity; read with Load.
+type Stats struct {
 	Hits, Misses  atomic.Int64
 	LoadedBytes   atomic.Int64 // blob bytes read from the store
 	DecodedBytes  atomic.Int64 // plain bytes produced by loads
@@ -33,12 +33,12 @@ type CacheStats struct {
 // into one load. Returned slices are shared: callers must not modify them.
 // The buffers of chunks it drops are recycled (chunkbuf.go).
 type Cache struct {
-	src      ChunkReader
+	src      Source
 	rc       *ristretto.Cache[string, *chunkBuf]
 	pool     *bufPool
 	maxBytes int64
 	scanned  atomic.Int64 // bytes of scan chunks cached (scanShare)
-	Stats    CacheStats
+	Stats    Stats
 	zeros    sync.Map // size → *zeroChunk
 
 	fmu    sync.Mutex
@@ -48,8 +48,12 @@ type Cache struct {
 	closed bool
 }
 
-// ErrCacheClosed is returned by Get after Close.
-var ErrCacheClosed = errors.New("chunk cache closed")
+// ErrCorrupt is returned for a chunk that failed its check (it does not
+// decode, or its digest differs); store.ErrCorruptChunk is this error.
+var ErrCorrupt = errors.New("corrupt chunk")
+
+// ErrClosed is returned by Get after Close.
+var ErrClosed = errors.New("chunk cache closed")
 
 // ErrSizeMismatch is returned when a good chunk's size differs from what the
 // index entry asking for it says: the index is wrong, not the chunk.
@@ -63,17 +67,17 @@ type zeroChunk struct {
 	b *chunkBuf // holds a reference of its own: never recycled
 }
 
-// DefaultCacheSize is the default bound of a Cache.
-const DefaultCacheSize = 256 << 20
+// DefaultSize is the default bound of a Cache.
+const DefaultSize = 256 << 20
 
-// NewCache returns a cache of src's chunks bounded to maxBytes of
+// New returns a cache of src's chunks bounded to maxBytes of
 // decoded data, an eighth of it for the free list of recycled buffers
 // included. The free list holds an eighth of maxBytes, at least 6 and at
 // most 16 buffers' worth of 4 MiB: what it holds beyond the eighth (all
 // of it under 64 MiB) comes on top, 24 MiB at most.
-func NewCache(src ChunkReader, maxBytes int64) (*Cache, error) {
+func New(src Source, maxBytes int64) (*Cache, error) {
 	if maxBytes <= 0 {
-		maxBytes = DefaultCacheSize
+		maxBytes = DefaultSize
 	}
 	n := min(max(maxBytes/8/bufClass, minFreeBuffers), maxFreeBuffers)
 	c := &Cache{src: src, flight: map[string]*flight{}, maxBytes: maxBytes}
@@ -130,7 +134,7 @@ func (c *Cache) admitScan(b *chunkBuf, cost int64) bool {
 func (c *Cache) MaxBytes() int64 { return c.maxBytes }
 
 // Close waits for loads in flight (prefetches among them) and releases
-// the cache; later Gets fail with ErrCacheClosed.
+// the cache; later Gets fail with ErrClosed.
 func (c *Cache) Close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -245,7 +249,7 @@ func (c *Cache) load(ctx context.Context, key *crypt.Key, d chunk.Digest, ck str
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.closed {
-		return nil, ErrCacheClosed
+		return nil, ErrClosed
 	}
 	if b, err = c.loadBlob(ctx, key, d, hint); err != nil {
 		c.Stats.Errors.Add(1)
@@ -299,16 +303,16 @@ func (c *Cache) loadBlob(ctx context.Context, key *crypt.Key, d chunk.Digest, hi
 			blobBufs.Put(&b)
 		}
 	}
-	blob, err := c.src.ReadChunk(ctx, d, ChunkOptions{Buf: buf, Map: MapCompressed})
+	blob, err := c.src.ReadBlob(ctx, d, buf)
 	if err != nil {
 		giveBack(buf)
 		return nil, err
 	}
 	defer blob.Release()
-	if blob.inBuf && !inside(blob.Bytes(), buf) {
+	if blob.InBuf() && !inside(blob.Bytes(), buf) {
 		giveBack(buf)
 		buf = blob.Bytes() // grown past buf: read into a new one
-	} else if !blob.inBuf {
+	} else if !blob.InBuf() {
 		giveBack(buf) // mapped, or memory not ours
 		buf = nil
 	}
@@ -318,8 +322,8 @@ func (c *Cache) loadBlob(ctx context.Context, key *crypt.Key, d chunk.Digest, hi
 		var out []byte // where the data goes: nil lets the decoder choose
 		kind, _ := chunk.BlobKind(b)
 		switch {
-		case kind == chunk.KindPlain && blob.inBuf: // used in place
-		case kind == chunk.KindEncrypted && blob.inBuf && key != nil:
+		case kind == chunk.KindPlain && blob.InBuf(): // used in place
+		case kind == chunk.KindEncrypted && blob.InBuf() && key != nil:
 			out = b[chunk.EncryptedHeaderSize:chunk.EncryptedHeaderSize] // decrypted in place
 		case usePool && len(b) <= classCap(class):
 			dst = c.pool.getClass(class)
@@ -334,7 +338,7 @@ func (c *Cache) loadBlob(ctx context.Context, key *crypt.Key, d chunk.Digest, hi
 			data, err = chunk.DecodeChunk(out, b, d, size)
 		}
 		if err != nil {
-			return fmt.Errorf("chunk %s: %w: %w", d, ErrCorruptChunk, err)
+			return fmt.Errorf("chunk %s: %w: %w", d, ErrCorrupt, err)
 		}
 		return nil
 	})
@@ -367,9 +371,4 @@ func inside(data, b []byte) bool {
 	start := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
 	p := uintptr(unsafe.Pointer(unsafe.SliceData(data)))
 	return p >= start && p < start+uintptr(cap(b))
-}
-
-// IsChunkError reports whether err is a missing or corrupt chunk.
-func IsChunkError(err error) bool {
-	return errors.Is(err, ErrCorruptChunk) || errors.Is(err, ErrMissingChunk)
 }

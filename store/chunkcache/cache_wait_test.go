@@ -1,4 +1,4 @@
-package store
+package chunkcache
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 )
 
-// gateLoader is a ChunkReader whose loads wait for release and then
+// gateLoader is a Source whose loads wait for release and then
 // return blob, or panic when blob is nil.
 type gateLoader struct {
 	started chan struct{}
@@ -18,20 +18,20 @@ type gateLoader struct {
 	blob    []byte
 }
 
-func (g *gateLoader) ReadChunk(ctx context.Context, d chunk.Digest, _ ChunkOptions) (Blob, error) {
+func (g *gateLoader) ReadBlob(ctx context.Context, d chunk.Digest, _ []byte) (Blob, error) {
 	g.started <- struct{}{}
 	<-g.release
 	if g.blob == nil {
 		panic("decoder bug")
 	}
-	return BlobOf(d, g.blob), nil
+	return &memBlob{data: g.blob}, nil
 }
 
 // getAll starts n Gets of d (sizes from sizes, in turn) that collapse into
 // one load, lets the load finish and returns their errors.
 func getAll(t *testing.T, g *gateLoader, d chunk.Digest, sizes ...int) []error {
 	t.Helper()
-	c, err := NewCache(g, 1<<20)
+	c, err := New(g, 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestCacheCollapsedSizes(t *testing.T) {
 // returns when its context ends.
 func TestCacheWaitCancelled(t *testing.T) {
 	g := &gateLoader{started: make(chan struct{}, 1), release: make(chan struct{})}
-	c, err := NewCache(g, 1<<20)
+	c, err := New(g, 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}

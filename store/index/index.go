@@ -1,8 +1,9 @@
-package store
+package index
 
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,10 +12,14 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 )
 
+// ErrFormat is returned for an index file that is not a valid index (or
+// not the one a manifest lists): it names the file and what is wrong.
+var ErrFormat = errors.New("bad index file")
+
 // Index file magics and layout (PBS file_formats.rs).
 var (
-	MagicFixedIndex   = [8]byte{47, 127, 65, 237, 145, 253, 15, 205}
-	MagicDynamicIndex = [8]byte{28, 145, 78, 165, 25, 186, 179, 205}
+	MagicFixed   = [8]byte{47, 127, 65, 237, 145, 253, 15, 205}
+	MagicDynamic = [8]byte{28, 145, 78, 165, 25, 186, 179, 205}
 )
 
 const (
@@ -44,7 +49,7 @@ type Index interface {
 	Csum() [32]byte
 	// Path is the index file's path, for messages.
 	Path() string
-	// Err is set (wrapping ErrIndexFault) once the index file could not
+	// Err is set (wrapping ErrFault) once the index file could not
 	// be read: it shrank or failed while open. Chunk then returns the
 	// zero digest and an empty range, Find 0: callers check Err before
 	// they trust an entry or when a read comes out wrong.
@@ -52,8 +57,8 @@ type Index interface {
 	Close() error
 }
 
-// IndexKind tells a fixed from a dynamic index by file name.
-func IndexKind(name string) (fixed, ok bool) {
+// Kind tells a fixed from a dynamic index by file name.
+func Kind(name string) (fixed, ok bool) {
 	switch {
 	case strings.HasSuffix(name, ".fidx"):
 		return true, true
@@ -63,16 +68,16 @@ func IndexKind(name string) (fixed, ok bool) {
 	return false, false
 }
 
-// OpenIndex opens a .fidx or .didx file.
-func OpenIndex(path string) (Index, error) {
-	fixed, ok := IndexKind(path)
+// Open opens a .fidx or .didx file.
+func Open(path string) (Index, error) {
+	fixed, ok := Kind(path)
 	if !ok {
-		return nil, fmt.Errorf("%s: %w: name ends neither in .fidx nor .didx", path, ErrBadIndex)
+		return nil, fmt.Errorf("%s: %w: name ends neither in .fidx nor .didx", path, ErrFormat)
 	}
 	if fixed {
-		return OpenFixedIndex(path)
+		return OpenFixed(path)
 	}
-	return OpenDynamicIndex(path)
+	return OpenDynamic(path)
 }
 
 // header is the common part of both index headers.
@@ -189,5 +194,3 @@ func (w *bufWriter) Flush() error {
 	w.buf = w.buf[:0]
 	return w.err
 }
-
-func sha256Sum(b []byte) [32]byte { return sha256.Sum256(b) }

@@ -1,4 +1,4 @@
-package store
+package chunkcache
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 )
 
-// Read-ahead of an IndexReader. A reader whose reads follow each other
+// Read-ahead of an Reader. A reader whose reads follow each other
 // has the next chunks loaded and decoded in the background; zero chunks
 // (the holes of a sparse image) need no load and neither count against
 // the window nor stop it, so the decoders work on the data that follows
@@ -35,7 +35,7 @@ const (
 
 // sequential notes a read of n bytes at off and reports whether it
 // follows the previous read closely enough to load ahead for it.
-func (r *IndexReader) sequential(off int64, n int) bool {
+func (r *Reader) sequential(off int64, n int) bool {
 	prev := r.nextOff.Swap(off + int64(n))
 	return prev >= 0 && off >= prev-seqWindow && off <= prev+seqWindow
 }
@@ -43,7 +43,7 @@ func (r *IndexReader) sequential(off int64, n int) bool {
 // zeroChunk reports whether chunk d of size bytes is a zero chunk the
 // cache serves without a load (a plain index's; an encrypted index names
 // zero chunks by a keyed digest, which is loaded like any other).
-func (r *IndexReader) zeroChunk(d chunk.Digest, size int) bool {
+func (r *Reader) zeroChunk(d chunk.Digest, size int) bool {
 	return r.key == nil && r.c.IsZeroChunk(d, size)
 }
 
@@ -51,7 +51,7 @@ func (r *IndexReader) zeroChunk(d chunk.Digest, size int) bool {
 // zero chunks, up to readahead of them within prefetchScan entries, each
 // at most once per reader, for a scan or not (see chunk). At most
 // readahead loads run at a time.
-func (r *IndexReader) prefetch(i int, scan bool) {
+func (r *Reader) prefetch(i int, scan bool) {
 	if r.readahead <= 0 {
 		return
 	}
@@ -95,7 +95,7 @@ func (r *IndexReader) prefetch(i int, scan bool) {
 // caller releases: a zero chunk from the cache's zero buffer, another
 // from the reader's recent chunks or through the cache; a loaded one is
 // kept among the recent ones (with a reference of its own).
-func (r *IndexReader) chunk(ctx context.Context, i int, d chunk.Digest, size int, scan bool) (*chunkBuf, error) {
+func (r *Reader) chunk(ctx context.Context, i int, d chunk.Digest, size int, scan bool) (*chunkBuf, error) {
 	if r.zeroChunk(d, size) {
 		return r.c.get(ctx, nil, d, size, false)
 	}
@@ -118,7 +118,7 @@ func (r *IndexReader) chunk(ctx context.Context, i int, d chunk.Digest, size int
 
 // isRecent reports whether chunk i (digest d, size bytes) is among the
 // recent ones.
-func (r *IndexReader) isRecent(i int, d chunk.Digest, size int) bool {
+func (r *Reader) isRecent(i int, d chunk.Digest, size int) bool {
 	for k := range r.recent {
 		if rc := r.recent[k].Load(); rc != nil && rc.holds(i, d, size) {
 			return true
@@ -129,7 +129,7 @@ func (r *IndexReader) isRecent(i int, d chunk.Digest, size int) bool {
 
 // Close gives back the chunks the reader keeps, so that their buffers
 // can be recycled. The reader still works (it keeps chunks again).
-func (r *IndexReader) Close() {
+func (r *Reader) Close() {
 	for k := range r.recent {
 		if old := r.recent[k].Swap(nil); old != nil {
 			old.b.release()

@@ -1,4 +1,4 @@
-package store
+package index
 
 import (
 	"path/filepath"
@@ -30,7 +30,7 @@ func BenchmarkIndexLookup(b *testing.B) {
 	dw.Close()
 	for _, name := range []string{"x.fidx", "x.didx"} {
 		b.Run(name, func(b *testing.B) {
-			x, err := OpenIndex(filepath.Join(dir, name))
+			x, err := Open(filepath.Join(dir, name))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package store
+package index
 
 import (
 	"crypto/rand"
@@ -11,9 +11,9 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 )
 
-// DynamicIndex is a memory-mapped .didx: chunks of any size, each entry
+// Dynamic is a memory-mapped .didx: chunks of any size, each entry
 // the exclusive end offset and the digest; found by binary search.
-type DynamicIndex struct {
+type Dynamic struct {
 	path string
 	m    *indexMap
 	data []byte // m's mapping
@@ -22,16 +22,16 @@ type DynamicIndex struct {
 	size int64
 }
 
-var _ Index = (*DynamicIndex)(nil)
+var _ Index = (*Dynamic)(nil)
 
-// OpenDynamicIndex opens and checks a .didx file: entry ends must grow
+// OpenDynamic opens and checks a .didx file: entry ends must grow
 // strictly and no chunk may exceed the blob limit.
-func OpenDynamicIndex(path string) (*DynamicIndex, error) {
-	m, err := mapIndex(path, MagicDynamicIndex)
+func OpenDynamic(path string) (*Dynamic, error) {
+	m, err := mapIndex(path, MagicDynamic)
 	if err != nil {
 		return nil, err
 	}
-	x := &DynamicIndex{path: path, m: m, data: m.data}
+	x := &Dynamic{path: path, m: m, data: m.data}
 	err = m.run(func() error {
 		x.hdr = readHeader(x.data)
 		return x.check()
@@ -43,17 +43,17 @@ func OpenDynamicIndex(path string) (*DynamicIndex, error) {
 	return x, nil
 }
 
-func (x *DynamicIndex) check() error {
+func (x *Dynamic) check() error {
 	body := len(x.data) - indexHeaderSize
 	if body%dynamicEntrySize != 0 {
-		return fmt.Errorf("%s: %w: %d entry bytes is not a multiple of %d", x.path, ErrBadIndex, body, dynamicEntrySize)
+		return fmt.Errorf("%s: %w: %d entry bytes is not a multiple of %d", x.path, ErrFormat, body, dynamicEntrySize)
 	}
 	x.n = body / dynamicEntrySize
 	var prev int64
 	for i := 0; i < x.n; i++ {
 		end := x.end(i)
 		if end <= prev || end-prev > chunk.MaxBlobSize {
-			return fmt.Errorf("%s: %w: entry %d ends at %d after %d", x.path, ErrBadIndex, i, end, prev)
+			return fmt.Errorf("%s: %w: entry %d ends at %d after %d", x.path, ErrFormat, i, end, prev)
 		}
 		prev = end
 	}
@@ -61,28 +61,28 @@ func (x *DynamicIndex) check() error {
 	return nil
 }
 
-func (x *DynamicIndex) end(i int) int64 {
+func (x *Dynamic) end(i int) int64 {
 	off := indexHeaderSize + i*dynamicEntrySize
 	return int64(binary.LittleEndian.Uint64(x.data[off:]))
 }
 
 // Size implements Index.
-func (x *DynamicIndex) Size() int64 { return x.size }
+func (x *Dynamic) Size() int64 { return x.size }
 
 // Len implements Index.
-func (x *DynamicIndex) Len() int { return x.n }
+func (x *Dynamic) Len() int { return x.n }
 
 // Csum implements Index.
-func (x *DynamicIndex) Csum() [32]byte { return x.hdr.Csum }
+func (x *Dynamic) Csum() [32]byte { return x.hdr.Csum }
 
 // Path implements Index.
-func (x *DynamicIndex) Path() string { return x.path }
+func (x *Dynamic) Path() string { return x.path }
 
 // Err implements Index.
-func (x *DynamicIndex) Err() error { return x.m.err() }
+func (x *Dynamic) Err() error { return x.m.err() }
 
 // Chunk implements Index.
-func (x *DynamicIndex) Chunk(i int) (chunk.Digest, int64, int64) {
+func (x *Dynamic) Chunk(i int) (chunk.Digest, int64, int64) {
 	if i < 0 || i >= x.n {
 		panic(fmt.Sprintf("%s: chunk %d of %d", x.path, i, x.n))
 	}
@@ -94,7 +94,7 @@ func (x *DynamicIndex) Chunk(i int) (chunk.Digest, int64, int64) {
 }
 
 // entry reads entry i; a fault leaves Err set.
-func (x *DynamicIndex) entry(i int) (d chunk.Digest, start, end int64) {
+func (x *Dynamic) entry(i int) (d chunk.Digest, start, end int64) {
 	defer x.m.recover(debug.SetPanicOnFault(true))
 	off := indexHeaderSize + i*dynamicEntrySize
 	if i > 0 {
@@ -106,7 +106,7 @@ func (x *DynamicIndex) entry(i int) (d chunk.Digest, start, end int64) {
 }
 
 // Find implements Index.
-func (x *DynamicIndex) Find(off int64, hint int) int {
+func (x *Dynamic) Find(off int64, hint int) int {
 	i := x.find(off, hint)
 	if x.m.err() != nil {
 		return 0
@@ -115,7 +115,7 @@ func (x *DynamicIndex) Find(off int64, hint int) int {
 }
 
 // find is Find on the mapping; a fault leaves Err set.
-func (x *DynamicIndex) find(off int64, hint int) (found int) {
+func (x *Dynamic) find(off int64, hint int) (found int) {
 	defer x.m.recover(debug.SetPanicOnFault(true))
 	for _, i := range [2]int{hint, hint + 1} {
 		if i >= 0 && i < x.n && off < x.end(i) && (i == 0 || off >= x.end(i-1)) {
@@ -127,10 +127,10 @@ func (x *DynamicIndex) find(off int64, hint int) (found int) {
 
 // ComputeCsum recomputes the checksum over the entries.
 // A fault reading the file leaves Err set.
-func (x *DynamicIndex) ComputeCsum() [32]byte { return x.m.sum(indexHeaderSize) }
+func (x *Dynamic) ComputeCsum() [32]byte { return x.m.sum(indexHeaderSize) }
 
 // Close unmaps the file.
-func (x *DynamicIndex) Close() error {
+func (x *Dynamic) Close() error {
 	x.data = nil
 	return x.m.close()
 }
@@ -152,7 +152,7 @@ func NewDynamicWriter(path string) (*DynamicWriter, error) {
 	}
 	var uuid [16]byte
 	rand.Read(uuid[:])
-	return &DynamicWriter{x: x, hdr: newHeader(MagicDynamicIndex, uuid, time.Now().Unix())}, nil
+	return &DynamicWriter{x: x, hdr: newHeader(MagicDynamic, uuid, time.Now().Unix())}, nil
 }
 
 // Add appends a chunk of size bytes.

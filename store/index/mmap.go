@@ -1,19 +1,21 @@
-package store
+package index
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"runtime"
 	"runtime/debug"
 	"sync/atomic"
 
+	"github.com/cairnfs/cairn/store/internal/fsutil"
 	"golang.org/x/sys/unix"
 )
 
-// ErrIndexFault is returned when a mapped index file could not be read:
+// ErrFault is returned when a mapped index file could not be read:
 // it shrank or its disk failed while mapped (cairn never changes an
 // index once written; another program or a damaged disk might).
-var ErrIndexFault = errors.New("index file changed or failed while mapped")
+var ErrFault = errors.New("index file changed or failed while mapped")
 
 // indexMap is a read-only mapping of an index file whose reads survive
 // the file shrinking under it: every read of the mapping runs with
@@ -30,19 +32,19 @@ type indexMap struct {
 // mapIndex maps a whole index file read-only after checking its size
 // against the header's minimum and its magic.
 func mapIndex(path string, magic [8]byte) (*indexMap, error) {
-	f, fi, err := OpenRegular(path)
+	f, fi, err := fsutil.OpenRegular(path)
 	switch {
-	case errors.Is(err, errNotRegular):
-		return nil, fmt.Errorf("%w: %w", ErrBadIndex, err)
+	case errors.Is(err, fsutil.ErrNotRegular):
+		return nil, fmt.Errorf("%w: %w", ErrFormat, err)
 	case err != nil:
-		return nil, fmt.Errorf("open index: %w", notFound(err))
+		return nil, fmt.Errorf("open index: %w", err)
 	}
 	defer f.Close()
 	if fi.Size() < indexHeaderSize {
-		return nil, fmt.Errorf("%s: %w: %d bytes, shorter than the %d-byte header", path, ErrBadIndex, fi.Size(), indexHeaderSize)
+		return nil, fmt.Errorf("%s: %w: %d bytes, shorter than the %d-byte header", path, ErrFormat, fi.Size(), indexHeaderSize)
 	}
-	if fi.Size() > MaxIndexFile {
-		return nil, fmt.Errorf("%s: %w: %d bytes, more than an index may have", path, ErrBadIndex, fi.Size())
+	if fi.Size() > MaxFileSize {
+		return nil, fmt.Errorf("%s: %w: %d bytes, more than an index may have", path, ErrFormat, fi.Size())
 	}
 	data, err := unix.Mmap(int(f.Fd()), 0, int(fi.Size()), unix.PROT_READ, unix.MAP_SHARED)
 	if err != nil {
@@ -56,14 +58,14 @@ func mapIndex(path string, magic [8]byte) (*indexMap, error) {
 	}
 	if got != magic {
 		m.close()
-		return nil, fmt.Errorf("%s: %w: wrong magic %v", path, ErrBadIndex, got)
+		return nil, fmt.Errorf("%s: %w: wrong magic %v", path, ErrFormat, got)
 	}
 	return m, nil
 }
 
-// MaxIndexFile bounds an index file's size: 1<<34 bytes list 4 Pi of
+// MaxFileSize bounds an index file's size: 1<<34 bytes list 4 Pi of
 // 4 MiB chunks (fixed) or 1.6 Pi of them (dynamic).
-const MaxIndexFile = 1 << 34
+const MaxFileSize = 1 << 34
 
 // read copies len(dst) bytes of the mapping at off into dst. A fault
 // leaves dst as it was and is recorded (see err).
@@ -95,7 +97,7 @@ func (m *indexMap) recover(old bool) {
 	}
 	if re, ok := p.(runtime.Error); ok {
 		if _, fault := re.(interface{ Addr() uintptr }); fault {
-			err := fmt.Errorf("%s: %w: %v", m.path, ErrIndexFault, re)
+			err := fmt.Errorf("%s: %w: %v", m.path, ErrFault, re)
 			m.fault.CompareAndSwap(nil, &err)
 			return
 		}
@@ -115,7 +117,7 @@ func (m *indexMap) err() error {
 // and the index's error set.
 func (m *indexMap) sum(off int) (s [32]byte) {
 	defer m.recover(debug.SetPanicOnFault(true))
-	return sha256Sum(m.data[off:])
+	return sha256.Sum256(m.data[off:])
 }
 
 func (m *indexMap) close() error {

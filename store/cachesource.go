@@ -1,0 +1,33 @@
+package store
+
+import (
+	"context"
+	"errors"
+
+	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/store/chunkcache"
+)
+
+// NewCache returns a chunk cache (package chunkcache) of src's chunks
+// bounded to maxBytes of decoded data (0: chunkcache.DefaultSize).
+func NewCache(src ChunkReader, maxBytes int64) (*chunkcache.Cache, error) {
+	return chunkcache.New(cacheSource{src}, maxBytes)
+}
+
+// cacheSource is a ChunkReader as the chunk cache reads it: into the
+// cache's buffer, or mapped when the blob is a compressed one
+// (MapCompressed).
+type cacheSource struct{ r ChunkReader }
+
+func (s cacheSource) ReadBlob(ctx context.Context, d chunk.Digest, buf []byte) (chunkcache.Blob, error) {
+	b, err := s.r.ReadChunk(ctx, d, ChunkOptions{Buf: buf, Map: MapCompressed})
+	if err != nil {
+		return nil, err
+	}
+	return &b, nil
+}
+
+// IsChunkError reports whether err is a missing or corrupt chunk.
+func IsChunkError(err error) bool {
+	return errors.Is(err, ErrCorruptChunk) || errors.Is(err, ErrMissingChunk)
+}
