@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/index"
 )
 
 // newStore is an empty store of the test.
@@ -49,7 +50,7 @@ func start(t *testing.T, s *store.Store, g store.Group, when time.Time, tree boo
 	}
 	if tree {
 		for _, name := range []string{"root.mpxar.didx", "root.ppxar.didx"} {
-			w, err := store.NewDynamicWriter(filepath.Join(b.Dir(), name))
+			w, err := index.NewDynamicWriter(filepath.Join(b.Dir(), name))
 			if err != nil {
 				t.Fatal(err)
 			}
