@@ -221,3 +221,11 @@ func atLine(n int) string {
 	}
 	return fmt.Sprintf(" (line %d)", n)
 }
+
+// DefaultListen is the HTTP listener's address unless told otherwise:
+// loopback only.
+const DefaultListen = "127.0.0.1:9817"
+
+// Check checks opt as New does, without making or writing anything
+// (cairn serve --check-config).
+func Check(opt Options) error { return opt.setDefaults() }
