@@ -21,16 +21,40 @@ func (e every) Missed(last, now time.Time) bool {
 	return !e.Next(last).After(now)
 }
 
-// once is a schedule due at one time only.
-type once struct{ at time.Time }
+// once is a schedule due once, delay after the first time it is asked
+// (when the daemon takes its configuration, however late that is).
+type once struct {
+	delay time.Duration
+	mu    sync.Mutex
+	at    time.Time
+}
 
-func (o once) Next(after time.Time) time.Time {
+func after(d time.Duration) *once { return &once{delay: d} }
+
+func (o *once) Next(after time.Time) time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.at.IsZero() {
+		o.at = after.Add(o.delay)
+	}
 	if after.Before(o.at) {
 		return o.at
 	}
 	return time.Time{}
 }
-func (o once) Missed(last, now time.Time) bool { return last.Before(o.at) && !o.at.After(now) }
+
+func (o *once) Missed(last, now time.Time) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return !o.at.IsZero() && last.Before(o.at) && !o.at.After(now)
+}
+
+// When is the time it is due (zero before it was asked).
+func (o *once) When() time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.at
+}
 
 // events is a Notifier that keeps every event and hands them on a
 // channel as they come.

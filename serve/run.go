@@ -131,6 +131,10 @@ func (d *Daemon) startDue() {
 		}
 		due, at = append(due, j), append(at, t)
 		d.next[j.Name] = j.Schedule.Next(now)
+		if n := d.next[j.Name]; !n.IsZero() && !n.After(now) { // a schedule that would have the loop spin
+			d.opt.Logger.Error("schedule gives no time after now: the job is not run again", "job", j.Name, "schedule", j.ScheduleText, "next", n)
+			d.next[j.Name] = time.Time{}
+		}
 	}
 	d.mu.Unlock()
 	for i, j := range due {

@@ -24,11 +24,11 @@ func TestJobsRunWhenDue(t *testing.T) {
 	storetest.RichTree(t, src)
 	ev := newEvents()
 	sched := every{300 * time.Millisecond}
-	at := time.Now().Add(300 * time.Millisecond)
+	home := after(300 * time.Millisecond)
 	d, stop := start(t, Options{Store: s, Notifier: ev, Jobs: []JobSpec{
 		{Name: "gc", Kind: "gc", Schedule: sched},
 		{Name: "verify", Kind: "verify", Schedule: sched, Params: map[string]string{"ignore-verified": "false"}},
-		{Name: "home", Kind: "backup", Schedule: once{at}, Group: "host/home", Sources: []string{"root.pxar:" + src}},
+		{Name: "home", Kind: "backup", Schedule: home, Group: "host/home", Sources: []string{"root.pxar:" + src}},
 	}})
 	ctx := testCtx(t)
 	for range 2 {
@@ -58,8 +58,8 @@ func TestJobsRunWhenDue(t *testing.T) {
 			t.Errorf("%s: due %v is no due time of the schedule", job, r.Due)
 		}
 	}
-	if r := okRun["home"]; r.Bytes == 0 || r.Chunks == 0 || !r.Due.Equal(at) {
-		t.Errorf("backup run %+v: want its bytes, chunks and due time %v", r, at)
+	if r := okRun["home"]; r.Bytes == 0 || r.Chunks == 0 || !r.Due.Equal(home.When()) {
+		t.Errorf("backup run %+v: want its bytes, chunks and due time %v", r, home.When())
 	}
 	if r := okRun["verify"]; r.Chunks == 0 {
 		t.Errorf("verify run %+v: want the chunks it read", r)
@@ -124,11 +124,18 @@ func TestOneJobOfAKind(t *testing.T) {
 	}
 	ev := newEvents()
 	logs := logWatch{ch: make(chan string, 1000)}
-	at := time.Now().Add(200 * time.Millisecond)
+	at := after(200 * time.Millisecond)
 	d, stop := start(t, Options{Store: s, Notifier: ev, Logger: slog.New(logs), Jobs: []JobSpec{
-		{Name: "slow", Kind: "backup", Schedule: once{at}, Group: "vm/1", Sources: []string{"disk.img:" + fifo}},
-		{Name: "second", Kind: "backup", Schedule: once{at}, Group: "vm/2", Sources: []string{"disk.img:" + fifo}},
+		{Name: "slow", Kind: "backup", Schedule: at, Group: "vm/1", Sources: []string{"disk.img:" + fifo}},
+		{Name: "second", Kind: "backup", Schedule: at, Group: "vm/2", Sources: []string{"disk.img:" + fifo}},
 	}})
+	// if the test fails before it writes the FIFO, the backup blocked
+	// opening it gets an empty stream, so the daemon can stop
+	t.Cleanup(func() {
+		if f, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			f.Close()
+		}
+	})
 	ctx := testCtx(t)
 	logs.wait(t, ctx, "scheduled run skipped")
 	f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
@@ -156,7 +163,7 @@ func TestFailingJob(t *testing.T) {
 	corruptChunk(t, s, snap)
 	ev := newEvents()
 	d, stop := start(t, Options{Store: s, Notifier: ev, Jobs: []JobSpec{
-		{Name: "nightly", Kind: "verify", Schedule: once{time.Now().Add(100 * time.Millisecond)}},
+		{Name: "nightly", Kind: "verify", Schedule: after(100 * time.Millisecond)},
 	}})
 	failed := ev.wait(t, testCtx(t), isEvent(runlog.EventFailed, "nightly"))
 	stop()
