@@ -49,7 +49,8 @@ func freePort(t *testing.T) string {
 
 // TestServe starts `cairn serve --mount` as systemd would (Type=notify):
 // it says READY=1 once the store is mounted and /healthz answers, a job
-// started through the mount's control file runs beside the mount, and
+// started through the mount's control file runs beside the mount,
+// SIGHUP gives RELOADING=1 then READY=1, and
 // SIGTERM unmounts, says STOPPING=1 and exits 0.
 func TestServe(t *testing.T) {
 	needFUSE(t)
@@ -114,6 +115,13 @@ func TestServe(t *testing.T) {
 	}
 	if data, err := os.ReadFile(filepath.Join(mnt, "vm", "100", "latest", "disk.img")); err != nil || len(data) != 1<<20 {
 		t.Errorf("the image through the mount: %d bytes, %v", len(data), err)
+	}
+	// SIGHUP reads the configuration again, as systemctl reload asks
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	if a, b := next(), next(); a != "RELOADING=1" || b != "READY=1" {
+		t.Errorf("notifications after SIGHUP %q, %q; want RELOADING=1, READY=1", a, b)
 	}
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
