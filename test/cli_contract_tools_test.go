@@ -269,6 +269,7 @@ func TestCLIContractMakeInstall(t *testing.T) {
 			t.Errorf("make install: %s: %v", f, err)
 		}
 	}
+	checkInstalledUnits(t, dest)
 	// the version, commit, commit time and dirty flag the Makefile set
 	// with -ldflags -X
 	bin := filepath.Join(dest, "usr/bin/cairn")

@@ -1,21 +1,19 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/jobs/backup"
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/backupsrc"
 	"github.com/cairnfs/cairn/store/backupsum"
 	"github.com/cairnfs/cairn/store/filearchive"
-	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 )
 
@@ -29,16 +27,6 @@ type backupOpts struct {
 	dryRun      bool
 	masterPub   string // --master-pubkey
 	pxar        pxarOpts
-}
-
-// parseSpecs parses the backup's sources (backupsrc.ParseSpecs); a bad
-// one is a usage error.
-func parseSpecs(args []string) ([]backupsrc.Spec, error) {
-	specs, err := backupsrc.ParseSpecs(args)
-	if err != nil {
-		return nil, usageErr("%s", strings.TrimPrefix(err.Error(), backupsrc.ErrBadSpec.Error()+": "))
-	}
-	return specs, nil
 }
 
 func (a *app) backupCmd() *cobra.Command {
@@ -108,12 +96,12 @@ not count. The summary names each archive's reference.`,
 }
 
 func (a *app) backup(o backupOpts, args []string) error {
-	specs, err := parseSpecs(args)
+	specs, err := backupsrc.ParseSpecs(args)
 	if err != nil {
-		return err
+		return usageErr("%s", strings.TrimPrefix(err.Error(), backupsrc.ErrBadSpec.Error()+": "))
 	}
-	// images: 0 takes the store's default (store.ImageChunkSize)
-	imgCS, pxarCS := 0, chunk.DefaultChunkSize
+	bo := backup.Options{Specs: specs, NoSync: o.noSync, DryRun: o.dryRun, Warn: a.stderr,
+		Tree: filearchive.Options{AllFileSystems: o.pxar.allFS, ChunkSize: chunk.DefaultChunkSize, Workers: o.workers, Logger: a.logger}}
 	if o.chunkSize != "" {
 		cs, err := parseSize(o.chunkSize)
 		if err != nil {
@@ -122,22 +110,19 @@ func (a *app) backup(o backupOpts, args []string) error {
 		if err := chunk.CheckChunkSize(int(cs)); err != nil {
 			return usageErr("--chunk-size: %v", err)
 		}
-		imgCS, pxarCS = int(cs), int(cs)
+		bo.ImageChunkSize, bo.Tree.ChunkSize = int(cs), int(cs)
 	}
-	mode, err := filearchive.ParseMode(o.pxar.mode)
-	if err != nil {
+	if bo.Tree.Mode, err = filearchive.ParseMode(o.pxar.mode); err != nil {
 		return usageErr("--change-detection-mode: %v", err)
 	}
-	exclude, err := o.pxar.patterns()
-	if err != nil {
+	if bo.Tree.Exclude, err = o.pxar.patterns(); err != nil {
 		return usageErr("%v", err)
 	}
-	var at time.Time
 	if o.at != "" {
-		if at, err = time.Parse(time.RFC3339, o.at); err != nil {
+		if bo.Time, err = time.Parse(time.RFC3339, o.at); err != nil {
 			return usageErr("--time: %v", err)
 		}
-		if err := store.CheckBackupTime(at); err != nil { // a zero time would be taken as now
+		if err := store.CheckBackupTime(bo.Time); err != nil { // a zero time would be taken as now
 			return usageErr("--time: %v", err)
 		}
 	}
@@ -145,8 +130,8 @@ func (a *app) backup(o backupOpts, args []string) error {
 	if err != nil {
 		return err
 	}
-	g := store.Group{NS: store.NS(o.ns), Type: o.typ, ID: id}
-	if err := g.Check(); err != nil {
+	bo.Group = store.Group{NS: store.NS(o.ns), Type: o.typ, ID: id}
+	if err := bo.Group.Check(); err != nil {
 		return usageErr("--type/--id/--ns: %v", err)
 	}
 	if o.masterPub != "" && slices.ContainsFunc(specs, func(sp backupsrc.Spec) bool { return sp.Name == store.MasterKeyBlob }) {
@@ -156,13 +141,13 @@ func (a *app) backup(o backupOpts, args []string) error {
 	if err != nil {
 		return err
 	}
+	bo.Encrypt = enc.start
 	in, err := backupsrc.Open(specs, a.stdin)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	sel, err := a.backupSelection(&o.pxar, specs)
-	if err != nil {
+	if bo.Select, err = a.backupSelection(&o.pxar, specs); err != nil {
 		return err
 	}
 	s, err := a.openStore()
@@ -170,72 +155,23 @@ func (a *app) backup(o backupOpts, args []string) error {
 		return err
 	}
 	defer s.Close()
-	// A signal wakes a read blocked on a pipe or FIFO that sends nothing.
-	defer context.AfterFunc(a.ctx, in.Interrupt)()
-	b, err := startBackup(a.ctx, s, g, at, o.dryRun)
+	bo.Progress = func(label string, p *backupsrc.Progress) func() { return a.showProgress(label, p.Sample).Stop }
+	sum, err := backup.Run(a.ctx, s, in, bo)
 	if errors.Is(err, store.ErrBadTime) && o.at != "" {
 		return usageErr("--time: %v", err)
 	}
 	if err != nil {
 		return err
 	}
-	if o.noSync {
-		b.Sync = store.SyncNone
-	}
-	if err := enc.start(b); err != nil {
-		b.Abort()
-		return fmt.Errorf("backup %s failed, nothing kept: %w", b.Snapshot(), err)
-	}
-	start := time.Now()
-	imgStats, pxarStats := new(store.UploadStats), new(store.UploadStats)
-	bp := backupsrc.NewProgress(specs, in, imgStats)
-	prog := a.showProgress("backup "+b.Snapshot().String(), bp.Sample)
-	var sums []backupsum.FileArchive
-	for i, sp := range specs {
-		bp.At(i)
-		if sp.IsPxar() {
-			var ps backupsum.FileArchive
-			ps, err = a.backupPxar(b, sp, sel, filearchive.Options{Mode: mode, Exclude: exclude,
-				AllFileSystems: o.pxar.allFS, ChunkSize: pxarCS, Workers: o.workers, Stats: pxarStats, Progress: bp.Tree(i)})
-			sums = append(sums, ps)
-		} else {
-			err = in.Add(a.ctx, b, i, store.ImageOptions{ChunkSize: imgCS, Workers: o.workers, Stats: imgStats})
-		}
-		if err != nil {
-			break
-		}
-	}
-	if err == nil {
-		bp.At(len(specs))
-		t := imgStats.Snapshot()
-		t.Add(pxarStats.Snapshot())
-		b.SetChunkUploadStats(store.ChunkUploadStatsOf(t))
-		err = b.Finish()
-	} else {
-		b.Abort()
-	}
-	prog.Stop()
-	if err != nil && a.ctx.Err() != nil {
-		err = context.Cause(a.ctx) // the read the signal woke failed with a deadline
-	}
-	if err != nil {
-		return fmt.Errorf("backup %s failed, nothing kept: %w%s", b.Snapshot(), err,
-			diskFullAdvice(err, imgStats.NewStored.Load()+pxarStats.NewStored.Load()))
-	}
-	sum := backupsum.New(b.Snapshot(), imgStats.Snapshot(), pxarStats.Snapshot(), sums, time.Since(start))
-	sum.Blobs, sum.BlobBytes = in.Blobs()
-	sum.ReadBytes += sum.BlobBytes
-	sum.Images = backupsrc.Images(specs, b.References())
 	if enc.key != nil {
 		sum.KeyFingerprint = enc.key.Fingerprint().String()
 	}
-	sum.DryRun = b.Dry()
 	if err := a.printBackupSummary(o, sum); err != nil {
 		return err
 	}
 	if sum.Errors > 0 {
 		return &codeError{code: exitPartial, err: fmt.Errorf("%s %s finished, but %d entries could not be read or were not found (see above)",
-			backupKind(b), b.Snapshot(), sum.Errors)}
+			backup.Verb(sum), sum.Snapshot, sum.Errors)}
 	}
 	return nil
 }
@@ -249,18 +185,6 @@ func (a *app) printBackupSummary(o backupOpts, sum backupsum.Summary) error {
 	}
 	sum.WriteText(a.stdout)
 	return nil
-}
-
-// diskFullAdvice is what a backup that filled the store's file system
-// adds to its error: the chunks it wrote stay (a GC keeps chunks newer
-// than its cutoff, for backups that may still reference them) until a GC
-// is told otherwise.
-func diskFullAdvice(err error, written int64) string {
-	if !errors.Is(err, syscall.ENOSPC) {
-		return ""
-	}
-	return fmt.Sprintf("\nthe store's file system is full; the %s of chunks this backup wrote stay until a GC's cutoff passes them: "+
-		"to free them now, when no backup runs: cairn gc --atime-cutoff 0", humanize.IBytes(uint64(written)))
 }
 
 // backupID is --id, or for --type host without it the host's name up to
@@ -282,19 +206,4 @@ func backupID(o backupOpts) (string, error) {
 		return "", usageErr("--id not given and the host name %q is not a valid backup id ([A-Za-z0-9_][A-Za-z0-9._-]*): give --id", name)
 	}
 	return name, nil
-}
-
-// startBackup starts the backup, or its dry run (store.StartDryRun).
-func startBackup(ctx context.Context, s *store.Store, g store.Group, at time.Time, dry bool) (*store.Backup, error) {
-	if dry {
-		return s.StartDryRun(ctx, g, at)
-	}
-	return s.StartBackup(ctx, g, at)
-}
-
-func backupKind(b *store.Backup) string {
-	if b.Dry() {
-		return "dry run of"
-	}
-	return "backup"
 }

@@ -1,9 +1,9 @@
 // Command cairn is the command-line front end of cairn: it creates
 // stores, backs up images, lists snapshots, streams archives, mounts the
 // store and runs jobs. Each command lives in a file of its own and is
-// added in one place, rootCmd in root.go; every kind of job is registered
-// in one place, jobkinds.go, for the mount's .jobs tree and the
-// foreground commands alike. The logic lives in the packages it calls
+// added in one place, rootCmd in root.go; every kind of job is listed
+// in one place, serve.Kinds, which jobkinds.go registers for the mount's
+// .jobs tree and the foreground commands alike, as cairn serve does. The logic lives in the packages it calls
 // (one package per job kind), and every command runs in-process through
 // run, so tests can drive it without a subprocess.
 //

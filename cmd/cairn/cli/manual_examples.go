@@ -71,6 +71,11 @@ var examples = map[string][]example{
 		{"Free unused chunks at once, when no backup runs", "cairn gc --atime-cutoff 0"},
 		{"Show the last run's report", "cairn gc --status"},
 	},
+	"cairn serve": {
+		{"Run the store's schedules under systemd", "systemctl enable --now cairn-serve"},
+		{"Check the configuration, then have the daemon read it again", "cairn serve --check-config --config /etc/cairn/serve.toml && systemctl reload cairn-serve"},
+		{"Serve a store in the foreground, mounted beside its jobs", "cairn --store /srv/cairn serve --mount /mnt/cairn --listen 127.0.0.1:9817"},
+	},
 	"cairn sync": {
 		{"Copy every snapshot to a second store on a USB disk", "cairn sync --from /srv/cairn --to /mnt/usb/cairn"},
 		{"Keep one group in step, removing what the source forgot", "cairn --store /mnt/usb/cairn sync --from /srv/cairn vm/100 --remove-vanished"},

@@ -3,15 +3,11 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/cairnfs/cairn/internal/userfile"
-	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/backupsrc"
-	"github.com/cairnfs/cairn/store/backupsum"
-	"github.com/cairnfs/cairn/store/filearchive"
 	"github.com/cairnfs/cairn/store/pxar/walk/pathlist"
 	"github.com/spf13/pflag"
 )
@@ -34,28 +30,6 @@ func (o *pxarOpts) flags(f *pflag.FlagSet) {
 	f.StringArrayVar(&o.filesFromRaw, "files-from-raw", nil, "as --files-from-verbatim, the paths separated by NUL bytes (find -print0)")
 	f.BoolVar(&o.allFS, "all-file-systems", false, "descend into other file systems mounted below a directory tree")
 	f.StringVar(&o.mode, "change-detection-mode", "", "legacy, data or metadata (default: metadata when the archive has a reference, the group's newest snapshot that has it, else data)")
-}
-
-// backupPxar adds archive sp.Name from directory sp.Path to b. Entries
-// that cannot be read are reported on stderr with their path.
-func (a *app) backupPxar(b *store.Backup, sp backupsrc.Spec, sel *pathlist.Selection, opt filearchive.Options) (backupsum.FileArchive, error) {
-	opt.OnError = func(path string, err error) {
-		fmt.Fprintf(a.stderr, "cairn: warning: %s: %s: %v\n", sp.Name, quoteName(filepath.Join(sp.Path, path)), err)
-	}
-	opt.Logger = a.logger
-	if sel != nil {
-		opt.Select = sel.Select
-	}
-	res, err := filearchive.AddArchive(a.ctx, b, sp.Name, sp.Path, opt)
-	if sel != nil && err == nil {
-		res.Errors += sel.Warn(a.stderr, sp.Name)
-	}
-	w := res.Walk
-	return backupsum.FileArchive{Archive: sp.Name, Mode: res.Mode.String(), Previous: res.Previous,
-		Files: int64(w.Files), Dirs: int64(w.Dirs), Symlinks: int64(w.Symlinks), Hardlinks: int64(w.Hardlinks),
-		Others: int64(w.Specials), Excluded: int64(w.Excluded), Bytes: int64(w.Bytes),
-		ReadFiles: res.ReadFiles, ReadBytes: res.ReadBytes, ReusedFiles: res.ReusedFiles, ReusedBytes: res.ReusedBytes,
-		PaddingBytes: res.PaddingBytes, RetiredChunks: res.RetiredChunks, RetiredBytes: res.RetiredBytes, MetaSize: res.MetaSize, PayloadSize: res.PayloadSize, Errors: res.Errors}, err
 }
 
 // maxExcludeFile bounds an --exclude-file.

@@ -193,8 +193,9 @@ func signalName(s syscall.Signal) string {
 }
 
 // endsBySignal are the commands a signal ends as designed: a mount
-// unmounted cleanly after SIGTERM (systemd's stop) or Ctrl-C exits 0.
-var endsBySignal = map[string]bool{"cairn mount": true}
+// unmounted cleanly, or a daemon stopped cleanly, after SIGTERM
+// (systemd's stop) or Ctrl-C exits 0.
+var endsBySignal = map[string]bool{"cairn mount": true, "cairn serve": true}
 
 // keptAfterSignal says what an interrupted command leaves, for the
 // commands whose error does not say it itself.
@@ -265,6 +266,7 @@ func (a *app) rootCmd() *cobra.Command {
 	root.AddCommand(a.duCmd())                // issue 27
 	root.AddCommand(a.diffCmd(), a.dumpCmd()) // issue 14, helper DUMP
 	root.AddCommand(a.keyCmd())               // issue 18, helper KEYS
+	root.AddCommand(a.serveCmd())             // issue 29
 	root.AddCommand(a.versionCmd(), a.genCmd())
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr("%v", err) })
 	root.Version = buildVersion().Version
