@@ -77,7 +77,7 @@ type Options struct {
 
 	Trees TreeOpener   // shows file archives as trees (PxarTrees); nil: they are left out
 	Extra []RootEntry  // extra root entries (e.g. .jobs)
-	Log   *slog.Logger // nil: slog.Default()
+	Log   *slog.Logger // nil: the store's (store.Store.Logger)
 }
 
 func (o *Options) setDefaults() error {
@@ -124,7 +124,7 @@ func (o *Options) setDefaults() error {
 		o.UnmountGrace = DefaultUnmountGrace
 	}
 	if o.Log == nil {
-		o.Log = slog.Default()
+		o.Log = o.Store.Logger()
 	}
 	for _, e := range o.Extra {
 		if e.Name == "" || e.Name == statsName || e.New == nil {

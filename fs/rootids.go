@@ -2,7 +2,6 @@ package fs
 
 import (
 	"encoding/binary"
-	"log/slog"
 	"runtime"
 	"syscall"
 	"weak"
@@ -156,11 +155,9 @@ func (t *rawTable) clash(id uint64) bool {
 		return false
 	}
 	t.clashOnce.Do(func() {
-		log := t.log
-		if log == nil {
-			log = slog.Default()
+		if t.log != nil {
+			t.log.Error("go-fuse gave a node id with bit 63 set, which cairn's raw table uses: entries go without nodes", "id", id)
 		}
-		log.Error("go-fuse gave a node id with bit 63 set, which cairn's raw table uses: entries go without nodes", "id", id)
 	})
 	return true
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"log/slog"
 	"slices"
 )
 
@@ -47,7 +46,7 @@ func (b *Backup) Reference(ctx context.Context, name string) (Snapshot, bool, er
 	}
 	b.refs[name] = r
 	if r.ok {
-		slog.Debug("backup: reference picked", "snapshot", b.snap, "archive", name, "reference", r.snap)
+		b.s.log.Debug("backup: reference picked", "snapshot", b.snap, "archive", name, "reference", r.snap)
 	}
 	return r.snap, r.ok, nil
 }
@@ -90,7 +89,7 @@ func (b *Backup) pickReference(ctx context.Context, name string) (reference, err
 		return reference{}, nil // a new group, which a dry run does not make
 	}
 	if err != nil {
-		slog.Warn("backup: cannot list the group for a reference", "snapshot", b.snap, "archive", name, "err", err)
+		b.s.log.Warn("backup: cannot list the group for a reference", "snapshot", b.snap, "archive", name, "err", err)
 		return reference{}, nil
 	}
 	for i := len(snaps) - 1; i >= 0; i-- {

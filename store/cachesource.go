@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"log/slog"
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store/chunkcache"
@@ -25,6 +26,15 @@ func (s cacheSource) ReadBlob(ctx context.Context, d chunk.Digest, buf []byte) (
 		return nil, err
 	}
 	return &b, nil
+}
+
+// Logger is the source's logger (the store's, where the cache logs a
+// load's panic), or one that discards.
+func (s cacheSource) Logger() *slog.Logger {
+	if l, ok := s.r.(interface{ Logger() *slog.Logger }); ok {
+		return l.Logger()
+	}
+	return slog.New(slog.DiscardHandler)
 }
 
 // IsChunkError reports whether err is a missing or corrupt chunk.

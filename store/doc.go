@@ -9,6 +9,12 @@
 // snapshots, and every command and job that works on several of them
 // ranges over Walk's sequence.
 //
+// A store logs through the *slog.Logger it is opened with (OpenWith's
+// OpenOptions.Logger, Store.Logger), and so do its writers, its chunk
+// cache and a remote store's bucket client; without one it logs nothing
+// (never slog's default logger, whose second format a command's log
+// would show beside its own).
+//
 // A listing of many snapshots reads their manifests through the snapshot
 // index (snapindex*.go, .cairn-snapindex at the store's root), a cache that
 // is never needed and never trusted beyond what it is checked against.

@@ -64,8 +64,11 @@ func registeredRemote() RemoteOpener {
 }
 
 // OpenRemote opens the remote store in dir with open instead of the
-// registered way (store/s3store's OpenOn: a bucket of the caller's).
-func OpenRemote(dir string, open RemoteOpener) (*Store, error) { return openWith(dir, open) }
+// registered way (store/s3store's OpenOn: a bucket of the caller's,
+// which logs through its own logger: the Store's is opt's).
+func OpenRemote(dir string, open RemoteOpener, opt OpenOptions) (*Store, error) {
+	return openWith(dir, open, opt)
+}
 
 // openRemote opens s with open (nil: the registered one) and sets its
 // seams.

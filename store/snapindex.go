@@ -150,7 +150,7 @@ type SnapIndex struct {
 // an unusable one is logged and empty. A remote store has none.
 func (s *Store) OpenSnapIndex(log *slog.Logger) *SnapIndex {
 	if log == nil {
-		log = slog.Default()
+		log = s.log
 	}
 	x := &SnapIndex{s: s, log: log, new: map[string]snapIndexEntry{},
 		settled: time.Now().Add(-snapIndexSettle).UnixNano()}

@@ -59,7 +59,7 @@ func (s *Store) OpenListingIndex(log *slog.Logger) *ListingIndex {
 		return nil
 	}
 	if log == nil {
-		log = slog.Default()
+		log = s.log
 	}
 	return &ListingIndex{s: s, log: log, learned: map[string]bool{}, last: time.Now()}
 }

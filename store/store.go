@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -51,6 +52,14 @@ type Store struct {
 
 	lockWait time.Duration // how long a lock another process holds is waited for
 	keys     *Keys         // SetKeys': the keys readers may use (keys.go)
+	log      *slog.Logger  // OpenOptions.Logger: what the store and its remote log
+}
+
+// OpenOptions tune OpenWith.
+type OpenOptions struct {
+	// Logger receives what the store and a remote store's bucket client
+	// log (warnings, retries); nil: nothing is logged.
+	Logger *slog.Logger
 }
 
 // CreateOptions tune Create.
@@ -68,6 +77,8 @@ type CreateOptions struct {
 	// Progress, when set, counts the chunk prefix directories made as
 	// they are made (PrefixDirs in all), for a progress display.
 	Progress *atomic.Int64
+	// Logger is the opened store's (OpenOptions.Logger).
+	Logger *slog.Logger
 }
 
 // Create lays out a new datastore in dir (which may exist but must be
@@ -117,7 +128,7 @@ func CreateWith(dir string, opt CreateOptions) (*Store, error) {
 		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("create store %s: %w", dir, err)
 	}
-	s, err := Open(dir)
+	s, err := OpenWith(dir, OpenOptions{Logger: opt.Logger})
 	if err != nil {
 		return nil, err
 	}
@@ -132,12 +143,15 @@ func CreateWith(dir string, opt CreateOptions) (*Store, error) {
 	return s, nil
 }
 
-// Open opens an existing datastore.
-func Open(dir string) (*Store, error) { return openWith(dir, nil) }
+// Open opens an existing datastore; it logs nothing (OpenWith).
+func Open(dir string) (*Store, error) { return openWith(dir, nil, OpenOptions{}) }
+
+// OpenWith is Open with options.
+func OpenWith(dir string, opt OpenOptions) (*Store, error) { return openWith(dir, nil, opt) }
 
 // openWith opens dir; a remote store with remote (nil: the registered
 // way: remote.go).
-func openWith(dir string, remote RemoteOpener) (*Store, error) {
+func openWith(dir string, remote RemoteOpener, opt OpenOptions) (*Store, error) {
 	fi, err := os.Stat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("open store %s: %w (%w)", dir, ErrNoStore, err)
@@ -152,7 +166,10 @@ func openWith(dir string, remote RemoteOpener) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	s := &Store{root: abs, backend: localDir{abs}, lockFD: -1}
+	s := &Store{root: abs, backend: localDir{abs}, lockFD: -1, log: opt.Logger}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
 	s.meta = localMeta{s}
 	isRem, err := isRemote(abs)
 	if err != nil {
@@ -170,6 +187,10 @@ func openWith(dir string, remote RemoteOpener) (*Store, error) {
 	}
 	return s, nil
 }
+
+// Logger is the store's logger (OpenOptions.Logger): what reads and
+// writes it log, and a remote store's bucket client, go there.
+func (s *Store) Logger() *slog.Logger { return s.log }
 
 // Root returns the store's absolute directory.
 func (s *Store) Root() string { return s.root }

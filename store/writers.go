@@ -39,6 +39,7 @@ type Writer struct {
 	start time.Time
 	meta  MetaStore       // the store's, when lease is not nil
 	lease *objstore.Lease // a remote store's: the writer's lease in the bucket (s3store/leases.go)
+	log   *slog.Logger    // the store's
 }
 
 // Start is when the writer registered: every chunk it touches or writes
@@ -58,7 +59,7 @@ func (w *Writer) Done() {
 	}
 	if w.lease != nil {
 		if err := w.meta.ReleaseWriter(context.Background(), w.lease); err != nil {
-			slog.Warn("writer registry: could not drop this writer (the next GC drops it)", "lease", w.lease.Key(), "err", err)
+			w.log.Warn("writer registry: could not drop this writer (the next GC drops it)", "lease", w.lease.Key(), "err", err)
 		}
 		w.lease = nil
 	}
@@ -98,7 +99,7 @@ func (s *Store) registerWriter(ctx context.Context) (*Writer, error) {
 	var rnd [6]byte
 	rand.Read(rnd[:])
 	name := fmt.Sprintf("%d-%d-%s", start.UnixNano(), os.Getpid(), hex.EncodeToString(rnd[:]))
-	w := &Writer{f: tmp, path: filepath.Join(dir, name), start: start}
+	w := &Writer{f: tmp, path: filepath.Join(dir, name), start: start, log: s.log}
 	if err := os.Rename(tmp.Name(), w.path); err != nil {
 		tmp.Close()
 		os.Remove(tmp.Name())

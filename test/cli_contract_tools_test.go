@@ -37,8 +37,8 @@ func checkQuietVerboseJSONLog(t *testing.T, st string) {
 	if r.stderr != "" || r.stdout != "" {
 		t.Errorf("gc -q printed: stdout %q stderr %q", r.stdout, r.stderr)
 	}
-	// gc logs its phases at Info: as JSON, each line parses.
-	r = mustCairn(t, "--store", st, "gc", "--log-format", "json")
+	// gc logs its phases at Info (-v): as JSON, each line parses.
+	r = mustCairn(t, "--store", st, "gc", "-v", "--log-format", "json")
 	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
 	if r.stderr == "" || len(lines) == 0 {
 		t.Fatal("gc --log-format json logged nothing")

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/internal/termsafe"
+	"github.com/cairnfs/cairn/store"
 	"github.com/dustin/go-humanize"
 )
 
@@ -50,4 +51,22 @@ func (r Report) WriteText(w io.Writer) {
 
 func seconds(s float64) time.Duration {
 	return time.Duration(s * float64(time.Second)).Round(time.Millisecond)
+}
+
+// WriteLastLine writes the snapshot listing's line on s's last GC (cairn
+// snapshots): when it ended and what it removed, or its error, or never.
+func WriteLastLine(w io.Writer, s *store.Store) {
+	r, ok, err := ReadStatus(s)
+	switch {
+	case err != nil:
+		fmt.Fprintf(w, "last GC: %s\n", termsafe.Escape(err.Error()))
+	case !ok:
+		fmt.Fprintln(w, "last GC: never")
+	case r.State != StateOK:
+		fmt.Fprintf(w, "last GC: %s %s: %s\n", r.Ended.Local().Format(time.DateTime), termsafe.Escape(r.State), termsafe.Escape(r.Error))
+	default:
+		fmt.Fprintf(w, "last GC: %s, removed %d chunks (%s), on disk %s, deduplication factor %.2f\n",
+			r.Ended.Local().Format(time.DateTime), r.RemovedChunks, humanize.IBytes(uint64(r.RemovedBytes)),
+			humanize.IBytes(uint64(r.DiskBytes)), r.DedupFactor)
+	}
 }

@@ -163,7 +163,7 @@ func (w *work) Report() any {
 func (w *work) Run(ctx context.Context, j *jobs.Job) error {
 	defer j.SetPhase("done")
 	j.SetPhase("opening the source")
-	from, err := store.Open(w.opt.From)
+	from, err := store.OpenWith(w.opt.From, store.OpenOptions{Logger: w.to.Logger()}) // its client logs as the destination
 	if err != nil {
 		return fmt.Errorf("source: %w", err)
 	}

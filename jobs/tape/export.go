@@ -93,7 +93,7 @@ func Export(ctx context.Context, d *drive.Drive, src Source, snapshots []string,
 		rep = nopReporter{}
 	}
 	if log == nil {
-		log = slog.Default()
+		log = slog.New(slog.DiscardHandler)
 	}
 	if opt.Workers == 0 {
 		opt.Workers = 1

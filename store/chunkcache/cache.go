@@ -67,6 +67,15 @@ type zeroChunk struct {
 	b *chunkBuf // holds a reference of its own: never recycled
 }
 
+// logger is where a load's panic is logged: the source's logger when it
+// has one (a store's), else nowhere.
+func (c *Cache) logger() *slog.Logger {
+	if l, ok := c.src.(interface{ Logger() *slog.Logger }); ok {
+		return l.Logger()
+	}
+	return slog.New(slog.DiscardHandler)
+}
+
 // DefaultSize is the default bound of a Cache.
 const DefaultSize = 256 << 20
 
@@ -242,7 +251,7 @@ func (c *Cache) load(ctx context.Context, key *crypt.Key, d chunk.Digest, ck str
 	defer func() {
 		if p := recover(); p != nil {
 			c.Stats.Errors.Add(1)
-			slog.Error("chunk load panicked", "digest", d.String(), "panic", p, "stack", string(debug.Stack()))
+			c.logger().Error("chunk load panicked", "digest", d.String(), "panic", p, "stack", string(debug.Stack()))
 			b, err = nil, fmt.Errorf("chunk %s: %w: %v", d, errLoadPanic, p)
 		}
 	}()

@@ -68,7 +68,7 @@ type Options struct {
 	// Nil logs them.
 	OnError func(path string, err error)
 	// Logger hears the warnings that are no entry's (a previous archive
-	// not usable); nil means slog.Default().
+	// not usable); nil means the store's.
 	Logger    *slog.Logger
 	ChunkSize int                // buzhash average of all streams; default 4 MiB
 	Workers   int                // hash/compress workers per stream; default NumCPU
@@ -306,12 +306,12 @@ func (b *builder) report(path string, err error) {
 	b.logger().Warn("backup: entry skipped or incomplete", "archive", b.name, "path", path, "err", err)
 }
 
-// logger is the backup's logger: Options.Logger, else slog's default.
+// logger is the backup's logger: Options.Logger, else the store's.
 func (b *builder) logger() *slog.Logger {
 	if b.opts.Logger != nil {
 		return b.opts.Logger
 	}
-	return slog.Default()
+	return b.s.Logger()
 }
 
 // progress counts one file of n content bytes stored, read or reused.

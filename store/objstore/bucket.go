@@ -35,7 +35,9 @@ type Options struct {
 	RetryBase time.Duration
 	// RetryMax caps one backoff; 0 means 15 s.
 	RetryMax time.Duration
-	// Logger receives the retries (warnings); nil means slog.Default().
+	// Logger receives the retries (at Info: one that succeeds is no news;
+	// one that fails for good is the request's error) and the leases'
+	// warnings; nil: nothing is logged.
 	Logger *slog.Logger
 }
 
@@ -65,7 +67,7 @@ func (o Options) withDefaults() Options {
 		o.RetryMax = DefaultRetryMax
 	}
 	if o.Logger == nil {
-		o.Logger = slog.Default()
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return o
 }

@@ -85,7 +85,7 @@ func (b *Bucket) attempt(ctx context.Context, timeout time.Duration, f func(cont
 // backoff logs a retry and waits its delay (or until ctx ends).
 func (b *Bucket) backoff(ctx context.Context, op, key string, attempt int, err error) error {
 	d := b.delay(attempt)
-	b.opt.Logger.Warn("s3 request failed, retrying",
+	b.opt.Logger.Info("s3 request failed, retrying",
 		"op", op, "bucket", b.cfg.Bucket, "key", b.full(key),
 		"attempt", attempt, "retries", b.opt.Retries, "delay", d, "err", causeText(err))
 	t := time.NewTimer(d)

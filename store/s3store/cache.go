@@ -52,16 +52,17 @@ type diskCache struct {
 	scanned  atomic.Bool  // a trim has measured the cache
 	trimming atomic.Bool
 	wg       sync.WaitGroup
+	log      *slog.Logger // the bucket's
 }
 
-func newDiskCache(root string, limit int64) *diskCache {
+func newDiskCache(root string, limit int64, log *slog.Logger) *diskCache {
 	if limit <= 0 {
 		limit = DefaultChunkCacheSize
 	}
-	c := &diskCache{dir: filepath.Join(root, chunkCacheDir), limit: limit}
+	c := &diskCache{dir: filepath.Join(root, chunkCacheDir), limit: limit, log: log}
 	if fi, err := os.Lstat(c.dir); err == nil && !fi.IsDir() {
 		// never written through: it could lead out of the store
-		slog.Warn("chunk cache: not a directory, chunks are not cached", "path", c.dir, "type", fi.Mode().Type().String())
+		c.log.Warn("chunk cache: not a directory, chunks are not cached", "path", c.dir, "type", fi.Mode().Type().String())
 		c.off = true
 	}
 	return c
@@ -83,14 +84,14 @@ func (c *diskCache) read(d chunk.Digest, opt store.ChunkOptions) (store.Blob, bo
 	b, err := store.ReadChunkFile(d, path, opt)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			slog.Warn("chunk cache: unreadable copy removed", "chunk", d.String(), "err", err)
+			c.log.Warn("chunk cache: unreadable copy removed", "chunk", d.String(), "err", err)
 			os.Remove(path)
 		}
 		return b, false
 	}
 	if err := b.Do(func(blob []byte) error { _, err := chunk.CheckCRC(blob); return err }); err != nil {
 		b.Release()
-		slog.Warn("chunk cache: damaged copy removed", "chunk", d.String(), "err", err)
+		c.log.Warn("chunk cache: damaged copy removed", "chunk", d.String(), "err", err)
 		os.Remove(path)
 		return store.BufBlob(d, opt.Buf[:0]), false
 	}
@@ -112,7 +113,7 @@ func (c *diskCache) add(d chunk.Digest, blob []byte) {
 		}
 	}
 	if err != nil {
-		slog.Warn("chunk cache: cannot add a chunk", "chunk", d.String(), "err", err)
+		c.log.Warn("chunk cache: cannot add a chunk", "chunk", d.String(), "err", err)
 		return
 	}
 	_, err = tmp.Write(blob)
@@ -124,7 +125,7 @@ func (c *diskCache) add(d chunk.Digest, blob []byte) {
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
-		slog.Warn("chunk cache: cannot add a chunk", "chunk", d.String(), "err", err)
+		c.log.Warn("chunk cache: cannot add a chunk", "chunk", d.String(), "err", err)
 		return
 	}
 	if c.size.Add(int64(len(blob))) > c.limit || !c.scanned.Load() {
@@ -142,7 +143,7 @@ func (c *diskCache) startTrim() {
 		defer c.wg.Done()
 		defer c.trimming.Store(false)
 		if err := c.trim(); err != nil {
-			slog.Warn("chunk cache: trim failed", "dir", c.dir, "err", err)
+			c.log.Warn("chunk cache: trim failed", "dir", c.dir, "err", err)
 		}
 	}()
 }

@@ -233,7 +233,7 @@ func chunkOfKey(key string) (chunk.Digest, bool) {
 
 func newRemote(root string, cfg Config, b objstore.Objects) *remote {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &remote{cfg: cfg, bucket: b, ctx: ctx, cancel: cancel, cache: newDiskCache(root, cfg.CacheSize)}
+	return &remote{cfg: cfg, bucket: b, ctx: ctx, cancel: cancel, cache: newDiskCache(root, cfg.CacheSize, b.Logger())}
 }
 
 // close cancels the store's own requests and waits for a cache trim.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
@@ -36,7 +35,7 @@ func (c *remoteChunks) keep(ctx context.Context, d chunk.Digest) (bool, error) {
 	case errors.Is(err, objstore.ErrNotExist):
 		return false, nil
 	case errors.Is(err, objstore.ErrBadAnswer):
-		slog.Warn("chunk touch not shown done: storing it again", "chunk", d, "err", err)
+		c.r.bucket.Logger().Warn("chunk touch not shown done: storing it again", "chunk", d, "err", err)
 		return false, nil
 	case err != nil:
 		return false, err

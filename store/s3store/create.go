@@ -79,7 +79,7 @@ func create(ctx context.Context, dir string, cfg Config, opt store.CreateOptions
 	}
 	if b == nil {
 		var offline, err error
-		if b, offline, err = openBucket(ctx, cfg.Config); err != nil {
+		if b, offline, err = openBucket(ctx, cfg.Config, opt.Logger); err != nil {
 			return fail(err)
 		}
 		if offline != nil {
@@ -96,7 +96,7 @@ func create(ctx context.Context, dir string, cfg Config, opt store.CreateOptions
 	if err := writeRemoteConfig(dir, cfg); err != nil {
 		return fail(err)
 	}
-	s, err := store.OpenRemote(dir, opener(b))
+	s, err := store.OpenRemote(dir, opener(b), store.OpenOptions{Logger: b.Logger()})
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"slices"
 	"sync"
@@ -243,7 +242,7 @@ func (s *rstore) nameBase(ctx context.Context, b *store.Backup, held []store.Sna
 		return false, err
 	}
 	if !ok {
-		slog.Info("base snapshot forgotten in the bucket: not building on it", "snapshot", b.Snapshot(), "base", base)
+		s.remote.bucket.Logger().Info("base snapshot forgotten in the bucket: not building on it", "snapshot", b.Snapshot(), "base", base)
 		if _, err := s.remote.setBases(ctx, b.WriterLease(), held, nil); err != nil {
 			return false, err
 		}

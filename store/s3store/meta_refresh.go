@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"path"
 	"path/filepath"
 	"slices"
@@ -133,7 +132,7 @@ func (s *rstore) refreshGroup(ctx context.Context, g store.Group) error {
 	err = r.finish(err)
 	var re *RefreshError
 	if errors.As(err, &re) {
-		slog.Warn("some of the bucket's objects are not mirrored", "group", g, "err", err)
+		s.remote.bucket.Logger().Warn("some of the bucket's objects are not mirrored", "group", g, "err", err)
 		return nil
 	}
 	if err != nil {
@@ -342,7 +341,7 @@ func (s *rstore) refreshOnOpen(ctx context.Context) error {
 	err := s.Refresh(ctx)
 	var re *RefreshError
 	if errors.As(err, &re) {
-		slog.Warn("store opened; some of the bucket's objects are not mirrored", "store", s.root, "err", err)
+		s.remote.bucket.Logger().Warn("store opened; some of the bucket's objects are not mirrored", "store", s.root, "err", err)
 		return nil
 	}
 	if err != nil {

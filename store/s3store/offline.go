@@ -1,7 +1,6 @@
 package s3store
 
 import (
-	"log/slog"
 	"os"
 	"path/filepath"
 	"time"
@@ -47,5 +46,5 @@ func (s *rstore) warnOffline(err error) {
 	if t := s.MirrorRefreshed(); !t.IsZero() {
 		age = "as of " + t.Local().Format(time.DateTime) + " (" + time.Since(t).Round(time.Second).String() + " ago)"
 	}
-	slog.Warn("bucket unreachable: working from the local mirror of its snapshots, "+age, "store", s.root, "err", err)
+	s.remote.bucket.Logger().Warn("bucket unreachable: working from the local mirror of its snapshots, "+age, "store", s.root, "err", err)
 }

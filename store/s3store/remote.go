@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path"
 	"path/filepath"
@@ -89,7 +90,7 @@ func init() { store.RegisterRemote(opener(nil)) }
 // OpenOn opens the remote store in dir on the bucket o instead of the one
 // its remote.json names (tests: an in-memory bucket, package memstore).
 func OpenOn(dir string, o objstore.Objects) (*store.Store, error) {
-	return store.OpenRemote(dir, opener(o))
+	return store.OpenRemote(dir, opener(o), store.OpenOptions{Logger: o.Logger()})
 }
 
 // readRemoteConfig reads dir's RemoteConfigName.
@@ -123,7 +124,7 @@ func opener(o objstore.Objects) store.RemoteOpener {
 		}
 		b, offline := o, error(nil)
 		if b == nil {
-			if b, offline, err = openBucket(ctx, cfg.Config); err != nil {
+			if b, offline, err = openBucket(ctx, cfg.Config, st.Logger()); err != nil {
 				return store.Remote{}, fmt.Errorf("open store %s: %w", root, err)
 			}
 		}
@@ -154,14 +155,14 @@ func writeRemoteConfig(dir string, cfg Config) error {
 
 // openBucket opens the bucket cfg names with the credentials it names;
 // one that is unreachable is returned unchecked, with offline the error.
-func openBucket(ctx context.Context, cfg objstore.Config) (b objstore.Objects, offline, err error) {
+func openBucket(ctx context.Context, cfg objstore.Config, log *slog.Logger) (b objstore.Objects, offline, err error) {
 	cred, err := objstore.LoadCredentials(cfg.CredentialsFile)
 	if err != nil {
 		return nil, nil, err
 	}
-	ob, err := objstore.Open(ctx, cfg, cred, objstore.Options{})
+	ob, err := objstore.Open(ctx, cfg, cred, objstore.Options{Logger: log})
 	if errors.Is(err, objstore.ErrUnreachable) {
-		ub, cerr := objstore.Client(cfg, cred, objstore.Options{})
+		ub, cerr := objstore.Client(cfg, cred, objstore.Options{Logger: log})
 		if cerr != nil {
 			return nil, nil, cerr
 		}

@@ -70,10 +70,9 @@ func processFile(arg string) bool {
 }
 
 // onObjectStorage says whether arg names a store on object storage (a
-// directory with remote.json). Such a store's code logs some warnings
-// (the bucket unreachable, retries) through slog's default logger, the
-// process's standard error, which an in-process run cannot capture as
-// its own: commands on one run in the binary.
+// directory with remote.json). Commands on one run in the binary: its
+// stderr is the process's own, so a line of the S3 client's that did not
+// go through the command's log handler would show there (TestQuiet…).
 func onObjectStorage(arg string) bool {
 	_, err := os.Stat(filepath.Join(arg, "remote.json"))
 	return arg != "" && err == nil

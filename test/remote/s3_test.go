@@ -2,6 +2,7 @@ package test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -89,16 +90,16 @@ func chunkCount(t *testing.T, srv *miniotest.Server, bucket string) int {
 	return len(s3Keys(t, srv, bucket, "cairn/.chunks/"))
 }
 
-// startBackup starts `cairn backup` of image as vm/ID (64 KiB chunks:
-// many requests) and returns its result channel.
-func startBackup(t *testing.T, dir, id, image string) (<-chan result, <-chan struct{}) {
+// startBackup starts `cairn [flags] backup` of image as vm/ID (64 KiB
+// chunks: many requests) and returns its result channel.
+func startBackup(t *testing.T, dir, id, image string, flags ...string) (<-chan result, <-chan struct{}) {
 	t.Helper()
 	out := make(chan result, 1)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		out <- cairn(t, nil, "--store", dir, "backup", "--type", "vm", "--id", id, "--chunk-size", "64K",
-			"--no-sync", "disk.img:"+image)
+		out <- cairn(t, nil, append(flags, "--store", dir, "backup", "--type", "vm", "--id", id, "--chunk-size", "64K",
+			"--no-sync", "disk.img:"+image)...)
 	}()
 	return out, done
 }
@@ -108,7 +109,9 @@ func startBackup(t *testing.T, dir, id, image string) (<-chan result, <-chan str
 // bounded retries with a clear error, leaves no complete-looking
 // snapshot, and once the server is back the next backup of the same
 // group succeeds and everything verifies. Then a chunk deleted behind
-// cairn's back is found by verify.
+// cairn's back is found by verify. The retries are INFO lines (-v) of
+// the command's own log handler: with --log-format json each is a JSON
+// record, as every other line of stderr.
 func TestS3ServerStoppedMidBackup(t *testing.T) {
 	t.Parallel() // no mount, its own stores and bucket: beside the other S3 and sync tests
 	srv := miniotest.StartOwn(t)
@@ -126,7 +129,7 @@ func TestS3ServerStoppedMidBackup(t *testing.T) {
 	}
 
 	// Back within the retry window.
-	res, done := startBackup(t, dir, "a", image(1501))
+	res, done := startBackup(t, dir, "a", image(1501), "-v", "--log-format", "json")
 	waitChunks(t, srv, bucket, 16, done)
 	srv.Stop()
 	// Down until the backup has met the outage, however slow the
@@ -140,8 +143,14 @@ func TestS3ServerStoppedMidBackup(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("backup across a short outage: exit %d: %s", r.code, r.stderr)
 	}
-	if !strings.Contains(r.stderr, "retrying") {
-		t.Errorf("no retry logged across the outage: %s", r.stderr)
+	retries := 0
+	for _, rec := range jsonLines(t, r.stderr) {
+		if strings.Contains(fmt.Sprint(rec["msg"]), "retrying") && rec["level"] == "INFO" && rec["bucket"] == bucket {
+			retries++
+		}
+	}
+	if retries == 0 {
+		t.Errorf("no retry logged (as an INFO JSON record naming the bucket) across the outage: %s", r.stderr)
 	}
 
 	// Gone for good.
@@ -155,6 +164,9 @@ func TestS3ServerStoppedMidBackup(t *testing.T) {
 	t.Logf("backup with the server down failed after %v: %s", time.Since(start), lastLine(r.stderr))
 	if r.code == 0 {
 		t.Fatal("backup with the server down succeeded")
+	}
+	if strings.Contains(r.stderr, "retrying") { // without -v: its error only
+		t.Errorf("retries logged without -v: %s", r.stderr)
 	}
 	// The cause: the proxy's 503 (with "connection refused" in its body,
 	// which a HEAD's answer has not).

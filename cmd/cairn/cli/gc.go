@@ -4,12 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/jobs/gc"
-	"github.com/cairnfs/cairn/store"
-	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 )
 
@@ -59,8 +56,8 @@ func (a *app) gc(o gcOpts) error {
 	if _, err := gc.ParseAtimeCutoff(o.atimeCutoff); err != nil {
 		return usageErr("--atime-cutoff %q: %v", o.atimeCutoff, err)
 	}
-	// the phases as they end, and warnings
-	st, err := a.runJob(gc.KindName, map[string]string{"atime-cutoff": o.atimeCutoff}, slog.LevelInfo, a.jobProgressOf("gc", "items"))
+	// warnings; with -v the phases as they end
+	st, err := a.runJob(gc.KindName, map[string]string{"atime-cutoff": o.atimeCutoff}, slog.LevelWarn, a.jobProgressOf("gc", "items"))
 	if err != nil {
 		return err
 	}
@@ -108,21 +105,4 @@ func (a *app) gcStatus(o gcOpts) error {
 	}
 	rep.WriteText(a.stdout)
 	return nil
-}
-
-// printLastGC prints the snapshot listing's line on the last GC.
-func (a *app) printLastGC(s *store.Store) {
-	r, ok, err := gc.ReadStatus(s)
-	switch {
-	case err != nil:
-		fmt.Fprintf(a.stdout, "last GC: %s\n", escapeText(err.Error()))
-	case !ok:
-		fmt.Fprintln(a.stdout, "last GC: never")
-	case r.State != gc.StateOK:
-		fmt.Fprintf(a.stdout, "last GC: %s %s: %s\n", r.Ended.Local().Format(time.DateTime), escapeText(r.State), escapeText(r.Error))
-	default:
-		fmt.Fprintf(a.stdout, "last GC: %s, removed %d chunks (%s), on disk %s, deduplication factor %.2f\n",
-			r.Ended.Local().Format(time.DateTime), r.RemovedChunks, humanize.IBytes(uint64(r.RemovedBytes)),
-			humanize.IBytes(uint64(r.DiskBytes)), r.DedupFactor)
-	}
 }

@@ -53,7 +53,7 @@ SSE-KMS or SSE-C, whose ETags are not), a touch must show a new time,
 and running writers are found by reading objects, never by a listing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var opt store.CreateOptions
+			opt := store.CreateOptions{Logger: a.logger}
 			if group != "" {
 				gid, err := lookupGroup(group)
 				if err != nil {

@@ -28,12 +28,17 @@ func Main() {
 			fmt.Fprintf(os.Stderr, "cairn: CAIRN_TRACE=%s: cannot trace\n", path)
 		}
 	}
+	processWide = true
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	pprof.StopCPUProfile()
 	trace.Stop()
 	os.Exit(code)
 }
+
+// processWide says the command runs alone in the process (the binary,
+// not an in-process Run): it may set the process's default loggers.
+var processWide bool
 
 // signalGrace is how long a command has, after the first SIGINT or
 // SIGTERM, to wind down on its own before the process exits anyway

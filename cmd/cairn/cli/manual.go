@@ -86,5 +86,9 @@ process holds it, naming the holder, or wait for it with --lock-wait
 DURATION. A signal stops a command cleanly and it says what was kept; a
 second signal, or the end of a grace period of 5 seconds, ends it at
 once. Sizes (--chunk-size 4M, --cache-size 1G) are binary: k, M, G, T,
-KiB and KB all mean powers of 1024. Long commands show progress on
-stderr; every --json output uses snake_case keys (docs/json.md).`
+KiB and KB all mean powers of 1024; every --json output uses snake_case
+keys (docs/json.md). Results go to stdout; progress, warnings and errors
+to stderr, every log line in one format (--log-format), the S3 client's
+retries too. -q prints errors only: no summary, progress or warning; -v
+adds INFO lines (job phases, S3 retries: one that succeeds is no news),
+-vv debug ones; a mount logs that it mounted and unmounted without -v.`

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"runtime/debug"
 	"strconv"
@@ -59,6 +60,7 @@ both first and says what the admin changes.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.readaheadSet = cmd.Flags().Changed("readahead")
+			a.logger = a.newLogger(slog.LevelInfo) // a service's log: mounted, unmounted (without -v too)
 			switch {
 			case daemon.Child():
 				o.ready = daemon.Ready

@@ -1,6 +1,10 @@
 package cli
 
-import "github.com/cairnfs/cairn/internal/progress"
+import (
+	"log/slog"
+
+	"github.com/cairnfs/cairn/internal/progress"
+)
 
 // display is a progress display; Stop ends it.
 type display interface{ Stop() }
@@ -28,7 +32,7 @@ func (a *app) showProgress(label string, sample func() progress.Sample) display 
 	p := progress.New(a.stderr, label, sample)
 	if a.logFormat == "json" { // plain lines would break a stream of JSON records
 		p.SetPlain(func(s progress.Sample, line string) {
-			a.logger.Info("progress", "what", label, "bytes", s.Bytes, "total", s.Total,
+			a.newLogger(slog.LevelInfo).Info("progress", "what", label, "bytes", s.Bytes, "total", s.Total,
 				"items", s.Items, "items_total", s.ItemsTotal, "note", s.Note, "line", line)
 		})
 	}

@@ -180,5 +180,5 @@ func (a *app) printRestore(o restoreOpts, s restore.ImageSummary, ok bool) {
 		enc.Encode(s)
 		return
 	}
-	s.WriteText(out, ok)
+	s.WriteText(out, ok && !a.quiet) // -q: what was damaged only
 }

@@ -69,7 +69,7 @@ func (a *app) restoreTree(o restoreOpts, s *store.Store, snap store.Snapshot, m 
 		for _, f := range rep.Failed {
 			fmt.Fprintf(a.stderr, "not restored: %s: %s\n", quoteName(f.Path), escapeText(f.Err))
 		}
-		if err == nil { // zeroes: of sparse files' holes, not shown when none
+		if err == nil && !a.quiet { // zeroes: of sparse files' holes, not shown when none
 			zeroes := ""
 			if rep.ZeroBytes > 0 {
 				zeroes = fmt.Sprintf(", zeroes=%d", rep.ZeroBytes)

@@ -82,7 +82,7 @@ func (a *app) openStore() (*store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := store.Open(a.storeDir)
+	s, err := store.OpenWith(a.storeDir, store.OpenOptions{Logger: a.logger}) // the bucket client's retries too
 	if err != nil {
 		return nil, err
 	}
@@ -250,14 +250,18 @@ func (a *app) rootCmd() *cobra.Command {
 			if a.logFormat != "text" && a.logFormat != "json" {
 				return usageErr("--log-format %q: want text or json", a.logFormat)
 			}
-			a.logger = a.newLogger(slog.LevelInfo)
+			a.logger = a.newLogger(slog.LevelWarn) // Info with -v: a command's log is warnings and errors
+			if processWide {
+				slog.SetLogLoggerLevel(slog.LevelWarn) // the binary's one command: the log package's lines (go-fuse's)
+				slog.SetDefault(a.logger)              // and slog's default go through its handler too
+			}
 			a.keyOpts.wanted = cmd.Flags().Lookup("keyfile") != nil // $CAIRN_KEYFILE is for these only
 			return nil
 		},
 	}
 	root.PersistentFlags().StringVar(&a.storeDir, "store", a.defaultStore(), "datastore directory (env CAIRN_STORE)")
-	root.PersistentFlags().CountVarP(&a.verbosity, "verbose", "v", "more log output (-v: progress notes, -vv: debug)")
-	root.PersistentFlags().BoolVarP(&a.quiet, "quiet", "q", false, "print errors only: no progress, no summary")
+	root.PersistentFlags().CountVarP(&a.verbosity, "verbose", "v", "more log lines (default: warnings and errors; -v: also INFO lines, job phases and S3 retries; -vv: debug)")
+	root.PersistentFlags().BoolVarP(&a.quiet, "quiet", "q", false, "print errors only: no progress, no summary, no warning")
 	root.PersistentFlags().StringVar(&a.logFormat, "log-format", "text", "log lines as text or json (log/slog)")
 	// Every command, in one place; each is built in a file of its own.
 	root.AddCommand(a.initCmd(), a.backupCmd(), a.snapshotsCmd(), a.catCmd(), a.lsCmd(), a.findCmd(),

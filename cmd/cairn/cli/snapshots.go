@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/cairnfs/cairn/jobs/gc"
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/snaplist"
 	"github.com/spf13/cobra"
@@ -58,7 +59,7 @@ listed.`,
 			if err := snaplist.Write(a.stdout, rows, empty, groups); err != nil {
 				return err
 			}
-			a.printLastGC(s)
+			gc.WriteLastLine(a.stdout, s)
 			return nil
 		},
 	}

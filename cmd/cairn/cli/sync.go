@@ -107,7 +107,7 @@ func (a *app) sync(o syncOpts, params map[string]string) error {
 		if err := printJSON(a, rep); err != nil {
 			return err
 		}
-	} else {
+	} else if !a.quiet { // -q: the exit code and errors only
 		rep.WriteText(a.stdout, st)
 	}
 	return jobExit("sync", st, rep.SnapshotsFailed)

@@ -85,7 +85,7 @@ snapshot. Exit code 3 means some snapshots were not exported.`,
 				if err := printJSON(a, st); err != nil {
 					return err
 				}
-			} else {
+			} else if !a.quiet { // -q: the exit code and errors only
 				rep.WriteText(a.stdout, st)
 			}
 			return jobExit("tape export", st, rep.SnapshotsFailed)
@@ -239,7 +239,7 @@ means some snapshots were not restored or some archives were refused.`,
 				if err := printJSON(a, st); err != nil {
 					return err
 				}
-			} else {
+			} else if !a.quiet { // -q: the exit code and errors only
 				rep.WriteText(a.stdout, st)
 			}
 			return tapeRestoreExit(st, rep)

@@ -91,7 +91,7 @@ func (a *app) verify(o verifyOpts, params map[string]string) error {
 		if err := printJSON(a, st); err != nil {
 			return err
 		}
-	} else {
+	} else if !a.quiet { // -q: the exit code and errors only
 		rep.WriteText(a.stdout, st)
 	}
 	return verifyExit(st, rep)

@@ -74,6 +74,7 @@ type Catalog struct {
 	hasSet  bool
 	f       *os.File // nil: read-only
 	size    int64    // committed bytes in the file
+	torn    int64    // bytes past the last whole record when opened (Torn)
 	pending []byte
 	stores  map[string]*content
 	files   map[uint64]*File

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"log/slog"
+
 	"os"
 	"path/filepath"
 
@@ -120,7 +120,8 @@ func (c *Catalog) Close() error {
 
 // Open loads the tape's catalog. When set is given the catalog must
 // belong to that media set. With write the catalog is opened for
-// appending, and a torn tail (from a crash during a commit) is cut off.
+// appending, and a torn tail (from a crash during a commit) is cut off
+// (Torn says how much; a reader ignores one, a commit in progress).
 func Open(dir string, media format.UUID, set *format.MediaSetLabel, write bool) (*Catalog, error) {
 	path := Path(dir, media)
 	flag := os.O_RDONLY
@@ -144,9 +145,8 @@ func Open(dir string, media format.UUID, set *format.MediaSetLabel, write bool) 
 		f.Close()
 		return nil, fmt.Errorf("catalog %s: %w", path, err)
 	}
-	c.size = good
+	c.size, c.torn = good, total-good
 	if good < total {
-		slog.Warn("media catalog has a torn tail", "catalog", path, "bytes", total-good)
 		if write {
 			if err := f.Truncate(good); err != nil {
 				f.Close()
@@ -282,3 +282,7 @@ func (c *Catalog) snapshotRecord(file uint64, uuid format.UUID, name []byte, sto
 	}
 	return c.snapshot(file, uuid, string(name[:storeLen]), string(name[storeLen+1:]))
 }
+
+// Torn is the size of the torn tail Open found past the last whole
+// record (0: none): cut off when opened for writing, ignored otherwise.
+func (c *Catalog) Torn() int64 { return c.torn }

@@ -44,7 +44,7 @@ func OpenPool(d *drive.Drive, name string, opts PoolOptions, log *slog.Logger) (
 		opts.LabelPrefix = name + "-"
 	}
 	if log == nil {
-		log = slog.Default()
+		log = slog.New(slog.DiscardHandler)
 	}
 	return &Pool{name: name, d: d, inv: inv, opts: opts, catDir: CatalogDir(d), log: log}, nil
 }

@@ -21,7 +21,7 @@ import (
 // incomplete are skipped, as PBS does; corrupt archives are errors.
 func RebuildCatalog(ctx context.Context, d *drive.Drive, text string, log *slog.Logger) (*catalog.Catalog, error) {
 	if log == nil {
-		log = slog.Default()
+		log = slog.New(slog.DiscardHandler)
 	}
 	inv, err := LoadInventory(d.Dir())
 	if err != nil {

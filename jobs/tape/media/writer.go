@@ -87,6 +87,9 @@ func (p *Pool) NewWriter(opts WriterOptions) (*Writer, error) {
 		if last {
 			w.writeC[m.Label.UUID] = c
 		}
+		if c.Torn() > 0 {
+			p.log.Warn("media catalog has a torn tail (cut off when written)", "tape", m.Label.LabelText, "bytes", c.Torn())
+		}
 		w.cats.Add(c)
 	}
 	w.members = members

@@ -45,7 +45,7 @@ func New(cfg objstore.Config) *Bucket {
 	if cfg.Bucket == "" {
 		cfg.Bucket = "mem"
 	}
-	return &Bucket{cfg: cfg, logger: slog.Default(), objs: make(map[string]*object)}
+	return &Bucket{cfg: cfg, logger: slog.New(slog.DiscardHandler), objs: make(map[string]*object)}
 }
 
 // SetHook sets the hook every call goes through (nil: none).

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"slices"
 	"strconv"
@@ -31,7 +30,7 @@ type Options struct {
 	AllFileSystems bool
 	// OnError hears about entries that vanished or could not be read;
 	// the walk skips them (or zero-fills unreadable content) and goes on.
-	// Nil logs them with slog.
+	// Nil: they are only counted (Stats.Errors).
 	OnError func(path string, err error)
 	// File stores a regular file; nil copies its content into the
 	// encoder. A hook may instead reference a previous backup's payload
@@ -200,9 +199,7 @@ func (w *walker) report(path string, err error) {
 	w.stats.Errors++
 	if w.opts.OnError != nil {
 		w.opts.OnError(path, err)
-		return
 	}
-	slog.Warn("backup: entry skipped or incomplete", "path", path, "err", err)
 }
 
 // openNoatime opens name without following a final symlink, with
