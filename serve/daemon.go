@@ -37,6 +37,7 @@ type Daemon struct {
 	groups   map[string]*groupState // watched and known groups, by name
 	current  runlog.Sample
 	lastGC   time.Time
+	mnt      *mounted // the mount while Run serves it
 }
 
 // New checks opt, opens the journal and history in the state directory

@@ -50,3 +50,15 @@ func (m *mounted) unmount(log *slog.Logger) {
 	}
 	m.cancel()
 }
+
+// MountStats are the mount's counters (cache hits and misses, bytes
+// served), and whether the store is mounted now.
+func (d *Daemon) MountStats() (cfs.Stats, bool) {
+	d.mu.Lock()
+	m := d.mnt
+	d.mu.Unlock()
+	if m == nil {
+		return cfs.Stats{}, false
+	}
+	return m.srv.Stats(), true
+}

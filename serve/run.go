@@ -41,6 +41,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 		d.close()
 		return err
 	}
+	d.mu.Lock()
+	d.mnt = mnt
+	d.mu.Unlock()
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -55,6 +58,9 @@ func (d *Daemon) Run(ctx context.Context) error {
 	_ = sdNotify("STOPPING=1")
 	d.opt.Logger.Info("stopping: cancelling running jobs")
 	d.close()
+	d.mu.Lock()
+	d.mnt = nil
+	d.mu.Unlock()
 	mnt.unmount(d.opt.Logger)
 	web.stop()
 	return nil

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
@@ -171,12 +172,18 @@ func TestReadinessAndHTTP(t *testing.T) {
 		"/hello": http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "hi") })}})
 	read := func() string {
 		buf := make([]byte, 256)
-		if dl, ok := t.Deadline(); ok {
-			sock.SetReadDeadline(dl.Add(-5 * time.Second))
+		// A bound for a failure, not a figure: a daemon that never tells
+		// fails here with every goroutine's stack, to show where it is.
+		dl := time.Now().Add(2 * time.Minute)
+		if tdl, ok := t.Deadline(); ok && tdl.Add(-5*time.Second).Before(dl) {
+			dl = tdl.Add(-5 * time.Second)
 		}
+		sock.SetReadDeadline(dl)
 		n, err := sock.Read(buf)
 		if err != nil {
-			t.Fatal(err)
+			var stacks strings.Builder
+			pprof.Lookup("goroutine").WriteTo(&stacks, 1)
+			t.Fatalf("%v; status %+v\n%s", err, d.Status(), stacks.String())
 		}
 		return string(buf[:n])
 	}

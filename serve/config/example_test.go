@@ -1,7 +1,9 @@
 package config
 
 import (
+	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,4 +70,26 @@ func kindParams(kind string, m map[string]string) error {
 		_, err = tape.ParseExportParams(m)
 	}
 	return err
+}
+
+// TestReadmeExample: the configuration README.md shows under "Running
+// unattended" loads, with every part it shows.
+func TestReadmeExample(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(readme), "## Running unattended\n")
+	_, block, ok2 := strings.Cut(sec, "```toml\n")
+	block, _, ok3 := strings.Cut(block, "```\n")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal(`README.md has no toml block under "## Running unattended"`)
+	}
+	c, err := Parse("README.md", []byte(block))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Jobs) < 4 || len(c.Stale) == 0 || len(c.Notify.Webhooks) == 0 || c.Notify.Mail == nil {
+		t.Errorf("the README's example lost a part: %+v", c)
+	}
 }

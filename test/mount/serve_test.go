@@ -1,6 +1,7 @@
 package test
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -47,100 +48,117 @@ func freePort(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// TestServe starts `cairn serve --mount` as systemd would (Type=notify):
-// it says READY=1 once the store is mounted and /healthz answers, a job
-// started through the mount's control file runs beside the mount,
-// SIGHUP gives RELOADING=1 then READY=1, and
-// SIGTERM unmounts, says STOPPING=1 and exits 0.
-func TestServe(t *testing.T) {
-	needFUSE(t)
-	st := filepath.Join(tmpfsDir(t, "cairn-e2e-serve-"), "store")
-	mustCairn(t, "--store", st, "init")
-	img := filepath.Join(t.TempDir(), "disk")
-	if err := os.WriteFile(img, randBytes(1<<20, 29), 0o644); err != nil {
+// served is a running `cairn serve`.
+type served struct {
+	cmd    *exec.Cmd
+	stderr strings.Builder
+	done   chan struct{}
+	err    error
+	next   func() string
+}
+
+// startServe starts `cairn serve` as systemd would (Type=notify) and
+// waits for READY=1.
+func startServe(t *testing.T, env []string, args ...string) *served {
+	notify, next := notifySocket(t)
+	s := &served{cmd: exec.Command(binPath, args...), done: make(chan struct{}), next: next}
+	s.cmd.Env = append(append(os.Environ(), notify), env...)
+	s.cmd.Stderr = &s.stderr
+	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	mustCairn(t, "--store", st, "backup", "--type", "vm", "--id", "100", "disk.img:"+img)
-	env, next := notifySocket(t)
-	mnt, addr := t.TempDir(), freePort(t)
-	cmd := exec.Command(binPath, "--store", st, "serve", "--mount", mnt, "--listen", addr)
-	cmd.Env = append(os.Environ(), env)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var waitErr error
-	done := make(chan struct{})
 	go func() {
-		waitErr = cmd.Wait()
-		close(done)
+		s.err = s.cmd.Wait()
+		close(s.done)
 	}()
 	t.Cleanup(func() {
-		cmd.Process.Kill()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			t.Errorf("cairn serve did not end after SIGKILL")
-		}
-		exec.Command("fusermount", "-u", "-z", mnt).Run()
+		s.cmd.Process.Kill()
+		<-s.done
 	})
 	if got := next(); got != "READY=1" {
-		t.Fatalf("first notification %q, want READY=1", got)
+		t.Fatalf("first notification %q, want READY=1\n%s", got, s.stderr.String())
 	}
-	if !inMountinfo(mnt) {
-		t.Fatalf("ready, but %s is not mounted", mnt)
-	}
-	resp, err := http.Get("http://" + addr + "/healthz")
-	if err != nil {
+	return s
+}
+
+// stop sends SIGTERM: STOPPING=1, then exit 0.
+func (s *served) stop(t *testing.T) {
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 || string(body) != "ok\n" {
-		t.Errorf("/healthz: %d %q", resp.StatusCode, body)
-	}
-	if err := os.WriteFile(filepath.Join(mnt, ".jobs", "verify", "control"), []byte("start\n"), 0); err != nil {
-		t.Fatal(err)
-	}
-	var v struct {
-		State  string
-		Result struct {
-			Snapshots []struct{ Snapshot, State string }
-		}
-	}
-	jobStatus(t, mnt, "verify", "", &v)
-	if v.State != "ok" || len(v.Result.Snapshots) != 1 {
-		t.Errorf("verify job through the served mount: %+v", v)
-	}
-	if data, err := os.ReadFile(filepath.Join(mnt, "vm", "100", "latest", "disk.img")); err != nil || len(data) != 1<<20 {
-		t.Errorf("the image through the mount: %d bytes, %v", len(data), err)
-	}
-	// SIGHUP reads the configuration again, as systemctl reload asks
-	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	if a, b := next(), next(); a != "RELOADING=1" || b != "READY=1" {
-		t.Errorf("notifications after SIGHUP %q, %q; want RELOADING=1, READY=1", a, b)
-	}
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if got := next(); got != "STOPPING=1" {
+	if got := s.next(); got != "STOPPING=1" {
 		t.Errorf("notification after SIGTERM %q, want STOPPING=1", got)
 	}
 	select {
-	case <-done:
-		if waitErr != nil {
-			t.Errorf("cairn serve after SIGTERM: %v\n%s", waitErr, stderr.String())
+	case <-s.done:
+		if s.err != nil {
+			t.Errorf("cairn serve after SIGTERM: %v\n%s", s.err, s.stderr.String())
 		}
 	case <-time.After(time.Minute):
-		t.Fatalf("cairn serve did not exit within a minute of SIGTERM\n%s", stderr.String())
+		t.Fatalf("cairn serve did not exit within a minute of SIGTERM\n%s", s.stderr.String())
 	}
-	if inMountinfo(mnt) {
-		t.Errorf("%s still mounted after cairn serve exited", mnt)
+}
+
+// reload sends SIGHUP: RELOADING=1, then READY=1.
+func (s *served) reload(t *testing.T) {
+	if err := s.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(st, ".cairn-serve", "history.json")); err != nil {
-		t.Errorf("no size history in the store: %v", err)
+	if a, b := s.next(), s.next(); a != "RELOADING=1" || b != "READY=1" {
+		t.Errorf("notifications after SIGHUP %q, %q; want RELOADING=1, READY=1", a, b)
 	}
+}
+
+// get fetches a page of the daemon's listener.
+func get(t *testing.T, url string) string {
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("%s: %d %s", url, resp.StatusCode, body)
+	}
+	return string(body)
+}
+
+// TestServeChecksConfig: --check-config reads the configuration and the
+// store and starts nothing; a bad configuration names file, line and
+// field and exits with a usage error; a missing one says so.
+func TestServeChecksConfig(t *testing.T) {
+	st := filepath.Join(t.TempDir(), "store")
+	mustCairn(t, "--store", st, "init", "-q")
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.toml")
+	write(t, good, "[[job]]\nkind = \"gc\"\nschedule = \"sun 04:00\"\n", 0o600)
+	if r := cairn(t, nil, "--store", st, "serve", "--config", good, "--check-config"); r.code != 0 || r.stdout != "" {
+		t.Errorf("good configuration: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	bad := filepath.Join(dir, "bad.toml")
+	write(t, bad, "[[job]]\nkind = \"gc\"\nschedule = \"dialy\"\n", 0o600)
+	r := cairn(t, nil, "--store", st, "serve", "--config", bad, "--check-config")
+	if r.code == 0 || !strings.Contains(r.stderr, bad+":3:") || !strings.Contains(r.stderr, "dialy") {
+		t.Errorf("bad schedule: exit %d, %q", r.code, r.stderr)
+	}
+	r = cairn(t, nil, "--store", st, "serve", "--config", filepath.Join(dir, "none.toml"), "--check-config")
+	if r.code == 0 || !strings.Contains(r.stderr, "none.toml") {
+		t.Errorf("missing configuration: exit %d, %q", r.code, r.stderr)
+	}
+}
+
+// statusJSON is what /status.json holds of the runs.
+type statusJSON struct {
+	Runs []struct {
+		Job, Kind, Result, Error string
+		Due, Start              time.Time
+	}
+}
+
+func decodeStatus(t *testing.T, body string) statusJSON {
+	var st statusJSON
+	if err := json.Unmarshal([]byte(body), &st); err != nil {
+		t.Fatalf("/status.json: %v\n%.500s", err, body)
+	}
+	return st
 }

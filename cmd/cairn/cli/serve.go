@@ -1,9 +1,16 @@
 package cli
 
 import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
 	cfs "github.com/cairnfs/cairn/fs"
 	"github.com/cairnfs/cairn/serve"
-	"github.com/spf13/cobra"
+	"github.com/cairnfs/cairn/serve/setup"
+	"github.com/cairnfs/cairn/store"
 )
 
 type serveOpts struct {
@@ -34,7 +41,7 @@ jobs, waits for them, unmounts and exits 0. The HTTP listener (--listen,
 loopback by default) answers /healthz. --check-config reads and checks the
 configuration and exits.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return a.serve(o) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.serve(cmd, o) },
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.config, "config", "/etc/cairn/serve.toml", "the configuration file")
@@ -45,8 +52,12 @@ configuration and exits.`,
 	return cmd
 }
 
-func (a *app) serve(o serveOpts) error {
-	opt, err := a.serveConfig(o)
+func (a *app) serve(cmd *cobra.Command, o serveOpts) error {
+	opt, cfg, err := a.serveConfig(cmd, o)
+	if err != nil {
+		return err
+	}
+	nopts, err := setup.NotifyOptions(cfg)
 	if err != nil {
 		return err
 	}
@@ -59,9 +70,49 @@ func (a *app) serve(o serveOpts) error {
 	if o.checkConfig {
 		return serve.Check(opt)
 	}
-	opt.Reload = func() (serve.Options, error) { return a.serveConfig(o) }
+	n := setup.NewNotifier(nopts, a.logger)
+	var d *serve.Daemon
+	handlers, m := setup.Handlers(func() setup.Source { return d })
+	opt.Notifier, opt.Handlers = n, handlers
+	opt.Reload = func() (serve.Options, error) { return a.serveReload(cmd, o, s, n) }
+	if d, err = serve.New(opt); err != nil {
+		return err
+	}
 	// After a signal, the running jobs are cancelled (they end within a
 	// second) and the unmount waits for open files.
 	extendSignalGrace(cfs.DefaultUnmountGrace)
-	return serve.Run(a.ctx, opt)
+	ctx, stop := context.WithCancel(a.ctx)
+	var textfile sync.WaitGroup
+	if cfg.HTTP.MetricsFile != "" {
+		textfile.Go(func() { setup.Textfile(ctx, m, cfg.HTTP.MetricsFile, setup.TextfileEvery, a.logger) })
+	}
+	err = d.Run(a.ctx)
+	stop()
+	textfile.Wait()
+	drain, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if cerr := n.Close(drain); cerr != nil {
+		a.logger.Warn("notifications not all delivered", "err", cerr)
+	}
+	return err
+}
+
+// serveReload reads the configuration again (SIGHUP): checked whole
+// before its notifications replace the running ones.
+func (a *app) serveReload(cmd *cobra.Command, o serveOpts, s *store.Store, n *setup.Notifier) (serve.Options, error) {
+	opt, cfg, err := a.serveConfig(cmd, o)
+	if err != nil {
+		return opt, err
+	}
+	nopts, err := setup.NotifyOptions(cfg)
+	if err == nil {
+		opt.Store = s
+		err = serve.Check(opt)
+	}
+	if err != nil {
+		return opt, err
+	}
+	n.Swap(nopts, time.Minute)
+	opt.Notifier = n
+	return opt, nil
 }
