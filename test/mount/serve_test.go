@@ -151,7 +151,7 @@ func TestServeChecksConfig(t *testing.T) {
 type statusJSON struct {
 	Runs []struct {
 		Job, Kind, Result, Error string
-		Due, Start              time.Time
+		Due, Start               time.Time
 	}
 }
 

@@ -241,7 +241,7 @@ func TestServeUnattended(t *testing.T) {
 func checkRuns(t *testing.T, st statusJSON) {
 	type want struct {
 		every, offset, min int
-		result              string
+		result             string
 	}
 	wants := map[string]want{"web": {5, 0, 6, "ok"}, "prune": {15, 2, 2, "ok"}, "gc": {20, 7, 2, "ok"}, "pull": {20, 3, 2, "ok"}}
 	count := map[string]int{}
