@@ -45,8 +45,9 @@
 //     fresh once when it has a new snapshot. What was reported is not
 //     kept across restarts: a group still stale is reported again.
 //   - Samples: at start and after each run, one walk of the snapshot
-//     directories (two stats a snapshot, no manifest read) counts the
-//     snapshots and finds each group's newest; stored bytes, chunks and
+//     directories (two stats a snapshot) counts the snapshots and finds
+//     each group's newest, whose manifest is read for its size only when
+//     it is new (an idle store reads none); stored bytes, chunks and
 //     logical bytes are the last GC's figures (.gc-status), so a sample
 //     never walks the chunks.
 //   - Stopping (ctx ends: SIGTERM, SIGINT): no job is started any more,

@@ -94,13 +94,16 @@ func staleSummary(g runlog.Group, now time.Time) string {
 		g.Newest.UTC().Format(time.RFC3339), now.Sub(g.Newest).Truncate(time.Second), g.MaxAge)
 }
 
-// sample walks the store's snapshots once (two stats each, no manifest
-// read) for the groups' newest snapshots and the snapshot count, takes
+// sample walks the store's snapshots once (two stats each) for the
+// groups' newest snapshots and the snapshot count, reads the manifest of
+// a group's newest snapshot when it is not the one read before (its
+// size), takes
 // the store's stored bytes, chunks and logical bytes from the last GC's
 // status (one small file: no walk of the chunks), and adds the sample to
 // the history.
 func (d *Daemon) sample(ctx context.Context) {
 	found := map[string]*runlog.Group{}
+	newest := map[string]store.Snapshot{}
 	var snaps int64
 	for si, err := range d.opt.Store.Walk(ctx, store.Selector{}) {
 		if err != nil {
@@ -119,11 +122,13 @@ func (d *Daemon) sample(ctx context.Context) {
 		f.Snapshots++
 		if si.Time.After(f.Newest) {
 			f.Newest = si.Time
+			newest[g.Name()] = si.Snapshot
 		}
 	}
 	if ctx.Err() != nil {
 		return
 	}
+	d.sizeNewest(found, newest)
 	s := runlog.Sample{Time: d.opt.Now(), Snapshots: snaps}
 	rep, ok, err := gc.ReadStatus(d.opt.Store)
 	if err != nil {
@@ -150,11 +155,11 @@ func (d *Daemon) sample(ctx context.Context) {
 func (d *Daemon) mergeGroups(found map[string]*runlog.Group) {
 	for name, st := range d.groups {
 		if f := found[name]; f != nil {
-			st.Newest, st.Snapshots = f.Newest, f.Snapshots
+			st.Newest, st.Snapshots, st.Bytes = f.Newest, f.Snapshots, f.Bytes
 		} else if !st.watched {
 			delete(d.groups, name)
 		} else {
-			st.Newest, st.Snapshots = time.Time{}, 0
+			st.Newest, st.Snapshots, st.Bytes = time.Time{}, 0, 0
 		}
 	}
 	for name, f := range found {
@@ -167,4 +172,32 @@ func (d *Daemon) mergeGroups(found map[string]*runlog.Group) {
 // sortGroups sorts groups by name.
 func sortGroups(gs []runlog.Group) {
 	slices.SortFunc(gs, func(a, b runlog.Group) int { return strings.Compare(a.Name(), b.Name()) })
+}
+
+// sizeNewest sets each found group's Bytes: the logical size of its
+// newest snapshot (the sum of its manifest's file sizes, which for an
+// index is the size of the data it describes). A manifest is read only
+// when the group's newest snapshot is not the one sized before, so an
+// idle store costs no read.
+func (d *Daemon) sizeNewest(found map[string]*runlog.Group, newest map[string]store.Snapshot) {
+	d.mu.Lock()
+	known := map[string]runlog.Group{}
+	for name, st := range d.groups {
+		known[name] = st.Group
+	}
+	d.mu.Unlock()
+	for name, f := range found {
+		if k, ok := known[name]; ok && k.Newest.Equal(f.Newest) && k.Bytes > 0 {
+			f.Bytes = k.Bytes
+			continue
+		}
+		m, err := d.opt.Store.ReadManifest(newest[name])
+		if err != nil {
+			d.opt.Logger.Warn("snapshot size unknown", "snapshot", newest[name].String(), "err", err)
+			continue
+		}
+		for _, fi := range m.Files {
+			f.Bytes = min(f.Bytes+int64(min(fi.Size, 1<<60)), 1<<62) // hostile sizes saturate
+		}
+	}
 }

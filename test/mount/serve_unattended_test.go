@@ -344,6 +344,7 @@ func checkMetrics(t *testing.T, body string) {
 		{"cairn_group_stale", map[string]string{"type": "host", "id": "gone"}, func(v float64) bool { return v == 1 }},
 		{"cairn_group_stale", map[string]string{"type": "host", "id": "web"}, func(v float64) bool { return v == 0 }},
 		{"cairn_group_last_snapshot_timestamp_seconds", map[string]string{"type": "host", "id": "web"}, func(v float64) bool { return v > float64(time.Now().Add(-time.Minute).Unix()) }},
+		{"cairn_group_last_snapshot_bytes", map[string]string{"type": "vm", "id": "101"}, func(v float64) bool { return v >= 1<<20 }},
 		{"cairn_job_last_run_result", map[string]string{"job": "verify-once", "result": "failed"}, func(v float64) bool { return v == 1 }},
 		{"cairn_job_last_success", map[string]string{"job": "web"}, func(v float64) bool { return v == 1 }},
 		{"cairn_job_last_run_duration_seconds", map[string]string{"job": "gc"}, func(v float64) bool { return v > 0 }},
