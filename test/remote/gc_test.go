@@ -121,11 +121,11 @@ func chunkFiles(t *testing.T, s *store.Store) (chunks, aside int) {
 }
 
 // killGC starts `cairn gc --atime-cutoff 0` and kills it (SIGKILL) as
-// soon as its log shows the phase: reported is whether the process got
+// soon as its log (-v) shows the phase: reported is whether the process got
 // to that phase before it was killed.
 func killGC(t *testing.T, st, phaseLine string, delay time.Duration) (reached bool, after string) {
 	t.Helper()
-	cmd := exec.Command(binPath, "--store", st, "gc", "--atime-cutoff", "0")
+	cmd := exec.Command(binPath, "--store", st, "-v", "gc", "--atime-cutoff", "0") // -v: the phases are INFO lines
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
