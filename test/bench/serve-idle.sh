@@ -21,7 +21,8 @@ build_cairn
 mkdir -p "$D" "$MNT"
 [ -d "$ST" ] || "$CAIRN" --store "$ST" init >/dev/null
 for ((g = 0; g < GROUPS_N; g++)); do
-  have=$(find "$ST/host/g$g" -maxdepth 1 -mindepth 1 -type d -name '20*' 2>/dev/null | wc -l)
+  have=0
+  [ -d "$ST/host/g$g" ] && have=$(find "$ST/host/g$g" -maxdepth 1 -mindepth 1 -type d -name '20*' | wc -l)
   ((have >= PER)) && continue
   mkdir -p "$D/tree-$g"
   for ((i = have; i < REAL && i < PER; i++)); do
@@ -46,7 +47,11 @@ s=$(now)
 "$CAIRN" --store "$ST" serve --config "$cfg" -q &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null' EXIT
-until curl -sf "http://127.0.0.1:$port/healthz" >/dev/null; do sleep 0.1; kill -0 $pid || exit 1; done
+# ready: the first sample (the walk of every snapshot) is in the status
+until curl -sf "http://127.0.0.1:$port/status.json" 2>/dev/null | jq -e ".current.snapshots == $((GROUPS_N * PER))" >/dev/null; do
+  sleep 0.1
+  kill -0 $pid || exit 1
+done
 printf '== cairn serve on %d snapshots in %d groups: ready in %.2f s, CPU %s s; ' \
   $((GROUPS_N * PER)) "$GROUPS_N" "$(awk -v s="$s" -v e="$(now)" 'BEGIN { print e - s }')" "$(cpu $pid)"
 rss $pid; echo
