@@ -248,6 +248,36 @@ func TestReaderError(t *testing.T) {
 	}
 }
 
+// TestReaderEach: Each gives every chunk at its offset with the totals,
+// and stops at fn's error or the source's.
+func TestReaderEach(t *testing.T) {
+	data := randomData(2<<20+5, 8)
+	want := cuts(newBuzhash(64<<10), data, 0)
+	var got []int
+	var joined []byte
+	total, count, err := NewReader(bytes.NewReader(data), newBuzhash(64<<10), 100_000).Each(func(off int64, b []byte) error {
+		if off != int64(len(joined)) {
+			t.Fatalf("chunk %d at offset %d, want %d", len(got), off, len(joined))
+		}
+		got, joined = append(got, len(b)), append(joined, b...)
+		return nil
+	})
+	if err != nil || total != int64(len(data)) || count != int64(len(want)) ||
+		fmt.Sprint(got) != fmt.Sprint(want) || !bytes.Equal(joined, data) {
+		t.Fatalf("Each: %d bytes, %d chunks, %v; chunks %v, want %v", total, count, err, got, want)
+	}
+	stop := errors.New("stop")
+	_, count, err = NewReader(bytes.NewReader(data), newBuzhash(64<<10), 0).Each(func(int64, []byte) error { return stop })
+	if !errors.Is(err, stop) || count != 0 {
+		t.Fatalf("fn's error: %d chunks, %v", count, err)
+	}
+	boom := errors.New("boom")
+	src := io.MultiReader(bytes.NewReader(data[:1000]), iotest.ErrReader(boom))
+	if _, _, err := NewReader(src, newBuzhash(64<<10), 0).Each(func(int64, []byte) error { return nil }); !errors.Is(err, boom) {
+		t.Fatalf("read error: %v", err)
+	}
+}
+
 func BenchmarkBuzhash(b *testing.B) {
 	data := randomData(16<<20, 7)
 	b.SetBytes(int64(len(data)))

@@ -75,3 +75,25 @@ func (r *Reader) Next(dst []byte) ([]byte, error) {
 		}
 	}
 }
+
+// Each calls fn with every chunk in turn and its offset in the stream,
+// reusing one buffer (fn must not keep data), and returns the bytes and
+// chunks seen. It stops at the end of the stream, a read error or fn's
+// first error.
+func (r *Reader) Each(fn func(off int64, data []byte) error) (total, count int64, err error) {
+	var buf []byte
+	for {
+		buf, err = r.Next(buf)
+		if errors.Is(err, io.EOF) {
+			return total, count, nil
+		}
+		if err != nil {
+			return total, count, err
+		}
+		if err := fn(total, buf); err != nil {
+			return total, count, err
+		}
+		total += int64(len(buf))
+		count++
+	}
+}

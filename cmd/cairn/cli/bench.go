@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
@@ -95,24 +94,16 @@ func (a *app) benchChunker(o benchChunkerOpts, path string) error {
 	defer f.Close()
 	out := bufio.NewWriterSize(a.stdout, 64<<10)
 	defer out.Flush()
-	r := chunk.NewReader(f, c, int(bufSize))
-	var buf []byte
-	var total, count int64
 	start := time.Now()
-	for {
-		buf, err = r.Next(buf)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
+	total, count, err := chunk.NewReader(f, c, int(bufSize)).Each(func(off int64, b []byte) error {
 		if o.print {
-			d := chunk.Sum(buf)
-			fmt.Fprintf(out, "%d %d %s\n", total, len(buf), hex.EncodeToString(d[:]))
+			d := chunk.Sum(b)
+			fmt.Fprintf(out, "%d %d %s\n", off, len(b), hex.EncodeToString(d[:]))
 		}
-		total += int64(len(buf))
-		count++
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	el := time.Since(start)
 	avg := int64(0)
