@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnfs/cairn/internal/logtest"
 	"github.com/cairnfs/cairn/serve/runlog"
 )
 
@@ -32,7 +33,7 @@ func blocking(t *testing.T) (e *endpoint, entered chan string, release chan stru
 // never blocks.
 func TestQueueOverflow(t *testing.T) {
 	e, entered, release := blocking(t)
-	log, logs := testLogger()
+	log, logs := logtest.Logger()
 	d := New(quick(Options{QueueSize: 2, Webhooks: []Webhook{{URL: e.URL + "/{{.Summary}}", Events: []string{"started"}}}}), log)
 	d.Notify(runEvent(runlog.EventStarted, "e1"))
 	<-entered // e1 is in flight, the queue empty
@@ -47,7 +48,7 @@ func TestQueueOverflow(t *testing.T) {
 		}
 	}
 	e.none(t)
-	if logs.count("queue full") != 2 || !strings.Contains(logs.String(), `summary="e2 started"`) || !strings.Contains(logs.String(), `summary="e3 started"`) {
+	if logs.Count("queue full") != 2 || !strings.Contains(logs.String(), `summary="e2 started"`) || !strings.Contains(logs.String(), `summary="e3 started"`) {
 		t.Errorf("the two dropped notifications are not logged:\n%s", logs)
 	}
 }
@@ -56,7 +57,7 @@ func TestQueueOverflow(t *testing.T) {
 // delivered; Notify after Close drops and logs, without panicking.
 func TestCloseDrains(t *testing.T) {
 	e, entered, release := blocking(t)
-	log, logs := testLogger()
+	log, logs := logtest.Logger()
 	d := New(quick(Options{Webhooks: []Webhook{{URL: e.URL + "/{{.Summary}}"}}}), log)
 	d.Notify(runEvent(runlog.EventFailed, "a"))
 	<-entered
@@ -87,7 +88,7 @@ func TestCloseDrains(t *testing.T) {
 // delivered.
 func TestCloseBounded(t *testing.T) {
 	e, entered, _ := blocking(t)
-	log, logs := testLogger()
+	log, logs := logtest.Logger()
 	d := New(Options{Webhooks: []Webhook{{URL: e.URL}}}, log) // 30s timeouts, 40s backoff
 	d.Notify(runEvent(runlog.EventFailed, "a"))
 	d.Notify(runEvent(runlog.EventFailed, "b"))
@@ -136,12 +137,12 @@ func TestValidate(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want an error with %q", c.opts, err, c.want)
 		}
-		log, logs := testLogger()
+		log, logs := logtest.Logger()
 		d := New(c.opts, log)
 		if len(d.dests) != len(c.opts.Webhooks)-1 && (len(c.opts.Webhooks) > 0 || len(d.dests) != 0) {
 			t.Errorf("%+v: %d destinations kept", c.opts, len(d.dests))
 		}
-		if c.opts.Attempts >= 0 && c.opts.QueueSize < maxQueue && logs.count("destination left out") != 1 {
+		if c.opts.Attempts >= 0 && c.opts.QueueSize < maxQueue && logs.Count("destination left out") != 1 {
 			t.Errorf("%+v: the left out destination is not logged:\n%s", c.opts, logs)
 		}
 		closeNow(t, d)

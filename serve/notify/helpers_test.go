@@ -1,14 +1,10 @@
 package notify
 
 import (
-	"bytes"
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -84,31 +80,6 @@ func (e *endpoint) none(t *testing.T) {
 		t.Errorf("unexpected request %s %s: %s", r.method, r.path, r.body)
 	default:
 	}
-}
-
-// logBuffer is a slog handler's output, safe for concurrent writes.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func (l *logBuffer) count(s string) int { return strings.Count(l.String(), s) }
-
-func testLogger() (*slog.Logger, *logBuffer) {
-	buf := &logBuffer{}
-	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug})), buf
 }
 
 // quick are options that retry at once, for tests.

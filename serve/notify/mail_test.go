@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairnfs/cairn/internal/logtest"
 	"github.com/cairnfs/cairn/serve/runlog"
 )
 
@@ -159,15 +160,15 @@ func TestMailHostileSummary(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "exit"), []byte("75\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	log, logs := testLogger()
+	log, logs := logtest.Logger()
 	d = New(quick(Options{Mail: &Mail{To: []string{"root@example.org"}}}), log)
 	d.Notify(ev)
 	closeNow(t, d)
-	if logs.count("will retry") != 2 || logs.count("not delivered") != 1 || !strings.Contains(logs.String(), "fake sendmail: refused") {
+	if logs.Count("will retry") != 2 || logs.Count("not delivered") != 1 || !strings.Contains(logs.String(), "fake sendmail: refused") {
 		t.Errorf("a failing sendmail:\n%s", logs)
 	}
 
-	log, logs = testLogger()
+	log, logs = logtest.Logger()
 	d = New(quick(Options{Mail: &Mail{To: []string{"root@example.org"}, Sendmail: "no-such-sendmail"}}), log)
 	d.Notify(ev)
 	closeNow(t, d)

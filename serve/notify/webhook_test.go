@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairnfs/cairn/internal/logtest"
 	"github.com/cairnfs/cairn/serve/runlog"
 )
 
@@ -120,7 +121,7 @@ func TestRetry(t *testing.T) {
 		return 200
 	})
 	down := newEndpoint(t, func(*http.Request) int { return 503 })
-	log, logs := testLogger()
+	log, logs := logtest.Logger()
 	opts := quick(Options{Attempts: 5, Webhooks: []Webhook{{Name: "flaky", URL: flaky.URL}, {Name: "down", URL: down.URL}}})
 	opts.Attempts = 4
 	d := New(opts, log)
@@ -138,10 +139,10 @@ func TestRetry(t *testing.T) {
 		t.Errorf("flaky endpoint called %d times, want 3", calls)
 	}
 	out := logs.String()
-	if n := logs.count("will retry"); n != 2+3 {
+	if n := logs.Count("will retry"); n != 2+3 {
 		t.Errorf("%d retries logged, want 5:\n%s", n, out)
 	}
-	if logs.count(`msg="notification not delivered" to=down`) != 1 || !strings.Contains(out, "503 Service Unavailable") {
+	if logs.Count(`msg="notification not delivered" to=down`) != 1 || !strings.Contains(out, "503 Service Unavailable") {
 		t.Errorf("giving up is not logged once with the answer:\n%s", out)
 	}
 	if strings.Contains(out, down.URL) {
@@ -158,7 +159,7 @@ func TestHangingEndpoint(t *testing.T) {
 		return 0
 	})
 	good := newEndpoint(t, nil)
-	log, logs := testLogger()
+	log, logs := logtest.Logger()
 	opts := quick(Options{Timeout: time.Minute, // the good endpoint's, generous: never reached under load
 		Webhooks: []Webhook{{Name: "hang", URL: hang.URL, Timeout: 200 * time.Millisecond}, {Name: "good", URL: good.URL, Template: "{{.Summary}}"}}})
 	opts.Attempts = 2
@@ -173,7 +174,7 @@ func TestHangingEndpoint(t *testing.T) {
 	}
 	closeNow(t, d)
 	good.none(t)
-	if n := logs.count(`msg="notification not delivered" to=hang`); n != 2 {
+	if n := logs.Count(`msg="notification not delivered" to=hang`); n != 2 {
 		t.Errorf("%d events given up on the hanging endpoint, want 2:\n%s", n, logs)
 	}
 	if !strings.Contains(logs.String(), "deadline exceeded") {
@@ -195,7 +196,7 @@ func TestRenderErrors(t *testing.T) {
 		{Webhook{URL: e.URL, Headers: map[string]string{"Title": "{{.Run.Error}}"}}, failedEvent()}, // a line break in a header
 		{Webhook{URL: e.URL + "/{{.Host}}", Template: `{{repeat}}`}, failedEvent()},                 // no such function
 	} {
-		log, logs := testLogger()
+		log, logs := logtest.Logger()
 		c.w.Events = append(c.w.Events, "failed")
 		if err := (Options{Webhooks: []Webhook{c.w}}).Validate(); err != nil {
 			if c.w.Template != "{{repeat}}" || !strings.Contains(err.Error(), `"webhook 1": template`) {
@@ -207,7 +208,7 @@ func TestRenderErrors(t *testing.T) {
 		d.Notify(c.ev)
 		d.Notify(runEvent(runlog.EventFailed, "next"))
 		closeNow(t, d)
-		if logs.count("will retry") != 0 || !strings.Contains(logs.String(), `event=`+string(c.ev.Kind)+` summary=`+strconv.Quote(c.ev.Summary)+` attempts=1`) {
+		if logs.Count("will retry") != 0 || !strings.Contains(logs.String(), `event=`+string(c.ev.Kind)+` summary=`+strconv.Quote(c.ev.Summary)+` attempts=1`) {
 			t.Errorf("%+v: want the failure logged once, no retry:\n%s", c.w, logs)
 		}
 		if c.w.URL == e.URL {
