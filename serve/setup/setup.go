@@ -2,6 +2,7 @@ package setup
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -62,11 +63,12 @@ func NotifyOptions(cfg *config.Config) (notify.Options, error) {
 
 // Notifier hands events to the notifications of the configuration in
 // force: Swap puts a reloaded one in place and closes the old one once
-// what it holds is delivered.
+// what it holds is delivered; Close waits for those as well.
 type Notifier struct {
-	mu  sync.Mutex
-	d   *notify.Dispatcher
-	log *slog.Logger
+	mu       sync.Mutex
+	d        *notify.Dispatcher
+	log      *slog.Logger
+	draining sync.WaitGroup // the replaced dispatchers' Close
 }
 
 // NewNotifier starts the notifications of opts.
@@ -88,14 +90,23 @@ func (n *Notifier) Swap(opts notify.Options, drain time.Duration) {
 	old := n.d
 	n.d = notify.New(opts, n.log)
 	n.mu.Unlock()
-	go n.close(old, drain)
+	n.draining.Go(func() { n.close(old, drain) })
 }
 
-// Close delivers what is queued, within ctx.
+// Close delivers what is queued, the replaced configurations' events
+// too, within ctx.
 func (n *Notifier) Close(ctx context.Context) error {
 	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.d.Close(ctx)
+	err := n.d.Close(ctx)
+	n.mu.Unlock()
+	done := make(chan struct{})
+	go func() { n.draining.Wait(); close(done) }()
+	select {
+	case <-done:
+		return err
+	case <-ctx.Done():
+		return errors.Join(err, fmt.Errorf("notifications of a previous configuration: %w", ctx.Err()))
+	}
 }
 
 func (n *Notifier) close(d *notify.Dispatcher, drain time.Duration) {
