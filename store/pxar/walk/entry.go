@@ -126,9 +126,13 @@ func (w *walker) file(dirfd int, rel, name string, lst *unix.Stat_t, held *raOpe
 	var fd int
 	var st *unix.Stat_t
 	var m pxar.Metadata
+	var content Content
 	if held != nil {
 		fd, st, m = held.fd, lst, held.meta
 		held.fd = -1
+		if held.data != nil { // given back by held.close when the file is stored
+			content = &prereadReader{fdReader: fdReader{fd: fd, path: rel}, data: held.data}
+		}
 	} else {
 		if fd, st = w.open(dirfd, rel, name, 0, pxar.ModeIFREG); st == nil {
 			return nil
@@ -144,7 +148,10 @@ func (w *walker) file(dirfd int, rel, name string, lst *unix.Stat_t, held *raOpe
 		}
 	}
 	defer unix.Close(fd)
-	off, err := w.opts.File(w.ctx, w.enc, &File{Name: name, Path: rel, Meta: &m, Stat: st, F: fdReader{fd: fd, path: rel}})
+	if content == nil {
+		content = fdReader{fd: fd, path: rel}
+	}
+	off, err := w.opts.File(w.ctx, w.enc, &File{Name: name, Path: rel, Meta: &m, Stat: st, F: content})
 	var ce *pxar.ContentError
 	if errors.As(err, &ce) {
 		w.report(rel, err)

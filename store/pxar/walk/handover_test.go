@@ -81,8 +81,8 @@ func pauseAtFirst(t *testing.T, got **readAhead, n int, then func()) FileFunc {
 }
 
 // A file the helper opened ahead is not opened again by the walk: the
-// walk takes over its descriptor, and the archive is the same as
-// without the helper.
+// walk takes over its descriptor (and the content the helper read of a
+// small one), and the archive is the same as without the helper.
 func TestReadAheadOpensOnce(t *testing.T) {
 	const n = 30
 	root := handoverTree(t, n)
@@ -104,6 +104,9 @@ func TestReadAheadOpensOnce(t *testing.T) {
 	}
 	if got := fdCount(t); got != fds {
 		t.Errorf("%d descriptors open after the walk, %d before", got, fds)
+	}
+	if k := got.preread.Load(); k < n {
+		t.Errorf("the helper read %d files for the walk, want the %d it held", k, n)
 	}
 }
 

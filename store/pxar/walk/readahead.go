@@ -61,15 +61,21 @@ type raOpen struct {
 	fd   int // -1 once the walk took it over or it was closed
 	st   unix.Stat_t
 	meta pxar.Metadata
+	data []byte // its content, read ahead (preread); nil: the walk reads it
 }
 
-// close closes o's descriptor unless the walk took it over. Nil does
-// nothing.
+// close closes o's descriptor unless the walk took it over, and gives
+// back its content's buffer. Nil does nothing.
 func (o *raOpen) close() {
-	if o != nil && o.fd >= 0 {
+	if o == nil {
+		return
+	}
+	if o.fd >= 0 {
 		unix.Close(o.fd)
 		o.fd = -1
 	}
+	releasePreread(o.data)
+	o.data = nil
 }
 
 // maxOpen bounds the descriptors the window holds for the walk (besides

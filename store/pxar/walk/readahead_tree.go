@@ -20,7 +20,8 @@ import (
 // held for the walk with its fstat and metadata (raOpen, bounded by
 // maxOpen as well as the window's limits): the walk takes the descriptor
 // over instead of stat'ing, opening and reading the metadata of the file
-// again, and reads it itself. The walk still lists every directory and
+// again; a small file's content it has read as well (preread), so that
+// the walk's thread waits for no read of it, else the walk reads it. The walk still lists every directory and
 // handles every other entry itself, so what it stores is the same with
 // or without the helper: the same inode at the same name (the walk takes
 // a held file only if its inode is the d_ino of the walk's own listing
@@ -44,6 +45,7 @@ type readAhead struct {
 	sel     *Selection // the walk's (nil: everything)
 	buf     []byte
 	advised atomic.Int64 // files whose content was asked for
+	preread atomic.Int64 // files whose content it read for the walk
 }
 
 // In tests: testStarted hears of each helper started, testOpened of
@@ -249,6 +251,11 @@ func (r *readAhead) advise(j raJob) {
 	}
 	if o.meta, err = readMetadata(&o.st, xattrSource{fd: fd}, fd); err != nil {
 		return
+	}
+	if o.st.Size > 0 && o.st.Size <= min(maxPreread, r.perFile) {
+		if o.data = preread(fd, o.st.Size); o.data != nil {
+			r.preread.Add(1)
+		}
 	}
 	if r.win.offer(j.it, o) {
 		o = nil
