@@ -86,11 +86,11 @@ func (d *Daemon) runJob(j JobSpec, due time.Time, catchUp bool) ending {
 	if err != nil {
 		run.End, run.Result, run.Error = run.Start, runlog.ResultFailed, termsafe.Escape(err.Error())
 		d.record(run)
-		return ending{runlog.EventFailed, run, fmt.Sprintf("%s %s could not start: %s", j.Kind, j.Name, run.Error)}
+		return ending{runlog.EventFailed, run, fmt.Sprintf("%s job %q could not start: %s", j.Kind, j.Name, run.Error)}
 	}
 	run.UPID = job.ID()
 	d.record(run)
-	d.emit(runlog.EventStarted, &run, nil, fmt.Sprintf("%s %s started", j.Kind, j.Name))
+	d.emit(runlog.EventStarted, &run, nil, fmt.Sprintf("%s job %q started", j.Kind, j.Name))
 	<-job.Done()
 	st := job.Status()
 	run.End, run.ExitState = d.opt.Now(), string(st.State)
@@ -114,7 +114,7 @@ func (d *Daemon) finish(j JobSpec, run runlog.Run, st jobs.Status) ending {
 	case jobs.StateOK:
 		run.Result = runlog.ResultOK
 		d.record(run)
-		return ending{runlog.EventSucceeded, run, fmt.Sprintf("%s %s succeeded", j.Kind, j.Name)}
+		return ending{runlog.EventSucceeded, run, fmt.Sprintf("%s job %q succeeded", j.Kind, j.Name)}
 	case jobs.StateCancelled:
 		run.Result = runlog.ResultCancelled
 		d.record(run)
@@ -126,7 +126,7 @@ func (d *Daemon) finish(j JobSpec, run runlog.Run, st jobs.Status) ending {
 		run.Error = st.Errors[0]
 	}
 	d.record(run)
-	return ending{runlog.EventFailed, run, fmt.Sprintf("%s %s failed: %s (%d errors)", j.Kind, j.Name,
+	return ending{runlog.EventFailed, run, fmt.Sprintf("%s job %q failed: %s (%d errors)", j.Kind, j.Name,
 		termsafe.Escape(run.Error), st.ErrorCount)}
 }
 

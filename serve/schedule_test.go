@@ -175,7 +175,7 @@ func TestFailingJob(t *testing.T) {
 		t.Errorf("events: %d started, %d failed, %d succeeded; want 1, 1, 0", n, m, k)
 	}
 	r := failed.Run
-	if r.Result != runlog.ResultFailed || r.Error == "" || len(r.LogTail) == 0 || !strings.Contains(failed.Summary, "nightly failed") {
+	if r.Result != runlog.ResultFailed || r.Error == "" || len(r.LogTail) == 0 || !strings.Contains(failed.Summary, `job "nightly" failed`) {
 		t.Errorf("failed event %+v, run %+v", failed, r)
 	}
 	if runs := runsOf(d.Status(), "nightly"); len(runs) != 1 || runs[0].Result != runlog.ResultFailed {

@@ -113,14 +113,18 @@ func (s stderrTail) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// maxSubject bounds a Subject in characters: a summary carries a run's
+// first error, which the body gives whole.
+const maxSubject = 100
+
 // message is the RFC 5322 message about ev, written at now.
 func (m *mailer) message(ev runlog.Event, now time.Time) ([]byte, error) {
 	subject := oneline(ev.Summary)
 	if strings.TrimSpace(subject) == "" {
 		subject = "cairn: " + string(ev.Kind)
 	}
-	if r := []rune(subject); len(r) > 200 {
-		subject = string(r[:200]) + "…"
+	if r := []rune(subject); len(r) > maxSubject {
+		subject = string(r[:maxSubject]) + "…"
 	}
 	host := ev.Host
 	if host == "" || strings.ContainsAny(host, "<>@ \t\r\n") {

@@ -129,6 +129,37 @@ func TestMail(t *testing.T) {
 	}
 }
 
+// TestMailLongSummary: a summary holding a long error makes a subject
+// cut at maxSubject characters (whole characters, marked), while the
+// body has the summary whole.
+func TestMailLongSummary(t *testing.T) {
+	m, err := newMailer(Mail{To: []string{"root@example.org"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := failedEvent()
+	ev.Summary = `verify job "nightly" failed: ` + strings.Repeat("chunk ä corrupt; ", 40)
+	raw, err := m.message(ev, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := mail.ReadMessage(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	subject, err := new(mime.WordDecoder).DecodeHeader(msg.Header.Get("Subject"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := []rune(subject); len(r) != maxSubject+1 || !strings.HasSuffix(subject, "…") || !strings.HasPrefix(ev.Summary, strings.TrimSuffix(subject, "…")) {
+		t.Errorf("subject %q (%d characters)", subject, len(r))
+	}
+	body, _ := io.ReadAll(quotedprintable.NewReader(msg.Body))
+	if !strings.Contains(string(body), strings.TrimSpace(ev.Summary)) {
+		t.Errorf("the body lacks the whole summary:\n%s", body)
+	}
+}
+
 // TestMailHostileSummary: a summary with line breaks cannot add headers
 // (it becomes one line of the subject), a sendmail that fails is
 // retried and logged with its error output, and a missing sendmail is
