@@ -134,7 +134,7 @@ func (w *work) Run(ctx context.Context, j *jobs.Job) error {
 	opt := w.opt
 	opt.Tree.Logger = j.Logger()
 	opt.OnError = func(archive, path string, err error) { j.Errorf("%s: %s: %v", archive, path, err) }
-	in, err := backupsrc.Open(opt.Specs, strings.NewReader(""))
+	in, err := backupsrc.Open(ctx, opt.Specs, strings.NewReader(""))
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/cairnfs/cairn/store"
@@ -21,6 +22,7 @@ type Inputs struct {
 	specs []Spec
 	srcs  []io.Reader // nil for file archives
 	files []*os.File  // to close
+	stop  func() bool // stops closing them when ctx ends
 	total int64       // bytes to read, 0 when unknown (a stream)
 	// blobs backed up, and their bytes (decoded): the summary counts
 	// them, the progress display the bytes as they come
@@ -31,8 +33,10 @@ type Inputs struct {
 // Open opens the sources before the backup starts, so a missing file or
 // a blob too large fails before anything is written. A blob's size is
 // checked here from its file's size; a stream's as it is read. stdin is
-// what PATH "-" reads.
-func Open(specs []Spec, stdin io.Reader) (*Inputs, error) {
+// what PATH "-" reads. When ctx ends, an open that waits (a FIFO no
+// writer has opened) returns ctx's error, and the files opened are
+// closed, which ends a read waiting on a pipe.
+func Open(ctx context.Context, specs []Spec, stdin io.Reader) (*Inputs, error) {
 	in := &Inputs{specs: specs, srcs: make([]io.Reader, len(specs))}
 	known := true
 	for i, sp := range specs {
@@ -47,7 +51,7 @@ func Open(specs []Spec, stdin io.Reader) (*Inputs, error) {
 			in.srcs[i], known = stdin, false
 			continue
 		}
-		f, err := os.Open(sp.Path)
+		f, err := openSource(ctx, sp.Path)
 		if err != nil {
 			in.Close()
 			return nil, fmt.Errorf("archive %s: %w", sp.Name, err)
@@ -68,14 +72,54 @@ func Open(specs []Spec, stdin io.Reader) (*Inputs, error) {
 	if !known {
 		in.total = 0 // a stream: the progress shows bytes and rate only
 	}
+	in.stop = context.AfterFunc(ctx, in.closeFiles)
 	return in, nil
 }
 
 // Close closes the files opened.
 func (in *Inputs) Close() {
+	if in.stop != nil {
+		in.stop()
+	}
+	in.closeFiles()
+}
+
+func (in *Inputs) closeFiles() {
 	for _, f := range in.files {
 		f.Close()
 	}
+}
+
+// openSource opens path for reading; an open that waits (a FIFO without
+// a writer) ends when ctx does: the FIFO is opened for writing and
+// closed at once, which lets the waiting open return, and the file it
+// gives is closed.
+func openSource(ctx context.Context, path string) (*os.File, error) {
+	type opened struct {
+		f   *os.File
+		err error
+	}
+	ch := make(chan opened, 1)
+	go func() {
+		f, err := os.Open(path)
+		ch <- opened{f, err}
+	}()
+	select {
+	case o := <-ch:
+		return o.f, o.err
+	case <-ctx.Done():
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode()&os.ModeNamedPipe != 0 {
+		if w, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+	}
+	go func() {
+		if o := <-ch; o.f != nil {
+			o.f.Close()
+		}
+	}()
+	return nil, fmt.Errorf("opening %s: %w", path, context.Cause(ctx))
 }
 
 // checkBlobSource refuses what cannot be a blob before reading it.

@@ -142,7 +142,7 @@ func (a *app) backup(o backupOpts, args []string) error {
 		return err
 	}
 	bo.Encrypt = enc.start
-	in, err := backupsrc.Open(specs, a.stdin)
+	in, err := backupsrc.Open(a.ctx, specs, a.stdin)
 	if err != nil {
 		return err
 	}
