@@ -38,6 +38,10 @@ type Options struct {
 	// Encrypt, if set, makes the backup encrypted before any archive is
 	// added (store.Backup.Encrypt and the wrapped key's blob).
 	Encrypt func(*store.Backup) error
+	// Key is the backup job's key file (keyfile=, password-file=),
+	// loaded at each run to set Encrypt; the command line sets Encrypt
+	// itself.
+	Key KeySource
 	// OnError hears of the entries of a file archive that vanished or
 	// could not be read (the backup goes on); nil: Warn gets a line.
 	OnError func(archive, path string, err error)

@@ -47,6 +47,8 @@ func (Kind) New(s *store.Store, params map[string]string) (jobs.Work, error) {
 //	  separated, so a path holding a comma cannot be named; no "-")
 //	change-detection-mode=legacy|data|metadata  workers=1..256
 //	all-file-systems=true|false
+//	keyfile=/ABS/KEY (encrypt, PBS's key file format)
+//	password-file=/ABS/FILE (the key file's passphrase, its first line)
 func ParseParams(m map[string]string) (Options, error) {
 	p := jobs.NewParams(KindName, m)
 	ns := store.NS(strings.Trim(p.String("ns", ""), "/"))
@@ -55,8 +57,12 @@ func ParseParams(m map[string]string) (Options, error) {
 	mode := p.Enum("change-detection-mode", "", "legacy", "data", "metadata")
 	opt := Options{Tree: filearchive.Options{Workers: p.Int("workers", 0, 1, 256),
 		AllFileSystems: p.Bool("all-file-systems", false)}}
+	opt.Key = KeySource{File: p.String("keyfile", ""), PasswordFile: p.String("password-file", "")}
 	if err := p.Done(); err != nil {
 		return opt, err
+	}
+	if err := opt.Key.check(); err != nil {
+		return opt, fmt.Errorf("%w: backup %w", jobs.ErrBadParam, err)
 	}
 	typ, id, ok := strings.Cut(group, "/")
 	if !ok {
@@ -110,6 +116,12 @@ func (o Options) Params() map[string]string {
 	if o.Tree.Workers > 0 {
 		m["workers"] = fmt.Sprint(o.Tree.Workers)
 	}
+	if o.Key.File != "" {
+		m["keyfile"] = o.Key.File
+	}
+	if o.Key.PasswordFile != "" {
+		m["password-file"] = o.Key.PasswordFile
+	}
 	return m
 }
 
@@ -134,6 +146,14 @@ func (w *work) Run(ctx context.Context, j *jobs.Job) error {
 	opt := w.opt
 	opt.Tree.Logger = j.Logger()
 	opt.OnError = func(archive, path string, err error) { j.Errorf("%s: %s: %v", archive, path, err) }
+	key, err := opt.Key.load()
+	if err != nil {
+		return err
+	}
+	if key != nil {
+		defer key.Wipe()
+		opt.Encrypt = func(b *store.Backup) error { return b.Encrypt(key) }
+	}
 	in, err := backupsrc.Open(ctx, opt.Specs, strings.NewReader(""))
 	if err != nil {
 		return err

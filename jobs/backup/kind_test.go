@@ -3,12 +3,15 @@ package backup
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cairnfs/cairn/crypt"
+	"github.com/cairnfs/cairn/crypt/keyfile"
 	"github.com/cairnfs/cairn/jobs"
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/storetest"
@@ -126,7 +129,10 @@ func TestBackupParams(t *testing.T) {
 		{map[string]string{"group": "vm/1", "sources": "a.pxar:/x,y"}, `archive "y"`},
 		{map[string]string{"group": "vm/1", "sources": "a.pxar:" + dir, "workers": "0"}, "workers"},
 		{map[string]string{"group": "vm/1", "sources": "a.pxar:" + dir, "change-detection-mode": "fast"}, "change-detection-mode"},
-		{map[string]string{"group": "vm/1", "sources": "a.pxar:" + dir, "keyfile": "/k"}, `no parameter "keyfile"`},
+		{map[string]string{"group": "vm/1", "sources": "a.pxar:" + dir, "keyfile": "k.json"}, "absolute"},
+		{map[string]string{"group": "vm/1", "sources": "a.pxar:" + dir, "keyfile": "/k", "password-file": "pw"}, "absolute"},
+		{map[string]string{"group": "vm/1", "sources": "a.pxar:" + dir, "password-file": "/pw"}, "without keyfile"},
+		{map[string]string{"group": "vm/1", "sources": "a.pxar:" + dir, "master-pubkey": "/m"}, `no parameter "master-pubkey"`},
 	} {
 		_, err := m.Start(KindName, c.params)
 		if !errors.Is(err, jobs.ErrBadParam) || !strings.Contains(err.Error(), c.want) {
@@ -145,7 +151,8 @@ func TestBackupParams(t *testing.T) {
 
 // Params gives back what ParseParams reads.
 func TestParamsRoundTrip(t *testing.T) {
-	in := map[string]string{"ns": "a/b", "group": "ct/7", "sources": "x.pxar:/srv,y.img:/dev/sdb", "workers": "3", "all-file-systems": "true"}
+	in := map[string]string{"ns": "a/b", "group": "ct/7", "sources": "x.pxar:/srv,y.img:/dev/sdb", "workers": "3", "all-file-systems": "true",
+		"keyfile": "/etc/cairn/key.json", "password-file": "/etc/cairn/pw"}
 	opt, err := ParseParams(in)
 	if err != nil {
 		t.Fatal(err)
@@ -154,6 +161,104 @@ func TestParamsRoundTrip(t *testing.T) {
 	for k, v := range in {
 		if out[k] != v {
 			t.Errorf("%s: %q, want %q", k, out[k], v)
+		}
+	}
+}
+
+// writeKey writes a new key file at path, protected by pass (scrypt with
+// a small cost) or in the clear when pass is empty, and returns its key.
+func writeKey(t *testing.T, path, pass string) *crypt.Key {
+	k, err := crypt.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := keyfile.Params{KDF: keyfile.None}
+	if pass != "" {
+		p = keyfile.Params{KDF: keyfile.Scrypt, N: 1024, R: 8, P: 1, Salt: storetest.RandBytes(path, 32)}
+	}
+	c, err := keyfile.NewWithParams(k, p, []byte(pass), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WriteNew(path); err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// A backup job with keyfile= makes an encrypted snapshot under that
+// key, reading a protected key's passphrase from password-file=; a
+// protected key without one, a wrong passphrase or a missing key file
+// fail the run, naming the file, and make no snapshot.
+func TestBackupJobEncrypted(t *testing.T) {
+	s := storetest.NewStore(t)
+	m := newManager(t, s)
+	dir := t.TempDir()
+	img := filepath.Join(dir, "disk")
+	if err := os.WriteFile(img, storetest.RandBytes("disk", 300<<10), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	clearKey, protKey := filepath.Join(dir, "clear.json"), filepath.Join(dir, "prot.json")
+	kc, kp := writeKey(t, clearKey, ""), writeKey(t, protKey, "correct horse")
+	pw, wrong := filepath.Join(dir, "pw"), filepath.Join(dir, "wrong")
+	for f, text := range map[string]string{pw: "correct horse\n", wrong: "battery staple\n"} {
+		if err := os.WriteFile(f, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(group string, key map[string]string) jobs.Status {
+		params := map[string]string{"group": group, "sources": "disk.img:" + img}
+		maps.Copy(params, key)
+		j, err := m.Start(KindName, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return wait(t, m, j)
+	}
+	for group, c := range map[string]struct {
+		key  map[string]string
+		want *crypt.Key
+	}{
+		"vm/1": {map[string]string{"keyfile": clearKey}, kc},
+		"vm/2": {map[string]string{"keyfile": protKey, "password-file": pw}, kp},
+	} {
+		if st := run(group, c.key); st.State != jobs.StateOK {
+			t.Fatalf("%s: %+v", group, st)
+		}
+		g := store.Group{Type: "vm", ID: strings.TrimPrefix(group, "vm/")}
+		snap, err := s.Latest(g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		man, err := s.ReadManifest(snap)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fp, ok, err := man.KeyFingerprint(); !ok || err != nil || fp != c.want.Fingerprint() || man.CryptMode() != "encrypt" {
+			t.Errorf("%s: crypt mode %q, fingerprint %v %v %v; want the job's key", group, man.CryptMode(), fp, ok, err)
+		}
+	}
+	for group, c := range map[string]struct {
+		key  map[string]string
+		want string
+	}{
+		"vm/3": {map[string]string{"keyfile": protKey}, "password-file="},
+		"vm/4": {map[string]string{"keyfile": protKey, "password-file": wrong}, protKey},
+		"vm/5": {map[string]string{"keyfile": filepath.Join(dir, "none.json")}, "none.json"},
+		"vm/6": {map[string]string{"keyfile": clearKey, "password-file": filepath.Join(dir, "nopw")}, ""},
+	} {
+		st := run(group, c.key)
+		if group == "vm/6" { // a key in the clear needs no passphrase: the file is not read
+			if st.State != jobs.StateOK {
+				t.Errorf("%s: %+v", group, st)
+			}
+			continue
+		}
+		if st.State != jobs.StateFailed || !strings.Contains(strings.Join(st.Errors, ""), c.want) {
+			t.Errorf("%s: %+v, want failed naming %q", group, st, c.want)
+		}
+		if _, err := s.Latest(store.Group{Type: "vm", ID: strings.TrimPrefix(group, "vm/")}); err == nil {
+			t.Errorf("%s: a snapshot was made", group)
 		}
 	}
 }
