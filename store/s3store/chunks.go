@@ -203,10 +203,10 @@ func (c *remoteChunks) TouchChunk(ctx context.Context, d chunk.Digest) error {
 }
 
 // WalkChunks implements Backend: a listing of .chunks/ in key order,
-// which is digest order. Keys that are not .chunks/XXXX/<digest> with
+// which is digest order (in parallel key ranges: chunks_list.go). Keys that are not .chunks/XXXX/<digest> with
 // XXXX the digest's first four digits are skipped.
 func (c *remoteChunks) WalkChunks(ctx context.Context, fn func(chunk.Digest) error) error {
-	for info, err := range c.r.bucket.List(ctx, chunkDir+"/", "") {
+	for info, err := range listChunkObjects(ctx, c.r.bucket) {
 		if err != nil {
 			return fmt.Errorf("walk chunks: bucket %s: %w", c.r.cfg.Bucket, err)
 		}
