@@ -27,7 +27,7 @@ import (
 // lowercase hex digit are in no range and not listed: no chunk has such
 // a key (parseChunkKey, chunkOfKey).
 //
-// listWorkers list ranges at once, each into a buffer of its own of at
+// listWorkers (8) list ranges at once, each into a buffer of its own of at
 // most listRangeBuf keys (a full buffer stalls its listing, which the
 // bucket client's page timeout allows: the caller's time between keys
 // does not count); the consumer takes the ranges in order, and a range
@@ -38,16 +38,20 @@ import (
 // construction, and the sweep checks that order again (sweepJoin).
 
 // Listing sizes.
+//
+// Each range costs a listing of its own, which a server such as MinIO
+// starts by reading the whole .chunks/ directory: ranges are few (about
+// listRangeKeys keys each) and a range fits its buffer.
 const (
-	listProbeKeys = 1000 // one page of S3's
-	listRangeKeys = 4000 // keys a range should hold, about
-	listRangeBuf  = 4000 // keys a range's listing may hold for the consumer
-	listPage      = 500  // keys handed over at a time
+	listProbeKeys = 1000   // one page of S3's
+	listRangeKeys = 10_000 // keys a range should hold, about
+	listRangeBuf  = 10_000 // keys a range's listing may hold for the consumer
+	listPage      = 500    // keys handed over at a time
 )
 
 // listWorkers is how many range listings run at once (a variable: tests
-// count requests with one).
-var listWorkers = 16
+// bound the window with fewer).
+var listWorkers = 8
 
 // listChunkObjects yields the objects under .chunks/ in key order (see
 // above). The first error ends it.
