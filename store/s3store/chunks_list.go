@@ -40,8 +40,8 @@ import (
 // Listing sizes.
 //
 // Each range costs a listing of its own, which a server such as MinIO
-// starts by reading the whole .chunks/ directory: ranges are few (about
-// listRangeKeys keys each) and a range fits its buffer.
+// probably starts by reading the whole .chunks/ directory: ranges are
+// few (about listRangeKeys keys each) and a range fits its buffer.
 const (
 	listProbeKeys = 1000   // one page of S3's
 	listRangeKeys = 10_000 // keys a range should hold, about

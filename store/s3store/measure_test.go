@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -129,6 +130,7 @@ func TestMeasureChunkListing(t *testing.T) {
 		}
 		for _, how := range []string{"one listing", "parallel"} {
 			before := p.Requests()
+			cpu := serverCPU(t, srv)
 			start := time.Now()
 			got := 0
 			list := b.List(context.Background(), ".chunks/", "")
@@ -145,7 +147,8 @@ func TestMeasureChunkListing(t *testing.T) {
 			if got != n {
 				t.Fatalf("%s listed %d of %d", how, got, n)
 			}
-			t.Logf("%s, %v delay: %d chunks in %.2f s, %.0f chunks/s, %d requests", how, delay, n, d.Seconds(), float64(n)/d.Seconds(), p.Requests()-before)
+			t.Logf("%s, %v delay: %d chunks in %.2f s, %.0f chunks/s, %d requests, MinIO %.2f CPU-s", how, delay, n, d.Seconds(), float64(n)/d.Seconds(),
+				p.Requests()-before, serverCPU(t, srv)-cpu)
 		}
 	}
 }
@@ -166,4 +169,30 @@ func fill(t *testing.T, b objstore.Objects, n int) {
 	if err := g.Wait(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// serverCPU is the CPU seconds the MinIO process serving srv has used
+// (utime + stime of the process whose command line names its address).
+func serverCPU(t *testing.T, srv *miniotest.Server) float64 {
+	t.Helper()
+	addr := strings.TrimPrefix(srv.Endpoint, "http://")
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, c := range procs {
+		cmd, err := os.ReadFile(c)
+		args := strings.Split(string(cmd), "\x00")
+		if err != nil || len(args) < 2 || args[1] != "server" || !slices.Contains(args, addr) {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join(filepath.Dir(c), "stat"))
+		if err != nil {
+			continue
+		}
+		// the fields after the command's name, which is in parentheses
+		f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+		utime, _ := strconv.ParseFloat(f[11], 64)
+		stime, _ := strconv.ParseFloat(f[12], 64)
+		return (utime + stime) / 100 // clock ticks (USER_HZ 100)
+	}
+	t.Fatalf("no MinIO process serving %s", addr)
+	return 0
 }
