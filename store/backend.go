@@ -55,10 +55,17 @@ type Backend interface {
 // keep in flight and how large to cut images.
 type Prober interface {
 	// PutMissing stores chunk d that the caller's look found missing
-	// just now (ReuseChunkContext): no second look. existed tells the
-	// store had it after all (another writer, or another worker of the
-	// same backup with the same chunk, stored it in between).
+	// just now (ReuseChunkContext), or that it did not look for
+	// (LookFirst false): no second look. existed tells the store had
+	// it after all (another writer, or another worker of the same
+	// backup with the same chunk, stored it in between, or the caller
+	// did not look).
 	PutMissing(ctx context.Context, d chunk.Digest, header, payload []byte) (existed bool, err error)
+	// LookFirst tells whether a writer should look for a chunk none of
+	// its base snapshots has before it stores it (ReuseChunkContext,
+	// then PutMissing); false: PutMissing alone looks and stores in
+	// one request (a conditional create).
+	LookFirst() bool
 	// Parallelism is how many requests a writer should keep in flight.
 	Parallelism() int
 	// Readahead is how many chunks a sequential reader should prefetch.

@@ -179,8 +179,19 @@ func (s *Store) ioParallelism() int {
 	return 0
 }
 
+// lookFirst tells whether a writer looks for a chunk of no base
+// snapshot before it stores it (Prober.LookFirst; a local store: a
+// stat).
+func (s *Store) lookFirst() bool {
+	if p, ok := s.backend.(Prober); ok {
+		return p.LookFirst()
+	}
+	return true
+}
+
 // insertMissingChunk stores chunk d, which ReuseChunkContext found
-// missing just now: a remote store uploads it without looking again.
+// missing just now, or which was not looked for (lookFirst false): a
+// remote store uploads it without looking again.
 func (s *Store) insertMissingChunk(ctx context.Context, d chunk.Digest, header, payload []byte) (bool, error) {
 	if p, ok := s.backend.(Prober); ok {
 		return p.PutMissing(ctx, d, header, payload)

@@ -135,6 +135,9 @@ func (c dryProbing) PutMissing(_ context.Context, d chunk.Digest, _, _ []byte) (
 	return c.add(d), nil
 }
 
+// LookFirst implements Prober: a dry run stores nothing, it looks.
+func (c dryProbing) LookFirst() bool { return true }
+
 func (c dryProbing) Parallelism() int    { return c.p.Parallelism() }
 func (c dryProbing) Readahead() int      { return c.p.Readahead() }
 func (c dryProbing) ImageChunkSize() int { return c.p.ImageChunkSize() }

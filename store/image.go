@@ -286,14 +286,16 @@ func (h *holeFinder) isHole(off, n int64) bool {
 // in the base snapshot, and the image's known set takes it as present).
 func (s *Store) ensureZeroChunk(ctx context.Context, cs int) error {
 	d := chunk.ZeroDigest(cs)
-	ok, err := s.ReuseChunkContext(ctx, nil, nil, d)
-	if ok || err != nil {
-		return err
+	if s.lookFirst() { // else the insert's conditional create looks
+		ok, err := s.ReuseChunkContext(ctx, nil, nil, d)
+		if ok || err != nil {
+			return err
+		}
 	}
 	blob, err := chunk.EncodeBlob(nil, make([]byte, cs), true)
 	if err != nil {
 		return err
 	}
-	_, err = s.InsertChunk(d, blob)
+	_, err = s.insertChunk(ctx, d, blob, nil)
 	return err
 }

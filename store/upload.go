@@ -320,7 +320,13 @@ func (u *Uploader) insert(d chunk.Digest, n int64, hdr, payload []byte) error {
 }
 
 // reuse tells whether chunk d is in the store already (ReuseChunkContext).
+// Where storing a chunk looks for it too (Prober.LookFirst false), a
+// chunk of no base snapshot is not looked for: false, and insert's
+// conditional create finds out.
 func (u *Uploader) reuse(d chunk.Digest) (bool, error) {
+	if _, known := u.known[d]; !known && !u.touched.Has(d) && !u.s.lookFirst() {
+		return false, nil
+	}
 	return u.s.ReuseChunkContext(u.ctx, u.known, &u.touched, d)
 }
 

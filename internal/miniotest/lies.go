@@ -2,6 +2,7 @@ package miniotest
 
 import (
 	"crypto/md5"
+	"encoding/base64"
 	"encoding/hex"
 	"fmt"
 	"html"
@@ -91,5 +92,65 @@ func LieListOmits(part string) Lie {
 		fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?><ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/"><Name>%s</Name><Prefix>%s</Prefix><KeyCount>0</KeyCount><MaxKeys>1000</MaxKeys><IsTruncated>false</IsTruncated></ListBucketResult>`,
 			html.EscapeString(bucket), html.EscapeString(q.Get("prefix")))
 		return true
+	}
+}
+
+// RefuseIfNoneMatch answers a PUT (not a copy) of a key containing part
+// made with If-None-Match with 501 NotImplemented, as servers without
+// conditional writes do.
+func RefuseIfNoneMatch(part string) Lie {
+	return func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method != http.MethodPut || r.Header.Get("X-Amz-Copy-Source") != "" ||
+			r.Header.Get("If-None-Match") == "" || !strings.Contains(objectKey(r), part) {
+			return false
+		}
+		io.Copy(io.Discard, r.Body) //nolint:errcheck // refused anyway
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusNotImplemented)
+		fmt.Fprint(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>NotImplemented</Code><Message>A header you provided implies functionality that is not implemented</Message><Header>If-None-Match</Header></Error>`)
+		return true
+	}
+}
+
+// An AnswerLie rewrites the server's answer to a request the proxy
+// forwarded (nil: the answer as it is).
+type AnswerLie func(resp *http.Response) error
+
+// SetAnswerLie makes the proxy rewrite answers with lie from now on (nil:
+// none).
+func (p *Proxy) SetAnswerLie(lie AnswerLie) { p.answerLie.Store(&lie) }
+
+func (p *Proxy) modifyResponse(resp *http.Response) error {
+	l := p.answerLie.Load()
+	if l == nil || *l == nil {
+		return nil
+	}
+	return (*l)(resp)
+}
+
+// IgnoreIfNoneMatch answers a PUT (not a copy) of a key containing part
+// that If-None-Match refused (412: the object exists) as done, with the
+// ETag of the body sent (its Content-MD5): a server that ignores the
+// condition, as far as a client can tell (the object is the old one,
+// with its old time).
+func IgnoreIfNoneMatch(part string) AnswerLie {
+	return func(resp *http.Response) error {
+		r := resp.Request
+		if resp.StatusCode != http.StatusPreconditionFailed || r.Method != http.MethodPut ||
+			r.Header.Get("X-Amz-Copy-Source") != "" || r.Header.Get("If-None-Match") == "" || !strings.Contains(objectKey(r), part) {
+			return nil
+		}
+		sum, err := base64.StdEncoding.DecodeString(r.Header.Get("Content-MD5"))
+		if err != nil {
+			return nil // no MD5 to answer with: the refusal stands
+		}
+		resp.Body.Close()
+		resp.StatusCode, resp.Status = http.StatusOK, "200 OK"
+		resp.Header.Set("ETag", `"`+hex.EncodeToString(sum)+`"`)
+		resp.Header.Del("Content-Type")
+		resp.Header.Set("Content-Length", "0")
+		resp.ContentLength = 0
+		resp.Body = http.NoBody
+		return nil
 	}
 }

@@ -20,11 +20,12 @@ import (
 // and benchmarks of latency. The client's Host header is passed on as it
 // is (requests are signed over it).
 type Proxy struct {
-	delay    atomic.Int64 // time.Duration
-	url      string
-	srv      *http.Server
-	requests atomic.Int64
-	lie      atomic.Pointer[Lie] // lies.go
+	delay     atomic.Int64 // time.Duration
+	url       string
+	srv       *http.Server
+	requests  atomic.Int64
+	lie       atomic.Pointer[Lie]       // lies.go
+	answerLie atomic.Pointer[AnswerLie] // lies.go
 }
 
 // NewProxy starts a proxy to target (http://host:port) adding delay to
@@ -52,6 +53,7 @@ func NewProxy(t testing.TB, target string, delay time.Duration) *Proxy {
 			html.EscapeString(err.Error()))
 	}
 	p := &Proxy{url: "http://" + ln.Addr().String()}
+	rp.ModifyResponse = p.modifyResponse
 	p.delay.Store(int64(delay))
 	p.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.requests.Add(1)

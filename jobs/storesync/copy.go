@@ -127,7 +127,8 @@ func (s *Syncer) removeLeftover(ctx context.Context, snap store.Snapshot) error 
 }
 
 // copySnapshot rebuilds snap in the target as a backup at its time:
-// chunks and index files, blobs, then the manifest last. Anything short
+// chunks and index files, blobs (in its turn to upload: pipeline.go),
+// then the manifest last. Anything short
 // of the manifest is aborted (the unfinished snapshot removed).
 func (s *Syncer) copySnapshot(ctx context.Context, snap store.Snapshot) (err error) {
 	l, err := s.from.LockSnapshot(ctx, snap, false) // no one removes it while it is read
@@ -138,6 +139,11 @@ func (s *Syncer) copySnapshot(ctx context.Context, snap store.Snapshot) (err err
 	m, err := s.from.ReadManifest(snap)
 	if err != nil {
 		return fmt.Errorf("source: %w", err)
+	}
+	release, err := s.startUploads(ctx)
+	defer release()
+	if err != nil {
+		return err
 	}
 	b, err := s.to.StartBackup(ctx, snap.Group, snap.Time)
 	if err != nil {
@@ -159,6 +165,7 @@ func (s *Syncer) copySnapshot(ctx context.Context, snap store.Snapshot) (err err
 			return err
 		}
 	}
+	release() // the next snapshot's uploads may run while this one finishes
 	if s.beforeFinish != nil {
 		s.beforeFinish(snap)
 	}

@@ -39,6 +39,12 @@
 // unknown fields) and its verify state dropped: that is the source's
 // verdict, not the target's.
 //
+// Groups are copied two at a time (pipeline.go): one snapshot copies
+// chunks while a snapshot of the other group finishes (its files and
+// manifest written, on a bucket a request or more each), so the latency
+// of one hides behind the other; a group's snapshots stay one after the
+// other, oldest first, each with its manifest last.
+//
 // RemoveVanished then removes, through store.ForgetSnapshot, the
 // finished snapshots of the selected groups that the target has and the
 // source no longer has (in namespace mode, also of the target's groups

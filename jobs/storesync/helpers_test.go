@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -77,12 +78,23 @@ func mustRun(t *testing.T, from, to *store.Store, opt Options) Report {
 }
 
 type recorder struct {
+	mu         sync.Mutex // groups are synced side by side
 	errs, logs []string
 }
 
-func (r *recorder) Logf(f string, a ...any)   { r.logs = append(r.logs, fmt.Sprintf(f, a...)) }
-func (r *recorder) Errorf(f string, a ...any) { r.errs = append(r.errs, fmt.Sprintf(f, a...)) }
-func (r *recorder) AddDone(int64, int64)      {}
+func (r *recorder) Logf(f string, a ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.logs = append(r.logs, fmt.Sprintf(f, a...))
+}
+
+func (r *recorder) Errorf(f string, a ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.errs = append(r.errs, fmt.Sprintf(f, a...))
+}
+
+func (r *recorder) AddDone(int64, int64) {}
 
 // finished lists a store's finished snapshots of g.
 func finished(t *testing.T, s *store.Store, g store.Group) []store.Snapshot {

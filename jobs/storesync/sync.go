@@ -86,6 +86,9 @@ type Syncer struct {
 	// is written.
 	beforeFinish func(store.Snapshot)
 
+	// uploading is held by the snapshot that copies chunks (pipeline.go)
+	uploading chan struct{}
+
 	mu  sync.Mutex
 	rep Report
 }
@@ -107,7 +110,7 @@ func New(from, to *store.Store, opt Options, obs Observer) (*Syncer, error) {
 	if obs == nil {
 		obs = discard{}
 	}
-	return &Syncer{from: from, to: to, opt: opt, obs: obs,
+	return &Syncer{from: from, to: to, opt: opt, obs: obs, uploading: make(chan struct{}, 1),
 		lookFirst: to.IOParallelism() == 0 || from.IOParallelism() > 0,
 		rep:       Report{From: from.Root(), To: to.Root(), Snapshots: []SnapshotResult{}}}, nil
 }
@@ -173,12 +176,7 @@ func (s *Syncer) Run(ctx context.Context) error {
 		}
 		t.SetTotals(int64(n), 0)
 	}
-	for _, gp := range plan {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		s.syncGroup(ctx, gp)
-	}
+	s.syncGroups(ctx, plan)
 	if err := ctx.Err(); err != nil {
 		return err
 	}

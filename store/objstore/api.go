@@ -26,6 +26,10 @@ var (
 	ErrTooLarge = errors.New("object too large")
 	// ErrHeld: a lease another holder has and renews (see *HeldError).
 	ErrHeld = errors.New("held by another holder")
+	// ErrNotImplemented: the server does not do what the request asks
+	// (S3's NotImplemented, 501: a conditional write it does not
+	// support). Not retried.
+	ErrNotImplemented = errors.New("not implemented by the server")
 	// ErrUnreachable: the endpoint cannot be reached (its name does not
 	// resolve, or it refuses or cannot be routed to). Not retried before
 	// the bucket has answered once in this process: a store that was

@@ -97,6 +97,8 @@ func classOf(err error) error {
 		return ErrAccessDenied
 	case "PreconditionFailed", "ConditionalRequestConflict":
 		return ErrPrecondition
+	case "NotImplemented":
+		return ErrNotImplemented
 	}
 	switch er.StatusCode {
 	case http.StatusForbidden, http.StatusUnauthorized:
@@ -105,6 +107,8 @@ func classOf(err error) error {
 		return ErrPrecondition
 	case http.StatusNotFound:
 		return ErrNotExist
+	case http.StatusNotImplemented:
+		return ErrNotImplemented
 	}
 	return nil
 }

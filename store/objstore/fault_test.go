@@ -2,6 +2,7 @@ package objstore_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -39,7 +40,8 @@ func (f *faults) RoundTrip(req *http.Request) (*http.Response, error) {
 	return f.base.RoundTrip(req)
 }
 
-// 503 SlowDown, 500, 429 and a hung request are retried; 403 is not.
+// 503 SlowDown, 500, 429 and a hung request are retried; 403 and 501
+// NotImplemented are not.
 func TestRetryClasses(t *testing.T) {
 	srv := miniotest.Start(t)
 	f := &faults{base: http.DefaultTransport.(*http.Transport).Clone()}
@@ -50,13 +52,16 @@ func TestRetryClasses(t *testing.T) {
 		code   string
 		n      int32
 		ok     bool
+		tries  int32 // requests made
 	}{
-		{503, "SlowDown", 3, true},
-		{500, "InternalError", 2, true},
-		{429, "TooManyRequests", 1, true},
-		{499, "ClientDisconnected", 1, true},
-		{503, "SlowDown", 4, false}, // more than the retries
-		{403, "AccessDenied", 1, false},
+		{503, "SlowDown", 3, true, 4},
+		{500, "InternalError", 2, true, 3},
+		{429, "TooManyRequests", 1, true, 2},
+		{499, "ClientDisconnected", 1, true, 2},
+		{503, "SlowDown", 4, false, 4}, // more than the retries
+		{403, "AccessDenied", 1, false, 1},
+		{501, "NotImplemented", 1, false, 1}, // a conditional write the server does not do
+		{400, "NotImplemented", 1, false, 1},
 	} {
 		f.status, f.code = tc.status, tc.code
 		f.failN.Store(tc.n)
@@ -65,8 +70,11 @@ func TestRetryClasses(t *testing.T) {
 		if (err == nil) != tc.ok {
 			t.Errorf("%d %s x%d: %v", tc.status, tc.code, tc.n, err)
 		}
-		if want := min(tc.n+1, 4); tc.status != 403 && f.seen.Load() != want {
-			t.Errorf("%d %s x%d: %d requests, want %d", tc.status, tc.code, tc.n, f.seen.Load(), want)
+		if tc.code == "NotImplemented" && !errors.Is(err, objstore.ErrNotImplemented) {
+			t.Errorf("%d %s: %v, want ErrNotImplemented", tc.status, tc.code, err)
+		}
+		if f.seen.Load() != tc.tries {
+			t.Errorf("%d %s x%d: %d requests, want %d", tc.status, tc.code, tc.n, f.seen.Load(), tc.tries)
 		}
 		f.failN.Store(0)
 	}

@@ -110,13 +110,17 @@ func (b *Bucket) delay(n int) time.Duration {
 }
 
 // retryable: server errors, throttling, timeouts, connections refused,
-// reset or closed. Not: 4xx answers (access, missing, preconditions).
+// reset or closed. Not: 4xx answers (access, missing, preconditions),
+// nor 501 Not Implemented.
 func retryable(err error) bool {
 	if isWritten(err) {
 		return false
 	}
 	var er minio.ErrorResponse
 	if errors.As(err, &er) && (er.StatusCode != 0 || er.Code != "") {
+		if classOf(err) == ErrNotImplemented {
+			return false // asking again changes nothing
+		}
 		switch er.Code {
 		case "SlowDown", "RequestTimeout", "InternalError", "ServiceUnavailable",
 			"XMinioServerNotInitialized", "XMinioReadQuorum", "XMinioWriteQuorum",

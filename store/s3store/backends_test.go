@@ -35,6 +35,8 @@ type remoteTest struct {
 	b   objstore.Objects // a handle of the test's own
 	cfg Config
 	mem *memstore.Bucket // nil on MinIO
+	// proxy is MinIO's proxy (its lies); nil in memory
+	proxy *miniotest.Proxy
 	// requests counts the requests the bucket has served
 	requests func() int64
 }
@@ -95,7 +97,7 @@ func newMinIOTest(t *testing.T, cacheSize int64, delay time.Duration) remoteTest
 	t.Helper()
 	srv := miniotest.Start(t)
 	p := miniotest.NewProxy(t, srv.Endpoint, delay)
-	rt := remoteTest{requests: p.Requests,
+	rt := remoteTest{requests: p.Requests, proxy: p,
 		cfg: Config{Config: srv.ProxyConfig(p, srv.NewBucket(t)), CacheSize: cacheSize}}
 	rt.cfg.CredentialsFile = writeCreds(t, srv.Credentials())
 	s, err := rt.create(context.Background(), filepath.Join(t.TempDir(), "store"))

@@ -2,6 +2,8 @@ package s3store
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"path"
@@ -101,32 +103,84 @@ func (c *remoteChunks) bound(ctx context.Context) (context.Context, context.Canc
 func (c *remoteChunks) InsertChunkParts(ctx context.Context, d chunk.Digest, header, payload []byte) (bool, error) {
 	ctx, cancel := c.bound(ctx)
 	defer cancel()
-	return c.insertChunk(ctx, d, header, payload)
+	return c.insertChunk(ctx, d, header, payload, false)
+}
+
+// PutMissing implements Prober: chunk d was missing at the caller's look
+// (which may have been a stale answer), or the caller did not look
+// (LookFirst false).
+func (c *remoteChunks) PutMissing(ctx context.Context, d chunk.Digest, header, payload []byte) (bool, error) {
+	ctx, cancel := c.bound(ctx)
+	defer cancel()
+	return c.insertChunk(ctx, d, header, payload, true)
 }
 
 // insertChunk stores chunk d unless the bucket has it: a conditional
 // PUT (If-None-Match: *), which the server decides against what it
 // holds (a HEAD may be answered by a stale cache), with the body's MD5
 // checked. Created, it is newer than any GC's cutoff. When the server
-// says an object is there, it is kept as a reused chunk is (keep), and
-// existed is true; an object of another size, or one keep cannot vouch
-// for, is replaced.
-func (c *remoteChunks) insertChunk(ctx context.Context, d chunk.Digest, header, payload []byte) (bool, error) {
-	key := chunkKey(d)
-	_, err := c.r.bucket.Put(ctx, key, objstore.Cond{IfAbsent: true}, header, payload)
-	if err == nil {
-		return false, nil
+// says an object is there, it is kept as a reused chunk is
+// (keepExisting), and existed is true. A server that does not honour
+// the condition (cond.go) has the chunk looked for first, unless the
+// caller did (looked), and written over (replace).
+func (c *remoteChunks) insertChunk(ctx context.Context, d chunk.Digest, header, payload []byte, looked bool) (bool, error) {
+	mode, err := c.r.condMode(ctx)
+	if err != nil {
+		return false, fmt.Errorf("insert chunk %s: %w", d, err)
 	}
-	if !errors.Is(err, objstore.ErrPrecondition) {
-		return false, fmt.Errorf("insert %w", c.chunkError(d, err))
+	if mode == condHonoured {
+		_, err := c.r.bucket.Put(ctx, chunkKey(d), objstore.Cond{IfAbsent: true}, header, payload)
+		switch {
+		case err == nil:
+			c.r.sawChunk(false)
+			return false, nil
+		case errors.Is(err, objstore.ErrPrecondition):
+			c.r.sawChunk(true)
+			return c.keepExisting(ctx, d, header, payload)
+		case !errors.Is(err, objstore.ErrNotImplemented):
+			return false, fmt.Errorf("insert %w", c.chunkError(d, err))
+		}
+		c.r.setCondMode(condRefused) // refused after all (for chunks): as probed so
+		looked = false
 	}
-	if info, err := c.r.bucket.Head(ctx, key); err == nil && info.Size == int64(len(header)+len(payload)) {
-		kept, err := c.keep(ctx, d)
-		if kept || err != nil {
-			return kept, err
+	if !looked {
+		info, err := c.r.bucket.Head(ctx, chunkKey(d))
+		c.r.sawChunk(err == nil)
+		if err == nil && info.Size == int64(len(header)+len(payload)) {
+			if kept, err := c.keep(ctx, d); kept || err != nil {
+				return kept, err
+			}
 		}
 	}
 	return false, c.replace(ctx, d, header, payload)
+}
+
+// keepExisting keeps chunk d, which a conditional create found in the
+// bucket: touched and not swept since (keep), it is kept when it is the
+// object this writer would have stored (the touch's ETag is the MD5 of
+// header+payload) or, its ETag telling nothing (another encoding of the
+// chunk, a multipart upload, encryption of the server's), when it has
+// its size (a HEAD); otherwise it is written over (replace).
+func (c *remoteChunks) keepExisting(ctx context.Context, d chunk.Digest, header, payload []byte) (bool, error) {
+	kept, etag, err := c.keepTagged(ctx, d)
+	if err != nil {
+		return false, err
+	}
+	if kept {
+		if !c.r.cfg.ETagNotMD5 && sameMD5(etag, objstore.BodyMD5(header, payload)) {
+			return true, nil
+		}
+		if info, err := c.r.bucket.Head(ctx, chunkKey(d)); err == nil && info.Size == int64(len(header)+len(payload)) {
+			return true, nil
+		}
+	}
+	return false, c.replace(ctx, d, header, payload)
+}
+
+// sameMD5 tells whether an ETag is the MD5 sum (quotes and case
+// ignored).
+func sameMD5(etag string, sum [md5.Size]byte) bool {
+	return strings.EqualFold(strings.Trim(etag, `"`), hex.EncodeToString(sum[:]))
 }
 
 // replace writes chunk d over the object at its key; a sweep that may
@@ -149,12 +203,6 @@ func (c *remoteChunks) replace(ctx context.Context, d chunk.Digest, header, payl
 			return err
 		}
 	}
-}
-
-// putMissing implements Prober: chunk d was missing at the caller's
-// look, which may have been a stale answer: insertChunk.
-func (c *remoteChunks) PutMissing(ctx context.Context, d chunk.Digest, header, payload []byte) (bool, error) {
-	return c.insertChunk(ctx, d, header, payload)
 }
 
 // ReadFile implements Backend: the mirror's file.
@@ -196,6 +244,9 @@ func (c *remoteChunks) TouchChunk(ctx context.Context, d chunk.Digest) error {
 			err = objstore.ErrNotExist
 		}
 	}
+	if err == nil || errors.Is(err, objstore.ErrNotExist) {
+		c.r.sawChunk(err == nil)
+	}
 	if err != nil {
 		return fmt.Errorf("touch %w", c.chunkError(d, err))
 	}
@@ -203,10 +254,10 @@ func (c *remoteChunks) TouchChunk(ctx context.Context, d chunk.Digest) error {
 }
 
 // WalkChunks implements Backend: a listing of .chunks/ in key order,
-// which is digest order. Keys that are not .chunks/XXXX/<digest> with
+// which is digest order (in parallel key ranges: chunks_list.go). Keys that are not .chunks/XXXX/<digest> with
 // XXXX the digest's first four digits are skipped.
 func (c *remoteChunks) WalkChunks(ctx context.Context, fn func(chunk.Digest) error) error {
-	for info, err := range c.r.bucket.List(ctx, chunkDir+"/", "") {
+	for info, err := range listChunkObjects(ctx, c.r.bucket) {
 		if err != nil {
 			return fmt.Errorf("walk chunks: bucket %s: %w", c.r.cfg.Bucket, err)
 		}

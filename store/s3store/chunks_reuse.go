@@ -11,15 +11,17 @@ import (
 )
 
 // How a writer of a remote store reuses a chunk without uploading it
-// (the bucket's safety protocol, rule 2, in docs/design/store.md): a chunk of its base
-// snapshots' indexes costs no request (a base cannot be forgotten while
-// the writer's lease names it, and every index in the bucket is marked by
-// a GC); any other is looked for with a HEAD (a hint: a stale cache may
-// answer it) and, when the HEAD finds it, touched (copied in place by the
-// server: LastModified becomes now, checked in the answer), and then the
-// sweep record is read (gc_record.go): a sweep that may have
-// listed the chunk before the touch, and so delete it still, is waited
-// for, and the chunk is stored again from the data the writer holds.
+// (the bucket's safety protocol, rule 2, in docs/design/store.md): a
+// chunk of its base snapshots' indexes costs no request (a base cannot
+// be forgotten while the writer's lease names it, and every index in the
+// bucket is marked by a GC); any other is stored with a conditional
+// create (cond.go, chunks.go: insertChunk) or, when the writer looks
+// first, looked for with a HEAD (a hint: a stale cache may answer it).
+// A chunk found either way is touched (copied in place by the server:
+// LastModified becomes now, checked in the answer), and then the sweep
+// record is read (gc_record.go): a sweep that may have listed the chunk
+// before the touch, and so delete it still, is waited for, and the
+// chunk is stored again from the data the writer holds.
 
 // keep makes chunk d, which the bucket says it has, outlive any GC for
 // this process's writers: it is touched (its LastModified becomes the
@@ -29,19 +31,25 @@ import (
 // is gone, a sweep may have deleted it, or the touch's answer does not
 // show it made.
 func (c *remoteChunks) keep(ctx context.Context, d chunk.Digest) (bool, error) {
+	kept, _, err := c.keepTagged(ctx, d)
+	return kept, err
+}
+
+// keepTagged is keep that also tells the ETag the touch answered with.
+func (c *remoteChunks) keepTagged(ctx context.Context, d chunk.Digest) (bool, string, error) {
 	t := c.r.bucket.ServerTime()
-	_, err := c.r.bucket.Touch(ctx, chunkKey(d))
+	info, err := c.r.bucket.Touch(ctx, chunkKey(d))
 	switch {
 	case errors.Is(err, objstore.ErrNotExist):
-		return false, nil
+		return false, "", nil
 	case errors.Is(err, objstore.ErrBadAnswer):
 		c.r.bucket.Logger().Warn("chunk touch not shown done: storing it again", "chunk", d, "err", err)
-		return false, nil
+		return false, "", nil
 	case err != nil:
-		return false, err
+		return false, "", err
 	}
 	swept, err := c.r.sweptSince(ctx, t, c.r.bucket.ServerTime())
-	return !swept && err == nil, err
+	return !swept && err == nil, info.ETag, err
 }
 
 // sweepPoll is how often a writer waiting for a sweep reads the GC lease.

@@ -20,7 +20,8 @@
 //   - chunks.go, chunks_reuse.go, chunkinfo.go, cache.go: the
 //     store.Backend (remoteChunks) with its optional Prober and
 //     Collecting; how a writer reuses a chunk without uploading it (rule
-//     2); the on-disk chunk cache.
+//     2); the on-disk chunk cache. chunks_list.go: the listing of the
+//     chunks (GC's sweep, WalkChunks), in key ranges listed in parallel.
 //   - metastore.go: the store.MetaStore (remoteMeta), each method a line
 //     into meta.go (publish, manifests), forget.go (rule 3), leases.go
 //     (group and writer leases, rules 1 and 3), meta_refresh.go,

@@ -55,3 +55,6 @@ const GCLeaseKey = gcLeaseKey
 
 // GCLeaseTTL is the GC lease's time to live.
 const GCLeaseTTL = gcLeaseTTL
+
+// ListChunkObjects is the GC's parallel listing of the chunks.
+var ListChunkObjects = listChunkObjects

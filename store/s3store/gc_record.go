@@ -58,11 +58,25 @@ func (c *remoteCollector) writeSweepRecord(ctx context.Context, state string) er
 // sweepCache remembers the last look that found no sweep running: at
 // server time `at`, the last sweep had ended at `ended` (zero: never).
 // A request made after `at`... is asked again; one made before, whose
-// t is after ended+slack, is answered from it.
+// t is after ended+slack, is answered from it. Looks are shared: one at
+// a time is in the air (cur), and a request that ended before it began
+// takes its answer; one that ended later waits for it to end and then
+// starts or joins the next. Writers that touch or replace many chunks
+// at once so make a look (two GETs) per look's time, not per chunk.
 type sweepCache struct {
 	mu    sync.Mutex
 	at    time.Time // server time before the look's requests
 	ended time.Time
+	cur   *sweepLook
+}
+
+// sweepLook is one look at the sweep's state (sweepState), shared.
+type sweepLook struct {
+	at      time.Time // server time before its requests
+	done    chan struct{}
+	running bool
+	ended   time.Time
+	err     error
 }
 
 // sweptSince tells whether a GC sweep may have deleted a chunk the
@@ -85,17 +99,11 @@ func (r *remote) sweptUntil(ctx context.Context, t time.Time, done time.Time) (b
 	}
 	swept := false
 	for {
-		look := r.bucket.ServerTime()
-		running, endedAt, err := r.sweepState(ctx)
+		running, endedAt, err := r.lookSweep(ctx, done)
 		if err != nil {
 			return true, time.Time{}, err
 		}
 		if !running {
-			r.sweepLook.mu.Lock()
-			if look.After(r.sweepLook.at) {
-				r.sweepLook.at, r.sweepLook.ended = look, endedAt
-			}
-			r.sweepLook.mu.Unlock()
 			clear := endedAt.Add(recordSlack)
 			return swept || !clear.Before(t), clear, nil
 		}
@@ -105,6 +113,42 @@ func (r *remote) sweptUntil(ctx context.Context, t time.Time, done time.Time) (b
 			return true, time.Time{}, ctx.Err()
 		case <-objstore.LeaseClockOf(r.bucket).After(sweepPoll):
 		}
+		done = r.bucket.ServerTime() // a look from now on
+	}
+}
+
+// lookSweep is sweepState as seen by a look begun after server time
+// done: the one in the air when it began after done, else a new one.
+func (r *remote) lookSweep(ctx context.Context, done time.Time) (running bool, ended time.Time, err error) {
+	c := &r.sweepLook
+	for {
+		c.mu.Lock()
+		l := c.cur
+		if l == nil {
+			l = &sweepLook{at: r.bucket.ServerTime(), done: make(chan struct{})}
+			c.cur = l
+			c.mu.Unlock()
+			l.running, l.ended, l.err = r.sweepState(ctx)
+			c.mu.Lock()
+			if l.err == nil && !l.running && l.at.After(c.at) {
+				c.at, c.ended = l.at, l.ended
+			}
+			c.cur = nil
+			c.mu.Unlock()
+			close(l.done)
+			return l.running, l.ended, l.err
+		}
+		c.mu.Unlock()
+		select {
+		case <-l.done:
+		case <-ctx.Done():
+			return false, ended, ctx.Err()
+		}
+		if done.Before(l.at) && l.err == nil {
+			return l.running, l.ended, nil
+		}
+		// begun before the request ended, or failed (perhaps by its
+		// runner's context): the next look
 	}
 }
 

@@ -33,7 +33,8 @@ type gcBatch struct {
 }
 
 // Sweep implements ChunkCollector (step 4 of the remote GC): the
-// bucket's chunk listing, in key order, is merge-joined with the marked
+// bucket's chunk listing, in key order (listed in parallel key ranges:
+// chunks_list.go), is merge-joined with the marked
 // set; unmarked chunks older than the cutoff are deleted in batches by a
 // second goroutine while the listing goes on.
 func (c *remoteCollector) Sweep(ctx context.Context, opt store.SweepOptions) (store.SweepCounts, error) {
@@ -76,7 +77,7 @@ func (c *remoteCollector) sweepList(ctx context.Context, opt store.SweepOptions,
 			return ctx.Err()
 		}
 	}
-	for obj, err := range c.b.List(ctx, chunkDir+"/", "") {
+	for obj, err := range listChunkObjects(ctx, c.b) {
 		if err != nil {
 			return fmt.Errorf("list the bucket's chunks: %w", err)
 		}

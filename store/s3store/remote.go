@@ -32,6 +32,7 @@ import (
 //	.cairn/leases/writers/<random>    running writers (backups, tape restores)
 //	.cairn/leases/groups/<group>      a group's backup lock
 //	.cairn/leases/gc                  the one running GC
+//	.cairn/probe/<random>             a probe of conditional writes (cond.go), deleted after it
 const (
 	chunkDir           = ".chunks"
 	leasesPrefix       = ".cairn/leases/"
@@ -72,6 +73,7 @@ type remote struct {
 	cancel    context.CancelFunc
 	cache     *diskCache // cache.go
 	sweepLook sweepCache // gc_record.go
+	cond      condState  // cond.go
 	attached  bool       // Create found the store in the bucket
 	leases    leaseSet   // leases.go
 	meta      metaSync   // meta_refresh.go

@@ -22,7 +22,9 @@
 // a Lie: a Head that says a missing object exists (a stale cache), a Put
 // answered as done without storing, a Touch answered without moving the
 // object's time, a key left out of a listing (a listing that lags) or
-// listed twice. Answers then go through objstore's checks of answers as
+// listed twice, a Put whose condition is ignored (IgnoreConds: a server
+// that writes over what is there). RefuseConds is a server that refuses
+// conditional writes (501 NotImplemented). Answers then go through objstore's checks of answers as
 // objstore.Bucket's do (CheckPutETag, CheckTouch), so a test sees what
 // the real client would make of the lie.
 //
