@@ -179,6 +179,8 @@ s3_round() {
     s3_step restore-image no_chunk_cache step_restore img
     s3_step sync cold step_sync
     rm -rf "$(repo cairn)"
+    # disk space: this variant's objects go, from MinIO's drive itself
+    rm -rf "$RUN/minio/$S3_BUCKET/"{cairn,cairn-sync,restic,restic-sync}"-$VARIANT-r$ROUND"
   done
 }
 
