@@ -17,11 +17,11 @@ func NewCache(src ChunkReader, maxBytes int64) (*chunkcache.Cache, error) {
 
 // cacheSource is a ChunkReader as the chunk cache reads it: into the
 // cache's buffer, or mapped when the blob is a compressed one
-// (MapCompressed).
+// (MapCompressed); a scan's (ChunkOptions.Scan).
 type cacheSource struct{ r ChunkReader }
 
-func (s cacheSource) ReadBlob(ctx context.Context, d chunk.Digest, buf []byte) (chunkcache.Blob, error) {
-	b, err := s.r.ReadChunk(ctx, d, ChunkOptions{Buf: buf, Map: MapCompressed})
+func (s cacheSource) ReadBlob(ctx context.Context, d chunk.Digest, buf []byte, scan bool) (chunkcache.Blob, error) {
+	b, err := s.r.ReadChunk(ctx, d, ChunkOptions{Buf: buf, Map: MapCompressed, Scan: scan})
 	if err != nil {
 		return nil, err
 	}

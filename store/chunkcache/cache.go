@@ -260,7 +260,7 @@ func (c *Cache) load(ctx context.Context, key *crypt.Key, d chunk.Digest, ck str
 	if c.closed {
 		return nil, ErrClosed
 	}
-	if b, err = c.loadBlob(ctx, key, d, hint); err != nil {
+	if b, err = c.loadBlob(ctx, key, d, hint, scan); err != nil {
 		c.Stats.Errors.Add(1)
 		return nil, err
 	}
@@ -294,8 +294,8 @@ var blobBufs sync.Pool
 // key, an encrypted chunk is decrypted (in place in a read buffer) and
 // checked against the keyed digest (chunk.DecodeChunkKey). A chunk of
 // about hint bytes that has a buffer class is read and decoded into the
-// pool's buffers of its class.
-func (c *Cache) loadBlob(ctx context.Context, key *crypt.Key, d chunk.Digest, hint int) (*chunkBuf, error) {
+// pool's buffers of its class. scan is the source's (Source.ReadBlob).
+func (c *Cache) loadBlob(ctx context.Context, key *crypt.Key, d chunk.Digest, hint int, scan bool) (*chunkBuf, error) {
 	const size = -1 // any: the digest is checked, the size is get's
 	class, usePool := classOf(hint)
 	var buf []byte
@@ -312,7 +312,7 @@ func (c *Cache) loadBlob(ctx context.Context, key *crypt.Key, d chunk.Digest, hi
 			blobBufs.Put(&b)
 		}
 	}
-	blob, err := c.src.ReadBlob(ctx, d, buf)
+	blob, err := c.src.ReadBlob(ctx, d, buf, scan)
 	if err != nil {
 		giveBack(buf)
 		return nil, err

@@ -18,7 +18,7 @@ type gateLoader struct {
 	blob    []byte
 }
 
-func (g *gateLoader) ReadBlob(ctx context.Context, d chunk.Digest, _ []byte) (Blob, error) {
+func (g *gateLoader) ReadBlob(ctx context.Context, d chunk.Digest, _ []byte, _ bool) (Blob, error) {
 	g.started <- struct{}{}
 	<-g.release
 	if g.blob == nil {

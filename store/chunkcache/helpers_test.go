@@ -26,7 +26,7 @@ var errMissing = errors.New("missing chunk")
 // fits there (as a store's chunk directory is read).
 type dirSource struct{ dir string }
 
-func (s dirSource) ReadBlob(_ context.Context, d chunk.Digest, buf []byte) (Blob, error) {
+func (s dirSource) ReadBlob(_ context.Context, d chunk.Digest, buf []byte, _ bool) (Blob, error) {
 	f, err := os.Open(filepath.Join(s.dir, d.String()))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("chunk %s: %w", d, errMissing)

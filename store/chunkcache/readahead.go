@@ -2,6 +2,7 @@ package chunkcache
 
 import (
 	"context"
+	"math"
 
 	"github.com/cairnfs/cairn/chunk"
 )
@@ -108,12 +109,49 @@ func (r *Reader) chunk(ctx context.Context, i int, d chunk.Digest, size int, sca
 	b, err := r.c.get(ctx, r.key, d, size, scan && r.scanLimited)
 	if err == nil && !r.isRecent(i, d, size) { // reads that joined a load find it kept already
 		b.acquire() // the recent slot's: never fails, the caller's is held
-		k := r.recentNext.Add(1) % uint64(len(r.recent))
-		if old := r.recent[k].Swap(&recentChunk{i: i, d: d, b: b}); old != nil {
-			old.b.release()
-		}
+		r.keepRecent(&recentChunk{i: i, d: d, b: b})
 	}
 	return b, err
+}
+
+// keepRecent puts rc among the recent chunks in the place of the one
+// least likely to be read next: an empty slot, else the chunk farthest
+// behind the last read, else (all at or ahead of it) the one farthest
+// ahead. Taking the slots in turn pushed out chunks loaded ahead before
+// they were read (loads finish in any order, and reads that load a
+// chunk themselves take slots too): a cold read of 512 MiB from a bucket
+// at 20 ms loaded 70 of its 128 chunks twice.
+func (r *Reader) keepRecent(rc *recentChunk) {
+	for {
+		k, old := r.victim(int(r.hint.Load()))
+		if r.recent[k].CompareAndSwap(old, rc) {
+			if old != nil {
+				old.b.release()
+			}
+			return
+		}
+	}
+}
+
+// victim returns the recent slot to replace when the last read was in
+// chunk cur, and what it holds.
+func (r *Reader) victim(cur int) (int, *recentChunk) {
+	best, bestScore := 0, math.MinInt
+	var bestOld *recentChunk
+	for k := range r.recent {
+		rc := r.recent[k].Load()
+		if rc == nil {
+			return k, nil
+		}
+		score := cur - rc.i // behind: the farther, the sooner out
+		if rc.i >= cur {
+			score = rc.i - cur - math.MaxInt32 // ahead: after every one behind
+		}
+		if score > bestScore {
+			best, bestScore, bestOld = k, score, rc
+		}
+	}
+	return best, bestOld
 }
 
 // isRecent reports whether chunk i (digest d, size bytes) is among the

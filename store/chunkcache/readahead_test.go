@@ -115,3 +115,38 @@ func TestRecentByDigest(t *testing.T) {
 		t.Errorf("decoded %d bytes for 3 distinct chunks of %d", got, testCS)
 	}
 }
+
+// TestRecentKeepsChunksAhead: a chunk kept among the recent ones takes
+// the place of the one farthest behind the last read, never of a chunk
+// loaded ahead and not read yet, in whatever order the loads finished.
+func TestRecentKeepsChunksAhead(t *testing.T) {
+	data := randBytes(32*testCS, 8)
+	src, x := writeImage(t, data, testCS)
+	cache, err := New(src, 1) // keeps nothing
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cache.Close)
+	r := NewReader(context.Background(), x, cache, 4) // 6 recent slots
+	t.Cleanup(r.Close)
+	keep := func(i int) {
+		t.Helper()
+		d, start, end := x.Chunk(i)
+		b, err := cache.get(context.Background(), nil, d, int(end-start), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.keepRecent(&recentChunk{i: i, d: d, b: b}) // the slot takes the reference
+	}
+	r.hint.Store(10) // the last read was in chunk 10
+	for _, i := range []int{11, 12, 9, 13, 14, 15} {
+		keep(i)
+	}
+	keep(16)
+	for i := 9; i <= 16; i++ {
+		d, start, end := x.Chunk(i)
+		if want := i >= 11; r.isRecent(i, d, int(end-start)) != want {
+			t.Errorf("chunk %d among the recent ones: %v, want %v", i, !want, want)
+		}
+	}
+}

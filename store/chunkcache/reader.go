@@ -37,8 +37,7 @@ type Reader struct {
 	// often); recent makes sure a prefetched chunk is not loaded again
 	// when it is asked for, and spares the cache a lookup per request
 	// within one chunk.
-	recent     []atomic.Pointer[recentChunk]
-	recentNext atomic.Uint64
+	recent []atomic.Pointer[recentChunk]
 
 	scanLimited bool // LimitScans
 }

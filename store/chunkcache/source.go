@@ -14,8 +14,11 @@ type Source interface {
 	// when it is a compressed blob the page cache holds whole (the cache
 	// keeps plain data: an uncompressed blob would be copied or
 	// decrypted out of a mapping anyway). A chunk that is not there is
-	// the source's missing-chunk error.
-	ReadBlob(ctx context.Context, d chunk.Digest, buf []byte) (Blob, error)
+	// the source's missing-chunk error. scan says the chunk is read for
+	// a scan (the sequential reads of a reader that LimitScans), which
+	// seldom comes back to it: a source with a cache of its own (a
+	// remote store's on-disk chunk cache) need not keep a copy.
+	ReadBlob(ctx context.Context, d chunk.Digest, buf []byte, scan bool) (Blob, error)
 }
 
 // Blob is a chunk's raw DataBlob as a Source returns it.

@@ -57,8 +57,8 @@ func (c *remoteChunks) ImageChunkSize() int {
 }
 
 // ReadChunk implements Backend: the on-disk cache, else the bucket (then
-// the cache keeps a copy). DirectAlways (verify) reads the bucket and
-// leaves the cache alone.
+// the cache keeps a copy, unless the read is a scan's: opt.Scan).
+// DirectAlways (verify) reads the bucket and leaves the cache alone.
 func (c *remoteChunks) ReadChunk(ctx context.Context, d chunk.Digest, opt store.ChunkOptions) (store.Blob, error) {
 	if err := ctx.Err(); err != nil {
 		return store.BufBlob(d, opt.Buf[:0]), err
@@ -72,7 +72,7 @@ func (c *remoteChunks) ReadChunk(ctx context.Context, d chunk.Digest, opt store.
 	if err != nil {
 		return store.BufBlob(d, opt.Buf[:0]), c.chunkError(d, err)
 	}
-	if opt.Direct != store.DirectAlways {
+	if opt.Direct != store.DirectAlways && !opt.Scan {
 		// unchecked: a copy damaged on the way is found (its CRC) and
 		// dropped by the cache's next read of it, and one damaged in the
 		// bucket is what the bucket holds

@@ -29,9 +29,10 @@ func testBlob(t testing.TB, seed, size int) (chunk.Digest, []byte) {
 }
 
 // TestRemoteChunkCache: a chunk read once is read from the disk cache
-// afterwards (even when the bucket lost it), a damaged cached copy is
-// dropped and read again from the bucket, verify's reads bypass the
-// cache, and a trim keeps the cache within its bound.
+// afterwards (even when the bucket lost it), but not one a scan read, a
+// damaged cached copy is dropped and read again from the bucket,
+// verify's reads bypass the cache, and a trim keeps the cache within its
+// bound.
 func TestRemoteChunkCache(t *testing.T) { eachRemote(t, 1<<20, testRemoteChunkCache) }
 
 func testRemoteChunkCache(t *testing.T, rt remoteTest) {
@@ -44,6 +45,12 @@ func testRemoteChunkCache(t *testing.T, rt remoteTest) {
 	cached := of(s).remote.cache.path(d)
 	if _, err := os.Stat(cached); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("an upload filled the read cache: %v", err)
+	}
+	if got, err := s.ReadChunk(ctx, d, store.ChunkOptions{Scan: true}); err != nil || string(got.Bytes()) != string(blob) {
+		t.Fatalf("a scan's read: %v", err)
+	}
+	if _, err := os.Stat(cached); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a scan's read filled the disk cache: %v", err)
 	}
 	if _, err := s.ReadChunk(ctx, d, store.ChunkOptions{}); err != nil {
 		t.Fatal(err)

@@ -6,13 +6,21 @@
 # measure TOOL STEP [benchrun run flags] -- CMD…: runs CMD under benchrun;
 # the record waits in REC for finish. Returns CMD's exit status.
 measure() {
-  local tool=$1 step=$2; shift 2
+  local tool=$1 step=$2 rc=0 x; shift 2
+  measure_begin
   REC=$("$BR" run -step "$step" -label "${LABEL[$step]}" -tool "$tool" -round "$ROUND" \
-    -bytes "${BYTES[$step]:-0}" -log "$LOG" "$@") && return 0
-  local rc=$?
+    -bytes "${BYTES[$step]:-0}" -log "$LOG" "$@") || rc=$?
   [ -n "$REC" ] || REC="{\"step\":\"$step\",\"tool\":\"$tool\",\"round\":$ROUND,\"exit\":$rc}"
+  x=$(measure_extra)
+  [ -z "$x" ] || REC="${REC%\}},$x}"
   return "$rc"
 }
+
+# measure_begin, measure_extra: hooks around each measurement, the
+# latter printing JSON members for its record (run-s3.sh: the proxy's
+# request counts); here nothing.
+measure_begin() { :; }
+measure_extra() { :; }
 
 # finish OK [REASON] [EXTRA_JSON]: appends REC with "ok" (and EXTRA).
 finish() {

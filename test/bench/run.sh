@@ -5,6 +5,9 @@
 # plus an incompressible image (RAND_MB MiB, 0: none).
 #   test/bench/run.sh                    (as root; ROUNDS=3 by default)
 #   QUICK=1 test/bench/run.sh            (tiny data, cairn alone: CI)
+#   S3=1 test/bench/run.sh               (object storage: cairn and restic
+#                                         on MinIO, direct and +20 ms; run-s3.sh)
+#   QUICK=1 S3=1 test/bench/run.sh       (the same on tiny data: CI)
 # Environment: ROUNDS (3), TOOLS ("cairn restic borg casync"), RAND_MB
 # (512), FIO_RUNTIME (10 s), OUT ($BENCH_DIR/results-DATE), BENCH_DIR.
 # Missing peers (and fio) are installed from Debian; a peer Debian does
@@ -43,6 +46,8 @@
 source "$(dirname "$0")/lib.sh"
 source "$ROOT/test/bench/run-tools.sh"
 source "$ROOT/test/bench/run-steps.sh"
+S3=${S3:-0}
+[ "$S3" != 1 ] || source "$ROOT/test/bench/run-s3.sh"
 [ "$(id -u)" = 0 ] || { echo "run.sh needs root (drop_caches, loop mounts)" >&2; exit 2; }
 if [ "${QUICK:-0}" != 1 ] && ! can_drop_caches; then
   echo "run.sh cannot drop the page cache here: the cold rows would be warm" >&2
@@ -50,12 +55,13 @@ if [ "${QUICK:-0}" != 1 ] && ! can_drop_caches; then
 fi
 
 QUICK=${QUICK:-0}
+[ "$S3" != 1 ] || TOOLS=${TOOLS:-cairn restic}
 if [ "$QUICK" = 1 ]; then
   ROUNDS=${ROUNDS:-1} TOOLS=${TOOLS:-cairn} RAND_MB=${RAND_MB:-8} FIO_RUNTIME=${FIO_RUNTIME:-1}
 else
   ROUNDS=${ROUNDS:-3} TOOLS=${TOOLS:-cairn restic borg casync} RAND_MB=${RAND_MB:-512} FIO_RUNTIME=${FIO_RUNTIME:-10}
 fi
-OUT=${OUT:-$BENCH_DIR/results-$(date -u +%Y%m%d-%H%M%S)}
+OUT=${OUT:-$BENCH_DIR/results-$([ "$S3" != 1 ] || echo s3-)$(date -u +%Y%m%d-%H%M%S)}
 RUN=$BENCH_DIR/run MNT=$BENCH_DIR/run/mnt BR=$BENCH_DIR/benchrun
 LOG=$OUT/run.log RESULTS=$OUT/results.jsonl
 FAILED=0 MPID= OUTFS= EXTRA=
@@ -63,6 +69,7 @@ declare -A LABEL BYTES NA_TOOL
 
 cleanup() {
   unmount_tool || true
+  [ "$S3" != 1 ] || stop_s3
   if [ -n "$OUTFS" ] && mountpoint -q "$OUTFS"; then umount "$OUTFS" || umount -l "$OUTFS" || true; fi
   if mountpoint -q "$RUN"; then umount "$RUN" || umount -l "$RUN" || true; fi
   rm -rf "$RUN"
@@ -73,7 +80,7 @@ trap 'exit 130' INT TERM
 # install_missing: peers and fio from Debian; a tool Debian lacks is n/a.
 install_missing() {
   local want=() t pkg
-  for t in $TOOLS fio; do
+  for t in $TOOLS fio curl; do
     case $t in cairn) continue ;; borg) pkg=borgbackup ;; *) pkg=$t ;; esac
     command -v "$t" >/dev/null || want+=("$pkg")
   done
@@ -136,6 +143,7 @@ header() {
   echo "Data: a copy of Go's source tree ($TREE_FILES files, $((TREE_BYTES / 1000000)) MB), a sparse" \
     "$(($(size_of "$IMG") >> 20)) MiB ext4 image ${IMG_OF} ($(($(du -B1 "$IMG" | cut -f1) / 1000000)) MB allocated)" \
     "and $RAND_MB MiB of random bytes. $ROUNDS round(s), $(date -u +%Y-%m-%d)."
+  [ "$S3" != 1 ] || { echo; s3_header; }
   [ "$QUICK" = 1 ] && echo && echo "QUICK run: tiny data, figures mean nothing."
   echo
   echo "Median over rounds (range); ratio: how many times faster cairn is than the best peer" \
@@ -144,7 +152,8 @@ header() {
 }
 
 # run_step STEP PREP FUNC ARGS…: FUNC TOOL STEP ARGS… for every tool in
-# this round's order, PREP (cold, warm_img, warm_rand, warm_tree) before each.
+# this round's order, PREP (cold, warm_img, warm_rand, warm_tree, none, or
+# a function given the tool) before each.
 run_step() {
   local step=$1 prep=$2 fn=$3 t why; shift 3
   echo "== round $ROUND: ${LABEL[$step]} (at $(( $(date +%s) - started )) s)"
@@ -158,6 +167,8 @@ run_step() {
       warm_img) drop_caches; cat "$IMG" >/dev/null ;;
       warm_rand) drop_caches; cat "$RAND" >/dev/null ;;
       warm_tree) tar -C "$SRC" -cf - . | cat >/dev/null ;;
+      none) ;;
+      *) "$prep" "$t" ;; # a function of the tool
     esac
     "$fn" "$t" "$step" "$@"
   done
@@ -177,12 +188,15 @@ fi
 : >"$RESULTS"
 started=$(date +%s)
 [ "$QUICK" = 1 ] || install_missing
-if [ "$QUICK" = 1 ] && ! command -v fio >/dev/null; then install_missing; fi
+for t in $TOOLS fio curl; do
+  [ "$QUICK" != 1 ] || [ "$t" = cairn ] || command -v "$t" >/dev/null || { install_missing; break; }
+done
 echo "== building cairn and benchrun (at $(( $(date +%s) - started )) s)"
 build_cairn
 (cd "$ROOT" && go build -o "$BR" ./test/bench/benchrun)
 make_data
 out_fs
+[ "$S3" != 1 ] || { start_s3; make_sync_sources; }
 IMG_BYTES=$(size_of "$IMG") RAND_BYTES=$(( RAND_MB << 20 ))
 LABEL=(
   [backup-tree]="first backup, tree (cold)"
@@ -206,10 +220,12 @@ BYTES=(
   [mount-tar]=$TREE_BYTES [restore-tree]=$TREE_BYTES [restore-tree-sync]=$TREE_BYTES
   [restore-image]=$IMG_BYTES
 )
+[ "$S3" != 1 ] || s3_labels
 read -ra tools <<<"$TOOLS"
 for ((ROUND = 1; ROUND <= ROUNDS; ROUND++)); do
   k=$(( (ROUND - 1) % ${#tools[@]} ))
   ORDER="${tools[*]:k} ${tools[*]:0:k}"
+  if [ "$S3" = 1 ]; then s3_round; continue; fi
   for t in $ORDER; do [ -n "${NA_TOOL[$t]:-}" ] || tool_init "$t"; done
   run_step backup-tree cold step_backup tree 1
   run_step backup-image warm_img step_backup img 1
