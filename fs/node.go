@@ -24,9 +24,10 @@ type vnode interface {
 
 // call is one request to node id of the mount served by w.
 type call struct {
-	ctx context.Context
+	ctx context.Context // the request's: fc, for a request of the kernel
 	w   *rawFS
 	id  uint64
+	fc  fuse.Context
 }
 
 // dirNode is a directory of the mount's own nodes.

@@ -46,9 +46,11 @@ func reqCtx(h *fuse.InHeader, cancel <-chan struct{}) *fuse.Context {
 	return &fuse.Context{Caller: h.Caller, Cancel: cancel}
 }
 
-// call is a request h to its node.
+// call is a request h to its node (one allocation).
 func (w *rawFS) call(h *fuse.InHeader, cancel <-chan struct{}) *call {
-	return &call{ctx: reqCtx(h, cancel), w: w, id: h.NodeId}
+	c := &call{w: w, id: h.NodeId, fc: fuse.Context{Caller: h.Caller, Cancel: cancel}}
+	c.ctx = &c.fc
+	return c
 }
 
 // notifyEntry drops the kernel's entry name of directory parent.

@@ -60,15 +60,15 @@ func (w *rawFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut)
 }
 
 func (w *rawFS) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.ReadResult, fuse.Status) {
-	c := w.call(&in.InHeader, cancel)
 	if in.Fh != 0 {
 		h, ok := w.handle(in.Fh, false).(fileHandle)
 		if !ok {
 			return nil, fuse.EBADF
 		}
-		res, e := h.Read(c.ctx, buf, int64(in.Offset))
+		res, e := h.Read(reqCtx(&in.InHeader, cancel), buf, int64(in.Offset))
 		return res, fuse.Status(e)
 	}
+	c := w.call(&in.InHeader, cancel)
 	r, st, ok := w.node(in.NodeId)
 	if !ok {
 		return nil, st
