@@ -56,8 +56,8 @@ func (t *rawTable) lookupObj(ino uint64, mode uint32, parent uint64, mk func() v
 // holds tells whether the kernel holds a node of inode ino, file type
 // mode.
 func (t *rawTable) holds(ino uint64, mode uint32) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.mu.RLock()
+	defer t.mu.RUnlock()
 	_, ok := t.find(noTree, ino, mode)
 	return ok
 }
@@ -104,7 +104,7 @@ func (t *rawTable) dropRootTree(o *openTree) {
 
 // count returns the entries below archive roots the kernel holds.
 func (t *rawTable) count() int64 {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.mu.RLock()
+	defer t.mu.RUnlock()
 	return t.live - int64(len(t.objs))
 }

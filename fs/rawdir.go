@@ -246,7 +246,7 @@ func (t *rawTable) setListing(id uint64, l *dirListing) {
 
 // listing returns directory id's last listing.
 func (t *rawTable) listing(id uint64) *dirListing {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.mu.RLock()
+	defer t.mu.RUnlock()
 	return t.listings[id]
 }

@@ -67,7 +67,7 @@ type rawNode struct {
 // rawTable holds the nodes the kernel holds of one mount: the looked-up
 // entries of all its file archives and its own nodes (objs).
 type rawTable struct {
-	mu      sync.Mutex
+	mu      sync.RWMutex // read-locked by the lookups of a request's node
 	pages   []*rawPage
 	inAvail []bool   // page index is in avail
 	avail   []uint32 // pages that may have free slots
@@ -132,8 +132,8 @@ func (t *rawTable) node(id uint64) (rawNode, bool) {
 	if id == fuse.FUSE_ROOT_ID {
 		return objNode(id, t.root, 0, 0, syscall.S_IFDIR), true
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.mu.RLock()
+	defer t.mu.RUnlock()
 	s, sl, ok := t.slotOf(id)
 	switch {
 	case !ok:
