@@ -1,6 +1,7 @@
 // Package fs owns cairn's FUSE filesystem: every finished snapshot of a
-// store as one read-only tree, built with go-fuse's node API (and its raw
-// API below the roots of file archives).
+// store as one read-only tree, served on go-fuse's raw API
+// (fuse.RawFileSystem) from a node table of its own, as low-level FUSE
+// servers are.
 //
 //	<mnt>/[ns/<name>/…]<type>/<id>/<time>/<archive>
 //	<mnt>/<type>/<id>/latest -> <newest time>
@@ -13,8 +14,8 @@
 // model, plain Go tested without a mount: the entries of namespaces,
 // types, groups and snapshots, `latest`, a snapshot's archives from the
 // snapshot index, when a listing is listed again and what a re-listing
-// dropped or moved. This package makes go-fuse nodes of its entries
-// (layout.go) and serves its directories (dir.go), telling the kernel
+// dropped or moved. This package makes nodes of its entries (layout.go)
+// and serves its directories (dir.go, cachedir.go), telling the kernel
 // which names went. Directories are listed lazily; the namespace, group
 // and snapshot lists are re-read at most once per Options.Refresh, so
 // new snapshots and a moved `latest` appear without a remount. The mount pins no snapshot:
@@ -35,7 +36,7 @@
 // Reads of an archive go through one shared chunkcache.Cache and a
 // chunkcache.Reader per open file (per node in no-open mode), without a
 // lock around I/O; a read within one chunk of an image is answered with
-// the cached chunk's memory, held (chunkcache.Held) until go-fuse has written
+// the cached chunk's memory, held (chunkcache.Held) until go-fuse's server has written
 // the reply (heldResult in file.go: its Slices make go-fuse call Done
 // after the write), so that the buffer is not recycled under it; the kernel keeps file pages (FOPEN_KEEP_CACHE) and
 // entries for long because snapshots never change; the directories of a
@@ -45,7 +46,8 @@
 // a read-only mount in no-open and no-opendir mode (no OPEN, RELEASE,
 // OPENDIR or RELEASEDIR; every listing cached by the kernel, the changing
 // ones dropped at the end of each listing: noopendir.go) and extra
-// entries (.jobs) are mounted on their own (submount.go, noopen.go).
+// entries (.jobs, jobs.go: fixedDirs, fixeddir.go) are mounted on their
+// own, each with a node table of its own (submount.go, noopen.go).
 // READDIRPLUS makes each entry's node from the entry the listing just
 // decoded. A listing of a file archive's directory streams it
 // (ArchiveTree.ReadDir, a DirStream): its offsets are the entries'
@@ -58,19 +60,25 @@
 // An image's zero chunks are holes: SEEK_DATA and SEEK_HOLE and its
 // st_blocks come from a bit per chunk of its index (sparse.go), so
 // copies of it out of the mount are sparse.
-// A file archive's root is a go-fuse node; everything below it is served
-// on go-fuse's raw API (raw.go). The raw layer learns a root's node id
-// from the LOOKUP or READDIRPLUS reply that gives it to the kernel, by
-// the root's inode number, and counts the kernel's lookups of it until
-// FORGET (rootids.go); it reads nothing of go-fuse's own state. A
-// looked-up entry below a root is a 72-byte slot of
-// the mount's raw table (rawtable.go; about 96 bytes of heap with its
-// index, against about 525 as a go-fuse node), named by a node id with
-// bit 63 set, which go-fuse never hands out. The slot keeps only the
-// entry's TreeEntry.Ref (a TreeRef, a pxar.Ref's four words): its
-// attributes and metadata are decoded again when asked for, and the slot
-// goes when the kernel forgets the entry (Stats.TreeEntries counts the
-// slots). Hard links share a slot and an inode number.
+// Every node the kernel holds is a slot of the mount's node table
+// (rawtable.go), named by a node id the table makes (generation<<32 |
+// slot), and every request is answered from it (raw.go, rawdir.go,
+// rawfile.go; what would change something gets EROFS, rawrefuse.go): the
+// table counts the kernel's lookups and drops a node at the FORGET that
+// ends them; nothing of go-fuse's node API (package go-fuse/v2/fs) is
+// used. A node of the mount's own (a directory or file of the layout, a
+// file archive's root, .stats, a node of .jobs) has its Go value, a
+// vnode (node.go), beside its slot, found again by inode number, so the
+// kernel holds one node per inode (objtable.go). A looked-up entry below
+// an archive's root is a 72-byte slot and nothing else (about 96 bytes of
+// heap with its index, against about 525 as a node of go-fuse's node
+// API): it keeps only the entry's TreeEntry.Ref (a TreeRef, a pxar.Ref's
+// four words); its attributes and metadata are decoded again when asked
+// for, and the slot goes when the kernel forgets the entry
+// (Stats.TreeEntries counts these slots). Hard links share a slot and an
+// inode number. A root is a vnode for its attributes and a directory of
+// its tree for the rest; its open tree is shared by the entries below it
+// and closed when neither the root nor any of them is held.
 //
 // A plain snapshot's listing comes from the snapshot index
 // (store.ListingIndex, through fs/layout) while its manifest is the
@@ -94,6 +102,6 @@
 // signature fails answers EIO (crypt.go). Plain snapshots of the same
 // store read as ever.
 //
-// This package knows go-fuse, fs/layout and the store's API; it parses
-// no on-disk format itself.
+// This package knows go-fuse's raw API (package go-fuse/v2/fuse), fs/layout
+// and the store's API; it parses no on-disk format itself.
 package fs

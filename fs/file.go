@@ -11,7 +11,6 @@ import (
 	"github.com/cairnfs/cairn/fs/layout"
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/chunkcache"
-	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
@@ -20,7 +19,6 @@ import (
 // or a blob's decoded content.
 type archiveFile struct {
 	node
-	readOnly
 	arch *layout.Archive // its snapshot's manifest, read at the first open
 	lazy lazyFile
 
@@ -30,27 +28,27 @@ type archiveFile struct {
 }
 
 var (
-	_ gofs.NodeOpener      = (*archiveFile)(nil)
-	_ gofs.NodeReader      = (*archiveFile)(nil)
-	_ gofs.NodeOnForgetter = (*archiveFile)(nil)
+	_ fileNode   = (*archiveFile)(nil)
+	_ seekNode   = (*archiveFile)(nil)
+	_ forgetNode = (*archiveFile)(nil)
 )
 
-// Open gives a handle of its own to each open; in no-open mode the node
+// open gives a handle of its own to each open; in no-open mode the node
 // keeps one handle for all its readers (noopen.go).
-func (n *archiveFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	return n.fsys.openMode(ctx, flags, n.open, fuse.FOPEN_KEEP_CACHE)
+func (n *archiveFile) open(c *call, flags uint32) (fileHandle, uint32, syscall.Errno) {
+	return n.fsys.openMode(c.ctx, flags, n.openHandle, fuse.FOPEN_KEEP_CACHE)
 }
 
-func (n *archiveFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	return n.lazy.read(ctx, n.fsys, fh, dest, off, n.open)
+func (n *archiveFile) read(c *call, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	return n.lazy.read(c.ctx, n.fsys, dest, off, n.openHandle)
 }
 
-func (n *archiveFile) OnForget() { n.lazy.release(n.fsys) }
+func (n *archiveFile) forgotten(*mountFS) { n.lazy.release(n.fsys) }
 
-// open makes a handle: a reader of the index (checked against the
+// openHandle makes a handle: a reader of the index (checked against the
 // manifest) through the shared cache, or the blob read, checked and
 // decoded (blobs are small: at most 128 MiB, usually a few KiB).
-func (n *archiveFile) open(ctx context.Context) (gofs.FileHandle, syscall.Errno) {
+func (n *archiveFile) openHandle(ctx context.Context) (fileHandle, syscall.Errno) {
 	m, a, err := n.arch.Man.Archive(n.arch.Name)
 	if err != nil {
 		return nil, n.openFailed(err)
@@ -110,8 +108,8 @@ type readHandle struct {
 }
 
 var (
-	_ gofs.FileReader   = (*readHandle)(nil)
-	_ gofs.FileReleaser = (*readHandle)(nil)
+	_ fileHandle     = (*readHandle)(nil)
+	_ handleReleaser = (*readHandle)(nil)
 )
 
 // Read fills dest from the file. A failed chunk fails the whole request
@@ -214,7 +212,7 @@ type bytesHandle struct {
 	data []byte
 }
 
-var _ gofs.FileReader = (*bytesHandle)(nil)
+var _ fileHandle = (*bytesHandle)(nil)
 
 func (h *bytesHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	if off >= int64(len(h.data)) {

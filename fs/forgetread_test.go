@@ -14,7 +14,7 @@ import (
 // (list a directory, read its files in order: prefill and no-open reads
 // at work), with readers in parallel as in the soak, then has the kernel
 // forget its entries (drop_caches 2): the mount must count each entry
-// once (parallel lookups of one name make nodes that go-fuse drops) and
+// once (parallel lookups of one name find one node of the table) and
 // give back the nodes of the files read, as it does those only listed.
 func TestForgetReadFiles(t *testing.T) {
 	const dirs, per, readers = 8, 300, 4

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/jobs"
-	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
@@ -31,70 +30,53 @@ func JobsEntry(m *jobs.Manager, uid, gid, textMode uint32) RootEntry {
 	if textMode == 0 {
 		textMode = DefaultStatusMode
 	}
-	return RootEntry{Name: JobsDirName, Mode: syscall.S_IFDIR, New: func() gofs.InodeEmbedder {
-		return &jobsDir{m: m, uid: uid, gid: gid, textMode: textMode &^ 0o333, t: time.Now()}
+	return RootEntry{Name: JobsDirName, Mode: syscall.S_IFDIR, New: func() Node {
+		return newJobsDir(&jobsAttr{m: m, uid: uid, gid: gid, textMode: textMode &^ 0o333, t: time.Now()})
 	}}
 }
 
-type jobsDir struct {
-	gofs.Inode
-	readOnly
+// jobsAttr is what the nodes of one .jobs tree share.
+type jobsAttr struct {
 	m        *jobs.Manager
 	uid, gid uint32
 	textMode uint32 // permission bits of the status and log files
 	t        time.Time
 }
 
-var _ gofs.NodeOnAdder = (*jobsDir)(nil)
-
-// OnAdd builds the fixed tree: the kinds do not change while mounted.
-func (d *jobsDir) OnAdd(ctx context.Context) {
-	d.AddChild("status", d.NewPersistentInode(ctx, &jobText{d: d, text: d.allStatus},
-		gofs.StableAttr{Mode: syscall.S_IFREG}), false)
+// newJobsDir builds the fixed tree: the kinds do not change while
+// mounted.
+func newJobsDir(d *jobsAttr) *fixedDir {
+	ino := func(parts ...string) uint64 { return inoOf(append([]string{JobsDirName}, parts...)...) }
+	top := &fixedDir{ino: ino(), fill: d.fill}
+	top.add("status", ino("status"), &jobText{d: d, ino: ino("status"), text: d.allStatus})
 	for _, kind := range d.m.Kinds() {
-		kd := d.NewPersistentInode(ctx, &jobKindDir{d: d}, gofs.StableAttr{Mode: syscall.S_IFDIR})
-		d.AddChild(kind, kd, false)
-		kd.AddChild("control", kd.NewPersistentInode(ctx, &jobControl{d: d, kind: kind},
-			gofs.StableAttr{Mode: syscall.S_IFREG}), false)
-		kd.AddChild("status", kd.NewPersistentInode(ctx, &jobText{d: d, text: func() ([]byte, error) {
+		kd := &fixedDir{ino: ino(kind), fill: d.fill}
+		top.add(kind, kd.ino, kd)
+		kd.add("control", ino(kind, "control"), &jobControl{d: d, ino: ino(kind, "control"), kind: kind})
+		kd.add("status", ino(kind, "status"), &jobText{d: d, ino: ino(kind, "status"), text: func() ([]byte, error) {
 			st, err := d.m.Status(kind)
 			if err != nil {
 				return nil, err
 			}
 			return json.MarshalIndent(st, "", "  ")
-		}}, gofs.StableAttr{Mode: syscall.S_IFREG}), false)
-		kd.AddChild("log", kd.NewPersistentInode(ctx, &jobText{d: d, text: func() ([]byte, error) {
+		}})
+		kd.add("log", ino(kind, "log"), &jobText{d: d, ino: ino(kind, "log"), text: func() ([]byte, error) {
 			j, ok := d.m.Job(kind)
 			if !ok {
 				return nil, nil
 			}
 			return []byte(strings.Join(j.Log(), "\n")), nil
-		}, log: true}, gofs.StableAttr{Mode: syscall.S_IFREG}), false)
+		}, log: true})
 	}
+	return top
 }
 
-func (d *jobsDir) allStatus() ([]byte, error) { return json.MarshalIndent(d.m.List(), "", "  ") }
+func (d *jobsAttr) allStatus() ([]byte, error) { return json.MarshalIndent(d.m.List(), "", "  ") }
 
-func (d *jobsDir) fill(out *fuse.Attr, mode uint32) {
+func (d *jobsAttr) fill(out *fuse.Attr, mode uint32) {
 	out.Mode = mode
 	out.Uid, out.Gid = d.uid, d.gid
 	out.SetTimes(nil, &d.t, &d.t)
-}
-
-func (d *jobsDir) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	d.fill(&out.Attr, syscall.S_IFDIR|0o555)
-	return 0
-}
-
-type jobKindDir struct {
-	gofs.Inode
-	readOnly
-	d *jobsDir
-}
-
-func (k *jobKindDir) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	k.d.fill(&out.Attr, syscall.S_IFDIR|0o555)
-	return 0
 }
 
 // jobText is a read-only file whose content is made when it is asked
@@ -102,14 +84,13 @@ func (k *jobKindDir) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.
 // its attributes expire at once, so `tail -f`, `less` and readers that
 // trust the size see what is there now. It is served with direct I/O.
 type jobText struct {
-	gofs.Inode
-	readOnly
-	d    *jobsDir
+	d    *jobsAttr
+	ino  uint64
 	text func() ([]byte, error)
 	log  bool // the text only grows at its end (a job's log, until its ring of lines wraps)
 }
 
-var _ gofs.NodeOpener = (*jobText)(nil)
+var _ fileNode = (*jobText)(nil)
 
 // content is the current text, ending with a newline unless empty.
 func (t *jobText) content() ([]byte, error) {
@@ -123,19 +104,20 @@ func (t *jobText) content() ([]byte, error) {
 	return b, nil
 }
 
-func (t *jobText) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+func (t *jobText) getattr(c *call, out *fuse.AttrOut) syscall.Errno {
 	b, err := t.content()
 	if err != nil {
 		return syscall.EIO
 	}
 	t.d.fill(&out.Attr, syscall.S_IFREG|t.d.textMode)
+	out.Ino = t.ino
 	out.Size = uint64(len(b))
 	out.Blocks = (out.Size + 511) / 512
 	out.SetTimeout(time.Nanosecond) // 0 would mean the mount's default
 	return 0
 }
 
-func (t *jobText) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+func (t *jobText) open(c *call, flags uint32) (fileHandle, uint32, syscall.Errno) {
 	if e := openFlagsOK(flags); e != 0 {
 		return nil, 0, e
 	}
@@ -144,6 +126,12 @@ func (t *jobText) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint
 		return nil, 0, syscall.EIO
 	}
 	return &textHandle{t: t, data: b}, fuse.FOPEN_DIRECT_IO, 0
+}
+
+// read without a handle (never sent: .jobs is not in no-open mode) reads
+// the current content.
+func (t *jobText) read(c *call, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	return (&textHandle{t: t}).Read(c.ctx, dest, off)
 }
 
 // textHandle serves one open of a jobText: a read from the start takes
@@ -157,7 +145,7 @@ type textHandle struct {
 	data []byte
 }
 
-var _ gofs.FileReader = (*textHandle)(nil)
+var _ fileHandle = (*textHandle)(nil)
 
 func (h *textHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
 	h.mu.Lock()
@@ -176,70 +164,50 @@ func (h *textHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.Rea
 	return fuse.ReadResultData(h.data[off:end]), 0
 }
 
-// lookupChild answers LOOKUP in the fixed directories of .jobs with the
-// child's own attributes and their timeout (go-fuse's default lookup
-// would give a status file's size the mount's hour-long attribute
-// timeout).
-func lookupChild(ctx context.Context, parent *gofs.Inode, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	ch := parent.GetChild(name)
-	if ch == nil {
-		return nil, syscall.ENOENT
-	}
-	if g, ok := ch.Operations().(gofs.NodeGetattrer); ok {
-		var ao fuse.AttrOut
-		if e := g.Getattr(ctx, nil, &ao); e != 0 {
-			return nil, e
-		}
-		out.Attr = ao.Attr
-		out.AttrValid, out.AttrValidNsec = ao.AttrValid, ao.AttrValidNsec
-	}
-	return ch, 0
-}
-
-func (d *jobsDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	return lookupChild(ctx, &d.Inode, name, out)
-}
-
-func (k *jobKindDir) Lookup(ctx context.Context, name string, out *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	return lookupChild(ctx, &k.Inode, name, out)
-}
-
 // jobControl is .jobs/<kind>/control: each line written is a command.
 type jobControl struct {
-	gofs.Inode
-	readOnly
-	d    *jobsDir
+	d    *jobsAttr
+	ino  uint64
 	kind string
 }
 
 var (
-	_ gofs.NodeOpener    = (*jobControl)(nil)
-	_ gofs.NodeSetattrer = (*jobControl)(nil)
-	_ gofs.FileWriter    = (*controlHandle)(nil)
+	_ fileNode     = (*jobControl)(nil)
+	_ setattrNode  = (*jobControl)(nil)
+	_ handleWriter = (*controlHandle)(nil)
 )
 
-func (c *jobControl) Getattr(ctx context.Context, fh gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+func (c *jobControl) getattr(_ *call, out *fuse.AttrOut) syscall.Errno {
 	c.d.fill(&out.Attr, syscall.S_IFREG|0o200)
+	out.Ino = c.ino
 	return 0
 }
 
-// Setattr accepts the truncation of `echo cmd > control` and nothing else.
-func (c *jobControl) Setattr(ctx context.Context, fh gofs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
+// setattr accepts the truncation of `echo cmd > control` and nothing else.
+func (c *jobControl) setattr(_ *call, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	if in.Valid&^(fuse.FATTR_SIZE|fuse.FATTR_FH|fuse.FATTR_LOCKOWNER) != 0 || in.Size != 0 {
 		return syscall.EPERM
 	}
-	c.d.fill(&out.Attr, syscall.S_IFREG|0o200)
-	return 0
+	return c.getattr(nil, out)
 }
 
-func (c *jobControl) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+func (c *jobControl) open(_ *call, flags uint32) (fileHandle, uint32, syscall.Errno) {
 	if flags&syscall.O_ACCMODE == syscall.O_RDONLY {
 		return nil, 0, syscall.EACCES
 	}
 	return &controlHandle{c: c}, fuse.FOPEN_DIRECT_IO, 0
 }
 
+// read: control is write-only (its mode, and open refuses O_RDONLY).
+func (c *jobControl) read(*call, []byte, int64) (fuse.ReadResult, syscall.Errno) {
+	return nil, syscall.EBADF
+}
+
 type controlHandle struct{ c *jobControl }
+
+func (h *controlHandle) Read(context.Context, []byte, int64) (fuse.ReadResult, syscall.Errno) {
+	return nil, syscall.EBADF
+}
 
 // Write runs each line as a command; a refused one fails the write.
 func (h *controlHandle) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {

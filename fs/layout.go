@@ -1,17 +1,15 @@
 package fs
 
 import (
-	"context"
 	"syscall"
 
 	"github.com/cairnfs/cairn/fs/layout"
-	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
 // The tree above the archives is package layout's model (what each
 // directory holds, latest, the snapshot index, when to list again); this
-// file turns its entries into attributes and go-fuse nodes.
+// file turns its entries into attributes and nodes of the mount (objtable.go).
 
 // newLayout is the model of the mount's tree (options set in Mount).
 func (f *mountFS) newLayout() *layout.Layout {
@@ -37,7 +35,7 @@ func (f *mountFS) entryAttr(e layout.Entry) fuse.Attr {
 }
 
 // makeNode makes the node of entry e, with attributes attr.
-func (f *mountFS) makeNode(e layout.Entry, attr fuse.Attr) gofs.InodeEmbedder {
+func (f *mountFS) makeNode(e layout.Entry, attr fuse.Attr) vnode {
 	switch e.Kind {
 	case layout.KindDir:
 		return f.newDir(attr, e.Dir())
@@ -58,13 +56,12 @@ func (f *mountFS) makeNode(e layout.Entry, attr fuse.Attr) gofs.InodeEmbedder {
 // changes, because the kernel caches it (its inode number hashes it).
 type latestLink struct {
 	node
-	readOnly
 	target string
 }
 
-var _ gofs.NodeReadlinker = (*latestLink)(nil)
+var _ linkNode = (*latestLink)(nil)
 
-// Readlink returns the newest snapshot's directory name.
-func (l *latestLink) Readlink(ctx context.Context) ([]byte, syscall.Errno) {
+// readlink returns the newest snapshot's directory name.
+func (l *latestLink) readlink(*call) ([]byte, syscall.Errno) {
 	return []byte(l.target), 0
 }

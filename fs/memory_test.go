@@ -14,10 +14,10 @@ import (
 )
 
 // maxEntryBytes bounds the heap a looked-up file archive entry costs the
-// mount (about 93 bytes: a 72-byte slot of the raw table and its index,
-// rawtable.go). As a go-fuse node it cost about 525 bytes (go-fuse's
-// inode, node tables and name maps about 370 of them); holding the
-// decoded entry and its attributes over 1 KB.
+// mount (about 93 bytes: a 72-byte slot of the node table and its index,
+// rawtable.go). As a node of go-fuse's node API it cost about 525 bytes
+// (go-fuse's inode, node tables and name maps about 370 of them);
+// holding the decoded entry and its attributes over 1 KB.
 const maxEntryBytes = 200
 
 func liveHeap() int64 {

@@ -14,7 +14,6 @@ import (
 	"github.com/cairnfs/cairn/fs/layout"
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/chunkcache"
-	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
@@ -43,8 +42,8 @@ type mountFS struct {
 	keyLogged  sync.Map   // snapshot name → true: why it cannot be read was logged (crypt.go)
 	served     atomic.Int64
 	readErrors atomic.Int64
-	raw        *rawTable                     // file archive entries the kernel holds, served on the raw API (raw.go)
-	fixed      map[string]gofs.InodeEmbedder // the root's entries that live as long as the mount (newRoot)
+	raw        *rawTable        // the nodes the kernel holds (rawtable.go), served on go-fuse's raw API (raw.go)
+	fixed      map[string]vnode // the root's entries that live as long as the mount (newRoot)
 }
 
 // Server serves a store mounted on a directory.
@@ -86,26 +85,25 @@ func Mount(ctx context.Context, dir string, opt Options) (*Server, error) {
 	}
 	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	f := &mountFS{s: opt.Store, cache: cache, readahead: opt.Readahead, imageMode: opt.ImageMode, statusMode: opt.StatusMode, refresh: opt.Refresh,
-		timeout: opt.Timeout, log: opt.Log, started: time.Now(), bg: bg, trees: opt.Trees, raw: newRawTable(),
+		timeout: opt.Timeout, log: opt.Log, started: time.Now(), bg: bg, trees: opt.Trees,
 		listIdx: opt.Store.OpenListingIndex(opt.Log),
 		owner:   fuse.Owner{Uid: uint32(os.Geteuid()), Gid: uint32(os.Getegid())}}
-	f.raw.log = f.log
 	f.lay = f.newLayout()
 	m := &Server{dir: mp, direct: os.Geteuid() == 0, grace: opt.UnmountGrace, fsys: f, cancel: cancel, done: make(chan struct{})}
 	split := m.direct && !opt.OneMount
 	f.noOpen = split
 	rootExtra := opt.Extra
 	if split {
-		rootExtra = placeholders(opt.Extra)
+		rootExtra = f.placeholders(opt.Extra)
 	}
-	root, onAdd := f.newRoot(opt.Scope, rootExtra)
-	gopts := m.fuseOptions(opt, onAdd, split)
-	rfs := newRawFS(gofs.NewNodeFS(root, gopts), f) // file archives below their roots (raw.go)
+	f.raw = newRawTable(f.newRoot(opt.Scope, rootExtra))
+	rfs := newRawFS(f, f.raw) // every node (raw.go)
 	var raw fuse.RawFileSystem = rfs
 	if split {
 		raw = &noOpendirFS{RawFileSystem: raw} // read-only: every listing may be cached (noopendir.go)
 	}
-	server, err := fuse.NewServer(raw, mp, &gopts.MountOptions)
+	mopts := m.mountOptions(opt, split)
+	server, err := fuse.NewServer(raw, mp, &mopts)
 	if err != nil {
 		cancel()
 		cache.Close()
@@ -151,56 +149,49 @@ func Mount(ctx context.Context, dir string, opt Options) (*Server, error) {
 	return m, nil
 }
 
-// fuseOptions are the go-fuse options of the mount; ro makes the kernel
+// mountOptions are the go-fuse options of the mount; ro makes the kernel
 // mount read-only.
-func (m *Server) fuseOptions(opt Options, onAdd func(context.Context), ro bool) *gofs.Options {
+func (m *Server) mountOptions(opt Options, ro bool) fuse.MountOptions {
 	flags := uintptr(syscall.MS_NOSUID | syscall.MS_NODEV)
 	if ro {
 		flags |= syscall.MS_RDONLY
 	}
-	timeout := opt.Timeout
 	level := slog.LevelWarn
 	if opt.Debug {
 		level = slog.LevelInfo
 	}
 	logger := slog.NewLogLogger(opt.Log.Handler(), level)
-	return &gofs.Options{
-		EntryTimeout: &timeout,
-		AttrTimeout:  &timeout,
-		OnAdd:        onAdd,
-		Logger:       logger,
-		MountOptions: fuse.MountOptions{
-			AllowOther:    opt.AllowOther,
-			FsName:        "cairn:" + opt.Store.Root(),
-			Name:          "cairn",
-			Options:       []string{"default_permissions"},
-			MaxWrite:      maxRequest,
-			MaxReadAhead:  maxRequest,
-			MaxBackground: 64,
-			DisableSplice: true,
-			// With other users, the kernel checks POSIX ACLs too
-			// (FUSE_POSIX_ACL: with default_permissions it reads
-			// system.posix_acl_access, which file archives serve, and
-			// judges the caller's uid and groups). Without them only the
-			// mounting user, who can read the whole store, gets in: the
-			// GETXATTR per inode would be a cost for nothing.
-			EnableAcl:         opt.AllowOther,
-			DirectMountStrict: m.direct,
-			DirectMountFlags:  flags,
-			// .stats changes its mtime to have its cached page dropped.
-			ExtraCapabilities: fuse.CAP_AUTO_INVAL_DATA,
-			// Symlink targets are cached: a file archive's never change,
-			// and latest is a new inode when it moves (layout.go).
-			EnableSymlinkCaching: true,
-			Debug:                opt.Debug,
-			Logger:               logger,
-		},
+	return fuse.MountOptions{
+		AllowOther:    opt.AllowOther,
+		FsName:        "cairn:" + opt.Store.Root(),
+		Name:          "cairn",
+		Options:       []string{"default_permissions"},
+		MaxWrite:      maxRequest,
+		MaxReadAhead:  maxRequest,
+		MaxBackground: 64,
+		DisableSplice: true,
+		// With other users, the kernel checks POSIX ACLs too
+		// (FUSE_POSIX_ACL: with default_permissions it reads
+		// system.posix_acl_access, which file archives serve, and judges
+		// the caller's uid and groups). Without them only the mounting
+		// user, who can read the whole store, gets in: the GETXATTR per
+		// inode would be a cost for nothing.
+		EnableAcl:         opt.AllowOther,
+		DirectMountStrict: m.direct,
+		DirectMountFlags:  flags,
+		// .stats changes its mtime to have its cached page dropped.
+		ExtraCapabilities: fuse.CAP_AUTO_INVAL_DATA,
+		// Symlink targets are cached: a file archive's never change, and
+		// latest is a new inode when it moves (layout.go).
+		EnableSymlinkCaching: true,
+		Debug:                opt.Debug,
+		Logger:               logger,
 	}
 }
 
 // newRoot builds the root directory for the scope, with .stats and the
 // extra entries as nodes that live as long as the mount.
-func (f *mountFS) newRoot(sc Scope, extra []RootEntry) (*dir, func(context.Context)) {
+func (f *mountFS) newRoot(sc Scope, extra []RootEntry) *dir {
 	lay := f.lay
 	var d *layout.Dir
 	switch {
@@ -212,21 +203,14 @@ func (f *mountFS) newRoot(sc Scope, extra []RootEntry) (*dir, func(context.Conte
 		d = lay.NSDir(sc.NS)
 	}
 	statsAttr := f.makeAttr(syscall.S_IFREG|f.statusMode, inoOf(statsName), 0, f.started)
-	f.fixed = map[string]gofs.InodeEmbedder{statsName: &statsFile{node: node{fsys: f, attr: statsAttr}}}
+	f.fixed = map[string]vnode{statsName: &statsFile{node: node{fsys: f, attr: statsAttr}}}
 	fixed := []layout.Entry{{Name: statsName, Kind: layout.KindMount, Mode: statsAttr.Mode, Ino: statsAttr.Ino, Mtime: f.started}}
 	for _, x := range extra {
 		f.fixed[x.Name] = x.New()
 		fixed = append(fixed, layout.Entry{Name: x.Name, Kind: layout.KindMount, Mode: x.Mode&syscall.S_IFMT | 0o555, Ino: inoOf(x.Name), Mtime: f.started})
 	}
 	d.Add(fixed...)
-	root := f.newDir(f.makeAttr(layout.ModeDir, fuse.FUSE_ROOT_ID, 0, f.started), d)
-	onAdd := func(ctx context.Context) {
-		for _, e := range fixed {
-			ch := root.NewPersistentInode(ctx, f.fixed[e.Name], gofs.StableAttr{Mode: e.Mode & syscall.S_IFMT, Ino: e.Ino})
-			root.AddChild(e.Name, ch, true)
-		}
-	}
-	return root, onAdd
+	return f.newDir(f.makeAttr(layout.ModeDir, fuse.FUSE_ROOT_ID, 0, f.started), d)
 }
 
 // Dir returns the mountpoint (absolute, symlinks resolved).

@@ -9,22 +9,87 @@ import (
 
 	"github.com/cairnfs/cairn/fs/layout"
 	"github.com/cairnfs/cairn/store"
-	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
-// node is what every node of the mount shares: the filesystem and the
-// attributes it was created with.
+// vnode is a node of the mount's own (objtable.go): a directory or file
+// of the layout, an archive's root, .stats, a node of .jobs. Every one
+// answers GETATTR; what else it does is the optional interfaces below,
+// which raw.go asks for. A node refuses every change (EROFS) unless it
+// says otherwise.
+type vnode interface {
+	// getattr fills out; a zero timeout is the mount's.
+	getattr(c *call, out *fuse.AttrOut) syscall.Errno
+}
+
+// call is one request to node id of the mount served by w.
+type call struct {
+	ctx context.Context // the request's: fc, for a request of the kernel
+	w   *rawFS
+	id  uint64
+	fc  fuse.Context
+}
+
+// dirNode is a directory of the mount's own nodes.
+type dirNode interface {
+	vnode
+	// lookup finds name, counts the lookup of its node (rawFS.lookupObj)
+	// and fills out; plus: for READDIRPLUS, which may leave an entry
+	// without a node (an errno) rather than pay for its attributes.
+	lookup(c *call, name string, out *fuse.EntryOut, plus bool) syscall.Errno
+	// opendir returns a listing and its FOPEN flags.
+	opendir(c *call) (*listHandle, uint32, syscall.Errno)
+}
+
+// fileNode is a regular file of the mount's own nodes.
+type fileNode interface {
+	vnode
+	// open returns a handle and its FOPEN flags.
+	open(c *call, flags uint32) (fileHandle, uint32, syscall.Errno)
+	// read serves a READ without a handle (no-open mode).
+	read(c *call, dest []byte, off int64) (fuse.ReadResult, syscall.Errno)
+}
+
+// linkNode is a symlink; seekNode answers SEEK_DATA and SEEK_HOLE;
+// setattrNode accepts some SETATTR; forgetNode hears that the kernel
+// forgot it.
+type (
+	linkNode interface {
+		readlink(c *call) ([]byte, syscall.Errno)
+	}
+	seekNode interface {
+		lseek(c *call, off uint64, whence uint32) (uint64, syscall.Errno)
+	}
+	setattrNode interface {
+		setattr(c *call, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno
+	}
+	forgetNode interface{ forgotten(f *mountFS) }
+)
+
+// fileHandle is an open file: OPEN's answer.
+type fileHandle interface {
+	Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno)
+}
+
+// Optional interfaces of a fileHandle.
+type (
+	handleReleaser interface {
+		Release(ctx context.Context) syscall.Errno
+	}
+	handleWriter interface {
+		Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno)
+	}
+)
+
+// node is what most of the mount's own nodes share: the filesystem and
+// the attributes they were made with.
 type node struct {
-	gofs.Inode
 	fsys *mountFS
 	attr fuse.Attr
 }
 
-var _ gofs.NodeGetattrer = (*node)(nil)
-
-// Getattr returns the attributes the node was created with.
-func (n *node) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+// getattr returns the attributes the node was made with.
+func (n *node) getattr(c *call, out *fuse.AttrOut) syscall.Errno {
 	out.Attr = n.attr
 	return 0
 }
@@ -69,62 +134,6 @@ func errno(err error) syscall.Errno {
 	return syscall.EIO
 }
 
-// readOnly answers every call that would change a directory with EROFS.
-// The kernel mount is read-write only so that .jobs/*/control can take
-// commands; every other node refuses changes here, and go-fuse's defaults
-// (some of which report success) are never reached.
-type readOnly struct{}
-
-var (
-	_ gofs.NodeMkdirer    = readOnly{}
-	_ gofs.NodeMknoder    = readOnly{}
-	_ gofs.NodeLinker     = readOnly{}
-	_ gofs.NodeSymlinker  = readOnly{}
-	_ gofs.NodeCreater    = readOnly{}
-	_ gofs.NodeUnlinker   = readOnly{}
-	_ gofs.NodeRmdirer    = readOnly{}
-	_ gofs.NodeRenamer    = readOnly{}
-	_ gofs.NodeSetattrer  = readOnly{}
-	_ gofs.NodeSetxattrer = readOnly{}
-)
-
-func (readOnly) Mkdir(context.Context, string, uint32, *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	return nil, syscall.EROFS
-}
-
-func (readOnly) Mknod(context.Context, string, uint32, uint32, *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	return nil, syscall.EROFS
-}
-
-func (readOnly) Link(context.Context, gofs.InodeEmbedder, string, *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	return nil, syscall.EROFS
-}
-
-func (readOnly) Symlink(context.Context, string, string, *fuse.EntryOut) (*gofs.Inode, syscall.Errno) {
-	return nil, syscall.EROFS
-}
-
-func (readOnly) Create(context.Context, string, uint32, uint32, *fuse.EntryOut) (*gofs.Inode, gofs.FileHandle, uint32, syscall.Errno) {
-	return nil, nil, 0, syscall.EROFS
-}
-
-func (readOnly) Unlink(context.Context, string) syscall.Errno { return syscall.EROFS }
-func (readOnly) Rmdir(context.Context, string) syscall.Errno  { return syscall.EROFS }
-
-func (readOnly) Rename(context.Context, string, gofs.InodeEmbedder, string, uint32) syscall.Errno {
-	return syscall.EROFS
-}
-
-func (readOnly) Setattr(context.Context, gofs.FileHandle, *fuse.SetAttrIn, *fuse.AttrOut) syscall.Errno {
-	return syscall.EROFS
-}
-
-func (readOnly) Setxattr(context.Context, string, []byte, uint32) syscall.Errno {
-	return syscall.EROFS
-}
-
-func (readOnly) Removexattr(context.Context, string) syscall.Errno { return syscall.EROFS }
-
 // openFlagsOK rejects opening for writing.
 func openFlagsOK(flags uint32) syscall.Errno {
 	if flags&syscall.O_ACCMODE != syscall.O_RDONLY || flags&syscall.O_TRUNC != 0 {
@@ -132,10 +141,3 @@ func openFlagsOK(flags uint32) syscall.Errno {
 	}
 	return 0
 }
-
-var _ gofs.NodeFlusher = readOnly{}
-
-// Flush answers ENOSYS: nothing is ever buffered for writing here, and
-// the kernel stops sending FLUSH on every close once it hears ENOSYS,
-// which saves a round trip per file for tar, cp and rsync.
-func (readOnly) Flush(context.Context, gofs.FileHandle) syscall.Errno { return syscall.ENOSYS }

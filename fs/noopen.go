@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
@@ -27,28 +26,21 @@ type lazyFile struct {
 	h    atomic.Pointer[handleRef]
 }
 
-type handleRef struct{ h gofs.FileHandle }
+type handleRef struct{ h fileHandle }
 
-// opener makes a node's handle: what Open returns when OPEN is sent.
-type opener func(ctx context.Context) (gofs.FileHandle, syscall.Errno)
+// opener makes a node's handle: what OPEN gets when it is sent.
+type opener func(ctx context.Context) (fileHandle, syscall.Errno)
 
-// read serves a READ: through fh when the kernel sent an OPEN, else
-// through the node's own handle, made by open on first use.
-func (l *lazyFile) read(ctx context.Context, f *mountFS, fh gofs.FileHandle, dest []byte, off int64, open opener) (fuse.ReadResult, syscall.Errno) {
-	if fh == nil {
-		l.mu.RLock()
-		defer l.mu.RUnlock()
-		ref, e := l.get(ctx, f, open)
-		if e != 0 {
-			return nil, e
-		}
-		fh = ref.h
+// read serves a READ without a handle (the kernel sent no OPEN) through
+// the node's own handle, made by open on first use.
+func (l *lazyFile) read(ctx context.Context, f *mountFS, dest []byte, off int64, open opener) (fuse.ReadResult, syscall.Errno) {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	ref, e := l.get(ctx, f, open)
+	if e != 0 {
+		return nil, e
 	}
-	r, ok := fh.(gofs.FileReader)
-	if !ok {
-		return nil, syscall.EBADF
-	}
-	return r.Read(ctx, dest, off)
+	return ref.h.Read(ctx, dest, off)
 }
 
 // get returns the handle, making it once.
@@ -78,7 +70,7 @@ func (l *lazyFile) release(f *mountFS) {
 	defer l.mu.Unlock()
 	if ref := l.h.Swap(nil); ref != nil {
 		f.lazyFiles.Delete(l)
-		if r, ok := ref.h.(gofs.FileReleaser); ok {
+		if r, ok := ref.h.(handleReleaser); ok {
 			r.Release(context.Background())
 		}
 	}
@@ -92,10 +84,10 @@ func (f *mountFS) closeLazyFiles() {
 	})
 }
 
-// openMode is what a file node's Open answers: ENOSYS in no-open mode
+// openMode is what a file node's open answers: ENOSYS in no-open mode
 // (the kernel then never asks again), else a handle from open with
 // fuseFlags (FOPEN_KEEP_CACHE for a snapshot's files, which never change).
-func (f *mountFS) openMode(ctx context.Context, flags uint32, open opener, fuseFlags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
+func (f *mountFS) openMode(ctx context.Context, flags uint32, open opener, fuseFlags uint32) (fileHandle, uint32, syscall.Errno) {
 	if e := openFlagsOK(flags); e != 0 {
 		return nil, 0, e
 	}

@@ -14,14 +14,13 @@ import (
 // (no_opendir's default is FOPEN_CACHE_DIR|FOPEN_KEEP_CACHE). Listings
 // that change (namespaces, groups, snapshots) stay right because their
 // attributes expire when the listing becomes stale and their mtime moves
-// when it changed (dir.Getattr): the mount has CAP_AUTO_INVAL_DATA, with
+// when it changed (dir.getattr): the mount has CAP_AUTO_INVAL_DATA, with
 // which the kernel checks a cached directory's mtime before serving it.
 //
-// go-fuse serves READDIR(PLUS) without a handle as an empty directory,
-// so noOpendirFS opens a handle of the node filesystem for each listing
-// and keeps it between the requests of one listing (a directory larger
-// than one reply or than the caller's buffer, and the request that finds
-// its end).
+// A listing is served by a handle (a listHandle, or a rawDir in a file
+// archive), so noOpendirFS opens one for each listing and keeps it
+// between the requests of one listing (a directory larger than one reply
+// or than the caller's buffer, and the request that finds its end).
 
 // maxKeptDirs bounds the listings kept open between requests (each is
 // a directory stream); the oldest is closed first. A variable for tests.
@@ -38,7 +37,8 @@ type noOpendirFS struct {
 // offset from up to offset to. It serves a request at to (the next
 // entries) or inside that reply: the kernel asks again from the last
 // entry its caller took when the caller's buffer was smaller than the
-// reply, and go-fuse's handle answers that from the entries it sent.
+// reply, and the handle answers that (a listHandle from the list it
+// holds, a rawDir by moving its listing back).
 type keptDir struct {
 	node, from, to, fh uint64
 }
@@ -121,8 +121,8 @@ func (w *noOpendirFS) release(node, fh uint64) {
 	w.RawFileSystem.ReleaseDir(&fuse.ReleaseIn{InHeader: fuse.InHeader{NodeId: node}, Fh: fh})
 }
 
-// Forget closes the node's kept listings first: go-fuse drops a node the
-// kernel forgets, and a handle must be released while its node is known.
+// Forget closes the node's kept listings first: a directory the kernel
+// forgot is listed no more, and its listing's memory goes with it.
 func (w *noOpendirFS) Forget(node, nlookup uint64) {
 	w.mu.Lock()
 	var fhs []uint64

@@ -129,8 +129,8 @@ func waitNames(t *testing.T, dir string, ok func([]string) bool) {
 
 // TestNoOpendirForget: the kernel forgets a directory whose listing was
 // left half read (its handle kept), then another listing pushes that
-// handle out: it must be released before go-fuse drops the node (else
-// go-fuse panics on an unknown node), and the directory lists whole
+// handle out: it is released with the node (a handle of a forgotten
+// node must neither linger nor fail), and the directory lists whole
 // afterwards.
 func TestNoOpendirForget(t *testing.T) {
 	const per = 9000

@@ -8,7 +8,6 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/chunkcache"
-	gofs "github.com/hanwen/go-fuse/v2/fs"
 )
 
 // Defaults of Options.
@@ -32,12 +31,12 @@ type Scope struct {
 }
 
 // RootEntry is an extra node at the root of the mount supplied by the
-// caller, such as the .jobs control tree. New is called once, when the
-// root is built; the node lives as long as the mount.
+// caller, such as the .jobs control tree (JobsEntry). New is called once,
+// when the root is built; the node lives as long as the mount.
 type RootEntry struct {
 	Name string
 	Mode uint32 // file type bits, e.g. syscall.S_IFDIR
-	New  func() gofs.InodeEmbedder
+	New  func() Node
 }
 
 // Options configure a mount.

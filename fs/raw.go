@@ -2,59 +2,132 @@ package fs
 
 import (
 	"context"
-	"os/user"
 	"runtime/debug"
-	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
 
-	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
-// rawFS serves the entries of file archives below their roots on
-// go-fuse's raw API (rawtable.go says why) and passes every other
-// request to go-fuse's node filesystem. A request for a raw node id, and
-// a lookup or listing in an archive's root (a go-fuse node, registered
-// in the table from the reply that gave the kernel its id: rootids.go),
-// is answered here; go-fuse never sees a raw id (it would panic on an
-// unknown node).
+// rawFS serves a mount on go-fuse's raw API (fuse.RawFileSystem) from
+// the mount's node table (rawtable.go): every request names a node id
+// of the table, whose node is an entry of a file archive (served here
+// and in rawdir.go and rawfile.go from its tree) or a node of the
+// mount's own, a vnode (node.go; objtable.go), whose methods answer. An
+// archive's root is both: a vnode for its attributes, a directory of its
+// tree for its lookups, listings and extended attributes. Lookup counts
+// are the table's, and a node goes at the FORGET that ends them.
+// Requests this mount does not serve get go-fuse's default answer
+// (ENOSYS), those that would change something EROFS (rawrefuse.go).
 type rawFS struct {
-	fuse.RawFileSystem
-	f   *mountFS
-	t   *rawTable
-	srv atomic.Pointer[fuse.Server]
+	fuse.RawFileSystem // fuse.NewDefaultRawFileSystem: ENOSYS
+	f                  *mountFS
+	t                  *rawTable
+	srv                atomic.Pointer[fuse.Server]
 
 	freeing atomic.Bool // a FreeOSMemory runs
 
-	hmu    sync.Mutex
-	fhNext uint64
-	files  map[uint64]*readHandle // open files (not in no-open mode)
-	dirs   map[uint64]*rawDir     // open directories
+	hmu     sync.Mutex
+	fhNext  uint64
+	handles map[uint64]any // open files (fileHandle) and directories (*rawDir, *listHandle)
 }
 
-func newRawFS(inner fuse.RawFileSystem, f *mountFS) *rawFS {
-	return &rawFS{RawFileSystem: inner, f: f, t: f.raw, files: map[uint64]*readHandle{}, dirs: map[uint64]*rawDir{}}
+// newRawFS serves the nodes of table t of mount f.
+func newRawFS(f *mountFS, t *rawTable) *rawFS {
+	return &rawFS{RawFileSystem: fuse.NewDefaultRawFileSystem(), f: f, t: t, handles: map[uint64]any{}}
 }
 
-func (w *rawFS) Init(s *fuse.Server) {
-	w.srv.Store(s)
-	w.RawFileSystem.Init(s)
-}
+func (w *rawFS) String() string { return "cairn" }
+
+func (w *rawFS) Init(s *fuse.Server) { w.srv.Store(s) }
 
 func reqCtx(h *fuse.InHeader, cancel <-chan struct{}) *fuse.Context {
 	return &fuse.Context{Caller: h.Caller, Cancel: cancel}
 }
 
-// raw returns the raw node of id; ok is false for go-fuse's nodes
-// (archive roots included).
-func (w *rawFS) raw(id uint64) (rawNode, bool) {
-	if !isRawID(id) {
-		return rawNode{}, false
+// call is a request h to its node (one allocation).
+func (w *rawFS) call(h *fuse.InHeader, cancel <-chan struct{}) *call {
+	c := &call{w: w, id: h.NodeId, fc: fuse.Context{Caller: h.Caller, Cancel: cancel}}
+	c.ctx = &c.fc
+	return c
+}
+
+// notifyEntry drops the kernel's entry name of directory parent.
+func (w *rawFS) notifyEntry(parent uint64, name string) {
+	if s := w.srv.Load(); s != nil {
+		s.EntryNotify(parent, name)
 	}
-	return w.t.node(id)
+}
+
+// notifyContent drops the kernel's cached content of node id.
+func (w *rawFS) notifyContent(id uint64) {
+	if s := w.srv.Load(); s != nil {
+		s.InodeNotify(id, 0, 0)
+	}
+}
+
+// addHandle registers an open file or directory and returns its number.
+func (w *rawFS) addHandle(h any) uint64 {
+	w.hmu.Lock()
+	defer w.hmu.Unlock()
+	w.fhNext++
+	w.handles[w.fhNext] = h
+	return w.fhNext
+}
+
+// handle returns open file or directory fh; take removes it.
+func (w *rawFS) handle(fh uint64, take bool) any {
+	w.hmu.Lock()
+	defer w.hmu.Unlock()
+	h := w.handles[fh]
+	if take {
+		delete(w.handles, fh)
+	}
+	return h
+}
+
+// lookupObj counts a lookup of a node of the mount's own (objtable.go).
+func (w *rawFS) lookupObj(parent, ino uint64, mode uint32, mk func() vnode) (uint64, vnode, syscall.Errno) {
+	id, v, ok := w.t.lookupObj(ino, mode, parent, mk)
+	if !ok {
+		w.f.log.Error("too many entries looked up", "limit", rawMaxSlots)
+		return 0, nil, syscall.ENOMEM
+	}
+	return id, v, 0
+}
+
+// objEntryOut fills out for node id of the mount's own, inode ino of
+// file type mode, with the attributes and timeout of ao.
+func (w *rawFS) objEntryOut(id, ino uint64, mode uint32, ao *fuse.AttrOut, out *fuse.EntryOut) {
+	out.NodeId, out.Generation = id, 0
+	out.Attr = ao.Attr
+	fixAttr(&out.Attr, ino, mode)
+	out.AttrValid, out.AttrValidNsec = ao.AttrValid, ao.AttrValidNsec
+	if out.AttrTimeout() == 0 {
+		out.SetAttrTimeout(w.f.timeout)
+	}
+	out.SetEntryTimeout(w.f.timeout)
+}
+
+// fixAttr gives a node's attributes its inode number and file type (if
+// known), permission bits when it has none, and blocks when it did not
+// say, as go-fuse's node API did.
+func fixAttr(a *fuse.Attr, ino uint64, mode uint32) {
+	if ino != 0 {
+		a.Ino = ino
+		a.Mode = a.Mode&0o7777 | mode
+	}
+	if a.Mode&0o7777 == 0 {
+		a.Mode |= 0o644
+		if a.Mode&syscall.S_IFDIR != 0 {
+			a.Mode |= 0o111
+		}
+	}
+	if a.Blksize == 0 {
+		a.Blksize = 4096
+		a.Blocks = (a.Size + 4095) / 4096 * 8
+	}
 }
 
 // entryOf returns r's tree and entry, decoded again (the root's from
@@ -68,7 +141,7 @@ func entryOf(ctx context.Context, r rawNode) (ArchiveTree, TreeEntry, error) {
 	return t, e, err
 }
 
-// attr is what the kernel gets for e: go-fuse's defaults on top of the
+// rawAttr is what the kernel gets for e: go-fuse's defaults on top of the
 // tree's attributes (a mode without permission bits shows 0644).
 func rawAttr(o *openTree, e *TreeEntry) fuse.Attr {
 	a := o.attrOf(*e)
@@ -131,12 +204,19 @@ func (w *rawFS) rel(r rawNode) string {
 }
 
 func (w *rawFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, out *fuse.EntryOut) fuse.Status {
-	r, ok := w.t.node(h.NodeId)
+	r, st, ok := w.node(h.NodeId)
 	if !ok {
-		return w.t.learnLookup(w.RawFileSystem.Lookup(cancel, h, name, out), out)
+		return st
 	}
 	if name == "." || name == ".." {
 		return fuse.Status(syscall.ESTALE) // only NFS export asks, which the mount does not offer
+	}
+	if r.obj != nil && !r.root {
+		d, ok := r.obj.(dirNode)
+		if !ok {
+			return fuse.Status(syscall.ENOTDIR)
+		}
+		return fuse.Status(d.lookup(w.call(h, cancel), name, out, false))
 	}
 	ctx := reqCtx(h, cancel)
 	t, d, err := entryOf(ctx, r)
@@ -152,16 +232,12 @@ func (w *rawFS) Lookup(cancel <-chan struct{}, h *fuse.InHeader, name string, ou
 }
 
 func (w *rawFS) Forget(id, nlookup uint64) {
-	if !isRawID(id) {
-		w.RawFileSystem.Forget(id, nlookup)
-		if o := w.t.rootForget(id, nlookup); o != nil {
-			o.close()
-		}
-		return
-	}
 	done := w.t.forget(id, nlookup)
 	if done.lazy != nil {
 		done.lazy.release(w.f)
+	}
+	if n, ok := done.obj.(forgetNode); ok {
+		n.forgotten(w.f)
 	}
 	if done.tree != nil {
 		done.tree.close()
@@ -175,8 +251,8 @@ func (w *rawFS) Forget(id, nlookup uint64) {
 }
 
 func (w *rawFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.AttrOut) fuse.Status {
-	if !isRawID(in.NodeId) {
-		return w.RawFileSystem.GetAttr(cancel, in, out)
+	if r, ok := w.t.node(in.NodeId); ok && r.obj != nil {
+		return fuse.Status(w.objAttr(w.call(&in.InHeader, cancel), r, out))
 	}
 	r, _, e, _, st := w.decoded(cancel, &in.InHeader, "getattr")
 	if st != fuse.OK {
@@ -187,13 +263,29 @@ func (w *rawFS) GetAttr(cancel <-chan struct{}, in *fuse.GetAttrIn, out *fuse.At
 	return fuse.OK
 }
 
-// decoded returns the node of the raw id h names, its tree and its
-// entry decoded again, and the request's context.
+// objAttr answers a GETATTR of r, a node of the mount's own.
+func (w *rawFS) objAttr(c *call, r rawNode, out *fuse.AttrOut) syscall.Errno {
+	if e := r.obj.getattr(c, out); e != 0 {
+		return e
+	}
+	fixAttr(&out.Attr, r.ino, r.mode)
+	if out.Timeout() == 0 {
+		out.SetTimeout(w.f.timeout)
+	}
+	return 0
+}
+
+// decoded returns the node of the id h names (an entry of a file
+// archive, or a root), its tree and its entry decoded again, and the
+// request's context.
 func (w *rawFS) decoded(cancel <-chan struct{}, h *fuse.InHeader, op string) (rawNode, ArchiveTree, TreeEntry, *fuse.Context, fuse.Status) {
 	ctx := reqCtx(h, cancel)
 	r, st, ok := w.node(h.NodeId)
 	if !ok {
 		return r, nil, TreeEntry{}, ctx, st
+	}
+	if r.tree == nil {
+		return r, nil, TreeEntry{}, ctx, fuse.Status(syscall.EINVAL)
 	}
 	t, e, err := entryOf(ctx, r)
 	if err != nil {
@@ -202,10 +294,10 @@ func (w *rawFS) decoded(cancel <-chan struct{}, h *fuse.InHeader, op string) (ra
 	return r, t, e, ctx, fuse.OK
 }
 
-// node returns the raw node of a request for a raw id; ok false with
-// the status to answer when it is not (any more) known.
+// node returns the node of a request's id; ok false with the status to
+// answer when it is not (any more) known.
 func (w *rawFS) node(id uint64) (rawNode, fuse.Status, bool) {
-	r, ok := w.raw(id)
+	r, ok := w.t.node(id)
 	if !ok {
 		return r, fuse.Status(syscall.ESTALE), false
 	}
@@ -213,8 +305,13 @@ func (w *rawFS) node(id uint64) (rawNode, fuse.Status, bool) {
 }
 
 func (w *rawFS) Readlink(cancel <-chan struct{}, h *fuse.InHeader) ([]byte, fuse.Status) {
-	if !isRawID(h.NodeId) {
-		return w.RawFileSystem.Readlink(cancel, h)
+	if r, ok := w.t.node(h.NodeId); ok && r.obj != nil && !r.root {
+		l, ok := r.obj.(linkNode)
+		if !ok {
+			return nil, fuse.EINVAL
+		}
+		b, e := l.readlink(w.call(h, cancel))
+		return b, fuse.Status(e)
 	}
 	r, t, e, ctx, st := w.decoded(cancel, h, "open archive")
 	if st != fuse.OK {
@@ -227,129 +324,7 @@ func (w *rawFS) Readlink(cancel <-chan struct{}, h *fuse.InHeader) ([]byte, fuse
 	return []byte(target), fuse.OK
 }
 
-// xattrs returns a raw node's extended attributes.
-func (w *rawFS) xattrs(cancel <-chan struct{}, h *fuse.InHeader) ([]Xattr, fuse.Status) {
-	r, t, e, ctx, st := w.decoded(cancel, h, "open archive")
-	if st != fuse.OK {
-		return nil, st
-	}
-	xs, err := t.Xattrs(ctx, e)
-	if err != nil {
-		return nil, fuse.Status(w.fail(r, "xattrs", err))
-	}
-	return xs, fuse.OK
-}
-
-func (w *rawFS) GetXAttr(cancel <-chan struct{}, h *fuse.InHeader, attr string, dest []byte) (uint32, fuse.Status) {
-	if !isRawID(h.NodeId) {
-		return w.RawFileSystem.GetXAttr(cancel, h, attr, dest)
-	}
-	xs, st := w.xattrs(cancel, h)
-	if st != fuse.OK {
-		return 0, st
-	}
-	n, e := getXattr(xs, attr, dest)
-	return n, fuse.Status(e)
-}
-
-func (w *rawFS) ListXAttr(cancel <-chan struct{}, h *fuse.InHeader, dest []byte) (uint32, fuse.Status) {
-	if !isRawID(h.NodeId) {
-		return w.RawFileSystem.ListXAttr(cancel, h, dest)
-	}
-	xs, st := w.xattrs(cancel, h)
-	if st != fuse.OK {
-		return 0, st
-	}
-	n, e := listXattr(xs, dest)
-	return n, fuse.Status(e)
-}
-
-func (w *rawFS) Access(cancel <-chan struct{}, in *fuse.AccessIn) fuse.Status {
-	if !isRawID(in.NodeId) {
-		return w.RawFileSystem.Access(cancel, in)
-	}
-	r, _, e, _, st := w.decoded(cancel, &in.InHeader, "getattr")
-	if st != fuse.OK {
-		return st
-	}
-	if !hasAccess(in.Caller, rawAttr(r.tree, &e), in.Mask) {
-		return fuse.EACCES
-	}
-	return fuse.OK
-}
-
-// hasAccess is access(2)'s check of mask (R_OK 4, W_OK 2, X_OK 1) for
-// caller against a's owner and mode, as go-fuse makes it for its nodes.
-// The mount has default_permissions, under which Linux checks itself and
-// sends no ACCESS; this answers like the archive roots should one come.
-func hasAccess(c fuse.Caller, a fuse.Attr, mask uint32) bool {
-	mask &= 7
-	if mask == 0 {
-		return true
-	}
-	if c.Uid == 0 { // execute needs an execute bit, but on a directory
-		return mask&1 == 0 || a.Mode&0o111 != 0 || a.Mode&syscall.S_IFMT == syscall.S_IFDIR
-	}
-	bits := a.Mode
-	switch {
-	case c.Uid == a.Uid:
-		bits = a.Mode >> 6
-	case c.Gid == a.Gid, (a.Mode>>3)&mask != a.Mode&mask && inGroup(c.Uid, a.Gid):
-		bits = a.Mode >> 3
-	}
-	return bits&mask == mask
-}
-
-// inGroup tells whether uid's supplementary groups hold gid.
-func inGroup(uid, gid uint32) bool {
-	u, err := user.LookupId(strconv.FormatUint(uint64(uid), 10))
-	if err != nil {
-		return false
-	}
-	gs, err := u.GroupIds()
-	return err == nil && slices.Contains(gs, strconv.FormatUint(uint64(gid), 10))
-}
-
+// StatFs: every node answers with the store's file system (statfs.go).
 func (w *rawFS) StatFs(cancel <-chan struct{}, h *fuse.InHeader, out *fuse.StatfsOut) fuse.Status {
-	if isRawID(h.NodeId) {
-		root := *h
-		root.NodeId = fuse.FUSE_ROOT_ID
-		h = &root
-	}
-	return w.RawFileSystem.StatFs(cancel, h, out)
+	return fuse.Status(w.f.statfs(out))
 }
-
-func (w *rawFS) Statx(cancel <-chan struct{}, in *fuse.StatxIn, out *fuse.StatxOut) fuse.Status {
-	if isRawID(in.NodeId) {
-		return fuse.ENOSYS // as go-fuse answers for its nodes: the kernel asks GETATTR
-	}
-	return w.RawFileSystem.Statx(cancel, in, out)
-}
-
-// getXattr returns one attribute of xs; ERANGE with the size when dest
-// is short.
-func getXattr(xs []Xattr, name string, dest []byte) (uint32, syscall.Errno) {
-	for _, x := range xs {
-		if x.Name == name {
-			if len(dest) < len(x.Value) {
-				return uint32(len(x.Value)), syscall.ERANGE
-			}
-			return uint32(copy(dest, x.Value)), 0
-		}
-	}
-	return 0, syscall.ENODATA
-}
-
-// listXattr returns the names of xs, each ended by a NUL.
-func listXattr(xs []Xattr, dest []byte) (uint32, syscall.Errno) {
-	var b []byte
-	for _, x := range xs {
-		b = append(append(b, x.Name...), 0)
-	}
-	if len(dest) < len(b) {
-		return uint32(len(b)), syscall.ERANGE
-	}
-	return uint32(copy(dest, b)), 0
-}
-
-var _ gofs.FileReader = (*readHandle)(nil)

@@ -19,7 +19,7 @@ import (
 // dead and never names another entry, and once everything is forgotten
 // the pages and the index are given back.
 func TestRawTable(t *testing.T) {
-	tab := newRawTable()
+	tab := newRawTable(nil)
 	trees := []*openTree{{path: "a"}, {path: "b"}}
 	type key struct {
 		tree int
@@ -87,7 +87,7 @@ func TestRawTable(t *testing.T) {
 // TestRawHardLinkType: an entry of another file type with the same ID (a
 // hostile archive) gets a node of its own, never one of the wrong type.
 func TestRawHardLinkType(t *testing.T) {
-	tab := newRawTable()
+	tab := newRawTable(nil)
 	o := &openTree{path: "a"}
 	f := TreeEntry{ID: 9, Mode: syscall.S_IFREG}
 	d := TreeEntry{ID: 9, Mode: syscall.S_IFDIR}
@@ -99,9 +99,10 @@ func TestRawHardLinkType(t *testing.T) {
 	}
 }
 
-// TestRawRoutes: entries below an archive's root get raw node ids (bit
-// 63), never go-fuse's, and the root's go-fuse id is registered (from
-// the LOOKUP reply that gave it to the kernel).
+// TestRawRoutes: every node below the mount's root has a node id of the
+// mount's table (generation<<32 | slot, never bit 63): the layout's
+// directories, the archive's root and the entries below it alike, and
+// each names the node it was given for.
 func TestRawRoutes(t *testing.T) {
 	s, snap := manyFilesArchive(t, 2, 3)
 	srv, mnt, logs := mountT(t, Options{Store: s, Trees: PxarTrees{}, Debug: true})
@@ -111,7 +112,7 @@ func TestRawRoutes(t *testing.T) {
 	}
 	// go-fuse's debug log: `rx 24: LOOKUP n5  "root.pxar" ...` and
 	// `tx 24:     OK, {n6 ...`
-	rx := regexp.MustCompile(`rx (\d+): LOOKUP n\d+ +\\?"(root\.pxar|d001|file0002\.go)\\?"`)
+	rx := regexp.MustCompile(`rx (\d+): LOOKUP n\d+ +\\?"(` + regexp.QuoteMeta(snap.Type) + `|root\.pxar|d001|file0002\.go)\\?"`)
 	tx := regexp.MustCompile(`tx (\d+): +OK, \{n(\d+) `)
 	names := map[string]string{}
 	for _, m := range rx.FindAllStringSubmatch(logs.String(), -1) {
@@ -123,20 +124,29 @@ func TestRawRoutes(t *testing.T) {
 			ids[name], _ = strconv.ParseUint(m[2], 10, 64)
 		}
 	}
-	if len(ids) != 3 {
+	if len(ids) != 4 {
 		t.Fatalf("lookups found in the log: %v", ids)
 	}
-	if isRawID(ids["root.pxar"]) || !isRawID(ids["d001"]) || !isRawID(ids["file0002.go"]) {
-		t.Errorf("node ids: %v, want go-fuse's for the root and raw ones below", ids)
-	}
-	if _, ok := srv.fsys.raw.node(ids["root.pxar"]); !ok {
-		t.Errorf("the root's node id %d is not registered", ids["root.pxar"])
+	for name, id := range ids {
+		r, ok := srv.fsys.raw.node(id)
+		switch {
+		case id>>63 != 0 || id>>32 == 0:
+			t.Errorf("%s: node id %#x is no id of the table", name, id)
+		case !ok:
+			t.Errorf("%s: node id %#x names no node", name, id)
+		case name == "root.pxar" && (!r.root || r.tree == nil):
+			t.Errorf("root.pxar: node %+v, want the archive's root", r)
+		case name == snap.Type && r.obj == nil:
+			t.Errorf("%s: node %+v, want a directory of the layout", name, r)
+		case (name == "d001" || name == "file0002.go") && (r.obj != nil || r.tree == nil):
+			t.Errorf("%s: node %+v, want an entry of the archive", name, r)
+		}
 	}
 }
 
 // TestRawReadOnly: nothing below an archive's root can be changed, in
 // both modes (the one-mount mode is mounted read-write for .jobs), with
-// raw and go-fuse nodes in one request.
+// the root and entries below it in one request.
 func TestRawReadOnly(t *testing.T) {
 	s, snap := manyFilesArchive(t, 2, 3)
 	forModes(t, func(t *testing.T, one bool) {
@@ -174,7 +184,7 @@ func TestRawReadOnly(t *testing.T) {
 	})
 }
 
-// TestHasAccess: access(2) on a raw node as go-fuse answers it.
+// TestHasAccess: access(2) on a node as go-fuse's node API answered it.
 func TestHasAccess(t *testing.T) {
 	file := fuse.Attr{Mode: syscall.S_IFREG | 0o640, Owner: fuse.Owner{Uid: 1000, Gid: 100}}
 	dir := fuse.Attr{Mode: syscall.S_IFDIR | 0o600, Owner: fuse.Owner{Uid: 1000, Gid: 100}}

@@ -10,12 +10,12 @@ import (
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
-// Directories of the raw table (and archive roots' listings). A
-// directory of a file archive never changes: it is opened with
-// FOPEN_CACHE_DIR and FOPEN_KEEP_CACHE (cachedir.go), and in no-opendir
-// mode noOpendirFS opens and keeps its handles here as for go-fuse's.
-// READDIRPLUS makes the entries' slots from what the listing decoded,
-// without decoding them again.
+// Directories. A directory of the mount's own is listed by its
+// listHandle (cachedir.go). A directory of a file archive (its root
+// included) never changes: it is opened with FOPEN_CACHE_DIR and
+// FOPEN_KEEP_CACHE, and READDIRPLUS makes the entries' slots from what
+// the listing decoded, without decoding them again. In no-opendir mode
+// noOpendirFS opens and keeps the handles of both.
 
 // rawDir is an open directory: a listing of it, positioned where the
 // next request most likely starts. Offsets are the listing's positions
@@ -47,19 +47,28 @@ type dirItem struct {
 }
 
 func (w *rawFS) OpenDir(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
-	r, ok := w.t.node(in.NodeId)
+	r, st, ok := w.node(in.NodeId)
 	if !ok {
-		return w.RawFileSystem.OpenDir(cancel, in, out)
+		return st
 	}
 	if in.Flags&(syscall.O_WRONLY|syscall.O_RDWR) != 0 {
 		return fuse.Status(syscall.EISDIR)
 	}
-	w.hmu.Lock()
-	w.fhNext++
-	out.Fh = w.fhNext
-	w.dirs[out.Fh] = &rawDir{node: r}
-	w.hmu.Unlock()
-	out.OpenFlags = fuse.FOPEN_CACHE_DIR | fuse.FOPEN_KEEP_CACHE
+	if r.obj != nil && !r.root {
+		d, ok := r.obj.(dirNode)
+		if !ok {
+			return fuse.Status(syscall.ENOTDIR)
+		}
+		h, ff, e := d.opendir(w.call(&in.InHeader, cancel))
+		if e != 0 {
+			return fuse.Status(e)
+		}
+		h.id = in.NodeId
+		out.Fh, out.OpenFlags = w.addHandle(h), ff
+		return fuse.OK
+	}
+	out.Fh = w.addHandle(&rawDir{node: r})
+	out.OpenFlags = cachedFlags
 	return fuse.OK
 }
 
@@ -72,35 +81,22 @@ func (w *rawFS) ReadDirPlus(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.D
 }
 
 func (w *rawFS) readDir(cancel <-chan struct{}, in *fuse.ReadIn, out *fuse.DirEntryList, plus bool) fuse.Status {
-	d, ok := w.dir(in.NodeId, in.Fh)
-	if !ok {
-		switch {
-		case isRawID(in.NodeId) && in.Fh == 0:
-			return fuse.OK // go-fuse lists a directory without a handle as empty
-		case isRawID(in.NodeId):
-			return fuse.EBADF
-		case plus:
-			start := len(out.Bytes())
-			st := w.RawFileSystem.ReadDirPlus(cancel, in, out)
-			if st == fuse.OK {
-				w.t.learnRoots(out.Bytes()[start:])
-			}
-			return st
+	switch d := w.handle(in.Fh, false).(type) {
+	case *rawDir:
+		if d.node.nodeID == in.NodeId {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			return w.serve(d, in.Offset, out, plus)
 		}
-		return w.RawFileSystem.ReadDir(cancel, in, out)
+	case *listHandle:
+		if d.id == in.NodeId {
+			return fuse.Status(d.serve(w.call(&in.InHeader, cancel), in.Offset, out, plus))
+		}
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return w.serve(d, in.Offset, out, plus)
-}
-
-// dir returns the open directory fh of node id, if it is one of the
-// raw table's (go-fuse numbers its own handles the same way).
-func (w *rawFS) dir(id, fh uint64) (*rawDir, bool) {
-	w.hmu.Lock()
-	defer w.hmu.Unlock()
-	d := w.dirs[fh]
-	return d, d != nil && d.node.nodeID == id
+	if in.Fh == 0 {
+		return fuse.OK // a directory listed without a handle is empty, as go-fuse's are
+	}
+	return fuse.EBADF
 }
 
 // position opens the directory's listing, unless open, and moves it to
@@ -220,16 +216,10 @@ func (d *rawDir) close() {
 }
 
 func (w *rawFS) ReleaseDir(in *fuse.ReleaseIn) {
-	d, ok := w.dir(in.NodeId, in.Fh)
+	d, ok := w.handle(in.Fh, true).(*rawDir)
 	if !ok {
-		if !isRawID(in.NodeId) {
-			w.RawFileSystem.ReleaseDir(in)
-		}
 		return
 	}
-	w.hmu.Lock()
-	delete(w.dirs, in.Fh)
-	w.hmu.Unlock()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.close()
@@ -241,10 +231,7 @@ func (w *rawFS) ReleaseDir(in *fuse.ReleaseIn) {
 }
 
 func (w *rawFS) FsyncDir(cancel <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
-	if isRawID(in.NodeId) {
-		return fuse.ENOTSUP
-	}
-	return w.RawFileSystem.FsyncDir(cancel, in)
+	return fuse.ENOTSUP
 }
 
 // setListing keeps directory id's listing for prefill while the kernel
@@ -252,16 +239,14 @@ func (w *rawFS) FsyncDir(cancel <-chan struct{}, in *fuse.FsyncIn) fuse.Status {
 func (t *rawTable) setListing(id uint64, l *dirListing) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if _, ok := t.roots[id]; ok {
-		t.listings[id] = l
-	} else if _, _, ok := t.slotOf(id); ok {
+	if _, _, ok := t.slotOf(id); ok {
 		t.listings[id] = l
 	}
 }
 
 // listing returns directory id's last listing.
 func (t *rawTable) listing(id uint64) *dirListing {
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	t.mu.RLock()
+	defer t.mu.RUnlock()
 	return t.listings[id]
 }

@@ -4,17 +4,16 @@ import (
 	"context"
 	"syscall"
 
-	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
-// Files of the raw table: OPEN (ENOSYS in no-open mode, noopen.go), READ
-// through the open handle or the slot's own reader, and every request
-// that would change something refused.
+// Files: OPEN (ENOSYS in no-open mode, noopen.go), READ through the open
+// handle or, without one, the node's own reader (a slot's lazyFile for an
+// entry of a file archive), LSEEK.
 
 // openFile opens r's content, and queues the files after it in its
 // directory for prefill (prefill.go).
-func (w *rawFS) openFile(ctx context.Context, r rawNode) (gofs.FileHandle, syscall.Errno) {
+func (w *rawFS) openFile(ctx context.Context, r rawNode) (fileHandle, syscall.Errno) {
 	t, e, err := entryOf(ctx, r)
 	if err != nil {
 		return nil, w.fail(r, "open archive", err)
@@ -32,52 +31,61 @@ func (w *rawFS) openFile(ctx context.Context, r rawNode) (gofs.FileHandle, sysca
 }
 
 func (w *rawFS) Open(cancel <-chan struct{}, in *fuse.OpenIn, out *fuse.OpenOut) fuse.Status {
-	if !isRawID(in.NodeId) {
-		return w.RawFileSystem.Open(cancel, in, out)
-	}
 	r, st, ok := w.node(in.NodeId)
 	if !ok {
 		return st
 	}
-	fh, ff, e := w.f.openMode(reqCtx(&in.InHeader, cancel), in.Flags, func(ctx context.Context) (gofs.FileHandle, syscall.Errno) {
-		return w.openFile(ctx, r)
-	}, fuse.FOPEN_KEEP_CACHE)
+	var fh fileHandle
+	var ff uint32
+	var e syscall.Errno
+	c := w.call(&in.InHeader, cancel)
+	switch n := r.obj.(type) {
+	case nil:
+		fh, ff, e = w.f.openMode(c.ctx, in.Flags, func(ctx context.Context) (fileHandle, syscall.Errno) {
+			return w.openFile(ctx, r)
+		}, fuse.FOPEN_KEEP_CACHE)
+	case fileNode:
+		fh, ff, e = n.open(c, in.Flags)
+	default:
+		e = syscall.EISDIR
+	}
 	if e != 0 {
 		return fuse.Status(e)
 	}
-	w.hmu.Lock()
-	w.fhNext++
-	out.Fh = w.fhNext
-	w.files[out.Fh] = fh.(*readHandle)
-	w.hmu.Unlock()
+	if fh != nil {
+		out.Fh = w.addHandle(fh)
+	}
 	out.OpenFlags = ff
 	return fuse.OK
 }
 
 func (w *rawFS) Read(cancel <-chan struct{}, in *fuse.ReadIn, buf []byte) (fuse.ReadResult, fuse.Status) {
-	if !isRawID(in.NodeId) {
-		return w.RawFileSystem.Read(cancel, in, buf)
-	}
-	ctx := reqCtx(&in.InHeader, cancel)
 	if in.Fh != 0 {
-		w.hmu.Lock()
-		h := w.files[in.Fh]
-		w.hmu.Unlock()
-		if h == nil {
+		h, ok := w.handle(in.Fh, false).(fileHandle)
+		if !ok {
 			return nil, fuse.EBADF
 		}
-		res, e := h.Read(ctx, buf, int64(in.Offset))
+		res, e := h.Read(reqCtx(&in.InHeader, cancel), buf, int64(in.Offset))
 		return res, fuse.Status(e)
 	}
+	c := w.call(&in.InHeader, cancel)
 	r, st, ok := w.node(in.NodeId)
 	if !ok {
 		return nil, st
+	}
+	switch n := r.obj.(type) {
+	case nil:
+	case fileNode:
+		res, e := n.read(c, buf, int64(in.Offset))
+		return res, fuse.Status(e)
+	default:
+		return nil, fuse.Status(syscall.EISDIR)
 	}
 	l := w.t.lazyOf(in.NodeId)
 	if l == nil {
 		return nil, fuse.Status(syscall.ESTALE)
 	}
-	res, e := l.read(ctx, w.f, nil, buf, int64(in.Offset), func(ctx context.Context) (gofs.FileHandle, syscall.Errno) {
+	res, e := l.read(c.ctx, w.f, buf, int64(in.Offset), func(ctx context.Context) (fileHandle, syscall.Errno) {
 		return w.openFile(ctx, r)
 	})
 	return res, fuse.Status(e)
@@ -100,47 +108,59 @@ func (t *rawTable) lazyOf(id uint64) *lazyFile {
 }
 
 func (w *rawFS) Release(cancel <-chan struct{}, in *fuse.ReleaseIn) {
-	if !isRawID(in.NodeId) {
-		w.RawFileSystem.Release(cancel, in)
-		return
-	}
-	w.hmu.Lock()
-	h := w.files[in.Fh]
-	delete(w.files, in.Fh)
-	w.hmu.Unlock()
-	if h != nil {
+	if h, ok := w.handle(in.Fh, true).(handleReleaser); ok {
 		h.Release(context.Background())
 	}
 }
 
+// Flush answers ENOSYS: nothing is ever buffered for writing here, and
+// the kernel stops sending FLUSH on every close once it hears ENOSYS,
+// which saves a round trip per file for tar, cp and rsync.
 func (w *rawFS) Flush(cancel <-chan struct{}, in *fuse.FlushIn) fuse.Status {
-	if isRawID(in.NodeId) {
-		return fuse.ENOSYS // readOnly.Flush says why
-	}
-	return w.RawFileSystem.Flush(cancel, in)
+	return fuse.ENOSYS
 }
 
-// Lseek: SEEK_DATA and SEEK_HOLE see a file without holes, as go-fuse
+// Lseek: SEEK_DATA and SEEK_HOLE from a node that knows its holes (an
+// image: sparse.go); every other file is seen without holes, as go-fuse
 // answers for its nodes.
 func (w *rawFS) Lseek(cancel <-chan struct{}, in *fuse.LseekIn, out *fuse.LseekOut) fuse.Status {
-	if !isRawID(in.NodeId) {
-		return w.RawFileSystem.Lseek(cancel, in, out)
+	var size uint64
+	if r, ok := w.t.node(in.NodeId); ok && r.obj != nil {
+		c := w.call(&in.InHeader, cancel)
+		if s, ok := r.obj.(seekNode); ok {
+			off, e := s.lseek(c, in.Offset, in.Whence)
+			out.Offset = off
+			return fuse.Status(e)
+		}
+		var ao fuse.AttrOut
+		if e := w.objAttr(c, r, &ao); e != 0 {
+			return fuse.Status(e)
+		}
+		size = ao.Size
+	} else {
+		_, _, e, _, st := w.decoded(cancel, &in.InHeader, "getattr")
+		if st != fuse.OK {
+			return st
+		}
+		size = e.Size
 	}
-	_, _, e, _, st := w.decoded(cancel, &in.InHeader, "getattr")
-	if st != fuse.OK {
-		return st
-	}
+	return seekWithoutHoles(in, out, size)
+}
+
+// seekWithoutHoles answers SEEK_DATA and SEEK_HOLE in a file of size
+// bytes without holes.
+func seekWithoutHoles(in *fuse.LseekIn, out *fuse.LseekOut, size uint64) fuse.Status {
 	switch in.Whence {
-	case 3: // SEEK_DATA
-		if in.Offset >= e.Size {
+	case seekData:
+		if in.Offset >= size {
 			return fuse.Status(syscall.ENXIO)
 		}
 		out.Offset = in.Offset
-	case 4: // SEEK_HOLE
-		if in.Offset > e.Size {
+	case seekHole:
+		if in.Offset > size {
 			return fuse.Status(syscall.ENXIO)
 		}
-		out.Offset = e.Size
+		out.Offset = size
 	default:
 		return fuse.ENOTSUP
 	}

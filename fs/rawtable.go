@@ -1,48 +1,43 @@
 package fs
 
 import (
-	"log/slog"
 	"math/bits"
 	"sync"
 	"syscall"
-	"weak"
+
+	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
-// The raw table. The entries of file archives below their roots are
-// served on go-fuse's raw API (raw.go), not as go-fuse nodes: a node
-// there costs about 370 bytes of go-fuse's own bookkeeping (its Inode,
-// node table entry, maps, parent record, children) beside ours. Here a
-// looked-up entry is one slot of 72 bytes in fixed pages (no Go pointer
-// in it, nothing for the garbage collector to follow) plus about 8 bytes
-// of index, and its memory goes back when the kernel forgets it.
+// The node table. Every node the kernel holds of a mount, but its root,
+// is a slot of the mount's table: the entries of file archives below
+// their roots, and the mount's own nodes above them (the layout's
+// directories and files, the archives' roots, .stats, .jobs). A slot is
+// 72 bytes in fixed pages (no Go pointer in it, nothing for the garbage
+// collector to follow) plus about 8 bytes of index, and its memory goes
+// back when the kernel forgets the node. An entry of a file archive keeps
+// only its TreeRef there (a go-fuse node cost about 525 bytes); a node of
+// the mount's own also has its Go value (a vnode) in the table's objs.
 //
-// A raw node id is rawBit | generation<<32 | slot. go-fuse (2.12.1) hands
-// out its node ids from a counter starting at 2 and never reuses them
-// (cairn does not set ExternalNodeID), so it never makes one with bit 63
-// set; go-fuse's poll hack id (^0) has a slot no table reaches. Every id
-// go-fuse gives passes through the raw layer, which checks this: an entry
-// whose id would clash goes without a node, with a log line (rootids.go).
-// The
+// A node id is generation<<32 | slot, with the generation below 1<<31:
+// never FUSE's root id (1), never go-fuse's poll hack id (^0). The
 // generation is new for every slot made, so an id the kernel forgot
-// never names the next entry of its slot.
+// never names the next node of its slot.
 
 const (
-	rawBit       = uint64(1) << 63
 	rawPageSlots = 1024
-	rawMaxSlots  = 1 << 31 // slot bit 31 stays clear: no id is ^0
-	noTree       = ^uint32(0)
+	rawMaxSlots  = 1 << 31    // slot bit 31 stays clear: no id is ^0
+	noTree       = ^uint32(0) // the tree index of the mount's own nodes (objs)
 )
 
-func isRawID(id uint64) bool { return id&rawBit != 0 }
-
-// rawSlot is a looked-up entry of a file archive.
+// rawSlot is a node the kernel holds: an entry of a file archive, or
+// (tree noTree) a node of the mount's own.
 type rawSlot struct {
 	ref     TreeRef // the entry's TreeEntry.Ref: all else is decoded again
-	id      uint64  // TreeEntry.ID: hard links share it (and one slot)
+	id      uint64  // TreeEntry.ID: hard links share it (and one slot); a node of the mount's own: its inode number
 	nlookup uint64  // the kernel's lookup count
 	parent  uint64  // node id of the directory it was first looked up in
 	gen     uint32  // 0: free
-	tree    uint32  // index in rawTable.trees
+	tree    uint32  // index in rawTable.trees; noTree: a node of the mount's own
 	mode    uint32  // st_mode
 	flags   uint32
 }
@@ -55,8 +50,9 @@ type rawPage struct {
 	live  int
 }
 
-// rawNode is what a request needs of a node of a file archive: its tree
-// and its entry (its Ref, or the tree's root).
+// rawNode is what a request needs of a node: for an entry of a file
+// archive its tree and its entry (its Ref, or the tree's root); for a
+// node of the mount's own its vnode (an archive's root has both).
 type rawNode struct {
 	nodeID uint64
 	tree   *openTree
@@ -64,12 +60,14 @@ type rawNode struct {
 	mode   uint32
 	parent uint64
 	root   bool
+	obj    vnode
+	ino    uint64 // a node of the mount's own: its inode number (0: the root's, as it says)
 }
 
-// rawTable holds the looked-up entries of all file archives of a mount,
-// and the roots (go-fuse nodes) whose directories it serves.
+// rawTable holds the nodes the kernel holds of one mount: the looked-up
+// entries of all its file archives and its own nodes (objs).
 type rawTable struct {
-	mu      sync.Mutex
+	mu      sync.RWMutex // read-locked by the lookups of a request's node
 	pages   []*rawPage
 	inAvail []bool   // page index is in avail
 	avail   []uint32 // pages that may have free slots
@@ -81,14 +79,14 @@ type rawTable struct {
 	trees   []*openTree
 	freeT   []uint32
 
-	roots     map[uint64]*rootRef               // an archive root's go-fuse node id (rootids.go)
-	rootTrees map[uint64]weak.Pointer[openTree] // archive roots' trees by inode number
-	clashOnce sync.Once                         // go-fuse gave an id with rawBit (rootids.go)
-	log       *slog.Logger                      // the mount's
-	lazy      map[uint32]*lazyFile              // a file slot's reader in no-open mode (noopen.go)
-	listings  map[uint64]*dirListing            // a directory's last listing, by node id (prefill.go)
-	lazyHigh  int                               // most entries lazy had since it was made
-	listHigh  int                               // the same for listings
+	root      vnode                  // the node of FUSE_ROOT_ID, never forgotten
+	objs      map[uint32]vnode       // the mount's own nodes by slot (objtable.go)
+	objHigh   int                    // most entries objs had since it was made
+	rootTrees map[uint64]*openTree   // the open trees of archive roots by inode number (objtable.go)
+	lazy      map[uint32]*lazyFile   // a file slot's reader in no-open mode (noopen.go)
+	listings  map[uint64]*dirListing // a directory's last listing, by node id (prefill.go)
+	lazyHigh  int                    // most entries lazy had since it was made
+	listHigh  int                    // the same for listings
 }
 
 // shrunk returns m, or a copy of it once it holds less than an eighth of
@@ -106,42 +104,42 @@ func shrunk[K comparable, V any](m map[K]V, high *int) map[K]V {
 	return c
 }
 
-func newRawTable() *rawTable {
-	return &rawTable{roots: map[uint64]*rootRef{}, rootTrees: map[uint64]weak.Pointer[openTree]{}, lazy: map[uint32]*lazyFile{}, listings: map[uint64]*dirListing{}}
+// newRawTable returns the table of a mount whose root is root.
+func newRawTable(root vnode) *rawTable {
+	return &rawTable{root: root, objs: map[uint32]vnode{}, rootTrees: map[uint64]*openTree{}, lazy: map[uint32]*lazyFile{}, listings: map[uint64]*dirListing{}}
 }
 
 func (t *rawTable) slot(s uint32) *rawSlot { return &t.pages[s/rawPageSlots].slots[s%rawPageSlots] }
 
-func rawID(gen, s uint32) uint64 { return rawBit | uint64(gen)<<32 | uint64(s) }
+func rawID(gen, s uint32) uint64 { return uint64(gen)<<32 | uint64(s) }
 
-// slotOf returns the live slot a raw id names.
+// slotOf returns the live slot a node id names.
 func (t *rawTable) slotOf(id uint64) (uint32, *rawSlot, bool) {
 	s := uint32(id)
 	p := s / rawPageSlots
-	if !isRawID(id) || int(p) >= len(t.pages) || t.pages[p] == nil {
+	if id>>63 != 0 || int(p) >= len(t.pages) || t.pages[p] == nil {
 		return 0, nil, false
 	}
 	sl := t.slot(s)
-	if sl.gen == 0 || sl.gen != uint32(id>>32)&0x7fffffff {
+	if sl.gen == 0 || sl.gen != uint32(id>>32) {
 		return 0, nil, false
 	}
 	return s, sl, true
 }
 
-// node returns the node of a raw id or of an archive root's id.
+// node returns the node of id.
 func (t *rawTable) node(id uint64) (rawNode, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if !isRawID(id) {
-		r, ok := t.roots[id]
-		if !ok {
-			return rawNode{}, false
-		}
-		return rawNode{nodeID: id, tree: r.tree, root: true, mode: syscall.S_IFDIR}, true
+	if id == fuse.FUSE_ROOT_ID {
+		return objNode(id, t.root, 0, 0, syscall.S_IFDIR), true
 	}
-	_, sl, ok := t.slotOf(id)
-	if !ok {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	s, sl, ok := t.slotOf(id)
+	switch {
+	case !ok:
 		return rawNode{}, false
+	case sl.tree == noTree:
+		return objNode(id, t.objs[s], sl.parent, sl.id, sl.mode), true
 	}
 	return rawNode{nodeID: id, tree: t.trees[sl.tree], ref: sl.ref, mode: sl.mode, parent: sl.parent}, true
 }
@@ -163,15 +161,20 @@ func (t *rawTable) lookup(o *openTree, e *TreeEntry, parent uint64) (uint64, boo
 		t.dropTreeIfUnused(o)
 		return 0, false
 	}
-	t.gen = (t.gen + 1) & 0x7fffffff
-	if t.gen == 0 {
-		t.gen = 1
-	}
-	*t.slot(s) = rawSlot{ref: e.Ref, id: e.ID, nlookup: 1, parent: parent, gen: t.gen, tree: ti, mode: e.Mode}
+	*t.slot(s) = rawSlot{ref: e.Ref, id: e.ID, nlookup: 1, parent: parent, gen: t.nextGen(), tree: ti, mode: e.Mode}
 	o.rawLive++
 	t.live++
 	t.insert(s)
 	return rawID(t.gen, s), true
+}
+
+// nextGen returns a new generation, 1 to 1<<31-1.
+func (t *rawTable) nextGen() uint32 {
+	t.gen = (t.gen + 1) & 0x7fffffff
+	if t.gen == 0 {
+		t.gen = 1
+	}
+	return t.gen
 }
 
 // existing returns the node id and Ref of o's regular file id when the
@@ -207,13 +210,14 @@ func (t *rawTable) unprefill(id uint64) {
 type forgotten struct {
 	lazy *lazyFile // a reader to release
 	tree *openTree // a tree to close
+	obj  vnode     // a node of the mount's own the kernel forgot
 	// shrunk: the table went down to a hundredth of the most it held
 	// (the kernel dropped its entries): time to hand memory back to the
 	// system, as go-fuse does when its node table shrinks so
 	shrunk bool
 }
 
-// forget applies a FORGET of a raw id.
+// forget applies a FORGET of id.
 func (t *rawTable) forget(id, n uint64) (done forgotten) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -235,7 +239,7 @@ func (t *rawTable) forget(id, n uint64) (done forgotten) {
 		t.listings = shrunk(t.listings, &t.listHigh)
 	}
 	t.remove(s)
-	o := t.trees[sl.tree]
+	ti := sl.tree
 	*sl = rawSlot{}
 	t.free(s)
 	t.high = max(t.high, t.live)
@@ -244,9 +248,15 @@ func (t *rawTable) forget(id, n uint64) (done forgotten) {
 		t.high = t.live
 		done.shrunk = true
 	}
-	o.rawLive--
 	done.lazy = l
+	if ti == noTree {
+		done.obj, done.tree = t.dropObj(s)
+		return done
+	}
+	o := t.trees[ti]
+	o.rawLive--
 	if t.dropTreeIfUnused(o) && o.rootRefs == 0 {
+		t.dropRootTree(o)
 		done.tree = o
 	}
 	return done

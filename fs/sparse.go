@@ -1,14 +1,12 @@
 package fs
 
 import (
-	"context"
 	"math/bits"
 	"syscall"
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store/chunkcache"
 	"github.com/cairnfs/cairn/store/index"
-	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
@@ -147,17 +145,12 @@ func (n *archiveFile) holes() (*holeMap, error) {
 	return h, nil
 }
 
-var (
-	_ gofs.NodeGetattrer = (*archiveFile)(nil)
-	_ gofs.NodeLseeker   = (*archiveFile)(nil)
-)
-
-// Getattr gives an image's st_blocks from its hole map, or from the
+// getattr gives an image's st_blocks from its hole map, or from the
 // snapshot index once a mount learned it (the snapshot is then stat'ed
 // without reading its manifest or index). A map that cannot be made (a
 // damaged snapshot, whose reads fail anyway) leaves the listing's
 // attributes: the size, as if all data.
-func (n *archiveFile) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+func (n *archiveFile) getattr(c *call, out *fuse.AttrOut) syscall.Errno {
 	out.Attr = n.attr
 	if n.blocksKnown {
 		return 0
@@ -170,9 +163,9 @@ func (n *archiveFile) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.
 	return 0
 }
 
-// Lseek answers SEEK_DATA and SEEK_HOLE (the kernel sends LSEEK for no
+// lseek answers SEEK_DATA and SEEK_HOLE (the kernel sends LSEEK for no
 // other whence) from the hole map; a blob is all data.
-func (n *archiveFile) Lseek(ctx context.Context, _ gofs.FileHandle, off uint64, whence uint32) (uint64, syscall.Errno) {
+func (n *archiveFile) lseek(c *call, off uint64, whence uint32) (uint64, syscall.Errno) {
 	h, err := n.holes()
 	if err != nil {
 		return 0, n.openFailed(err)

@@ -1,10 +1,8 @@
 package fs
 
 import (
-	"context"
 	"syscall"
 
-	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
 )
@@ -15,13 +13,7 @@ import (
 // file system's block size, and its inode counts. "Used" is thus what the
 // whole file system uses, the store and whatever else it holds: the
 // store's own size is not known without walking every chunk. The kernel
-// sends STATFS with the node df names, so every node answers it.
-func (n *node) Statfs(ctx context.Context, out *fuse.StatfsOut) syscall.Errno {
-	return n.fsys.statfs(out)
-}
-
-var _ gofs.NodeStatfser = (*node)(nil)
-
+// sends STATFS with the node df names: every node answers it so.
 func (f *mountFS) statfs(out *fuse.StatfsOut) syscall.Errno {
 	var st unix.Statfs_t
 	if err := unix.Statfs(f.s.Root(), &st); err != nil {

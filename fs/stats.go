@@ -9,7 +9,6 @@ import (
 	"syscall"
 	"time"
 
-	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
@@ -82,15 +81,11 @@ var statsSize = uint64(len(Stats{}.statsJSON()))
 // (auto_inval_data) then drops the page it cached and reads again.
 type statsFile struct {
 	node
-	readOnly
 }
 
-var (
-	_ gofs.NodeOpener = (*statsFile)(nil)
-	_ gofs.NodeReader = (*statsFile)(nil)
-)
+var _ fileNode = (*statsFile)(nil)
 
-func (n *statsFile) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
+func (n *statsFile) getattr(c *call, out *fuse.AttrOut) syscall.Errno {
 	out.Attr = n.attr
 	out.Size = statsSize
 	now := time.Now()
@@ -99,21 +94,19 @@ func (n *statsFile) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.At
 	return 0
 }
 
-// Open (sent only when the mount is not in no-open mode) gives a handle
+// open (sent only when the mount is not in no-open mode) gives a handle
 // with direct I/O, which bypasses the page cache.
-func (n *statsFile) Open(ctx context.Context, flags uint32) (gofs.FileHandle, uint32, syscall.Errno) {
-	return n.fsys.openMode(ctx, flags, n.open, fuse.FOPEN_DIRECT_IO)
+func (n *statsFile) open(c *call, flags uint32) (fileHandle, uint32, syscall.Errno) {
+	return n.fsys.openMode(c.ctx, flags, n.snapshot, fuse.FOPEN_DIRECT_IO)
 }
 
-// open snapshots the counters.
-func (n *statsFile) open(context.Context) (gofs.FileHandle, syscall.Errno) {
+// snapshot is a handle of the counters as they are now.
+func (n *statsFile) snapshot(context.Context) (fileHandle, syscall.Errno) {
 	return &bytesHandle{data: n.fsys.stats().statsJSON()}, 0
 }
 
-// Read serves the handle's counters, or without one the current ones.
-func (n *statsFile) Read(ctx context.Context, fh gofs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
-	if fh == nil {
-		fh, _ = n.open(ctx)
-	}
-	return fh.(*bytesHandle).Read(ctx, dest, off)
+// read without a handle serves the current counters.
+func (n *statsFile) read(c *call, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	h, _ := n.snapshot(c.ctx)
+	return h.Read(c.ctx, dest, off)
 }

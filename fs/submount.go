@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"syscall"
 
-	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
@@ -33,27 +32,12 @@ type subMount struct {
 	done   chan struct{}
 }
 
-// placeholders stands in for the extra entries in the store's mount: the
-// empty directories they are mounted over.
-func placeholders(extra []RootEntry) []RootEntry {
-	out := make([]RootEntry, len(extra))
-	for i, x := range extra {
-		out[i] = RootEntry{Name: x.Name, Mode: syscall.S_IFDIR, New: func() gofs.InodeEmbedder { return &emptyDir{} }}
-	}
-	return out
-}
-
-// emptyDir is a read-only directory without entries.
-type emptyDir struct {
-	gofs.Inode
-	readOnly
-}
-
 // mountSub mounts x over its directory in the store's mount.
 func (m *Server) mountSub(opt Options, x RootEntry) error {
 	dir := filepath.Join(m.dir, x.Name)
-	gopts := m.fuseOptions(opt, nil, false)
-	server, err := fuse.NewServer(gofs.NewNodeFS(x.New(), gopts), dir, &gopts.MountOptions)
+	mopts := m.mountOptions(opt, false)
+	sub := &mountFS{s: m.fsys.s, timeout: m.fsys.timeout, log: m.fsys.log, owner: m.fsys.owner, started: m.fsys.started}
+	server, err := fuse.NewServer(newRawFS(sub, newRawTable(x.New())), dir, &mopts)
 	if err != nil {
 		return mountError(dir, err)
 	}

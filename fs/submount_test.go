@@ -8,7 +8,6 @@ import (
 	"syscall"
 	"testing"
 
-	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"golang.org/x/sys/unix"
 )
 
@@ -21,7 +20,7 @@ func TestSplitMount(t *testing.T) {
 		t.Skip("split mode needs root (mount(2)); without it a mount is one read-write mount, tested by the other tests")
 	}
 	f := testFixture(t)
-	extra := RootEntry{Name: "ctl", Mode: syscall.S_IFDIR, New: func() gofs.InodeEmbedder { return &emptyDir{} }}
+	extra := RootEntry{Name: "ctl", Mode: syscall.S_IFDIR, New: func() Node { return (&mountFS{}).emptyDir(inoOf("ctl")) }}
 	srv, mnt, logs := mountT(t, Options{Debug: true, Extra: []RootEntry{extra}})
 	var st unix.Statfs_t
 	if err := unix.Statfs(mnt, &st); err != nil || st.Flags&unix.ST_RDONLY == 0 {

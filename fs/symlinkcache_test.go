@@ -87,8 +87,8 @@ func TestLatestMovesCached(t *testing.T) {
 	cachedReadlinks(t, logs, latest, second.TimeString(), "")
 }
 
-// TestArchiveSymlinkCached: a symlink inside a file archive (served on
-// the raw API) is asked for once.
+// TestArchiveSymlinkCached: a symlink inside a file archive (a slot of
+// the node table) is asked for once.
 func TestArchiveSymlinkCached(t *testing.T) {
 	var meta, payload bytes.Buffer
 	enc, err := pxar.NewEncoder(&meta, &payload, pxMeta(pxar.ModeIFDIR|0o755, 1600000000))

@@ -9,7 +9,6 @@ import (
 
 	"github.com/cairnfs/cairn/fs/layout"
 	"github.com/cairnfs/cairn/store"
-	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 )
 
@@ -29,7 +28,7 @@ type openTree struct {
 	// under the raw table's lock (rawtable.go)
 	rawIdx   uint32 // index in the table's trees + 1; 0: none
 	rawLive  int    // slots of this tree
-	rootRefs int    // node ids of the root the kernel holds (rootids.go)
+	rootRefs int    // root nodes holding it (objtable.go)
 }
 
 func (o *openTree) get(ctx context.Context) (ArchiveTree, TreeEntry, error) {
@@ -99,7 +98,8 @@ func (f *mountFS) treeAttr(ino uint64, e TreeEntry) fuse.Attr {
 }
 
 // newTreeNode is the node of a file archive's root (layout.KindTree):
-// the tree of archive a that nodes share (rootids.go), opened at first
+// the tree of archive a (shared with the root's node the kernel held
+// before, while it holds entries of it: objtable.go), opened at first
 // use. Once the root's attributes are known (layout.Archive.Root: from
 // the snapshot index, or read by this mount), neither a listing nor a
 // stat opens the archive; before, its attributes cost opening the tree
@@ -107,7 +107,7 @@ func (f *mountFS) treeAttr(ino uint64, e TreeEntry) fuse.Attr {
 // them for the rest of the mount and in the index for the next one.
 func (f *mountFS) newTreeNode(a *layout.Archive) *treeNode {
 	o := &openTree{fsys: f, arch: a, snap: a.Snapshot(), name: a.Name, path: a.Path()}
-	return &treeNode{tree: f.raw.sharedTree(o)}
+	return &treeNode{tree: o}
 }
 
 // rootEntry is the TreeEntry of a root's attributes from the index.
@@ -124,23 +124,30 @@ func (o *openTree) knownRoot() (fuse.Attr, bool) {
 	return o.fsys.treeAttr(inoOf(o.path), rootEntry(r)), true
 }
 
-// treeNode is a file archive's root, a go-fuse node of its snapshot
-// directory. Everything below it is served on the raw API (raw.go): a
-// lookup or listing in it goes to the raw table, which learns its node
-// id from the reply that gave it to the kernel (rootids.go) and closes
-// the tree when the kernel forgets it and every entry of the tree. It
-// answers its own attributes and extended attributes.
+// treeNode is a file archive's root, a node of its snapshot directory.
+// Its lookups, listings and extended attributes are the raw layer's, as
+// for every directory of the tree (raw.go); it answers its own
+// attributes, known without opening the tree once the snapshot index or
+// this mount learned them.
 type treeNode struct {
-	gofs.Inode
-	readOnly
 	tree *openTree
 }
 
-var (
-	_ gofs.NodeGetattrer   = (*treeNode)(nil)
-	_ gofs.NodeGetxattrer  = (*treeNode)(nil)
-	_ gofs.NodeListxattrer = (*treeNode)(nil)
-)
+// getattr returns the root's attributes, with the archive's inode number.
+func (n *treeNode) getattr(c *call, out *fuse.AttrOut) syscall.Errno {
+	// The attributes known without opening the tree, if they are.
+	if a, ok := n.tree.knownRoot(); ok {
+		out.Attr = a
+		return 0
+	}
+	_, e, err := n.tree.get(c.ctx)
+	if err != nil {
+		return n.fail("getattr", err)
+	}
+	out.Attr = n.tree.attrOf(e)
+	out.Attr.Ino = inoOf(n.tree.path)
+	return 0
+}
 
 // fail maps an error of the tree to an errno, logging what is not a plain
 // "not there" or a cancelled request.
@@ -150,50 +157,4 @@ func (n *treeNode) fail(op string, err error) syscall.Errno {
 		n.tree.fsys.log.Error(op+" failed", "snapshot", n.tree.snap.String(), "archive", n.tree.name, "path", "/", "err", err)
 	}
 	return e
-}
-
-// Getattr returns the root's attributes, with the archive's inode number.
-func (n *treeNode) Getattr(ctx context.Context, _ gofs.FileHandle, out *fuse.AttrOut) syscall.Errno {
-	// The attributes known without opening the tree, if they are.
-	if a, ok := n.tree.knownRoot(); ok {
-		out.Attr = a
-		return 0
-	}
-	_, e, err := n.tree.get(ctx)
-	if err != nil {
-		return n.fail("getattr", err)
-	}
-	out.Attr = n.tree.attrOf(e)
-	out.Attr.Ino = inoOf(n.tree.path)
-	return 0
-}
-
-func (n *treeNode) xattrs(ctx context.Context) ([]Xattr, syscall.Errno) {
-	t, e, err := n.tree.get(ctx)
-	if err != nil {
-		return nil, n.fail("open archive", err)
-	}
-	xs, err := t.Xattrs(ctx, e)
-	if err != nil {
-		return nil, n.fail("xattrs", err)
-	}
-	return xs, 0
-}
-
-// Getxattr returns one attribute; ERANGE with the size when dest is short.
-func (n *treeNode) Getxattr(ctx context.Context, name string, dest []byte) (uint32, syscall.Errno) {
-	xs, e := n.xattrs(ctx)
-	if e != 0 {
-		return 0, e
-	}
-	return getXattr(xs, name, dest)
-}
-
-// Listxattr returns the attribute names, each ended by a NUL.
-func (n *treeNode) Listxattr(ctx context.Context, dest []byte) (uint32, syscall.Errno) {
-	xs, e := n.xattrs(ctx)
-	if e != 0 {
-		return 0, e
-	}
-	return listXattr(xs, dest)
 }
