@@ -1,6 +1,9 @@
 // Command s3proxy is the benchmarks' latency proxy: a reverse proxy on
 // loopback that delays every request to an S3 endpoint (as
-// internal/miniotest.Proxy does for tests), for test/bench/s3.sh.
+// internal/miniotest.Proxy does for tests), for test/bench/s3.sh. It
+// counts the requests it passes on by kind (get, put, head, list,
+// delete-batch, ...): GET /.s3proxy/requests answers with the counts
+// (test/bench/s3-scale.sh).
 //
 //	s3proxy -listen 127.0.0.1:9100 -target http://127.0.0.1:9000 -delay 20ms
 package main
@@ -27,7 +30,13 @@ func main() {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 256
 	rp.Transport = tr
+	var n counts
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == statsPath {
+			n.ServeHTTP(w, r)
+			return
+		}
+		n.add(r)
 		t := time.NewTimer(*delay)
 		defer t.Stop()
 		select {
