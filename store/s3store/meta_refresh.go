@@ -313,7 +313,7 @@ func (r *refresher) mirrorSnapshot(snap store.Snapshot, objs []objstore.ObjectIn
 // listing (a forget under way): the rest of its snapshot is passed over
 // until the next refresh.
 func (r *refresher) mirror(dirfd int, dir, name string, obj objstore.ObjectInfo, buf *[]byte) (gone bool, err error) {
-	ok, err := mirrorUpToDate(dirfd, dir, name, obj)
+	ok, exists, err := mirrorUpToDate(dirfd, dir, name, obj)
 	if err != nil {
 		r.refuse(err)
 		return false, nil
@@ -330,6 +330,14 @@ func (r *refresher) mirror(dirfd int, dir, name string, obj objstore.ObjectInfo,
 		*buf = nil
 	}
 	r.memory.Release(n)
+	if err == nil && exists && name == store.ManifestName {
+		// the snapshot index takes a finished snapshot's listing from
+		// what it recorded while the group's directory is unchanged
+		// (store/snapindex_group.go); a manifest replaced in place (one
+		// forgotten and made again at the same time between two
+		// refreshes) changes the group's times so that it looks again
+		r.s.touchDir(filepath.Dir(dir))
+	}
 	var ke *KeyError
 	switch {
 	case errors.As(err, &ke):
