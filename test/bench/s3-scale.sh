@@ -12,7 +12,8 @@
 #   - `cairn mount --daemon` on another fresh mirror (ready once its
 #     refresh is done) and `find MNT -maxdepth 4` (every snapshot's
 #     archive: TYPE/ID/TIME/ARCHIVE), cold then warm, with the daemon's
-#     CPU and RSS.
+#     CPU and RSS, and the daemon's CPU and requests over the next
+#     minute, idle (it refreshes its mirror every 30 s).
 # Each line gives wall seconds, CPU seconds (user+system), peak RSS and
 # the S3 requests by kind, counted by test/bench/s3proxy, which cairn
 # reaches the bucket through (adding DELAY to each request, 0 by
@@ -30,6 +31,7 @@ MINIO=${CAIRN_MINIO:-$(command -v minio || echo "$HOME/.cache/cairn/minio/minio"
 [ -x "$MINIO" ] || { echo "no MinIO binary: set CAIRN_MINIO" >&2; exit 2; }
 SIZES=${SIZES:-"100000 300000"}
 JOBS=${JOBS:-64}
+GC=${GC:-1} # 0: measure snapshots and the mount only
 D=${S3SCALE_DIR:-/var/tmp/cairn-s3scale}
 PORT=${PORT:-19300}
 DELAY=${DELAY:-0s}
@@ -76,10 +78,12 @@ measure() {
   printf '%-34s %7.1f s  %7.1f CPU-s  %6.0f MiB  requests: %s\n' "$label" "$e" "$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }')" \
     "$(awk -v m="$m" 'BEGIN { print m / 1024 }')" "$(reqdiff req.0 req.1)"
 }
-# fresh DIR: a new store directory attached to the bucket, no mirror yet.
+# fresh DIR: a new store directory attached to the bucket, its mirror
+# removed (attaching mirrors the bucket already).
 fresh() {
   rm -rf "$1"
   "$CAIRN" --store "$1" init --s3 s3://bench/scale --endpoint "$EPP" --path-style >/dev/null
+  rm -rf "$1/host" "$1/.cairn-snapindex"
 }
 dcpu() { awk -v t="$(getconf CLK_TCK)" '{ printf "%.1f", ($14 + $15) / t }' "/proc/$1/stat"; }
 rss() { awk '/VmRSS|VmHWM/ { printf "%s %.0f MiB  ", $1, $2 / 1024 }' "/proc/$1/status"; }
@@ -94,19 +98,20 @@ for n in $SIZES; do
     s=$(now)
     "$GEN" -store gen -chunks "$n" -from "$have" -jobs "$JOBS" 2>gen.log
     echo "$n" >generated
-    rm -f swept
     printf '== made %d chunks and 10,000 snapshots in %.0f s (%d chunks were there)\n' "$n" "$(awk -v s="$s" -v e="$(now)" 'BEGIN { print e - s }')" "$have"
     have=$n
   fi
   echo "== $n chunks, 10,000 snapshots ($(du -sh minio-data | cut -f1) in MinIO's directory)"
-  if [ -f swept ]; then "$GEN" -store gen -chunks "$n" -garbage -jobs "$JOBS" 2>gen.log; fi
-  "$CAIRN" --store store snapshots >/dev/null # GC's mirror as a host that runs it has it
-  measure "gc --atime-cutoff 0" "$CAIRN" --store store gc --atime-cutoff 0 -v
-  touch swept
-  grep -v '^gc: ' out >"gc-$n.log"
-  grep -E '^ +(phase|removed|on disk)' out | sed 's/^ */    /'
-  measure "gc again (nothing to remove)" "$CAIRN" --store store gc --atime-cutoff 0
-  grep -E '^ +phase' out | sed 's/^ */    /'
+  if [ "$GC" = 1 ]; then
+    if [ -f swept ]; then "$GEN" -store gen -chunks "$n" -garbage -jobs "$JOBS" 2>gen.log; fi
+    "$CAIRN" --store store snapshots >/dev/null # GC's mirror as a host that runs it has it
+    measure "gc --atime-cutoff 0" "$CAIRN" --store store gc --atime-cutoff 0 -v
+    touch swept
+    grep -v '^gc: ' out >"gc-$n.log"
+    grep -E '^ +(phase|removed|on disk)' out | sed 's/^ */    /'
+    measure "gc again (nothing to remove)" "$CAIRN" --store store gc --atime-cutoff 0
+    grep -E '^ +phase' out | sed 's/^ */    /'
+  fi
   fresh fresh
   measure "snapshots (fresh mirror)" "$CAIRN" --store fresh snapshots
   measure "snapshots (warm)" "$CAIRN" --store fresh snapshots
@@ -128,6 +133,12 @@ for n in $SIZES; do
   printf '%-34s %7.1f s  %7.1f CPU-s (daemon), %d archives; warm %.1f s, %.1f CPU-s; daemon %s\n' "find mnt -maxdepth 4 (first)" "$f1" \
     "$(awk -v a="$c0" -v b="$c1" 'BEGIN { print b - a }')" "$got" "$f2" "$(awk -v a="$c1" -v b="$c2" 'BEGIN { print b - a }')" "$(rss "$pid")"
   [ "$got" = 10000 ] || echo "!!! find saw $got archives, want 10000" >&2
+  # the mount refreshes its mirror every 30 s: its cost over a minute
+  requests >req.0
+  sleep 60
+  requests >req.1
+  printf '%-34s %7.1f CPU-s (daemon)  requests: %s; daemon %s\n' "mount idle for 60 s" \
+    "$(awk -v a="$c2" -v b="$(dcpu "$pid")" 'BEGIN { print b - a }')" "$(reqdiff req.0 req.1)" "$(rss "$pid")"
   "$CAIRN" umount mnt
   while mountpoint -q mnt; do sleep 0.1; done
   rm -rf fresh fresh2
