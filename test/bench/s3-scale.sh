@@ -101,7 +101,7 @@ for n in $SIZES; do
     printf '== made %d chunks and 10,000 snapshots in %.0f s (%d chunks were there)\n' "$n" "$(awk -v s="$s" -v e="$(now)" 'BEGIN { print e - s }')" "$have"
     have=$n
   fi
-  echo "== $n chunks, 10,000 snapshots ($(du -sh minio-data | cut -f1) in MinIO's directory)"
+  echo "== $n chunks, 10,000 snapshots ($(du -sh --exclude=.minio.sys minio-data 2>/dev/null | cut -f1) in MinIO's directory)"
   if [ "$GC" = 1 ]; then
     if [ -f swept ]; then "$GEN" -store gen -chunks "$n" -garbage -jobs "$JOBS" 2>gen.log; fi
     "$CAIRN" --store store snapshots >/dev/null # GC's mirror as a host that runs it has it
