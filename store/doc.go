@@ -50,9 +50,11 @@
 // forgets elsewhere), LockGroup (a lease beside the group's flock),
 // RegisterWriter and ReleaseWriter (a lease beside the writer file),
 // Refresh, RefreshGroup, Close. localMeta (meta.go) mostly does
-// nothing more: the directory is all there is. The snapshot index is
-// the local side's optional snapIndexer: a remote store's mirror
-// changes under every refresh and keeps none.
+// nothing more: the directory is all there is. Both kinds keep the
+// snapshot index (snapindex*.go): a remote store's mirror changes only
+// as the directory of a local store does (a refresh adds, replaces by
+// rename and removes snapshot directories and files, and downloads
+// only what changed), so the index's checks hold for it as they are.
 //
 // # The remote store, a package of its own
 //

@@ -20,8 +20,6 @@ import (
 // in step (the rules in docs/design/store.md). A new Store method that
 // changes snapshot metadata adds its method here, and the compiler asks
 // both sides for it.
-//
-// What only one side can do is an optional interface: snapIndexer.
 type MetaStore interface {
 	// Publish finishes b's snapshot with manifest m: its files made
 	// durable, m written last (Backup.Finish).
@@ -69,20 +67,6 @@ type MetaStore interface {
 	Close(ctx context.Context) error
 }
 
-// snapIndexer is the optional side of a MetaStore whose snapshot
-// directories change only through this store and its kind, so that the
-// snapshot index (snapindex.go) may vouch for them: the local one. A
-// remote store's mirror changes under every refresh; it keeps no index.
-type snapIndexer interface {
-	snapIndexed()
-}
-
-// snapIndexed tells whether s keeps a snapshot index.
-func (s *Store) snapIndexed() bool {
-	_, ok := s.meta.(snapIndexer)
-	return ok
-}
-
 // Refresh brings a remote store's local snapshot directories up to date
 // with the bucket (docs/design/store.md, store/s3store); on a local store
 // it does nothing. A *s3store.RefreshError lists what it refused to mirror; another
@@ -94,12 +78,7 @@ func (s *Store) Refresh(ctx context.Context) error { return s.meta.Refresh(ctx) 
 // there is.
 type localMeta struct{ s *Store }
 
-var (
-	_ MetaStore   = localMeta{}
-	_ snapIndexer = localMeta{}
-)
-
-func (localMeta) snapIndexed() {}
+var _ MetaStore = localMeta{}
 
 // Publish implements MetaStore: the manifest is written, atomically.
 func (l localMeta) Publish(ctx context.Context, b *Backup, m *Manifest) error {

@@ -147,16 +147,13 @@ type SnapIndex struct {
 }
 
 // OpenSnapIndex loads the store's snapshot index; a missing one is empty,
-// an unusable one is logged and empty. A remote store has none.
+// an unusable one is logged and empty.
 func (s *Store) OpenSnapIndex(log *slog.Logger) *SnapIndex {
 	if log == nil {
 		log = s.log
 	}
 	x := &SnapIndex{s: s, log: log, new: map[string]snapIndexEntry{},
 		settled: time.Now().Add(-snapIndexSettle).UnixNano()}
-	if !s.snapIndexed() {
-		return x
-	}
 	old, err := readSnapIndex(x.path())
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -327,9 +324,6 @@ func (x *SnapIndex) keep(key string, e snapIndexEntry) {
 // not looked at are kept; else they are dropped (their snapshots are
 // gone). A store the user cannot write keeps its old index.
 func (x *SnapIndex) Save(partial bool) {
-	if !x.s.snapIndexed() {
-		return
-	}
 	if partial {
 		for k, e := range x.old {
 			if _, ok := x.new[k]; !ok {

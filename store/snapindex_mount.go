@@ -52,12 +52,8 @@ type ManifestStamp struct {
 	trusted bool
 }
 
-// OpenListingIndex returns the store's index for a mount; nil for a
-// remote store (whose methods then find nothing and keep nothing).
+// OpenListingIndex returns the store's index for a mount.
 func (s *Store) OpenListingIndex(log *slog.Logger) *ListingIndex {
-	if !s.snapIndexed() {
-		return nil
-	}
 	if log == nil {
 		log = s.log
 	}

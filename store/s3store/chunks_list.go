@@ -91,9 +91,13 @@ func listChunkObjects(ctx context.Context, b objstore.Objects) iter.Seq2[objstor
 	}
 }
 
-// keyRange is a listing of the keys under prefix after startAfter.
+// keyRange is a listing of the keys under prefix after startAfter and,
+// of those, the keys from from (inclusive) to to (exclusive; "" : no
+// bound): a chunk range has no bounds beyond its prefix, a refresh's
+// range of whole groups has both (meta_list.go).
 type keyRange struct {
 	prefix, startAfter string
+	from, to           string
 }
 
 // chunkRanges splits the chunk keys after last (the probe's last key)
@@ -112,9 +116,9 @@ func chunkRanges(last string) []keyRange {
 		pre := chunkDir + "/" + hexOf(p, digits)
 		switch {
 		case strings.HasPrefix(last, pre):
-			out = append(out, keyRange{pre, last})
+			out = append(out, keyRange{prefix: pre, startAfter: last})
 		case pre > last:
-			out = append(out, keyRange{pre, ""})
+			out = append(out, keyRange{prefix: pre})
 		}
 	}
 	return out
@@ -217,6 +221,12 @@ func listRange(ctx context.Context, b objstore.Objects, r keyRange, out chan<- r
 	for info, err := range b.List(ctx, r.prefix, r.startAfter) {
 		if err != nil {
 			return send(rangePage{err: err})
+		}
+		if info.Key < r.from {
+			continue
+		}
+		if r.to != "" && info.Key >= r.to {
+			break
 		}
 		info.ETag = "" // not needed: less to hold
 		page = append(page, info)

@@ -243,11 +243,11 @@ func TestChunkRanges(t *testing.T) {
 		first      keyRange
 		firstWhole string
 	}{
-		{chunkDir + "/8000/8000" + d, 8, keyRange{chunkDir + "/8", chunkDir + "/8000/8000" + d}, chunkDir + "/9"},
-		{chunkDir + "/0100/0100" + d, 255, keyRange{chunkDir + "/01", chunkDir + "/0100/0100" + d}, chunkDir + "/02"},
-		{chunkDir + "/0000/0000" + d, 4096, keyRange{chunkDir + "/000", chunkDir + "/0000/0000" + d}, chunkDir + "/001"},
-		{chunkDir + "/+junk", 4096, keyRange{chunkDir + "/000", ""}, chunkDir + "/001"},
-		{chunkDir + "/ffff/ffff" + d, 1, keyRange{chunkDir + "/f", chunkDir + "/ffff/ffff" + d}, ""},
+		{chunkDir + "/8000/8000" + d, 8, keyRange{prefix: chunkDir + "/8", startAfter: chunkDir + "/8000/8000" + d}, chunkDir + "/9"},
+		{chunkDir + "/0100/0100" + d, 255, keyRange{prefix: chunkDir + "/01", startAfter: chunkDir + "/0100/0100" + d}, chunkDir + "/02"},
+		{chunkDir + "/0000/0000" + d, 4096, keyRange{prefix: chunkDir + "/000", startAfter: chunkDir + "/0000/0000" + d}, chunkDir + "/001"},
+		{chunkDir + "/+junk", 4096, keyRange{prefix: chunkDir + "/000", startAfter: ""}, chunkDir + "/001"},
+		{chunkDir + "/ffff/ffff" + d, 1, keyRange{prefix: chunkDir + "/f", startAfter: chunkDir + "/ffff/ffff" + d}, ""},
 		{chunkDir + "/zzz", 0, keyRange{}, ""},
 	} {
 		rs := chunkRanges(c.last)
@@ -261,7 +261,7 @@ func TestChunkRanges(t *testing.T) {
 		if rs[0] != c.first {
 			t.Errorf("after %q: first range %+v, want %+v", c.last, rs[0], c.first)
 		}
-		if c.n > 1 && (rs[1] != keyRange{c.firstWhole, ""}) {
+		if c.n > 1 && (rs[1] != keyRange{prefix: c.firstWhole}) {
 			t.Errorf("after %q: second range %+v, want %s whole", c.last, rs[1], c.firstWhole)
 		}
 	}

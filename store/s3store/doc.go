@@ -25,6 +25,7 @@
 //   - metastore.go: the store.MetaStore (remoteMeta), each method a line
 //     into meta.go (publish, manifests), forget.go (rule 3), leases.go
 //     (group and writer leases, rules 1 and 3), meta_refresh.go,
+//     meta_list.go (its listing, in ranges of groups listed at once),
 //     meta_files.go and meta_remove.go (the mirror: rule 5, the bucket's
 //     keys taken as hostile input), offline.go (a bucket unreachable at
 //     open).

@@ -154,21 +154,21 @@ func openDirAt(dirfd int, name string) (int, error) {
 // mirrorUpToDate reports whether the directory's file name is the object
 // obj describes (same size and modification time); a local entry that is
 // not a regular file is an error.
-func mirrorUpToDate(dirfd int, dir, name string, obj objstore.ObjectInfo) (bool, error) {
+func mirrorUpToDate(dirfd int, dir, name string, obj objstore.ObjectInfo) (ok, exists bool, err error) {
 	var st unix.Stat_t
-	err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	err = unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW)
 	if errors.Is(err, unix.ENOENT) {
-		return false, nil
+		return false, false, nil
 	}
 	if err != nil {
-		return false, fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
+		return false, false, fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return false, fmt.Errorf("%s: not a regular file (mode %#o): not replaced by the bucket's %s",
+		return false, true, fmt.Errorf("%s: not a regular file (mode %#o): not replaced by the bucket's %s",
 			filepath.Join(dir, name), st.Mode, obj.Key)
 	}
 	mt := time.Unix(st.Mtim.Unix())
-	return st.Size == obj.Size && sameMirrorTime(mt, obj.LastModified), nil
+	return st.Size == obj.Size && sameMirrorTime(mt, obj.LastModified), true, nil
 }
 
 // sameMirrorTime compares a file's time with an object's to the
@@ -228,4 +228,12 @@ func putLocalFile(ctx context.Context, b objstore.Objects, key, path string, lim
 		return objstore.ObjectInfo{}, err
 	}
 	return b.Put(ctx, key, objstore.Cond{}, data)
+}
+
+// touchDir sets a directory's times to now; failing, it logs.
+func (s *rstore) touchDir(path string) {
+	now := []unix.Timespec{{Nsec: unix.UTIME_NOW}, {Nsec: unix.UTIME_NOW}}
+	if err := unix.UtimesNanoAt(unix.AT_FDCWD, path, now, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		s.remote.bucket.Logger().Warn("a group of the mirror may be listed as before its manifest changed", "dir", path, "err", err)
+	}
 }

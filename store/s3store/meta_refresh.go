@@ -13,13 +13,15 @@ import (
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/objstore"
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
 	"golang.org/x/sys/unix"
 )
 
 // Refreshing a remote store's local mirror (rule 5 of the safety
 // protocol, docs/design/store.md). The bucket's top-level "directories" are listed;
 // .chunks/ and .cairn/ are passed over and every other one (ns/, ct/,
-// host/, vm/) is listed whole, in key order, which keeps a snapshot's
+// host/, vm/) is listed whole, taken in key order (listed in ranges of
+// whole groups, a few at once: meta_list.go), which keeps a snapshot's
 // keys, and a group's, together: the refresh holds the objects of the
 // snapshots being downloaded (at most refreshWorkers at once, each by a
 // worker of its own) and one group's snapshot times at a time, and the
@@ -103,8 +105,8 @@ func (r *refresher) all() error {
 	return r.removeUnseenGroups()
 }
 
-// list takes every object under prefix.
-func (r *refresher) list(prefix string) error {
+// listWhole takes every object under prefix, in one listing.
+func (r *refresher) listWhole(prefix string) error {
 	for obj, err := range r.s.remote.bucket.List(r.ctx, prefix, "") {
 		if err != nil {
 			return fmt.Errorf("refresh from bucket %s: list %s: %w", r.s.remote.cfg.Bucket, prefix, err)
@@ -125,7 +127,7 @@ func (s *rstore) refreshGroup(ctx context.Context, g store.Group) error {
 	defer s.remote.meta.mu.Unlock()
 	r := newRefresher(ctx, s)
 	r.group, r.g = groupKey(g), g
-	err := r.list(r.group)
+	err := r.listWhole(r.group)
 	if err == nil {
 		err = r.flushGroup()
 	}
@@ -141,13 +143,22 @@ func (s *rstore) refreshGroup(ctx context.Context, g store.Group) error {
 	return nil
 }
 
-// refreshWorkers bounds the snapshots a refresh downloads at once.
-const refreshWorkers = 8
+// A refresh downloads the files of up to refreshWorkers snapshots at
+// once (a first refresh of 10,000 snapshots is 20,000 GETs or more,
+// each a round trip), holding at most refreshMemory bytes of them (a
+// larger file alone), and a worker keeps a buffer of at most
+// refreshKeepBuf bytes from one file to the next.
+const (
+	refreshWorkers = 32
+	refreshMemory  = 64 << 20
+	refreshKeepBuf = 1 << 20
+)
 
 func newRefresher(ctx context.Context, s *rstore) *refresher {
 	eg, ctx := errgroup.WithContext(ctx)
 	eg.SetLimit(refreshWorkers)
-	return &refresher{s: s, ctx: ctx, eg: eg, seen: map[string]bool{}, times: map[string]bool{}}
+	return &refresher{s: s, ctx: ctx, eg: eg, seen: map[string]bool{}, times: map[string]bool{},
+		memory: semaphore.NewWeighted(refreshMemory)}
 }
 
 // finish waits for the downloads and returns the refresh's error: err,
@@ -168,6 +179,8 @@ type refresher struct {
 	s   *rstore
 	ctx context.Context // ends when a download fails
 	eg  *errgroup.Group
+
+	memory *semaphore.Weighted // bytes being downloaded
 
 	group string          // the current group's key prefix
 	g     store.Group     // and the group
@@ -300,7 +313,7 @@ func (r *refresher) mirrorSnapshot(snap store.Snapshot, objs []objstore.ObjectIn
 // listing (a forget under way): the rest of its snapshot is passed over
 // until the next refresh.
 func (r *refresher) mirror(dirfd int, dir, name string, obj objstore.ObjectInfo, buf *[]byte) (gone bool, err error) {
-	ok, err := mirrorUpToDate(dirfd, dir, name, obj)
+	ok, exists, err := mirrorUpToDate(dirfd, dir, name, obj)
 	if err != nil {
 		r.refuse(err)
 		return false, nil
@@ -308,7 +321,23 @@ func (r *refresher) mirror(dirfd int, dir, name string, obj objstore.ObjectInfo,
 	if ok {
 		return false, nil
 	}
+	n := min(obj.Size, refreshMemory) // add refused a negative size
+	if err := r.memory.Acquire(r.ctx, n); err != nil {
+		return false, err
+	}
 	*buf, err = r.s.remote.download(r.ctx, dirfd, dir, name, obj, *buf)
+	if cap(*buf) > refreshKeepBuf {
+		*buf = nil
+	}
+	r.memory.Release(n)
+	if err == nil && exists && name == store.ManifestName {
+		// the snapshot index takes a finished snapshot's listing from
+		// what it recorded while the group's directory is unchanged
+		// (store/snapindex_group.go); a manifest replaced in place (one
+		// forgotten and made again at the same time between two
+		// refreshes) changes the group's times so that it looks again
+		r.s.touchDir(filepath.Dir(dir))
+	}
 	var ke *KeyError
 	switch {
 	case errors.As(err, &ke):

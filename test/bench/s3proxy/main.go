@@ -7,9 +7,11 @@
 //
 // It counts what passes through: GET /-/s3proxy-stats (a path no bucket
 // can have: bucket names start with a letter or digit) answers with the
-// counts since the last ?reset=1 as JSON: requests by method, bytes
-// sent and received, request (body) sizes by power-of-two class, and
-// the most requests in flight at once.
+// counts since the last ?reset=1 as JSON: requests by method and by
+// kind (get, put, head, list, delete-batch, copy, …), bytes sent and
+// received, request (body) sizes by power-of-two class, and the most
+// requests in flight at once; with ?kinds=1, the counts by kind as
+// "KIND COUNT" lines (test/bench/s3-scale.sh).
 package main
 
 import (
@@ -40,6 +42,10 @@ func main() {
 	rp.Transport = tr
 	st := newStats()
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == statsPath && r.URL.Query().Get("kinds") == "1" {
+			writeKinds(w, st.snapshot(false).Kinds)
+			return
+		}
 		if r.URL.Path == statsPath {
 			w.Header().Set("Content-Type", "application/json")
 			if err := json.NewEncoder(w).Encode(st.snapshot(r.URL.Query().Get("reset") == "1")); err != nil {

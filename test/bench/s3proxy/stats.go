@@ -19,6 +19,7 @@ type stats struct {
 // counts is what GET /-/s3proxy-stats answers.
 type counts struct {
 	Requests    map[string]int `json:"requests"`      // by method
+	Kinds       map[string]int `json:"kinds"`         // by what they do (kind): get, put, list, delete-batch, …
 	BytesIn     int64          `json:"bytes_in"`      // request bodies
 	BytesOut    int64          `json:"bytes_out"`     // response bodies
 	MaxInFlight int            `json:"max_in_flight"` // requests at once, delay included
@@ -28,7 +29,7 @@ type counts struct {
 }
 
 func newStats() *stats {
-	return &stats{c: counts{Requests: map[string]int{}, Sizes: map[string]int{}}}
+	return &stats{c: counts{Requests: map[string]int{}, Kinds: map[string]int{}, Sizes: map[string]int{}}}
 }
 
 // begin counts request r; the function it returns ends it.
@@ -39,6 +40,7 @@ func (s *stats) begin(r *http.Request) func() {
 	}
 	s.mu.Lock()
 	s.c.Requests[r.Method]++
+	s.c.Kinds[kind(r)]++
 	s.inFlight++
 	s.c.MaxInFlight = max(s.c.MaxInFlight, s.inFlight)
 	s.mu.Unlock()
@@ -90,9 +92,9 @@ func (s *stats) snapshot(reset bool) counts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := s.c
-	c.Requests, c.Sizes = maps.Clone(s.c.Requests), maps.Clone(s.c.Sizes)
+	c.Requests, c.Kinds, c.Sizes = maps.Clone(s.c.Requests), maps.Clone(s.c.Kinds), maps.Clone(s.c.Sizes)
 	if reset {
-		s.c = counts{Requests: map[string]int{}, Sizes: map[string]int{}, MaxInFlight: s.inFlight}
+		s.c = counts{Requests: map[string]int{}, Kinds: map[string]int{}, Sizes: map[string]int{}, MaxInFlight: s.inFlight}
 	}
 	return c
 }
