@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/cairnfs/cairn/internal/logtest"
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/chunkcache"
 	"golang.org/x/sys/unix"
@@ -146,7 +147,7 @@ func dropPages(b *testing.B, p string) {
 }
 
 // mountBench mounts quietly (no per-line test logging).
-func mountBench(b *testing.B) (*Server, string, *logBuffer) {
+func mountBench(b *testing.B) (*Server, string, *logtest.Buffer) {
 	return mountT(b, Options{Log: discardLog})
 }
 

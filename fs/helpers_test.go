@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/internal/logtest"
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/index"
 	"github.com/cairnfs/cairn/store/storetest"
@@ -270,34 +271,16 @@ func addDynamic(s *store.Store, b *store.Backup, name string, data []byte) error
 	return b.AddFile(store.FileInfo{Filename: name, Size: uint64(size), Csum: store.CsumHex(csum)})
 }
 
-// logBuffer collects log lines for a test to check.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // mountT mounts the fixture store on a fresh directory for one test and
 // unmounts it when the test ends.
-func mountT(t testing.TB, opt Options) (*Server, string, *logBuffer) {
+func mountT(t testing.TB, opt Options) (*Server, string, *logtest.Buffer) {
 	t.Helper()
 	needFUSE(t)
 	f := testFixture(t)
 	if opt.Store == nil {
 		opt.Store = f.s
 	}
-	logs := &logBuffer{}
+	logs := &logtest.Buffer{}
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.NewTextHandler(io.MultiWriter(logs, testWriter{t}), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}

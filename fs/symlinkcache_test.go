@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/fs/layout"
+	"github.com/cairnfs/cairn/internal/logtest"
 	"github.com/cairnfs/cairn/store/pxar"
 )
 
 // readlinks counts the READLINK requests in a debug mount's log.
-func readlinks(logs *logBuffer) int {
+func readlinks(logs *logtest.Buffer) int {
 	return len(regexp.MustCompile(`rx \d+: READLINK `).FindAllString(logs.String(), -1))
 }
 
@@ -21,7 +22,7 @@ func readlinks(logs *logBuffer) int {
 // not "") a few times after a first read and checks the kernel asked for
 // its target once: another process dropping caches empties the kernel's
 // cache, so three tries, one of which must send no READLINK.
-func cachedReadlinks(t *testing.T, logs *logBuffer, p, want, through string) {
+func cachedReadlinks(t *testing.T, logs *logtest.Buffer, p, want, through string) {
 	t.Helper()
 	read := func() {
 		if got, err := os.Readlink(p); err != nil || got != want {

@@ -1,43 +1,24 @@
 package objstore_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/cairnfs/cairn/internal/logtest"
 	"github.com/cairnfs/cairn/internal/miniotest"
 	"github.com/cairnfs/cairn/store/objstore"
 )
-
-// logBuffer collects a Bucket's log lines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
 
 // The server stopped and started again within the retry window: the
 // request made meanwhile succeeds, after retries it logged (without a
 // secret). Stopped for good: the bounded retries end in a clear error.
 func TestRetryServerDown(t *testing.T) {
 	srv := miniotest.StartOwn(t)
-	var logs logBuffer
+	var logs logtest.Buffer
 	opt := objstore.Options{
 		Retries: 30, RetryBase: 50 * time.Millisecond, RetryMax: 500 * time.Millisecond,
 		Timeout: 5 * time.Second, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
