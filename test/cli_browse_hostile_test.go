@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/hostile"
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // browseMetadataOnly: ls and find read a split archive's metadata
@@ -18,8 +19,8 @@ import (
 // every entry, while cat, which needs the payload, fails.
 func browseMetadataOnly(t *testing.T, st string) {
 	src := browseTree(t)
-	mustCairn(t, "--store", st, "backup", "--type", "host", "--id", "meta-only", "-q", "root.pxar:"+src)
-	want := mustCairn(t, "--store", st, "find", "host/meta-only", "root.pxar").stdout
+	e2e.MustCairn(t, "--store", st, "backup", "--type", "host", "--id", "meta-only", "-q", "root.pxar:"+src)
+	want := e2e.MustCairn(t, "--store", st, "find", "host/meta-only", "root.pxar").Stdout
 	payload, err := filepath.Glob(filepath.Join(st, "host", "meta-only", "*", "root.ppxar.didx"))
 	if err != nil || len(payload) != 1 {
 		t.Fatalf("payload index: %v %v", payload, err)
@@ -27,13 +28,13 @@ func browseMetadataOnly(t *testing.T, st string) {
 	if err := os.Remove(payload[0]); err != nil {
 		t.Fatal(err)
 	}
-	if r := cairn(t, nil, "--store", st, "cat", "host/meta-only", "root.pxar", "a.txt"); r.code == 0 || !strings.Contains(r.stderr, "ppxar") {
-		t.Fatalf("cat without the payload index: exit %d, %q", r.code, r.stderr)
+	if r := e2e.Cairn(t, nil, "--store", st, "cat", "host/meta-only", "root.pxar", "a.txt"); r.Code == 0 || !strings.Contains(r.Stderr, "ppxar") {
+		t.Fatalf("cat without the payload index: exit %d, %q", r.Code, r.Stderr)
 	}
-	if got := mustCairn(t, "--store", st, "find", "host/meta-only", "root.pxar").stdout; got != want || strings.Count(got, "\n") != 10 {
+	if got := e2e.MustCairn(t, "--store", st, "find", "host/meta-only", "root.pxar").Stdout; got != want || strings.Count(got, "\n") != 10 {
 		t.Errorf("find without the payload index:\n%s\nwant:\n%s", got, want)
 	}
-	if got := mustCairn(t, "--store", st, "ls", "-R", "host/meta-only", "root.pxar").stdout; !strings.Contains(got, " 65536 ") {
+	if got := e2e.MustCairn(t, "--store", st, "ls", "-R", "host/meta-only", "root.pxar").Stdout; !strings.Contains(got, " 65536 ") {
 		t.Errorf("ls -R without the payload index:\n%s", got)
 	}
 }
@@ -44,8 +45,8 @@ func browseMetadataOnly(t *testing.T, st string) {
 // names with control characters.
 func browseHostileStore(t *testing.T) (st, deep, shared string) {
 	t.Helper()
-	st = filepath.Join(tmpfsDir(t, "cairn-e2e-"), "store")
-	mustCairn(t, "--store", st, "init", "-q")
+	st = filepath.Join(e2e.TmpfsDir(t, "cairn-e2e-"), "store")
+	e2e.MustCairn(t, "--store", st, "init", "-q")
 	s, err := store.Open(st)
 	if err != nil {
 		t.Fatal(err)
@@ -99,22 +100,22 @@ func TestCLIBrowseHostile(t *testing.T) {
 	} {
 		for _, args := range [][]string{{"ls", "-R", c.snap, "root.pxar"}, {"find", c.snap, "root.pxar"},
 			{"find", c.snap, "root.pxar", "--json"}, {"ls", "-R", "-l", c.snap, "root.pxar", "--json"}} {
-			r := cairnBounded(t, append([]string{"--store", st}, args...)...)
-			if r.code != 3 || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stderr, "panic") {
-				t.Errorf("%v: exit %d, stderr %.500q; want exit 3 and %q", args, r.code, r.stderr, c.want)
+			r := e2e.CairnBounded(t, append([]string{"--store", st}, args...)...)
+			if r.Code != 3 || !strings.Contains(r.Stderr, c.want) || strings.Contains(r.Stderr, "panic") {
+				t.Errorf("%v: exit %d, stderr %.500q; want exit 3 and %q", args, r.Code, r.Stderr, c.want)
 			}
-			if strings.ContainsAny(r.stdout, "\x07\x1b\r") {
+			if strings.ContainsAny(r.Stdout, "\x07\x1b\r") {
 				t.Errorf("%v: raw control characters in the output", args)
 			}
 			if slices.Contains(args, "--json") {
-				if l := decodeListing(t, r.stdout); len(l.Errors) == 0 || !strings.Contains(l.Errors[0].Error, c.want) {
+				if l := decodeListing(t, r.Stdout); len(l.Errors) == 0 || !strings.Contains(l.Errors[0].Error, c.want) {
 					t.Errorf("%v: errors %+v", args, l.Errors)
 				}
 			}
 		}
 	}
-	r := cairnBounded(t, "--store", st, "find", shared, "root.pxar", "--name", "ctl*")
-	if r.code != 3 || strings.TrimSpace(r.stdout) != `"/ctl\a\r\x1b]0;title\a"` {
-		t.Errorf("find ctl*: exit %d, %q", r.code, r.stdout)
+	r := e2e.CairnBounded(t, "--store", st, "find", shared, "root.pxar", "--name", "ctl*")
+	if r.Code != 3 || strings.TrimSpace(r.Stdout) != `"/ctl\a\r\x1b]0;title\a"` {
+		t.Errorf("find ctl*: exit %d, %q", r.Code, r.Stdout)
 	}
 }
