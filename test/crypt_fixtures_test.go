@@ -52,9 +52,12 @@ func newCryptEnv(t *testing.T, st string) *cryptEnv {
 // writeScryptKey writes a new key file at path under pass with scrypt
 // at N=1024 (r=8, p=1): the binary derives the key as from PBS's
 // N=65536, 64 times cheaper. Every command given this file derives it,
-// which at PBS's N took about 3 CPU-s under -race. `key create --kdf
-// scrypt` itself, with PBS's parameters, is run by
-// TestCryptTapeGCRecover.
+// which at PBS's N took about 3 CPU-s under -race. A key file at PBS's
+// parameters is written and read by the binary in
+// TestCLIKeyCreateShowChange (change-passphrase --kdf scrypt), read in
+// crypt/keyfile's tests (testdata/scrypt-pbs.key); `key create --kdf
+// scrypt` differs from its pbkdf2 (tested) only in keyfile.New's
+// parameters.
 func writeScryptKey(t *testing.T, path, pass string) {
 	t.Helper()
 	k, err := crypt.GenerateKey()
