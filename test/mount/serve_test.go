@@ -129,7 +129,7 @@ func get(t *testing.T, url string) string {
 // store and starts nothing; a bad configuration names file, line and
 // field and exits with a usage error; a missing one says so.
 func TestServeChecksConfig(t *testing.T) {
-	st := filepath.Join(t.TempDir(), "store")
+	st := filepath.Join(e2e.TmpfsDir(t, "cairn-e2e-serve-"), "store") // see e2e.SharedStore
 	e2e.MustCairn(t, "--store", st, "init", "-q")
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.toml")

@@ -20,7 +20,7 @@ import (
 func TestQuietCommands(t *testing.T) {
 	t.Parallel() // its own stores and bucket
 	srv := miniotest.Start(t)
-	dir := t.TempDir()
+	dir := e2e.TmpfsDir(t, "cairn-e2e-quiet-") // two stores: see e2e.SharedStore
 	local, copied := filepath.Join(dir, "local"), filepath.Join(dir, "copy")
 	for _, st := range []string{local, copied} {
 		e2e.MustCairn(t, "--store", st, "init", "-q")
@@ -88,7 +88,7 @@ func TestQuietCommands(t *testing.T) {
 func TestQuietErrors(t *testing.T) {
 	t.Parallel()
 	srv := miniotest.StartOwn(t) // stopped below
-	dir := t.TempDir()
+	dir := e2e.TmpfsDir(t, "cairn-e2e-quiet-") // a store: see e2e.SharedStore
 	local := filepath.Join(dir, "local")
 	e2e.MustCairn(t, "--store", local, "init", "-q")
 	img := filepath.Join(dir, "disk.raw")
