@@ -12,13 +12,15 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // ramTempDir is a temporary directory on RAM when there is one: a
 // store's 65,536 chunk directories are slow to make on a busy disk.
 func ramTempDir(t *testing.T) string {
 	t.Helper()
-	return tmpfsDir(t, "cairn-e2e-")
+	return e2e.TmpfsDir(t, "cairn-e2e-")
 }
 
 func statOf(t *testing.T, path string) unix.Stat_t {
@@ -36,19 +38,19 @@ func TestInitModes(t *testing.T) {
 	t.Parallel() // a store of its own
 	dir := ramTempDir(t)
 	st := filepath.Join(dir, "private")
-	mustCairn(t, "--store", st, "init")
+	e2e.MustCairn(t, "--store", st, "init")
 	for p, want := range map[string]uint32{st: 0o700, st + "/.chunks": 0o700, st + "/.chunks/ffff": 0o700, st + "/.lock": 0o600} {
 		if m := statOf(t, p).Mode &^ unix.S_IFMT; m != want {
 			t.Errorf("%s: mode %o, want %o", p, m, want)
 		}
 	}
 	for _, g := range []string{"no-such-group-cairn", "99999999", ""} {
-		r := cairn(t, nil, "--store", filepath.Join(dir, "bad"), "init", "--group", g)
+		r := e2e.Cairn(t, nil, "--store", filepath.Join(dir, "bad"), "init", "--group", g)
 		if g == "" {
 			continue // --group "" is no group
 		}
-		if r.code != 2 || !strings.Contains(r.stderr, "no such group") {
-			t.Errorf("init --group %q: exit %d, %q; want exit 2, no such group", g, r.code, r.stderr)
+		if r.Code != 2 || !strings.Contains(r.Stderr, "no such group") {
+			t.Errorf("init --group %q: exit %d, %q; want exit 2, no such group", g, r.Code, r.Stderr)
 		}
 		if _, err := os.Stat(filepath.Join(dir, "bad", ".chunks")); err == nil {
 			t.Errorf("init --group %q made a store", g)
@@ -62,7 +64,7 @@ func TestInitModes(t *testing.T) {
 		t.Skip("the test's own group has no name")
 	}
 	st = filepath.Join(dir, "shared")
-	mustCairn(t, "--store", st, "init", "--group", grp.Name)
+	e2e.MustCairn(t, "--store", st, "init", "--group", grp.Name)
 	for p, want := range map[string]uint32{st: 0o2750, st + "/.chunks": 0o2750, st + "/.chunks/ffff": 0o2750, st + "/.lock": 0o600} {
 		if s := statOf(t, p); s.Mode&^unix.S_IFMT != want || strconv.Itoa(int(s.Gid)) != grp.Gid {
 			t.Errorf("%s: mode %o group %d, want %o group %s", p, s.Mode&^unix.S_IFMT, s.Gid, want, grp.Gid)
@@ -73,33 +75,33 @@ func TestInitModes(t *testing.T) {
 // TestBackupTimeChecks: --time far in the future, or not newer than the
 // group's newest snapshot, is refused (exit 2) and leaves no snapshot.
 func TestBackupTimeChecks(t *testing.T) {
-	st := sharedStore(t)
+	st := e2e.SharedStore(t)
 	img := filepath.Join(t.TempDir(), "img")
-	os.WriteFile(img, randBytes(70000, 3), 0o644)
-	backup := func(at string) result {
-		return cairn(t, nil, "--store", st, "backup", "--type", "host", "--id", "times", "--no-sync", "--time", at, "d.img:"+img)
+	os.WriteFile(img, e2e.RandBytes(70000, 3), 0o644)
+	backup := func(at string) e2e.Result {
+		return e2e.Cairn(t, nil, "--store", st, "backup", "--type", "host", "--id", "times", "--no-sync", "--time", at, "d.img:"+img)
 	}
 	for _, at := range []string{"9999-12-31T00:00:00Z", time.Now().Add(25 * time.Hour).UTC().Format(time.RFC3339)} {
-		if r := backup(at); r.code != 2 || !strings.Contains(r.stderr, "in the future") {
-			t.Errorf("--time %s: exit %d, %q; want exit 2, in the future", at, r.code, r.stderr)
+		if r := backup(at); r.Code != 2 || !strings.Contains(r.Stderr, "in the future") {
+			t.Errorf("--time %s: exit %d, %q; want exit 2, in the future", at, r.Code, r.Stderr)
 		}
 	}
 	at := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
-	if r := backup(at.Format(time.RFC3339)); r.code != 0 {
-		t.Fatalf("--time %s: exit %d, %s", at, r.code, r.stderr)
+	if r := backup(at.Format(time.RFC3339)); r.Code != 0 {
+		t.Fatalf("--time %s: exit %d, %s", at, r.Code, r.Stderr)
 	}
 	for _, before := range []time.Time{at.Add(-time.Second), at.Add(-30 * 24 * time.Hour), time.Unix(1547797309, 0)} {
-		if r := backup(before.UTC().Format(time.RFC3339)); r.code != 2 || !strings.Contains(r.stderr, "not newer than the group's newest snapshot") {
-			t.Errorf("--time %s: exit %d, %q; want exit 2, not newer", before, r.code, r.stderr)
+		if r := backup(before.UTC().Format(time.RFC3339)); r.Code != 2 || !strings.Contains(r.Stderr, "not newer than the group's newest snapshot") {
+			t.Errorf("--time %s: exit %d, %q; want exit 2, not newer", before, r.Code, r.Stderr)
 		}
 	}
-	if r := backup(at.Format(time.RFC3339)); r.code != 1 || !strings.Contains(r.stderr, "already exists") {
-		t.Errorf("--time %s again: exit %d, %q; want exit 1, already exists", at, r.code, r.stderr)
+	if r := backup(at.Format(time.RFC3339)); r.Code != 1 || !strings.Contains(r.Stderr, "already exists") {
+		t.Errorf("--time %s again: exit %d, %q; want exit 1, already exists", at, r.Code, r.Stderr)
 	}
-	if r := mustCairn(t, "--store", st, "snapshots"); strings.Count(r.stdout, "host/times/") != 1 {
-		t.Errorf("snapshots after refused backups:\n%s", r.stdout)
+	if r := e2e.MustCairn(t, "--store", st, "snapshots"); strings.Count(r.Stdout, "host/times/") != 1 {
+		t.Errorf("snapshots after refused backups:\n%s", r.Stdout)
 	}
-	mustCairn(t, "--store", st, "backup", "--type", "host", "--id", "times", "--no-sync", "d.img:"+img) // now: newer
+	e2e.MustCairn(t, "--store", st, "backup", "--type", "host", "--id", "times", "--no-sync", "d.img:"+img) // now: newer
 }
 
 // TestBackupTimeClasses: every class of --time a new backup may not have
@@ -109,12 +111,12 @@ func TestBackupTimeChecks(t *testing.T) {
 // parse as RFC 3339, and times far ahead. PBS's oldest time itself is
 // taken.
 func TestBackupTimeClasses(t *testing.T) {
-	st := sharedStore(t)
-	ns, _ := uniqueNS("timeclass")
+	st := e2e.SharedStore(t)
+	ns, _ := e2e.UniqueNS("timeclass")
 	img := filepath.Join(t.TempDir(), "img")
-	os.WriteFile(img, randBytes(70000, 4), 0o644)
-	backup := func(at string) result {
-		return cairn(t, nil, "--store", st, "backup", "--ns", ns, "--type", "host", "--id", "t", "--no-sync", "--time", at, "d.img:"+img)
+	os.WriteFile(img, e2e.RandBytes(70000, 4), 0o644)
+	backup := func(at string) e2e.Result {
+		return e2e.Cairn(t, nil, "--store", st, "backup", "--ns", ns, "--type", "host", "--id", "t", "--no-sync", "--time", at, "d.img:"+img)
 	}
 	for _, c := range []struct{ at, want string }{
 		{"0001-01-01T00:00:00Z", "before 2019-01-18T07:41:48Z"},
@@ -135,15 +137,15 @@ func TestBackupTimeClasses(t *testing.T) {
 		{"9999-12-31T23:59:59Z", "in the future"},
 		{time.Now().Add(48 * time.Hour).UTC().Format(time.RFC3339), "in the future"},
 	} {
-		if r := backup(c.at); r.code != 2 || !strings.Contains(r.stderr, "--time") || !strings.Contains(r.stderr, c.want) {
-			t.Errorf("--time %q: exit %d, %q; want exit 2, %q", c.at, r.code, r.stderr, c.want)
+		if r := backup(c.at); r.Code != 2 || !strings.Contains(r.Stderr, "--time") || !strings.Contains(r.Stderr, c.want) {
+			t.Errorf("--time %q: exit %d, %q; want exit 2, %q", c.at, r.Code, r.Stderr, c.want)
 		}
 	}
-	if r := mustCairn(t, "--store", st, "snapshots", "--ns", ns); strings.Contains(r.stdout, "host/t") {
-		t.Fatalf("a refused --time made a snapshot:\n%s", r.stdout)
+	if r := e2e.MustCairn(t, "--store", st, "snapshots", "--ns", ns); strings.Contains(r.Stdout, "host/t") {
+		t.Fatalf("a refused --time made a snapshot:\n%s", r.Stdout)
 	}
-	if r := backup("2019-01-18T07:41:48Z"); r.code != 0 {
-		t.Fatalf("--time 2019-01-18T07:41:48Z (PBS's oldest): exit %d, %s", r.code, r.stderr)
+	if r := backup("2019-01-18T07:41:48Z"); r.Code != 0 {
+		t.Fatalf("--time 2019-01-18T07:41:48Z (PBS's oldest): exit %d, %s", r.Code, r.Stderr)
 	}
 }
 
@@ -151,12 +153,12 @@ func TestBackupTimeClasses(t *testing.T) {
 // fails after --lock-wait, naming the lock file and the holder's PID and
 // command; one that waits long enough runs once the lock is released.
 func TestLockWait(t *testing.T) {
-	st := sharedStore(t)
+	st := e2e.SharedStore(t)
 	fifo := filepath.Join(t.TempDir(), "pipe")
 	if err := unix.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	holder := exec.Command(binPath, "--store", st, "backup", "--type", "host", "--id", "lockwait", "--no-sync", "d.img:"+fifo)
+	holder := exec.Command(e2e.Binary(), "--store", st, "backup", "--type", "host", "--id", "lockwait", "--no-sync", "d.img:"+fifo)
 	if err := holder.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -184,31 +186,31 @@ func TestLockWait(t *testing.T) {
 	}
 	args := []string{"--store", st, "backup", "--type", "host", "--id", "lockwait", "--no-sync"}
 	for _, wait := range []string{"0", "300ms"} {
-		r := cairn(t, nil, append(args, "--lock-wait", wait, "d.img:"+fifo)...)
+		r := e2e.Cairn(t, nil, append(args, "--lock-wait", wait, "d.img:"+fifo)...)
 		hint := "--lock-wait" // without a wait, the hint to give one
 		if wait != "0" {
 			hint = "gave up after waiting"
 		}
 		for _, want := range []string{lck, "PID " + strconv.Itoa(holder.Process.Pid), "backup --type host --id lockwait", hint} {
-			if r.code != 1 || !strings.Contains(r.stderr, want) {
-				t.Errorf("--lock-wait %s while held: exit %d, %q; want exit 1 naming %q", wait, r.code, r.stderr, want)
+			if r.Code != 1 || !strings.Contains(r.Stderr, want) {
+				t.Errorf("--lock-wait %s while held: exit %d, %q; want exit 1 naming %q", wait, r.Code, r.Stderr, want)
 			}
 		}
 	}
-	if r := cairn(t, nil, append(args, "--lock-wait", "-1s", "d.img:"+fifo)...); r.code != 2 {
-		t.Errorf("--lock-wait -1s: exit %d, %q; want 2", r.code, r.stderr)
+	if r := e2e.Cairn(t, nil, append(args, "--lock-wait", "-1s", "d.img:"+fifo)...); r.Code != 2 {
+		t.Errorf("--lock-wait -1s: exit %d, %q; want 2", r.Code, r.Stderr)
 	}
 
 	img := filepath.Join(t.TempDir(), "img")
-	os.WriteFile(img, randBytes(50000, 4), 0o644)
-	waiter := exec.Command(binPath, append(args, "--lock-wait", "2m", "d.img:"+img)...)
+	os.WriteFile(img, e2e.RandBytes(50000, 4), 0o644)
+	waiter := exec.Command(e2e.Binary(), append(args, "--lock-wait", "2m", "d.img:"+img)...)
 	var werr strings.Builder
 	waiter.Stderr = &werr
 	if err := waiter.Start(); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond) // let it start waiting (it passes either way)
-	w.Write(randBytes(100000, 5))
+	w.Write(e2e.RandBytes(100000, 5))
 	w.Close()
 	if err := holder.Wait(); err != nil {
 		t.Fatalf("the holding backup: %v", err)
@@ -216,7 +218,7 @@ func TestLockWait(t *testing.T) {
 	if err := waiter.Wait(); err != nil {
 		t.Fatalf("the waiting backup: %v: %s", err, werr.String())
 	}
-	if r := mustCairn(t, "--store", st, "snapshots"); strings.Count(r.stdout, "host/lockwait/") != 2 {
-		t.Errorf("want two snapshots of host/lockwait:\n%s", r.stdout)
+	if r := e2e.MustCairn(t, "--store", st, "snapshots"); strings.Count(r.Stdout, "host/lockwait/") != 2 {
+		t.Errorf("want two snapshots of host/lockwait:\n%s", r.Stdout)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // Each archive's change-detection and dedup reference is the group's
@@ -46,14 +48,14 @@ type refGroup struct {
 
 func newRefGroup(t *testing.T, id string) *refGroup {
 	t.Helper()
-	ns, _ := uniqueNS("ref")
-	g := &refGroup{t: t, st: sharedStore(t), ns: ns, id: id, tree: t.TempDir(),
+	ns, _ := e2e.UniqueNS("ref")
+	g := &refGroup{t: t, st: e2e.SharedStore(t), ns: ns, id: id, tree: t.TempDir(),
 		start: time.Now().UTC().Add(-time.Hour).Truncate(time.Second)}
 	files := map[string]string{}
 	for i := range 40 {
 		files[fmt.Sprintf("d%d/f%02d.txt", i%4, i)] = strings.Repeat(fmt.Sprint(id, i), 300)
 	}
-	writeTree(t, g.tree, files)
+	e2e.WriteTree(t, g.tree, files)
 	// files changed within 2 s before a backup are read again by the next
 	time.Sleep(2100 * time.Millisecond)
 	return g
@@ -66,13 +68,13 @@ func (g *refGroup) backup(stdin []byte, args ...string) refSummary {
 	g.n++
 	at := g.start.Add(time.Duration(g.n) * time.Minute).Format(time.RFC3339)
 	all := append([]string{"--store", g.st, "backup", "--ns", g.ns, "--id", g.id, "--time", at, "--json"}, args...)
-	r := cairnStdin(g.t, nil, stdin, all...)
-	if r.code != 0 {
-		g.t.Fatalf("cairn %s: exit %d\n%s\n%s", strings.Join(all, " "), r.code, r.stdout, r.stderr)
+	r := e2e.CairnStdin(g.t, nil, stdin, all...)
+	if r.Code != 0 {
+		g.t.Fatalf("cairn %s: exit %d\n%s\n%s", strings.Join(all, " "), r.Code, r.Stdout, r.Stderr)
 	}
 	var s refSummary
-	if err := json.Unmarshal([]byte(r.stdout), &s); err != nil {
-		g.t.Fatalf("summary %q: %v", r.stdout, err)
+	if err := json.Unmarshal([]byte(r.Stdout), &s); err != nil {
+		g.t.Fatalf("summary %q: %v", r.Stdout, err)
 	}
 	return s
 }
@@ -109,10 +111,10 @@ func TestBackupReferenceSkipsBlobSnapshot(t *testing.T) {
 	g.treeRef(third, first.Snapshot, 0)
 	// the text summary names the reference too
 	at := g.start.Add(time.Duration(g.n+1) * time.Minute).Format(time.RFC3339)
-	r := mustCairn(t, "--store", g.st, "backup", "--ns", g.ns, "--id", g.id, "--time", at, "doc.pxar:"+g.tree)
-	if !strings.Contains(r.stdout, "doc.pxar (metadata, reference "+third.Snapshot+")") ||
-		!strings.Contains(r.stdout, "read     0 files") {
-		t.Fatalf("text summary:\n%s", r.stdout)
+	r := e2e.MustCairn(t, "--store", g.st, "backup", "--ns", g.ns, "--id", g.id, "--time", at, "doc.pxar:"+g.tree)
+	if !strings.Contains(r.Stdout, "doc.pxar (metadata, reference "+third.Snapshot+")") ||
+		!strings.Contains(r.Stdout, "read     0 files") {
+		t.Fatalf("text summary:\n%s", r.Stdout)
 	}
 }
 
@@ -120,7 +122,7 @@ func TestBackupReferenceSkipsBlobSnapshot(t *testing.T) {
 // archive takes its own reference, and the image keeps its chunk size.
 func TestBackupReferencePerArchive(t *testing.T) {
 	g := newRefGroup(t, "img")
-	img, _ := sparseImage(t, 1<<20, 7)
+	img, _ := e2e.SparseImage(t, 1<<20, 7)
 	first := g.backup(nil, "--chunk-size", "64K", "disk.img:"+img, "doc.pxar:"+g.tree)
 	imgOnly := g.backup(nil, "disk.img:"+img)
 	third := g.backup(nil, "disk.img:"+img, "doc.pxar:"+g.tree)
@@ -154,7 +156,7 @@ func fidxChunkSize(t *testing.T, st, snap string) uint64 {
 func TestBackupReferenceSkipsOtherKey(t *testing.T) {
 	g := newRefGroup(t, "key")
 	key := filepath.Join(t.TempDir(), "k.key")
-	mustCairn(t, "key", "create", "--kdf", "none", key)
+	e2e.MustCairn(t, "key", "create", "--kdf", "none", key)
 	first := g.backup(nil, "doc.pxar:"+g.tree)
 	enc := g.backup(nil, "--keyfile", key, "doc.pxar:"+g.tree)
 	g.treeRef(enc, "", 40) // no snapshot of that key before
@@ -180,8 +182,8 @@ func TestBackupReferenceSkipsFailedVerify(t *testing.T) {
 	if err := os.WriteFile(idx, data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if r := cairn(t, nil, "--store", g.st, "verify", second.Snapshot); r.code != 3 {
-		t.Fatalf("verify of a damaged snapshot: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	if r := e2e.Cairn(t, nil, "--store", g.st, "verify", second.Snapshot); r.Code != 3 {
+		t.Fatalf("verify of a damaged snapshot: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	third := g.backup(nil, "doc.pxar:"+g.tree)
 	g.treeRef(third, first.Snapshot, 0)

@@ -11,51 +11,53 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // TestBackupCat is the quick start in a test: init, back up an image with
 // holes and data, cat it back and compare byte for byte.
 func TestBackupCat(t *testing.T) {
-	st := sharedStore(t)
-	path, img := sparseImage(t, 9<<20+333, 1)
-	r := mustCairn(t, "--store", st, "backup", "--type", "vm", "--id", "100", "--chunk-size", "1M", "--json", "disk.img:"+path)
+	st := e2e.SharedStore(t)
+	path, img := e2e.SparseImage(t, 9<<20+333, 1)
+	r := e2e.MustCairn(t, "--store", st, "backup", "--type", "vm", "--id", "100", "--chunk-size", "1M", "--json", "disk.img:"+path)
 	var sum struct {
 		Snapshot  string `json:"snapshot"`
 		Bytes     int64  `json:"bytes"`
 		ZeroBytes int64  `json:"zero_bytes"`
 		NewChunks int64  `json:"new_chunks"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil {
-		t.Fatalf("summary %q: %v", r.stdout, err)
+	if err := json.Unmarshal([]byte(r.Stdout), &sum); err != nil {
+		t.Fatalf("summary %q: %v", r.Stdout, err)
 	}
 	if sum.Bytes != int64(len(img)) || sum.ZeroBytes == 0 || !strings.HasPrefix(sum.Snapshot, "vm/100/") {
 		t.Fatalf("summary %+v", sum)
 	}
 	for _, ref := range []string{sum.Snapshot, "vm/100", "vm/100/latest"} {
-		out := mustCairn(t, "--store", st, "cat", ref, "disk.img")
-		if !bytes.Equal([]byte(out.stdout), img) {
-			t.Fatalf("cat %s: %d bytes differ from the %d-byte image", ref, len(out.stdout), len(img))
+		out := e2e.MustCairn(t, "--store", st, "cat", ref, "disk.img")
+		if !bytes.Equal([]byte(out.Stdout), img) {
+			t.Fatalf("cat %s: %d bytes differ from the %d-byte image", ref, len(out.Stdout), len(img))
 		}
 	}
 	// an unchanged second backup writes no new chunk
 	time.Sleep(1100 * time.Millisecond) // snapshot names have one-second resolution
-	r = mustCairn(t, "--store", st, "backup", "--type", "vm", "--id", "100", "--chunk-size", "1M", "--json", "disk.img:"+path)
-	json.Unmarshal([]byte(r.stdout), &sum)
+	r = e2e.MustCairn(t, "--store", st, "backup", "--type", "vm", "--id", "100", "--chunk-size", "1M", "--json", "disk.img:"+path)
+	json.Unmarshal([]byte(r.Stdout), &sum)
 	if sum.NewChunks != 0 {
 		t.Fatalf("second backup wrote %d new chunks", sum.NewChunks)
 	}
-	list := mustCairn(t, "--store", st, "snapshots")
-	if strings.Count(list.stdout, "vm/100/") != 2 {
-		t.Fatalf("snapshots:\n%s", list.stdout)
+	list := e2e.MustCairn(t, "--store", st, "snapshots")
+	if strings.Count(list.Stdout, "vm/100/") != 2 {
+		t.Fatalf("snapshots:\n%s", list.Stdout)
 	}
 }
 
 // TestBadInput checks that each fault gives a clear error, names what is
 // wrong and exits non-zero.
 func TestBadInput(t *testing.T) {
-	st := sharedStore(t)
+	st := e2e.SharedStore(t)
 	notStore := t.TempDir()
-	path, _ := sparseImage(t, 1<<20, 2)
+	path, _ := e2e.SparseImage(t, 1<<20, 2)
 	cases := []struct {
 		name string
 		args []string
@@ -74,12 +76,12 @@ func TestBadInput(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			r := cairn(t, nil, tc.args...)
-			if r.code == 0 || !strings.Contains(r.stderr, tc.want) {
-				t.Fatalf("exit %d, stderr %q, want it to mention %q", r.code, r.stderr, tc.want)
+			r := e2e.Cairn(t, nil, tc.args...)
+			if r.Code == 0 || !strings.Contains(r.Stderr, tc.want) {
+				t.Fatalf("exit %d, stderr %q, want it to mention %q", r.Code, r.Stderr, tc.want)
 			}
-			if strings.Contains(r.stderr, "panic") || strings.Contains(r.stderr, "goroutine ") {
-				t.Fatalf("panicked: %s", r.stderr)
+			if strings.Contains(r.Stderr, "panic") || strings.Contains(r.Stderr, "goroutine ") {
+				t.Fatalf("panicked: %s", r.Stderr)
 			}
 		})
 	}
@@ -88,11 +90,11 @@ func TestBadInput(t *testing.T) {
 // TestCorruptChunkCat: cat of an archive with a flipped chunk byte fails
 // naming the chunk, and the rest of the store stays usable.
 func TestCorruptChunkCat(t *testing.T) {
-	st := sharedStore(t)
-	path, _ := sparseImage(t, 4<<20, 3)
-	r := mustCairn(t, "--store", st, "backup", "--type", "ct", "--id", "corrupt", "--chunk-size", "1M", "--json", "disk.img:"+path)
+	st := e2e.SharedStore(t)
+	path, _ := e2e.SparseImage(t, 4<<20, 3)
+	r := e2e.MustCairn(t, "--store", st, "backup", "--type", "ct", "--id", "corrupt", "--chunk-size", "1M", "--json", "disk.img:"+path)
 	var sum struct{ Snapshot string }
-	json.Unmarshal([]byte(r.stdout), &sum)
+	json.Unmarshal([]byte(r.Stdout), &sum)
 	fidx, _ := os.ReadFile(filepath.Join(st, strings.ReplaceAll(sum.Snapshot, "/", "/"), "disk.img.fidx"))
 	digest := fidx[4096 : 4096+32]
 	hexd := hexString(digest)
@@ -105,9 +107,9 @@ func TestCorruptChunkCat(t *testing.T) {
 	blob[100] ^= 0x80
 	os.WriteFile(chunkPath, blob, 0o644)
 	defer os.WriteFile(chunkPath, orig, 0o644)
-	c := cairn(t, nil, "--store", st, "cat", sum.Snapshot, "disk.img")
-	if c.code == 0 || !strings.Contains(c.stderr, hexd) || !strings.Contains(c.stderr, "CRC") {
-		t.Fatalf("exit %d stderr %q", c.code, c.stderr)
+	c := e2e.Cairn(t, nil, "--store", st, "cat", sum.Snapshot, "disk.img")
+	if c.Code == 0 || !strings.Contains(c.Stderr, hexd) || !strings.Contains(c.Stderr, "CRC") {
+		t.Fatalf("exit %d stderr %q", c.Code, c.Stderr)
 	}
 }
 
@@ -123,16 +125,16 @@ func hexString(b []byte) string {
 // TestKilledBackup kills a backup (SIGKILL) while it reads its source:
 // no snapshot looks complete, and the next backup works.
 func TestKilledBackup(t *testing.T) {
-	st := sharedStore(t)
-	good, img := sparseImage(t, 2<<20, 4)
-	mustCairn(t, "--store", st, "backup", "--type", "host", "--id", "killed", "--chunk-size", "64K", "disk.img:"+good)
+	st := e2e.SharedStore(t)
+	good, img := e2e.SparseImage(t, 2<<20, 4)
+	e2e.MustCairn(t, "--store", st, "backup", "--type", "host", "--id", "killed", "--chunk-size", "64K", "disk.img:"+good)
 	for _, after := range []int{0, 1 << 20, 3 << 20} {
 		fifo := filepath.Join(t.TempDir(), "fifo")
 		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(1100 * time.Millisecond) // a new snapshot second
-		cmd := exec.Command(binPath, "--store", st, "backup", "--type", "host", "--id", "killed", "--chunk-size", "64K", "disk.img:"+fifo)
+		cmd := exec.Command(e2e.Binary(), "--store", st, "backup", "--type", "host", "--id", "killed", "--chunk-size", "64K", "disk.img:"+fifo)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +143,7 @@ func TestKilledBackup(t *testing.T) {
 			t.Fatal(err)
 		}
 		if after > 0 {
-			w.Write(randBytes(after, uint64(after)))
+			w.Write(e2e.RandBytes(after, uint64(after)))
 		}
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
@@ -151,8 +153,8 @@ func TestKilledBackup(t *testing.T) {
 		Snapshot string `json:"snapshot"`
 		Finished bool   `json:"finished"`
 	}
-	out := mustCairn(t, "--store", st, "snapshots", "--json")
-	json.Unmarshal([]byte(out.stdout), &rows)
+	out := e2e.MustCairn(t, "--store", st, "snapshots", "--json")
+	json.Unmarshal([]byte(out.Stdout), &rows)
 	finished := 0
 	for _, r := range rows {
 		if strings.HasPrefix(r.Snapshot, "host/killed/") && r.Finished {
@@ -160,23 +162,23 @@ func TestKilledBackup(t *testing.T) {
 		}
 	}
 	if finished != 1 {
-		t.Fatalf("%d finished snapshots after killed backups, want 1:\n%s", finished, out.stdout)
+		t.Fatalf("%d finished snapshots after killed backups, want 1:\n%s", finished, out.Stdout)
 	}
-	c := mustCairn(t, "--store", st, "cat", "host/killed", "disk.img")
-	if !bytes.Equal([]byte(c.stdout), img) {
+	c := e2e.MustCairn(t, "--store", st, "cat", "host/killed", "disk.img")
+	if !bytes.Equal([]byte(c.Stdout), img) {
 		t.Fatal("latest is not the good snapshot")
 	}
 	time.Sleep(1100 * time.Millisecond)
-	mustCairn(t, "--store", st, "backup", "--type", "host", "--id", "killed", "--chunk-size", "64K", "disk.img:"+good)
+	e2e.MustCairn(t, "--store", st, "backup", "--type", "host", "--id", "killed", "--chunk-size", "64K", "disk.img:"+good)
 }
 
 // TestBenchChunkerPrint checks --print lines add up to the file.
 func TestBenchChunkerPrint(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "data")
-	os.WriteFile(path, randBytes(3<<20, 5), 0o644)
+	os.WriteFile(path, e2e.RandBytes(3<<20, 5), 0o644)
 	for _, bs := range []string{"8k", "4M"} {
-		r := mustCairn(t, "bench", "chunker", "--dynamic", "256K", "--buffer-size", bs, "--print", path)
-		lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+		r := e2e.MustCairn(t, "bench", "chunker", "--dynamic", "256K", "--buffer-size", bs, "--print", path)
+		lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
 		var next int64
 		for _, l := range lines[:len(lines)-1] {
 			var off, n int64

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // browseEntry is an entry of ls --json and find --json.
@@ -42,7 +44,7 @@ const escName = "esc\x1b[31mred" // a name that would color a terminal
 func browseTree(t *testing.T) string {
 	t.Helper()
 	src := t.TempDir()
-	writeTree(t, src, map[string]string{"a.txt": "ay\n", "dir/big.bin": string(randBytes(64<<10, 21)),
+	e2e.WriteTree(t, src, map[string]string{"a.txt": "ay\n", "dir/big.bin": string(e2e.RandBytes(64<<10, 21)),
 		"dir/sub/deep.txt": "deep", "dir/old.txt": "old", escName: "x"})
 	old := filepath.Join(src, "dir", "old.txt")
 	past := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -128,13 +130,13 @@ func hostName(id uint32, group bool) string {
 // the snapshot alike, and names with control characters are escaped.
 func TestCLIBrowseLs(t *testing.T) {
 	t.Parallel()
-	st := sharedStore(t)
+	st := e2e.SharedStore(t)
 	src := browseTree(t)
-	img, _ := sparseImage(t, 256<<10, 22)
-	mustCairn(t, "--store", st, "backup", "--type", "host", "--id", "browse-ls", "--ns", "cli/browse", "-q",
+	img, _ := e2e.SparseImage(t, 256<<10, 22)
+	e2e.MustCairn(t, "--store", st, "backup", "--type", "host", "--id", "browse-ls", "--ns", "cli/browse", "-q",
 		"disk.img:"+img, "root.pxar:"+src)
-	ls := func(args ...string) result {
-		return mustCairn(t, append([]string{"--store", st, "ls", "--ns", "cli/browse", "host/browse-ls"}, args...)...)
+	ls := func(args ...string) e2e.Result {
+		return e2e.MustCairn(t, append([]string{"--store", st, "ls", "--ns", "cli/browse", "host/browse-ls"}, args...)...)
 	}
 
 	var arch struct {
@@ -148,7 +150,7 @@ func TestCLIBrowseLs(t *testing.T) {
 			}
 		}
 	}
-	if err := json.Unmarshal([]byte(ls("--json").stdout), &arch); err != nil || len(arch.Archives) != 2 {
+	if err := json.Unmarshal([]byte(ls("--json").Stdout), &arch); err != nil || len(arch.Archives) != 2 {
 		t.Fatalf("ls --json: %+v, %v", arch, err)
 	}
 	byName := map[string]int{}
@@ -161,22 +163,22 @@ func TestCLIBrowseLs(t *testing.T) {
 		fa.Size != fa.Files[0].Size+fa.Files[1].Size || !strings.HasPrefix(arch.Snapshot, "ns/cli/ns/browse/host/browse-ls/") {
 		t.Fatalf("ls --json: %+v", arch)
 	}
-	text := ls().stdout
+	text := ls().Stdout
 	if !strings.Contains(text, "disk.img") || !strings.Contains(text, "image") || !strings.Contains(text, "split: metadata") {
 		t.Errorf("ls SNAPSHOT:\n%s", text)
 	}
-	qualified := mustCairn(t, "--store", st, "ls", "ns/cli/ns/browse/host/browse-ls", "--json").stdout
-	if qualified != ls("--json").stdout {
+	qualified := e2e.MustCairn(t, "--store", st, "ls", "ns/cli/ns/browse/host/browse-ls", "--json").Stdout
+	if qualified != ls("--json").Stdout {
 		t.Errorf("ns/… form differs from --ns:\n%s", qualified)
 	}
 
-	flat := ls("root.pxar").stdout
+	flat := ls("root.pxar").Stdout
 	if !strings.Contains(flat, `"esc\x1b[31mred"`) || strings.ContainsRune(flat, 0x1b) || strings.Contains(flat, "big.bin") ||
 		!strings.Contains(flat, "link -> a.txt") {
 		t.Errorf("ls root.pxar:\n%q", flat)
 	}
 	want := sourceEntries(t, src)
-	got := decodeListing(t, ls("root.pxar", "-R", "--json").stdout)
+	got := decodeListing(t, ls("root.pxar", "-R", "--json").Stdout)
 	if len(got.Errors) != 0 || len(got.Entries) != len(want) {
 		t.Fatalf("ls -R --json: %d entries, %v errors; want %d:\n%+v", len(got.Entries), got.Errors, len(want), got.Entries)
 	}
@@ -193,7 +195,7 @@ func TestCLIBrowseLs(t *testing.T) {
 			t.Errorf("entry %d: %+v, want %+v", i, g, w)
 		}
 	}
-	long := ls("root.pxar", "dir", "-R", "-l").stdout
+	long := ls("root.pxar", "dir", "-R", "-l").Stdout
 	oldLine := ""
 	for line := range strings.Lines(long) {
 		if strings.HasSuffix(line, " old.txt\n") {
@@ -205,19 +207,19 @@ func TestCLIBrowseLs(t *testing.T) {
 		!strings.Contains(long, "sub/deep.txt") || !strings.Contains(long, "prw-r-----") {
 		t.Errorf("ls -R -l dir:\n%s", long)
 	}
-	numeric := ls("root.pxar", "dir").stdout
+	numeric := ls("root.pxar", "dir").Stdout
 	if !strings.Contains(numeric, " 65534 ") {
 		t.Errorf("ls without -l shows no numeric owner:\n%s", numeric)
 	}
-	comp := mustCairn(t, "--store", st, "__complete", "ls", "--ns", "cli/browse", "host/browse-ls", "root.pxar", "dir/s").stdout
+	comp := e2e.MustCairn(t, "--store", st, "__complete", "ls", "--ns", "cli/browse", "host/browse-ls", "root.pxar", "dir/s").Stdout
 	if !strings.HasPrefix(comp, "dir/sub/\n:") {
 		t.Errorf("completion of dir/s: %q", comp)
 	}
-	comp = mustCairn(t, "--store", st, "__complete", "find", "ns/cli/ns/browse/host/browse-ls", "root.pxar", "").stdout
+	comp = e2e.MustCairn(t, "--store", st, "__complete", "find", "ns/cli/ns/browse/host/browse-ls", "root.pxar", "").Stdout
 	if !strings.Contains(comp, "a.txt\ndir/\n") || strings.Contains(comp, "esc") {
 		t.Errorf("completion of the root: %q", comp)
 	}
-	if got := mustCairn(t, "--store", st, "cat", "--ns", "cli/browse", "host/browse-ls", "root.pxar", "dir/sub/deep.txt").stdout; got != "deep" {
+	if got := e2e.MustCairn(t, "--store", st, "cat", "--ns", "cli/browse", "host/browse-ls", "root.pxar", "dir/sub/deep.txt").Stdout; got != "deep" {
 		t.Errorf("cat --ns: %q", got)
 	}
 	for _, c := range []struct {
@@ -230,9 +232,9 @@ func TestCLIBrowseLs(t *testing.T) {
 		{[]string{"ls", "-R", "--ns", "cli/browse", "host/browse-ls"}, 2, "need an ARCHIVE"},
 		{[]string{"cat", "--ns", "cli/nothere", "host/browse-ls", "disk.img"}, 1, "ns/cli/ns/nothere/host/browse-ls"},
 	} {
-		r := cairn(t, nil, append([]string{"--store", st}, c.args...)...)
-		if r.code != c.code || !strings.Contains(r.stderr, c.want) {
-			t.Errorf("%v: exit %d (want %d), stderr %q (want %q)", c.args, r.code, c.code, r.stderr, c.want)
+		r := e2e.Cairn(t, nil, append([]string{"--store", st}, c.args...)...)
+		if r.Code != c.code || !strings.Contains(r.Stderr, c.want) {
+			t.Errorf("%v: exit %d (want %d), stderr %q (want %q)", c.args, r.Code, c.code, r.Stderr, c.want)
 		}
 	}
 }
@@ -242,15 +244,15 @@ func TestCLIBrowseLs(t *testing.T) {
 // one document, and bad values are usage errors.
 func TestCLIBrowseFind(t *testing.T) {
 	t.Parallel()
-	st := sharedStore(t)
+	st := e2e.SharedStore(t)
 	src := browseTree(t)
-	mustCairn(t, "--store", st, "backup", "--type", "host", "--id", "browse-find", "-q", "root.pxar:"+src)
+	e2e.MustCairn(t, "--store", st, "backup", "--type", "host", "--id", "browse-find", "-q", "root.pxar:"+src)
 	find := func(args ...string) []string {
-		r := mustCairn(t, append([]string{"--store", st, "find", "host/browse-find", "root.pxar"}, args...)...)
-		if r.stdout == "" {
+		r := e2e.MustCairn(t, append([]string{"--store", st, "find", "host/browse-find", "root.pxar"}, args...)...)
+		if r.Stdout == "" {
 			return nil
 		}
-		return strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+		return strings.Split(strings.TrimSuffix(r.Stdout, "\n"), "\n")
 	}
 	for _, c := range []struct {
 		args []string
@@ -278,11 +280,11 @@ func TestCLIBrowseFind(t *testing.T) {
 			t.Errorf("find %v: %q, want %q", c.args, got, c.want)
 		}
 	}
-	raw := mustCairn(t, "--store", st, "find", "host/browse-find", "root.pxar", "--name", "esc*", "-0").stdout
+	raw := e2e.MustCairn(t, "--store", st, "find", "host/browse-find", "root.pxar", "--name", "esc*", "-0").Stdout
 	if raw != "/"+escName+"\x00" {
 		t.Errorf("find -0: %q", raw)
 	}
-	l := decodeListing(t, mustCairn(t, "--store", st, "find", "host/browse-find", "root.pxar", "dir", "--size", "+1k", "--json").stdout)
+	l := decodeListing(t, e2e.MustCairn(t, "--store", st, "find", "host/browse-find", "root.pxar", "dir", "--size", "+1k", "--json").Stdout)
 	if len(l.Entries) != 1 || l.Entries[0].Path != "/dir/big.bin" || l.Entries[0].Size != 64<<10 || l.Path != "dir" || l.Archive != "root.pxar" {
 		t.Errorf("find --json: %+v", l)
 	}
@@ -290,12 +292,12 @@ func TestCLIBrowseFind(t *testing.T) {
 		{"--type", "x"}, {"--type", "f,"}, {"--newer", "yesterday"}, {"--newer", "-3h"}, {"--size", "1q"},
 		{"--size", "+-1"}, {"--name", "[a"}, {"--path", `x\`}, {"--name", "[z-a]"},
 	} {
-		r := cairn(t, nil, "--store", st, "find", "host/browse-find", "root.pxar", c.flag, c.value)
-		if r.code != 2 || !strings.Contains(r.stderr, c.flag) {
-			t.Errorf("find %s %q: exit %d, stderr %q; want exit 2 naming %s", c.flag, c.value, r.code, r.stderr, c.flag)
+		r := e2e.Cairn(t, nil, "--store", st, "find", "host/browse-find", "root.pxar", c.flag, c.value)
+		if r.Code != 2 || !strings.Contains(r.Stderr, c.flag) {
+			t.Errorf("find %s %q: exit %d, stderr %q; want exit 2 naming %s", c.flag, c.value, r.Code, r.Stderr, c.flag)
 		}
 	}
-	if r := cairn(t, nil, "--store", st, "find", "host/browse-find", "root.pxar", "nothere"); r.code != 1 || !strings.Contains(r.stderr, "nothere") {
-		t.Errorf("find in a missing path: exit %d, %q", r.code, r.stderr)
+	if r := e2e.Cairn(t, nil, "--store", st, "find", "host/browse-find", "root.pxar", "nothere"); r.Code != 1 || !strings.Contains(r.Stderr, "nothere") {
+		t.Errorf("find in a missing path: exit %d, %q", r.Code, r.Stderr)
 	}
 }

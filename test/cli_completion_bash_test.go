@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // bashWords splits a command line as bash splits it into COMP_WORDS:
@@ -36,17 +38,17 @@ func TestCompletionBashPlain(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("no bash")
 	}
-	st := sharedStore(t)
+	st := e2e.SharedStore(t)
 	tree := t.TempDir()
-	write(t, filepath.Join(tree, "f"), "f", 0o644)
-	mustCairn(t, "--store", st, "backup", "-q", "--id", "bashcomp", "--type", "host", "root.pxar:"+tree)
+	e2e.Write(t, filepath.Join(tree, "f"), "f", 0o644)
+	e2e.MustCairn(t, "--store", st, "backup", "-q", "--id", "bashcomp", "--type", "host", "root.pxar:"+tree)
 	snap := listSnaps(t, st, "host/bashcomp")[0].Snapshot
 	bin := t.TempDir()
-	if err := os.Symlink(binPath, filepath.Join(bin, "cairn")); err != nil {
+	if err := os.Symlink(e2e.Binary(), filepath.Join(bin, "cairn")); err != nil {
 		t.Fatal(err)
 	}
 	script := filepath.Join(bin, "cairn.bash")
-	write(t, script, mustCairn(t, "completion", "bash").stdout, 0o644)
+	e2e.Write(t, script, e2e.MustCairn(t, "completion", "bash").Stdout, 0o644)
 	cut := snap[:strings.LastIndex(snap, ":")+2] // …T10:00:0
 	cases := []struct {
 		line string

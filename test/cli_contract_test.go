@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // The command line's contract for scripts (issue 14): exit codes,
@@ -22,8 +24,8 @@ import (
 // must not touch the shared one).
 func contractStore(t *testing.T) string {
 	t.Helper()
-	st := filepath.Join(tmpfsDir(t, "cairn-e2e-"), "store")
-	mustCairn(t, "--store", st, "init", "-q")
+	st := filepath.Join(e2e.TmpfsDir(t, "cairn-e2e-"), "store")
+	e2e.MustCairn(t, "--store", st, "init", "-q")
 	return st
 }
 
@@ -31,7 +33,7 @@ func contractStore(t *testing.T) string {
 // groups descended into: "backup", "tape export", ….
 func commandPaths(t *testing.T, prefix ...string) []string {
 	t.Helper()
-	out := mustCairn(t, append(append([]string{"__complete"}, prefix...), "")...).stdout
+	out := e2e.MustCairn(t, append(append([]string{"__complete"}, prefix...), "")...).Stdout
 	var paths []string
 	for line := range strings.Lines(out) {
 		name, _, _ := strings.Cut(strings.TrimSpace(line), "\t")
@@ -50,7 +52,7 @@ func commandPaths(t *testing.T, prefix ...string) []string {
 
 func TestCLIContractExitCodes(t *testing.T) {
 	t.Parallel()
-	st := sharedStore(t)
+	st := e2e.SharedStore(t)
 	paths := commandPaths(t)
 	for _, want := range []string{"backup", "tape export", "version", "gen man", "completion bash", "forget", "gc"} {
 		if !strings.Contains("\n"+strings.Join(paths, "\n")+"\n", "\n"+want+"\n") {
@@ -61,12 +63,12 @@ func TestCLIContractExitCodes(t *testing.T) {
 	// Every command: an unknown flag is bad usage.
 	for _, p := range paths {
 		args := append(strings.Fields(p), "--no-such-flag")
-		if r := cairn(t, nil, append([]string{"--store", st}, args...)...); r.code != 2 || !strings.Contains(r.stderr, "unknown flag") {
-			t.Errorf("cairn %s: exit %d, want 2 (unknown flag)\n%s", strings.Join(args, " "), r.code, r.stderr)
+		if r := e2e.Cairn(t, nil, append([]string{"--store", st}, args...)...); r.Code != 2 || !strings.Contains(r.Stderr, "unknown flag") {
+			t.Errorf("cairn %s: exit %d, want 2 (unknown flag)\n%s", strings.Join(args, " "), r.Code, r.Stderr)
 		}
 	}
 	img := filepath.Join(t.TempDir(), "img")
-	os.WriteFile(img, randBytes(1000, 7), 0o644)
+	os.WriteFile(img, e2e.RandBytes(1000, 7), 0o644)
 	for _, c := range []struct {
 		code int
 		args []string
@@ -93,50 +95,50 @@ func TestCLIContractExitCodes(t *testing.T) {
 		{0, []string{"version"}, ""},
 		{0, []string{"--version"}, ""},
 	} {
-		r := cairn(t, nil, append([]string{"--store", st}, c.args...)...)
-		if r.code != c.code || !strings.Contains(r.stderr, c.says) {
-			t.Errorf("cairn %q: exit %d, want %d with %q\nstderr: %s", c.args, r.code, c.code, c.says, r.stderr)
+		r := e2e.Cairn(t, nil, append([]string{"--store", st}, c.args...)...)
+		if r.Code != c.code || !strings.Contains(r.Stderr, c.says) {
+			t.Errorf("cairn %q: exit %d, want %d with %q\nstderr: %s", c.args, r.Code, c.code, c.says, r.Stderr)
 		}
-		if c.code == 2 && !strings.Contains(r.stderr, "--help") {
-			t.Errorf("cairn %q: a usage error does not point to --help: %s", c.args, r.stderr)
+		if c.code == 2 && !strings.Contains(r.Stderr, "--help") {
+			t.Errorf("cairn %q: a usage error does not point to --help: %s", c.args, r.Stderr)
 		}
 	}
 	// 4M stays 4 MiB (and 4MB too): a 4 MiB chunk is the largest there is.
 	for _, cs := range []string{"4M", "4MB", "4 MiB"} {
-		mustCairn(t, "--store", st, "backup", "--id", "contract-size", "--type", "host", "--no-sync", "-q", "--chunk-size", cs, "d.img:"+img)
+		e2e.MustCairn(t, "--store", st, "backup", "--id", "contract-size", "--type", "host", "--no-sync", "-q", "--chunk-size", cs, "d.img:"+img)
 	}
-	if r := cairn(t, nil, "--store", st, "backup", "--id", "contract-size", "--chunk-size", "5MB", "d.img:"+img); r.code != 2 || !strings.Contains(r.stderr, "chunk") {
-		t.Errorf("--chunk-size 5MB: exit %d: %s", r.code, r.stderr)
+	if r := e2e.Cairn(t, nil, "--store", st, "backup", "--id", "contract-size", "--chunk-size", "5MB", "d.img:"+img); r.Code != 2 || !strings.Contains(r.Stderr, "chunk") {
+		t.Errorf("--chunk-size 5MB: exit %d: %s", r.Code, r.Stderr)
 	}
 	// 3: finished with errors (a protected snapshot is refused).
 	snaps := listSnaps(t, st, "host/contract-size")
-	mustCairn(t, "--store", st, "protect", snaps[0].Snapshot)
-	if r := cairn(t, nil, "--store", st, "forget", snaps[0].Snapshot, snaps[1].Snapshot); r.code != 3 {
-		t.Errorf("forget of a protected and an unprotected snapshot: exit %d, want 3\n%s", r.code, r.stderr)
+	e2e.MustCairn(t, "--store", st, "protect", snaps[0].Snapshot)
+	if r := e2e.Cairn(t, nil, "--store", st, "forget", snaps[0].Snapshot, snaps[1].Snapshot); r.Code != 3 {
+		t.Errorf("forget of a protected and an unprotected snapshot: exit %d, want 3\n%s", r.Code, r.Stderr)
 	}
-	mustCairn(t, "--store", st, "unprotect", snaps[0].Snapshot)
+	e2e.MustCairn(t, "--store", st, "unprotect", snaps[0].Snapshot)
 }
 
 func TestCLIContractMissingStore(t *testing.T) {
 	t.Parallel()
 	missing := filepath.Join(t.TempDir(), "no-store-here")
-	r := cairn(t, nil, "--store", missing, "snapshots")
-	if r.code != 1 {
-		t.Fatalf("missing store: exit %d, want 1", r.code)
+	r := e2e.Cairn(t, nil, "--store", missing, "snapshots")
+	if r.Code != 1 {
+		t.Fatalf("missing store: exit %d, want 1", r.Code)
 	}
 	for _, want := range []string{missing, "from --store", "--store DIR", "CAIRN_STORE", "cairn init"} {
-		if !strings.Contains(r.stderr, want) {
-			t.Errorf("missing store: stderr lacks %q:\n%s", want, r.stderr)
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("missing store: stderr lacks %q:\n%s", want, r.Stderr)
 		}
 	}
-	r = cairn(t, []string{"CAIRN_STORE=" + missing}, "verify")
-	if r.code != 1 || !strings.Contains(r.stderr, missing) || !strings.Contains(r.stderr, "from CAIRN_STORE") {
-		t.Errorf("missing store from CAIRN_STORE: exit %d\n%s", r.code, r.stderr)
+	r = e2e.Cairn(t, []string{"CAIRN_STORE=" + missing}, "verify")
+	if r.Code != 1 || !strings.Contains(r.Stderr, missing) || !strings.Contains(r.Stderr, "from CAIRN_STORE") {
+		t.Errorf("missing store from CAIRN_STORE: exit %d\n%s", r.Code, r.Stderr)
 	}
 	// A directory that is no store gets the same advice.
-	r = cairn(t, nil, "--store", t.TempDir(), "snapshots")
-	if r.code != 1 || !strings.Contains(r.stderr, "cairn init") {
-		t.Errorf("not a store: exit %d\n%s", r.code, r.stderr)
+	r = e2e.Cairn(t, nil, "--store", t.TempDir(), "snapshots")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "cairn init") {
+		t.Errorf("not a store: exit %d\n%s", r.Code, r.Stderr)
 	}
 }
 
@@ -145,7 +147,7 @@ func TestCLIContractMissingStore(t *testing.T) {
 // the read (its snapshot directory exists) when the signal comes.
 func TestCLIContractSignals(t *testing.T) {
 	t.Parallel()
-	st := sharedStore(t)
+	st := e2e.SharedStore(t)
 	for _, c := range interrupts {
 		t.Run(c.name, func(t *testing.T) {
 			id := "contract-" + strings.ToLower(c.name)
@@ -159,7 +161,7 @@ func TestCLIContractSignals(t *testing.T) {
 			}
 			defer w.Close()
 			cmd, stderr, exited := startCairn(t, "--store", st, "backup", "--id", id, "--type", "host", "d.img:"+fifo)
-			if _, err := w.Write(randBytes(64<<10, 11)); err != nil {
+			if _, err := w.Write(e2e.RandBytes(64<<10, 11)); err != nil {
 				t.Fatal(err)
 			}
 			group := filepath.Join(st, "host", id)
@@ -200,7 +202,7 @@ var interrupts = []struct {
 // startCairn starts the binary; exited receives its end.
 func startCairn(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, <-chan error) {
 	t.Helper()
-	cmd := exec.Command(binPath, args...)
+	cmd := exec.Command(e2e.Binary(), args...)
 	stderr := new(bytes.Buffer)
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
@@ -240,12 +242,12 @@ func waitFor(t *testing.T, exited <-chan error, cond func() bool) {
 
 func TestCLIContractVersion(t *testing.T) {
 	t.Parallel()
-	r := mustCairn(t, "version")
-	if !strings.HasPrefix(r.stdout, "cairn ") || !strings.Contains(r.stdout, runtime.Version()) {
-		t.Errorf("cairn version: %q", r.stdout)
+	r := e2e.MustCairn(t, "version")
+	if !strings.HasPrefix(r.Stdout, "cairn ") || !strings.Contains(r.Stdout, runtime.Version()) {
+		t.Errorf("cairn version: %q", r.Stdout)
 	}
-	if v := mustCairn(t, "--version").stdout; v != r.stdout {
-		t.Errorf("--version %q differs from version %q", v, r.stdout)
+	if v := e2e.MustCairn(t, "--version").Stdout; v != r.Stdout {
+		t.Errorf("--version %q differs from version %q", v, r.Stdout)
 	}
 	// Set at build time with -ldflags -X: TestCLIContractMakeInstall
 	// checks what the Makefile sets (one non-race build for both).
@@ -254,8 +256,8 @@ func TestCLIContractVersion(t *testing.T) {
 // TestCLIContractMountSignal: SIGTERM is how a mount ends (systemd's
 // stop): unmounted cleanly, it exits 0, not 143.
 func TestCLIContractMountSignal(t *testing.T) {
-	needFUSE(t)
-	st := sharedStore(t)
+	e2e.NeedFUSE(t)
+	st := e2e.SharedStore(t)
 	mnt := t.TempDir()
 	cmd, stderr, exited := startCairn(t, "--store", st, "mount", mnt)
 	waitFor(t, exited, func() bool {

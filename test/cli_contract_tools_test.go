@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // The command line's contract, continued: -q/-v/--log-format and
@@ -28,19 +30,19 @@ func TestCLIContractJobs(t *testing.T) {
 
 func checkQuietVerboseJSONLog(t *testing.T, st string) {
 	img := filepath.Join(t.TempDir(), "img")
-	os.WriteFile(img, randBytes(300000, 21), 0o644)
-	r := mustCairn(t, "--store", st, "backup", "-q", "--id", "q", "--type", "host", "d.img:"+img)
-	if r.stderr != "" {
-		t.Errorf("backup -q wrote to stderr: %q", r.stderr)
+	os.WriteFile(img, e2e.RandBytes(300000, 21), 0o644)
+	r := e2e.MustCairn(t, "--store", st, "backup", "-q", "--id", "q", "--type", "host", "d.img:"+img)
+	if r.Stderr != "" {
+		t.Errorf("backup -q wrote to stderr: %q", r.Stderr)
 	}
-	r = mustCairn(t, "--store", st, "gc", "-q")
-	if r.stderr != "" || r.stdout != "" {
-		t.Errorf("gc -q printed: stdout %q stderr %q", r.stdout, r.stderr)
+	r = e2e.MustCairn(t, "--store", st, "gc", "-q")
+	if r.Stderr != "" || r.Stdout != "" {
+		t.Errorf("gc -q printed: stdout %q stderr %q", r.Stdout, r.Stderr)
 	}
 	// gc logs its phases at Info (-v): as JSON, each line parses.
-	r = mustCairn(t, "--store", st, "gc", "-v", "--log-format", "json")
-	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
-	if r.stderr == "" || len(lines) == 0 {
+	r = e2e.MustCairn(t, "--store", st, "gc", "-v", "--log-format", "json")
+	lines := strings.Split(strings.TrimSpace(r.Stderr), "\n")
+	if r.Stderr == "" || len(lines) == 0 {
 		t.Fatal("gc --log-format json logged nothing")
 	}
 	for _, l := range lines {
@@ -50,21 +52,21 @@ func checkQuietVerboseJSONLog(t *testing.T, st string) {
 		}
 	}
 	// verify logs at Warn; -v adds its Info lines, -vv its Debug ones.
-	quiet := cairn(t, nil, "--store", st, "verify", "host/q")
-	verbose := cairn(t, nil, "--store", st, "verify", "-v", "host/q")
-	if quiet.code != 0 || verbose.code != 0 {
-		t.Fatalf("verify: exit %d, -v: exit %d\n%s%s", quiet.code, verbose.code, quiet.stderr, verbose.stderr)
+	quiet := e2e.Cairn(t, nil, "--store", st, "verify", "host/q")
+	verbose := e2e.Cairn(t, nil, "--store", st, "verify", "-v", "host/q")
+	if quiet.Code != 0 || verbose.Code != 0 {
+		t.Fatalf("verify: exit %d, -v: exit %d\n%s%s", quiet.Code, verbose.Code, quiet.Stderr, verbose.Stderr)
 	}
-	if strings.Count(verbose.stderr, "level=INFO") == 0 || strings.Contains(quiet.stderr, "level=INFO") {
-		t.Errorf("-v adds no Info lines:\nwithout: %s\nwith: %s", quiet.stderr, verbose.stderr)
+	if strings.Count(verbose.Stderr, "level=INFO") == 0 || strings.Contains(quiet.Stderr, "level=INFO") {
+		t.Errorf("-v adds no Info lines:\nwithout: %s\nwith: %s", quiet.Stderr, verbose.Stderr)
 	}
-	vv := mustCairn(t, "--store", st, "verify", "-vv", "--json", "host/q")
+	vv := e2e.MustCairn(t, "--store", st, "verify", "-vv", "--json", "host/q")
 	var status map[string]any
-	if err := json.Unmarshal([]byte(vv.stdout), &status); err != nil {
-		t.Errorf("verify -vv --json: stdout is no JSON (%v): %s", err, vv.stdout)
+	if err := json.Unmarshal([]byte(vv.Stdout), &status); err != nil {
+		t.Errorf("verify -vv --json: stdout is no JSON (%v): %s", err, vv.Stdout)
 	}
-	if r := mustCairn(t, "--store", st, "verify", "-q", "host/q"); strings.Contains(r.stderr, "level=") {
-		t.Errorf("verify -q logged: %s", r.stderr)
+	if r := e2e.MustCairn(t, "--store", st, "verify", "-q", "host/q"); strings.Contains(r.Stderr, "level=") {
+		t.Errorf("verify -q logged: %s", r.Stderr)
 	}
 }
 
@@ -80,15 +82,15 @@ func checkLockWait(t *testing.T, st string) {
 		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
 			t.Fatal(err)
 		}
-		r := cairn(t, nil, "--store", st, kind.name, "--lock-wait", "300ms")
+		r := e2e.Cairn(t, nil, "--store", st, kind.name, "--lock-wait", "300ms")
 		for _, want := range []string{"already running", fmt.Sprintf("PID %d", os.Getpid()), "gave up after waiting"} {
-			if r.code != 1 || !strings.Contains(r.stderr, want) {
-				t.Errorf("%s while its lock is held: exit %d, want 1 and %q\n%s", kind.name, r.code, want, r.stderr)
+			if r.Code != 1 || !strings.Contains(r.Stderr, want) {
+				t.Errorf("%s while its lock is held: exit %d, want 1 and %q\n%s", kind.name, r.Code, want, r.Stderr)
 			}
 		}
-		r = cairn(t, nil, "--store", st, kind.name)
-		if r.code != 1 || !strings.Contains(r.stderr, "--lock-wait DURATION") {
-			t.Errorf("%s without --lock-wait: exit %d, want 1 with the hint\n%s", kind.name, r.code, r.stderr)
+		r = e2e.Cairn(t, nil, "--store", st, kind.name)
+		if r.Code != 1 || !strings.Contains(r.Stderr, "--lock-wait DURATION") {
+			t.Errorf("%s without --lock-wait: exit %d, want 1 with the hint\n%s", kind.name, r.Code, r.Stderr)
 		}
 		// Waiting: the lock is let go once the process has its lock file open.
 		cmd, stderr, exited := startCairn(t, "--store", st, kind.name, "--lock-wait", "5m", "-q")
@@ -115,8 +117,8 @@ func TestCLIContractNamespaces(t *testing.T) {
 	t.Parallel()
 	st := contractStore(t) // verify and prune are jobs: their locks are the store's
 	img := filepath.Join(t.TempDir(), "img")
-	os.WriteFile(img, randBytes(50000, 31), 0o644)
-	mustCairn(t, "--store", st, "backup", "-q", "--ns", "contract/b", "--id", "nsx", "--type", "host", "d.img:"+img)
+	os.WriteFile(img, e2e.RandBytes(50000, 31), 0o644)
+	e2e.MustCairn(t, "--store", st, "backup", "-q", "--ns", "contract/b", "--id", "nsx", "--type", "host", "d.img:"+img)
 	rows := listSnaps(t, st, "ns/contract/ns/b/host/nsx")
 	if len(rows) != 1 {
 		t.Fatalf("snapshots of ns/contract/ns/b/host/nsx: %v", rows)
@@ -136,7 +138,7 @@ func TestCLIContractNamespaces(t *testing.T) {
 		{"forget", "--dry-run", full},
 		{"forget", "--dry-run", "--group", "--ns", "contract/b", "host/nsx"},
 	} {
-		mustCairn(t, append([]string{"--store", st, "-q"}, c...)...)
+		e2e.MustCairn(t, append([]string{"--store", st, "-q"}, c...)...)
 	}
 	if rows := listSnaps(t, st, "ns/contract/ns/b/host/nsx"); len(rows) != 1 || rows[0].Protected {
 		t.Errorf("after protect, unprotect, prune and dry forgets: %v", rows)
@@ -154,9 +156,9 @@ func TestCLIContractNamespaces(t *testing.T) {
 		{"tape", "restore", "--drive", drive, "--ns", "contract/b", "host/nsx"}, // no time
 		{"verify", "--ns", "bad//ns", "host/nsx"},
 	} {
-		r := cairn(t, nil, append([]string{"--store", st}, c...)...)
-		if r.code != 2 {
-			t.Errorf("cairn %q: exit %d, want 2\n%s", c, r.code, r.stderr)
+		r := e2e.Cairn(t, nil, append([]string{"--store", st}, c...)...)
+		if r.Code != 2 {
+			t.Errorf("cairn %q: exit %d, want 2\n%s", c, r.Code, r.Stderr)
 		}
 	}
 	if rows := listSnaps(t, st, "ns/contract/ns/b/host/nsx"); len(rows) != 1 {
@@ -166,19 +168,19 @@ func TestCLIContractNamespaces(t *testing.T) {
 
 func TestCLIContractCompletion(t *testing.T) {
 	t.Parallel()
-	st := sharedStore(t)
+	st := e2e.SharedStore(t)
 	tree := t.TempDir()
 	os.MkdirAll(filepath.Join(tree, "sub dir", "deeper"), 0o755)
 	os.WriteFile(filepath.Join(tree, "sub dir", "f.txt"), []byte("f"), 0o644)
 	os.WriteFile(filepath.Join(tree, "top"), []byte("t"), 0o644)
-	mustCairn(t, "--store", st, "backup", "-q", "--id", "contract-comp", "--type", "host", "root.pxar:"+tree)
-	mustCairn(t, "--store", st, "backup", "-q", "--ns", "contract/c", "--id", "compns", "--type", "host", "root.pxar:"+tree)
+	e2e.MustCairn(t, "--store", st, "backup", "-q", "--id", "contract-comp", "--type", "host", "root.pxar:"+tree)
+	e2e.MustCairn(t, "--store", st, "backup", "-q", "--ns", "contract/c", "--id", "compns", "--type", "host", "root.pxar:"+tree)
 	snap := listSnaps(t, st, "host/contract-comp")[0].Snapshot
 	complete := func(args ...string) []string {
 		t.Helper()
-		r := mustCairn(t, append([]string{"--store", st, "__complete"}, args...)...)
+		r := e2e.MustCairn(t, append([]string{"--store", st, "__complete"}, args...)...)
 		var out []string
-		for line := range strings.Lines(r.stdout) {
+		for line := range strings.Lines(r.Stdout) {
 			out = append(out, strings.TrimRight(line, "\n"))
 		}
 		return out
@@ -206,14 +208,14 @@ func TestCLIContractCompletion(t *testing.T) {
 		{"--store", st, "__complete", "ls", snap, "no.pxar", ""},
 		{"--store", st, "__complete", "ls", "../../etc", ""},
 	} {
-		r := cairn(t, nil, args...)
-		if r.code != 0 || strings.TrimSpace(r.stdout) != ":5" {
-			t.Errorf("cairn %q: exit %d, stdout %q (want the error directive only)", args, r.code, r.stdout)
+		r := e2e.Cairn(t, nil, args...)
+		if r.Code != 0 || strings.TrimSpace(r.Stdout) != ":5" {
+			t.Errorf("cairn %q: exit %d, stdout %q (want the error directive only)", args, r.Code, r.Stdout)
 		}
 	}
 	for _, sh := range []string{"bash", "zsh", "fish"} {
-		if r := mustCairn(t, "completion", sh); !strings.Contains(r.stdout, "cairn") || len(r.stdout) < 500 {
-			t.Errorf("completion %s: %q", sh, r.stdout)
+		if r := e2e.MustCairn(t, "completion", sh); !strings.Contains(r.Stdout, "cairn") || len(r.Stdout) < 500 {
+			t.Errorf("completion %s: %q", sh, r.Stdout)
 		}
 	}
 }
@@ -222,7 +224,7 @@ func TestCLIContractCompletion(t *testing.T) {
 // of paths (and cairn itself).
 func checkManPages(t *testing.T, paths []string) {
 	dir := filepath.Join(t.TempDir(), "man")
-	mustCairn(t, "gen", "man", dir)
+	e2e.MustCairn(t, "gen", "man", dir)
 	for _, p := range append(paths, "") {
 		name := strings.TrimSuffix("cairn-"+strings.ReplaceAll(p, " ", "-"), "-") + ".1"
 		page, err := os.ReadFile(filepath.Join(dir, name))
@@ -238,11 +240,11 @@ func checkManPages(t *testing.T, paths []string) {
 			}
 		}
 	}
-	if r := cairn(t, nil, "gen", "man"); r.code != 2 {
-		t.Errorf("gen man without DIR: exit %d", r.code)
+	if r := e2e.Cairn(t, nil, "gen", "man"); r.Code != 2 {
+		t.Errorf("gen man without DIR: exit %d", r.Code)
 	}
-	if r := cairn(t, nil, "gen", "man", "/proc/no/such"); r.code != 1 {
-		t.Errorf("gen man into /proc: exit %d", r.code)
+	if r := e2e.Cairn(t, nil, "gen", "man", "/proc/no/such"); r.Code != 1 {
+		t.Errorf("gen man into /proc: exit %d", r.Code)
 	}
 }
 

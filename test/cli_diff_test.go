@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnfs/cairn/store/storetest"
 	"golang.org/x/sys/unix"
+
+	"github.com/cairnfs/cairn/store/storetest"
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // diffFixTimes sets every mtime below root (symlinks' own too) to one time,
@@ -61,17 +63,17 @@ func TestCLIDiff(t *testing.T) {
 		t.Skip("needs root: owners")
 	}
 	t.Parallel()
-	st := sharedStore(t)
+	st := e2e.SharedStore(t)
 	src := t.TempDir()
-	writeTree(t, src, map[string]string{"a": "same size 1", "b": "short", "d/x": "x", "d/y": "y", "o": "o", "t/f": "f"})
+	e2e.WriteTree(t, src, map[string]string{"a": "same size 1", "b": "short", "d/x": "x", "d/y": "y", "o": "o", "t/f": "f"})
 	setupOK(t, os.Symlink("a", filepath.Join(src, "l")))
-	img, _ := sparseImage(t, 1<<20, 51)
-	extra, _ := sparseImage(t, 64<<10, 52)
+	img, _ := e2e.SparseImage(t, 1<<20, 51)
+	extra, _ := e2e.SparseImage(t, 64<<10, 52)
 	diffFixTimes(t, src)
 	backup := func(when string, args ...string) string {
 		args = append([]string{"--store", st, "backup", "--ns", "diff/n", "--id", "cli-diff", "--chunk-size", "64K",
 			"--time", when, "--json"}, args...)
-		return parsePxarSummary(t, mustCairn(t, args...).stdout).Snapshot
+		return e2e.ParsePxarSummary(t, e2e.MustCairn(t, args...).Stdout).Snapshot
 	}
 	s1 := backup("2024-01-01T00:00:00Z", "root.pxar:"+src, "disk.img:"+img, "extra.img:"+extra)
 
@@ -97,7 +99,7 @@ func TestCLIDiff(t *testing.T) {
 	s2 := backup("2024-01-02T00:00:00Z", "root.pxar:"+src, "disk.img:"+img, "new.img:"+extra)
 
 	store := []string{"--store", st}
-	r := mustCairn(t, append(store, "diff", s1, s2)...)
+	r := e2e.MustCairn(t, append(store, "diff", s1, s2)...)
 	want := []string{
 		"M disk.img: 1 of 16 chunks differ (64 KiB of 1.0 MiB)",
 		"- extra.img (archive only in " + s1 + ")",
@@ -113,15 +115,15 @@ func TestCLIDiff(t *testing.T) {
 		"- root.pxar/t/f",
 		s1 + " -> " + s2 + ": 2 added, 3 removed, 7 changed (4 archives compared, 0 unchanged)",
 	}
-	if got := strings.Split(strings.TrimSpace(r.stdout), "\n"); !slices.Equal(got, want) {
-		t.Errorf("diff:\n%s\nwant:\n%s", r.stdout, strings.Join(want, "\n"))
+	if got := strings.Split(strings.TrimSpace(r.Stdout), "\n"); !slices.Equal(got, want) {
+		t.Errorf("diff:\n%s\nwant:\n%s", r.Stdout, strings.Join(want, "\n"))
 	}
 
 	// --content reads the payloads of files of equal size: a changed too.
 	var j diffJSON
-	r = mustCairn(t, append(store, "diff", "--content", "--json", "--ns", "diff/n", strings.TrimPrefix(s1, "ns/diff/ns/n/"), s2, "root.pxar")...)
-	if err := json.Unmarshal([]byte(r.stdout), &j); err != nil {
-		t.Fatalf("--json: %v\n%s", err, r.stdout)
+	r = e2e.MustCairn(t, append(store, "diff", "--content", "--json", "--ns", "diff/n", strings.TrimPrefix(s1, "ns/diff/ns/n/"), s2, "root.pxar")...)
+	if err := json.Unmarshal([]byte(r.Stdout), &j); err != nil {
+		t.Fatalf("--json: %v\n%s", err, r.Stdout)
 	}
 	if len(j.Changes) != 10 || j.Changes[0].Path != "/a" || !slices.Equal(j.Changes[0].Reasons, []string{"content"}) ||
 		j.Added != 1 || j.Removed != 2 || j.Changed != 7 || !j.Content || len(j.Archives) != 1 ||
@@ -132,18 +134,18 @@ func TestCLIDiff(t *testing.T) {
 		t.Errorf("last change %+v", c)
 	}
 	j = diffJSON{}
-	r = mustCairn(t, append(store, "diff", "--json", s1, s2, "disk.img")...)
-	if err := json.Unmarshal([]byte(r.stdout), &j); err != nil || len(j.Archives) != 1 || j.Archives[0].ChunksDiffer != 1 ||
+	r = e2e.MustCairn(t, append(store, "diff", "--json", s1, s2, "disk.img")...)
+	if err := json.Unmarshal([]byte(r.Stdout), &j); err != nil || len(j.Archives) != 1 || j.Archives[0].ChunksDiffer != 1 ||
 		j.Archives[0].Chunks != 16 || j.Archives[0].BytesDiffer != 64<<10 || j.Changed != 1 || len(j.Changes) != 0 {
 		t.Errorf("diff disk.img --json: %v %+v", err, j)
 	}
 
-	r = mustCairn(t, append(store, "diff", s2, s2)...)
-	if want := s2 + " -> " + s2 + ": 0 added, 0 removed, 0 changed (3 archives compared, 3 unchanged)\n"; r.stdout != want {
-		t.Errorf("diff of a snapshot with itself: %q", r.stdout)
+	r = e2e.MustCairn(t, append(store, "diff", s2, s2)...)
+	if want := s2 + " -> " + s2 + ": 0 added, 0 removed, 0 changed (3 archives compared, 3 unchanged)\n"; r.Stdout != want {
+		t.Errorf("diff of a snapshot with itself: %q", r.Stdout)
 	}
-	if r := mustCairn(t, append(store, "-q", "diff", s2, s2)...); r.stdout != "" {
-		t.Errorf("-q diff printed %q", r.stdout)
+	if r := e2e.MustCairn(t, append(store, "-q", "diff", s2, s2)...); r.Stdout != "" {
+		t.Errorf("-q diff printed %q", r.Stdout)
 	}
 	for _, c := range []struct {
 		args []string
@@ -155,9 +157,9 @@ func TestCLIDiff(t *testing.T) {
 		{[]string{"diff", s1, "host/nothere/2024-01-01T00:00:00Z"}, 1, "nothere"},
 		{[]string{"diff", "--cache-size", "x", s1, s2}, 2, "--cache-size"},
 	} {
-		r := cairn(t, nil, append(store, c.args...)...)
-		if r.code != c.code || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stderr, "panic") {
-			t.Errorf("%v: exit %d, stderr %q; want exit %d mentioning %q", c.args, r.code, r.stderr, c.code, c.want)
+		r := e2e.Cairn(t, nil, append(store, c.args...)...)
+		if r.Code != c.code || !strings.Contains(r.Stderr, c.want) || strings.Contains(r.Stderr, "panic") {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d mentioning %q", c.args, r.Code, r.Stderr, c.code, c.want)
 		}
 	}
 }

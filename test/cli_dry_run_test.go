@@ -20,6 +20,6 @@ func TestBackupDryRun(t *testing.T) {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	st := filepath.Join(dir, "store")
-	mustCairn(t, "--store", st, "init")
+	e2e.MustCairn(t, "--store", st, "init")
 	e2e.DryRunThenBackup(t, st, func() map[string]string { return storetest.DirState(t, st) })
 }

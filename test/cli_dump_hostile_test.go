@@ -19,6 +19,7 @@ import (
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/hostile"
 	"github.com/cairnfs/cairn/store/pxar"
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // outsideState records every path below dir with its type, mode, size,
@@ -77,10 +78,10 @@ func TestCLIDumpHostile(t *testing.T) {
 		t.Skip("needs root: extraction as root is what could do harm")
 	}
 	t.Parallel()
-	st := sharedStore(t)
+	st := e2e.SharedStore(t)
 	sandbox := t.TempDir()
 	outside := filepath.Join(sandbox, "outside")
-	writeTree(t, outside, map[string]string{"victim": "victim\n", "dir/keep": "keep\n"})
+	e2e.WriteTree(t, outside, map[string]string{"victim": "victim\n", "dir/keep": "keep\n"})
 	type archive struct {
 		name          string
 		meta, payload []byte
@@ -129,35 +130,35 @@ func TestCLIDumpHostile(t *testing.T) {
 	failed := 0
 	diffed := map[bool]int{} // by whether the archive is sorted
 	for i, c := range cases {
-		r := cairnBounded(t, "--store", st, "dump", snaps[i], "root.pxar")
-		if strings.Contains(r.stderr, "panic") || (r.code != 0 && !strings.Contains(r.stderr, "root.pxar")) {
-			t.Errorf("%s: exit %d, stderr %q", c.name, r.code, r.stderr)
+		r := e2e.CairnBounded(t, "--store", st, "dump", snaps[i], "root.pxar")
+		if strings.Contains(r.Stderr, "panic") || (r.Code != 0 && !strings.Contains(r.Stderr, "root.pxar")) {
+			t.Errorf("%s: exit %d, stderr %q", c.name, r.Code, r.Stderr)
 		}
-		if r.code != 0 {
+		if r.Code != 0 {
 			failed++
 		}
-		t.Logf("%s: exit %d, %d bytes, %s", c.name, r.code, len(r.stdout), strings.TrimSpace(r.stderr))
-		checkTarNames(t, c.name, []byte(r.stdout))
+		t.Logf("%s: exit %d, %d bytes, %s", c.name, r.Code, len(r.Stdout), strings.TrimSpace(r.Stderr))
+		checkTarNames(t, c.name, []byte(r.Stdout))
 		target := filepath.Join(sandbox, "target")
 		os.RemoveAll(target)
 		os.Mkdir(target, 0o755)
 		x := exec.Command("tar", "-x", "--xattrs", "--xattrs-include=*", "--acls", "-p", "-C", target)
-		x.Stdin = strings.NewReader(r.stdout)
+		x.Stdin = strings.NewReader(r.Stdout)
 		x.Run() // a stream cut by an error makes tar fail: what it extracted counts
 		if after := outsideState(t, outside); !maps.Equal(before, after) {
 			t.Fatalf("%s: extracting the dump changed %s:\nbefore %v\nafter  %v", c.name, outside, before, after)
 		}
-		if c.name == "absurd size" && (r.code == 0 || !strings.Contains(r.stderr, "payload reference")) {
-			t.Errorf("absurd size: exit %d, stderr %q", r.code, r.stderr)
+		if c.name == "absurd size" && (r.Code == 0 || !strings.Contains(r.Stderr, "payload reference")) {
+			t.Errorf("absurd size: exit %d, stderr %q", r.Code, r.Stderr)
 		}
-		if r.code != 0 {
+		if r.Code != 0 {
 			continue // the same decoder errors end a diff
 		}
 		// An archive whose directories are not in name order is refused.
-		d := cairnBounded(t, "--store", st, "diff", snaps[0], snaps[i])
-		if strings.Contains(d.stderr, "panic") || d.code != map[bool]int{true: 0, false: 1}[c.sorted] ||
-			(!c.sorted && !strings.Contains(d.stderr, "not in name order")) {
-			t.Errorf("diff %s: exit %d, stderr %q", c.name, d.code, d.stderr)
+		d := e2e.CairnBounded(t, "--store", st, "diff", snaps[0], snaps[i])
+		if strings.Contains(d.Stderr, "panic") || d.Code != map[bool]int{true: 0, false: 1}[c.sorted] ||
+			(!c.sorted && !strings.Contains(d.Stderr, "not in name order")) {
+			t.Errorf("diff %s: exit %d, stderr %q", c.name, d.Code, d.Stderr)
 		}
 		diffed[c.sorted]++
 	}
@@ -189,7 +190,7 @@ func sortedNode(n *hostile.Node) bool {
 func TestCLIDumpSkipsInvalidNames(t *testing.T) {
 	t.Parallel()
 	cases := dumpNameCases()
-	st := sharedStore(t)
+	st := e2e.SharedStore(t)
 	s, err := store.Open(st)
 	if err != nil {
 		t.Fatal(err)
@@ -206,16 +207,16 @@ func TestCLIDumpSkipsInvalidNames(t *testing.T) {
 	}
 	s.Close()
 	for i, c := range cases {
-		r := cairnBounded(t, "--store", st, "dump", "-q", snaps[i], "root.pxar")
-		if r.code != 3 || strings.Count(r.stderr, " skipped: ") != c.skipped || !strings.Contains(r.stderr, "entries skipped") ||
-			strings.ContainsAny(r.stderr, "\x00\x1b") {
-			t.Errorf("%s: exit %d, stderr %q; want exit 3 and %d skipped", c.name, r.code, r.stderr, c.skipped)
+		r := e2e.CairnBounded(t, "--store", st, "dump", "-q", snaps[i], "root.pxar")
+		if r.Code != 3 || strings.Count(r.Stderr, " skipped: ") != c.skipped || !strings.Contains(r.Stderr, "entries skipped") ||
+			strings.ContainsAny(r.Stderr, "\x00\x1b") {
+			t.Errorf("%s: exit %d, stderr %q; want exit 3 and %d skipped", c.name, r.Code, r.Stderr, c.skipped)
 		}
-		if got := readTarNames(t, c.name, []byte(r.stdout)); !slices.Equal(got, c.want) {
+		if got := readTarNames(t, c.name, []byte(r.Stdout)); !slices.Equal(got, c.want) {
 			t.Errorf("%s: archive/tar reads %q, want %q", c.name, got, c.want)
 		}
 		gnu := exec.Command("tar", "-t", "-f", "-")
-		gnu.Stdin = strings.NewReader(r.stdout)
+		gnu.Stdin = strings.NewReader(r.Stdout)
 		out, err := gnu.CombinedOutput()
 		if got := strings.Fields(string(out)); err != nil || !slices.Equal(got, c.want) {
 			t.Errorf("%s: GNU tar -t: %v, lists %q, want %q", c.name, err, got, c.want)

@@ -15,8 +15,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cairnfs/cairn/store/storetest"
 	"golang.org/x/sys/unix"
+
+	"github.com/cairnfs/cairn/store/storetest"
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 const dumpACLUndef = 0xffffffff
@@ -37,7 +39,7 @@ func setupOK(t *testing.T, err error) {
 func dumpSource(t *testing.T) string {
 	t.Helper()
 	src := t.TempDir()
-	writeTree(t, src, map[string]string{"a.txt": "ay\n", "big.bin": string(randBytes(1<<20+777, 41)),
+	e2e.WriteTree(t, src, map[string]string{"a.txt": "ay\n", "big.bin": string(e2e.RandBytes(1<<20+777, 41)),
 		"d/f": "shared\n", "d/x/keep": "k", "empty": "", "ctl\x01name": "c", "new\nline": "n", "suid": "#!/bin/sh\n"})
 	p := func(name string) string { return filepath.Join(src, name) }
 	setupOK(t, os.Link(p("a.txt"), p("d/hl")))     // target outside a dump of d/
@@ -185,9 +187,9 @@ func sameDumpState(a, b dumpFileState) bool {
 
 // dumpToTar runs cairn args with its stdout piped into GNU tar extracting
 // into dir, as `cairn dump … | tar -x …` does; it returns cairn's result.
-func dumpToTar(t *testing.T, dir string, args ...string) result {
+func dumpToTar(t *testing.T, dir string, args ...string) e2e.Result {
 	t.Helper()
-	dump := exec.Command(binPath, args...)
+	dump := exec.Command(e2e.Binary(), args...)
 	var errb bytes.Buffer
 	dump.Stderr = &errb
 	x := exec.Command("tar", "-x", "--xattrs", "--xattrs-include=*", "--acls", "-p", "-C", dir)
@@ -208,9 +210,9 @@ func dumpToTar(t *testing.T, dir string, args ...string) result {
 	if err := x.Wait(); err != nil && derr == nil {
 		t.Fatalf("tar -x: %v: %s", err, xerr.String())
 	}
-	r := result{stderr: errb.String()}
+	r := e2e.Result{Stderr: errb.String()}
 	if ee, ok := derr.(*exec.ExitError); ok {
-		r.code = ee.ExitCode()
+		r.Code = ee.ExitCode()
 	}
 	return r
 }
@@ -228,20 +230,20 @@ func TestCLIDumpTar(t *testing.T) {
 		t.Skip("needs GNU tar")
 	}
 	t.Parallel()
-	st := sharedStore(t)
+	st := e2e.SharedStore(t)
 	src := dumpSource(t)
-	snap := parsePxarSummary(t, mustCairn(t, "--store", st, "backup", "--id", "cli-dump", "--json", "root.pxar:"+src).stdout).Snapshot
+	snap := e2e.ParsePxarSummary(t, e2e.MustCairn(t, "--store", st, "backup", "--id", "cli-dump", "--json", "root.pxar:"+src).Stdout).Snapshot
 
 	out := t.TempDir()
 	r := dumpToTar(t, out, "--store", st, "dump", snap, "root.pxar")
-	if r.code != 0 || !strings.Contains(r.stderr, "sock: socket skipped") {
-		t.Fatalf("dump: exit %d, stderr %q", r.code, r.stderr)
+	if r.Code != 0 || !strings.Contains(r.Stderr, "sock: socket skipped") {
+		t.Fatalf("dump: exit %d, stderr %q", r.Code, r.Stderr)
 	}
 	compareDumpTree(t, src, out, nil)
 
 	sub := t.TempDir()
-	if r := dumpToTar(t, sub, "--store", st, "dump", snap, "root.pxar", "d"); r.code != 0 {
-		t.Fatalf("dump d: exit %d: %s", r.code, r.stderr)
+	if r := dumpToTar(t, sub, "--store", st, "dump", snap, "root.pxar", "d"); r.Code != 0 {
+		t.Fatalf("dump d: exit %d: %s", r.Code, r.Stderr)
 	}
 	compareDumpTree(t, filepath.Join(src, "d"), sub, map[string]bool{"hl": true})
 	if a, b := dumpLstate(t, filepath.Join(sub, "f")), dumpLstate(t, filepath.Join(sub, "x/g")); a.ino != b.ino {
@@ -249,12 +251,12 @@ func TestCLIDumpTar(t *testing.T) {
 	}
 
 	// The stream itself: relative names, PAX records, cat --tar the same.
-	dump := mustCairn(t, "--store", st, "dump", snap, "root.pxar", "d")
-	if cat := mustCairn(t, "--store", st, "cat", "--tar", snap, "root.pxar", "d"); cat.stdout != dump.stdout {
+	dump := e2e.MustCairn(t, "--store", st, "dump", snap, "root.pxar", "d")
+	if cat := e2e.MustCairn(t, "--store", st, "cat", "--tar", snap, "root.pxar", "d"); cat.Stdout != dump.Stdout {
 		t.Error("cat --tar differs from dump")
 	}
 	names := map[string]*tar.Header{}
-	tr := tar.NewReader(strings.NewReader(dump.stdout))
+	tr := tar.NewReader(strings.NewReader(dump.Stdout))
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -276,7 +278,7 @@ func TestCLIDumpTar(t *testing.T) {
 	}
 
 	pty := dumpPTY(t)
-	cmd := exec.Command(binPath, "--store", st, "dump", snap, "root.pxar")
+	cmd := exec.Command(e2e.Binary(), "--store", st, "dump", snap, "root.pxar")
 	cmd.Stdout = pty
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
@@ -295,9 +297,9 @@ func TestCLIDumpTar(t *testing.T) {
 		{[]string{"dump", "--ns", "other", snap, "root.pxar"}, 1, "other"},
 		{[]string{"dump", "--cache-size", "lots", snap, "root.pxar"}, 2, "--cache-size"},
 	} {
-		r := cairn(t, nil, append([]string{"--store", st}, c.args...)...)
-		if r.code != c.code || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stderr, "panic") {
-			t.Errorf("%v: exit %d, stderr %q; want exit %d mentioning %q", c.args, r.code, r.stderr, c.code, c.want)
+		r := e2e.Cairn(t, nil, append([]string{"--store", st}, c.args...)...)
+		if r.Code != c.code || !strings.Contains(r.Stderr, c.want) || strings.Contains(r.Stderr, "panic") {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d mentioning %q", c.args, r.Code, r.Stderr, c.code, c.want)
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // A failed first backup leaves no group behind, and an empty group
@@ -14,13 +16,13 @@ import (
 // point 9: the mount showed host/empty, snapshots did not).
 func TestEmptyGroupListed(t *testing.T) {
 	t.Parallel() // a store of its own
-	needFUSE(t)
-	st := filepath.Join(tmpfsDir(t, "cairn-e2e-"), "store")
-	mustCairn(t, "--store", st, "init")
+	e2e.NeedFUSE(t)
+	st := filepath.Join(e2e.TmpfsDir(t, "cairn-e2e-"), "store")
+	e2e.MustCairn(t, "--store", st, "init")
 
-	r := cairnStdin(t, nil, nil, "--store", st, "backup", "--type", "host", "--id", "first", "disk.img:-")
-	if r.code != 1 || !strings.Contains(r.stderr, "nothing kept") {
-		t.Fatalf("empty image: exit %d: %s", r.code, r.stderr)
+	r := e2e.CairnStdin(t, nil, nil, "--store", st, "backup", "--type", "host", "--id", "first", "disk.img:-")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "nothing kept") {
+		t.Fatalf("empty image: exit %d: %s", r.Code, r.Stderr)
 	}
 	if _, err := os.Lstat(filepath.Join(st, "host", "first")); !os.IsNotExist(err) {
 		t.Fatalf("a failed first backup left its group: %v", err)
@@ -29,12 +31,12 @@ func TestEmptyGroupListed(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(st, "host", "empty"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	mnt := mountStore(t, st)
-	if got := names(t, filepath.Join(mnt, "host")); !slices.Contains(got, "empty") {
+	mnt := e2e.MountStore(t, st)
+	if got := e2e.Names(t, filepath.Join(mnt, "host")); !slices.Contains(got, "empty") {
 		t.Fatalf("mount's host/: %v", got)
 	}
 	for _, args := range [][]string{{"snapshots"}, {"snapshots", "--groups"}, {"snapshots", "host/empty"}} {
-		out := mustCairn(t, append([]string{"--store", st}, args...)...).stdout
+		out := e2e.MustCairn(t, append([]string{"--store", st}, args...)...).Stdout
 		if !strings.Contains(out, "group host/empty: no snapshots") || !strings.Contains(out, "cairn forget --group host/empty") {
 			t.Fatalf("%v:\n%s", args, out)
 		}
@@ -43,12 +45,12 @@ func TestEmptyGroupListed(t *testing.T) {
 		Group     string `json:"group"`
 		Snapshots int    `json:"snapshots"`
 	}
-	decodeJSON(t, mustCairn(t, "--store", st, "snapshots", "--groups", "--json"), &groups)
+	e2e.DecodeJSON(t, e2e.MustCairn(t, "--store", st, "snapshots", "--groups", "--json"), &groups)
 	if len(groups) != 1 || groups[0].Group != "host/empty" || groups[0].Snapshots != 0 {
 		t.Fatalf("--groups --json: %+v", groups)
 	}
-	mustCairn(t, "--store", st, "forget", "--group", "host/empty")
-	if out := mustCairn(t, "--store", st, "snapshots").stdout; !strings.HasPrefix(out, "no snapshots\n") {
+	e2e.MustCairn(t, "--store", st, "forget", "--group", "host/empty")
+	if out := e2e.MustCairn(t, "--store", st, "snapshots").Stdout; !strings.HasPrefix(out, "no snapshots\n") {
 		t.Fatalf("after forget:\n%q", out)
 	}
 }

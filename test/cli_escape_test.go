@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // hostileText holds one string of each class a terminal acts on or that
@@ -23,19 +24,19 @@ var hostileText = []string{"esc\x1b[31mred", "osc\x1b]0;title\a", "bell\a", "cr\
 func TestHumanOutputEscapesManifest(t *testing.T) {
 	st, first, second, broken, notes, state := escapeStore(t)
 	dir := t.TempDir()
-	outputs := map[string]result{
-		"snapshots":        cairn(t, nil, "--store", st, "snapshots"),
-		"ls":               mustCairn(t, "--store", st, "ls", first),
-		"diff":             mustCairn(t, "--store", st, "diff", first, second),
-		"verify":           cairn(t, nil, "--store", st, "verify", second, broken),
-		"cat broken":       cairn(t, nil, "--store", st, "cat", broken, hostileText[0]+".blob"),
-		"ls broken":        cairn(t, nil, "--store", st, "ls", broken),
-		"restore missing":  cairn(t, nil, "--store", st, "restore", first, "esc\x1b[31mnone.blob", filepath.Join(dir, "out")),
-		"tape export":      cairn(t, nil, "--store", st, "tape", "export", "--drive", t.TempDir(), "--pool", "p", first),
-		"snapshots groups": mustCairn(t, "--store", st, "snapshots", "--groups"),
+	outputs := map[string]e2e.Result{
+		"snapshots":        e2e.Cairn(t, nil, "--store", st, "snapshots"),
+		"ls":               e2e.MustCairn(t, "--store", st, "ls", first),
+		"diff":             e2e.MustCairn(t, "--store", st, "diff", first, second),
+		"verify":           e2e.Cairn(t, nil, "--store", st, "verify", second, broken),
+		"cat broken":       e2e.Cairn(t, nil, "--store", st, "cat", broken, hostileText[0]+".blob"),
+		"ls broken":        e2e.Cairn(t, nil, "--store", st, "ls", broken),
+		"restore missing":  e2e.Cairn(t, nil, "--store", st, "restore", first, "esc\x1b[31mnone.blob", filepath.Join(dir, "out")),
+		"tape export":      e2e.Cairn(t, nil, "--store", st, "tape", "export", "--drive", t.TempDir(), "--pool", "p", first),
+		"snapshots groups": e2e.MustCairn(t, "--store", st, "snapshots", "--groups"),
 	}
 	for what, r := range outputs {
-		for _, out := range []string{r.stdout, r.stderr} {
+		for _, out := range []string{r.Stdout, r.Stderr} {
 			for _, line := range strings.Split(out, "\n") {
 				if i := strings.IndexFunc(line, func(r rune) bool { return !unicode.IsPrint(r) }); i >= 0 {
 					t.Errorf("%s: unescaped %q in line %q", what, []rune(line[i:])[0], line)
@@ -46,13 +47,13 @@ func TestHumanOutputEscapesManifest(t *testing.T) {
 	for what, want := range map[string]string{
 		"snapshots": `verify "ok\x1b[31mEVILesc\x1b[31mredosc`, "ls": `"esc\x1b[31mred.blob"`, "diff": `"c1\u009b2J.blob"`,
 	} {
-		if !strings.Contains(outputs[what].stdout, want) {
-			t.Errorf("%s lacks %s:\n%s", what, want, outputs[what].stdout)
+		if !strings.Contains(outputs[what].Stdout, want) {
+			t.Errorf("%s lacks %s:\n%s", what, want, outputs[what].Stdout)
 		}
 	}
 	for _, what := range []string{"verify", "cat broken", "ls broken"} {
-		if r := outputs[what]; r.code == 0 || !strings.Contains(r.stdout+r.stderr, `bad\x1b[31m`) {
-			t.Errorf("%s: exit %d, want an escaped error naming the crypt mode:\n%s%s", what, r.code, r.stdout, r.stderr)
+		if r := outputs[what]; r.Code == 0 || !strings.Contains(r.Stdout+r.Stderr, `bad\x1b[31m`) {
+			t.Errorf("%s: exit %d, want an escaped error naming the crypt mode:\n%s%s", what, r.Code, r.Stdout, r.Stderr)
 		}
 	}
 
@@ -60,7 +61,7 @@ func TestHumanOutputEscapesManifest(t *testing.T) {
 		Snapshot, Verified, Notes string
 		Archives                  []string
 	}
-	decodeJSON(t, mustCairn(t, "--store", st, "snapshots", "--json"), &rows)
+	e2e.DecodeJSON(t, e2e.MustCairn(t, "--store", st, "snapshots", "--json"), &rows)
 	firstNotes := notes[:strings.IndexByte(notes, '\n')] + " …" // the first line, as the listing shows it
 	if len(rows) != 3 || rows[0].Verified != state || rows[0].Notes != firstNotes || len(rows[0].Archives) != len(hostileText) {
 		t.Fatalf("snapshots --json: %+v", rows)
@@ -77,18 +78,18 @@ func TestHumanOutputEscapesManifest(t *testing.T) {
 // text (returned), the third with a manifest that does not decode (its
 // error quotes a file name).
 func escapeStore(t *testing.T) (st, first, second, broken, notes, state string) {
-	st = filepath.Join(tmpfsDir(t, "cairn-e2e-esc-"), "store")
-	mustCairn(t, "--store", st, "init", "-q")
+	st = filepath.Join(e2e.TmpfsDir(t, "cairn-e2e-esc-"), "store")
+	e2e.MustCairn(t, "--store", st, "init", "-q")
 	dir := t.TempDir()
-	write(t, filepath.Join(dir, "b"), "blob data", 0o644)
-	write(t, filepath.Join(dir, "c"), "other data", 0o644)
+	e2e.Write(t, filepath.Join(dir, "b"), "blob data", 0o644)
+	e2e.Write(t, filepath.Join(dir, "c"), "other data", 0o644)
 	backup := func(at, content string) string {
 		args := []string{"--store", st, "backup", "--type", "host", "--id", "esc", "--time", at, "--no-sync", "-q", "--json"}
 		for _, n := range hostileText {
 			args = append(args, n+".blob:"+filepath.Join(dir, content))
 		}
 		var sum struct{ Snapshot string }
-		decodeJSON(t, mustCairn(t, args...), &sum)
+		e2e.DecodeJSON(t, e2e.MustCairn(t, args...), &sum)
 		return sum.Snapshot
 	}
 	first, second, broken = backup("2024-05-01T10:00:00Z", "b"), backup("2024-05-02T10:00:00Z", "c"), backup("2024-05-03T10:00:00Z", "b")

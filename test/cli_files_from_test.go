@@ -7,31 +7,33 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // filesFromStore is the shared store, a group of the test's own, and a
 // tree to select from.
 func filesFromStore(t *testing.T) (st, id, src string) {
 	t.Helper()
-	st, id = sharedStore(t), t.Name()
+	st, id = e2e.SharedStore(t), t.Name()
 	src = t.TempDir()
-	writeTree(t, src, map[string]string{"a/b/x": "1", "a/b/y": "2", "a/bx": "3", "a/c": "4", "a-b": "5",
+	e2e.WriteTree(t, src, map[string]string{"a/b/x": "1", "a/b/y": "2", "a/bx": "3", "a/c": "4", "a-b": "5",
 		"d/e.conf": "6", "d/f.conf": "7", "d/g.txt": "8", "h": "9", "sp ace": "10", "nl\nname": "11", "bad\xffname": "12"})
 	return st, id, src
 }
 
 // restored backs up root.pxar:src with args and returns the files a
 // restore of it holds.
-func restored(t *testing.T, st, id, src string, stdin []byte, args ...string) ([]string, result) {
+func restored(t *testing.T, st, id, src string, stdin []byte, args ...string) ([]string, e2e.Result) {
 	t.Helper()
 	all := append([]string{"--store", st, "backup", "--type", "host", "--id", id}, args...)
-	r := cairnStdin(t, nil, stdin, append(all, "root.pxar:"+src)...)
-	if r.code != 0 && r.code != 3 {
-		t.Fatalf("backup %q: exit %d: %s", args, r.code, r.stderr)
+	r := e2e.CairnStdin(t, nil, stdin, append(all, "root.pxar:"+src)...)
+	if r.Code != 0 && r.Code != 3 {
+		t.Fatalf("backup %q: exit %d: %s", args, r.Code, r.Stderr)
 	}
 	out := filepath.Join(t.TempDir(), "out")
-	mustCairn(t, "--store", st, "restore", "host/"+id, "root.pxar", out)
-	return files(t, out), r
+	e2e.MustCairn(t, "--store", st, "restore", "host/"+id, "root.pxar", out)
+	return e2e.Files(t, out), r
 }
 
 // backup --files-from (restic's): the listed paths, relative to the
@@ -43,13 +45,13 @@ func restored(t *testing.T, st, id, src string, stdin []byte, args ...string) ([
 func TestBackupFilesFrom(t *testing.T) {
 	st, id, src := filesFromStore(t)
 	list := filepath.Join(t.TempDir(), "list")
-	write(t, list, "# what to keep\na/b\n\n  "+filepath.Join(src, "h")+"  \r\nd/*.conf\nbad\xffname\n", 0o644)
+	e2e.Write(t, list, "# what to keep\na/b\n\n  "+filepath.Join(src, "h")+"  \r\nd/*.conf\nbad\xffname\n", 0o644)
 	got, _ := restored(t, st, id, src, nil, "--files-from", list)
 	want := []string{"a/b/x", "a/b/y", "bad\xffname", "d/e.conf", "d/f.conf", "h"}
 	if !slices.Equal(got, want) {
 		t.Errorf("--files-from: restored %q, want %q", got, want)
 	}
-	write(t, list, "sp ace\n", 0o644)
+	e2e.Write(t, list, "sp ace\n", 0o644)
 	got, _ = restored(t, st, id, src, []byte("nl\nname\x00a/c\x00"), "--files-from-verbatim", list, "--files-from-raw", "-")
 	if want := []string{"a/c", "nl\nname", "sp ace"}; !slices.Equal(got, want) {
 		t.Errorf("--files-from-verbatim and --files-from-raw -: restored %q, want %q", got, want)
@@ -65,14 +67,14 @@ func TestBackupFilesFromMissing(t *testing.T) {
 		t.Fatal(err)
 	}
 	list := filepath.Join(t.TempDir(), "list")
-	write(t, list, "h\ngone\nlink/c\n", 0o644)
+	e2e.Write(t, list, "h\ngone\nlink/c\n", 0o644)
 	got, r := restored(t, st, id, src, nil, "--files-from", list)
-	if r.code != 3 || !slices.Equal(got, []string{"h"}) {
-		t.Fatalf("exit %d, restored %q: want 3 and h", r.code, got)
+	if r.Code != 3 || !slices.Equal(got, []string{"h"}) {
+		t.Fatalf("exit %d, restored %q: want 3 and h", r.Code, got)
 	}
 	for _, want := range []string{"--files-from " + list + " line 2: gone: not found", "line 3: link/c: not backed up: below a symbolic link"} {
-		if !strings.Contains(r.stderr, want) {
-			t.Errorf("stderr does not say %q: %s", want, r.stderr)
+		if !strings.Contains(r.Stderr, want) {
+			t.Errorf("stderr does not say %q: %s", want, r.Stderr)
 		}
 	}
 }
@@ -85,10 +87,10 @@ func TestBackupFilesFromHostile(t *testing.T) {
 	lists := map[string]string{"outside": "h\n../etc/passwd\n", "absolute": "/etc/passwd\n", "nul": "h\x00/etc\n",
 		"long": strings.Repeat("x", 70<<10) + "\n", "empty": "# nothing\n\n", "glob": "[\n"}
 	for name, content := range lists {
-		write(t, filepath.Join(dir, name), content, 0o644)
+		e2e.Write(t, filepath.Join(dir, name), content, 0o644)
 	}
 	img := filepath.Join(dir, "img")
-	write(t, img, "data", 0o644)
+	e2e.Write(t, img, "data", 0o644)
 	p := func(name string) string { return filepath.Join(dir, name) }
 	for _, c := range []struct {
 		args []string
@@ -105,13 +107,13 @@ func TestBackupFilesFromHostile(t *testing.T) {
 		{[]string{"--files-from", p("absolute"), "a.pxar:" + src, "b.pxar:" + src}, "one directory tree: give one NAME.pxar:DIR (2 given)"},
 		{[]string{"--files-from", "-", "i.img:-", "root.pxar:" + src}, "standard input is read by an archive"},
 	} {
-		r := cairnStdin(t, nil, []byte("h\n"), append([]string{"--store", st, "backup", "--type", "host", "--id", id}, c.args...)...)
-		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
-			t.Errorf("%q: exit %d, want 2 saying %q: %s", c.args, r.code, c.want, r.stderr)
+		r := e2e.CairnStdin(t, nil, []byte("h\n"), append([]string{"--store", st, "backup", "--type", "host", "--id", id}, c.args...)...)
+		if r.Code != 2 || !strings.Contains(r.Stderr, c.want) {
+			t.Errorf("%q: exit %d, want 2 saying %q: %s", c.args, r.Code, c.want, r.Stderr)
 		}
 	}
-	if r := cairn(t, nil, "--store", st, "snapshots", "host/"+id); strings.Contains(r.stdout, "host/"+id+"/") {
-		t.Errorf("a refused list made a snapshot: %s", r.stdout)
+	if r := e2e.Cairn(t, nil, "--store", st, "snapshots", "host/"+id); strings.Contains(r.Stdout, "host/"+id+"/") {
+		t.Errorf("a refused list made a snapshot: %s", r.Stdout)
 	}
 }
 
@@ -128,12 +130,12 @@ func TestBackupFilesFromMillion(t *testing.T) {
 	}
 	b.WriteString("a/c\n")
 	list := filepath.Join(t.TempDir(), "list")
-	write(t, list, b.String(), 0o644)
+	e2e.Write(t, list, b.String(), 0o644)
 	got, r := restored(t, st, id, src, nil, "--files-from", list)
-	if r.code != 3 || !slices.Equal(got, []string{"a/c"}) {
-		t.Fatalf("exit %d, restored %q: want 3 and a/c", r.code, got)
+	if r.Code != 3 || !slices.Equal(got, []string{"a/c"}) {
+		t.Fatalf("exit %d, restored %q: want 3 and a/c", r.Code, got)
 	}
-	if n := strings.Count(r.stderr, "\n"); n > 1010 || !strings.Contains(r.stderr, "999000 more listed paths not backed up") {
-		t.Errorf("%d lines of warnings, want the first 1000 and a count: %s", n, tail(r.stderr))
+	if n := strings.Count(r.Stderr, "\n"); n > 1010 || !strings.Contains(r.Stderr, "999000 more listed paths not backed up") {
+		t.Errorf("%d lines of warnings, want the first 1000 and a count: %s", n, e2e.Tail(r.Stderr))
 	}
 }

@@ -3,13 +3,15 @@ package test
 import (
 	"strings"
 	"testing"
+
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // TestHabitHints: a command or flag of restic, borg or
 // proxmox-backup-client that cairn does not have is still bad usage
 // (exit 2), with one line naming the cairn command that does it.
 func TestHabitHints(t *testing.T) {
-	st := sharedStore(t)
+	st := e2e.SharedStore(t)
 	for _, c := range []struct {
 		args []string
 		hint string
@@ -33,16 +35,16 @@ func TestHabitHints(t *testing.T) {
 		{[]string{"backup", "--backup-id", "web", "x.pxar:/etc"}, "did you mean `cairn backup --id`?"},
 		{[]string{"snapshots", "--repo", "/srv/restic"}, "did you mean `--store DIR`?"},
 	} {
-		r := cairn(t, nil, append([]string{"--store", st}, c.args...)...)
-		if r.code != 2 || !strings.Contains(r.stderr, "cairn: "+c.hint+"") {
-			t.Errorf("cairn %q: exit %d, want 2 with %q\nstderr: %s", c.args, r.code, c.hint, r.stderr)
+		r := e2e.Cairn(t, nil, append([]string{"--store", st}, c.args...)...)
+		if r.Code != 2 || !strings.Contains(r.Stderr, "cairn: "+c.hint+"") {
+			t.Errorf("cairn %q: exit %d, want 2 with %q\nstderr: %s", c.args, r.Code, c.hint, r.Stderr)
 		}
-		if n := strings.Count(r.stderr, "did you mean"); n != 1 {
-			t.Errorf("cairn %q: %d suggestions, want the one hint line:\n%s", c.args, n, r.stderr)
+		if n := strings.Count(r.Stderr, "did you mean"); n != 1 {
+			t.Errorf("cairn %q: %d suggestions, want the one hint line:\n%s", c.args, n, r.Stderr)
 		}
 	}
 	// Nothing to suggest: no hint line, the help is pointed to as before.
-	if r := cairn(t, nil, "--store", st, "frobnicate"); r.code != 2 || strings.Contains(r.stderr, "did you mean `") || !strings.Contains(r.stderr, "--help") {
-		t.Errorf("unknown command: exit %d\n%s", r.code, r.stderr)
+	if r := e2e.Cairn(t, nil, "--store", st, "frobnicate"); r.Code != 2 || strings.Contains(r.Stderr, "did you mean `") || !strings.Contains(r.Stderr, "--help") {
+		t.Errorf("unknown command: exit %d\n%s", r.Code, r.Stderr)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // The `cairn key` commands with the real binary: create, show,
@@ -19,10 +21,10 @@ type keyShow struct {
 
 func showKey(t *testing.T, path string) keyShow {
 	t.Helper()
-	r := mustCairn(t, "key", "show", "--json", path)
+	r := e2e.MustCairn(t, "key", "show", "--json", path)
 	var s keyShow
-	if err := json.Unmarshal([]byte(r.stdout), &s); err != nil {
-		t.Fatalf("key show --json: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &s); err != nil {
+		t.Fatalf("key show --json: %v\n%s", err, r.Stdout)
 	}
 	return s
 }
@@ -30,58 +32,61 @@ func showKey(t *testing.T, path string) keyShow {
 func TestCLIKeyCreateShowChange(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	pw1 := writePass(t, dir, "pw1", "first passphrase")
-	pw2 := writePass(t, dir, "pw2", "second passphrase")
+	pw1 := e2e.WritePass(t, dir, "pw1", "first passphrase")
+	pw2 := e2e.WritePass(t, dir, "pw2", "second passphrase")
 	key := filepath.Join(dir, "a.key")
 
-	r := mustCairn(t, "key", "create", "--kdf", "pbkdf2", "--hint", "the first", "--password-file", pw1, key)
+	r := e2e.MustCairn(t, "key", "create", "--kdf", "pbkdf2", "--hint", "the first", "--password-file", pw1, key)
 	fi, err := os.Stat(key)
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("key file: %v %v", fi, err)
 	}
 	s := showKey(t, key)
-	if s.KDF != "pbkdf2" || len(s.Fingerprint) != 95 || !strings.Contains(r.stdout, s.Fingerprint) {
-		t.Errorf("show: %+v, create said %q", s, r.stdout)
+	if s.KDF != "pbkdf2" || len(s.Fingerprint) != 95 || !strings.Contains(r.Stdout, s.Fingerprint) {
+		t.Errorf("show: %+v, create said %q", s, r.Stdout)
 	}
 	var raw map[string]any
 	b, _ := os.ReadFile(key)
 	if err := json.Unmarshal(b, &raw); err != nil || raw["kdf"].(map[string]any)["PBKDF2"] == nil {
 		t.Errorf("key file is not PBS's JSON: %s", b)
 	}
-	text := mustCairn(t, "key", "show", key).stdout
+	text := e2e.MustCairn(t, "key", "show", key).Stdout
 	if !strings.Contains(text, "fingerprint: "+s.Fingerprint) || !strings.Contains(text, "kdf:         pbkdf2") {
 		t.Errorf("key show:\n%s", text)
 	}
 
 	// Never overwrite: the file stays as it was.
-	r = cairn(t, nil, "key", "create", "--kdf", "pbkdf2", "--password-file", pw1, key)
-	if after, _ := os.ReadFile(key); r.code == 0 || string(after) != string(b) || !strings.Contains(r.stderr, key) {
-		t.Errorf("create over an existing file: exit %d, %s", r.code, r.stderr)
+	r = e2e.Cairn(t, nil, "key", "create", "--kdf", "pbkdf2", "--password-file", pw1, key)
+	if after, _ := os.ReadFile(key); r.Code == 0 || string(after) != string(b) || !strings.Contains(r.Stderr, key) {
+		t.Errorf("create over an existing file: exit %d, %s", r.Code, r.Stderr)
 	}
 
 	// Wrong passphrase: an error naming the file, the file unchanged.
-	r = cairn(t, []string{"CAIRN_KEY_PASSWORD_FILE=" + pw2}, "key", "change-passphrase", "--new-password-file", pw1, key)
-	if r.code == 0 || !strings.Contains(r.stderr, key) || !strings.Contains(r.stderr, "wrong passphrase") || !strings.Contains(r.stderr, "the first") {
-		t.Errorf("wrong passphrase: exit %d, %s", r.code, r.stderr)
+	r = e2e.Cairn(t, []string{"CAIRN_KEY_PASSWORD_FILE=" + pw2}, "key", "change-passphrase", "--new-password-file", pw1, key)
+	if r.Code == 0 || !strings.Contains(r.Stderr, key) || !strings.Contains(r.Stderr, "wrong passphrase") || !strings.Contains(r.Stderr, "the first") {
+		t.Errorf("wrong passphrase: exit %d, %s", r.Code, r.Stderr)
 	}
 
 	// The environment variables name the passphrase files.
-	r = cairn(t, []string{"CAIRN_KEY_PASSWORD_FILE=" + pw1, "CAIRN_KEY_NEW_PASSWORD_FILE=" + pw2},
+	r = e2e.Cairn(t, []string{"CAIRN_KEY_PASSWORD_FILE=" + pw1, "CAIRN_KEY_NEW_PASSWORD_FILE=" + pw2},
 		"key", "change-passphrase", "--kdf", "scrypt", key)
-	if r.code != 0 {
-		t.Fatalf("change-passphrase: exit %d %s", r.code, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("change-passphrase: exit %d %s", r.Code, r.Stderr)
 	}
 	s2 := showKey(t, key)
 	if s.Hint != "the first" || s2.Hint != "" || s2.KDF != "scrypt" || s2.Fingerprint != s.Fingerprint || s2.Created != s.Created {
 		t.Errorf("after change: %+v, before %+v", s2, s)
 	}
-	// The old passphrase no longer opens it, the new one does.
-	if r := cairn(t, nil, "key", "change-passphrase", "--kdf", "pbkdf2", "--password-file", pw1, "--new-password-file", pw1, key); r.code == 0 {
-		t.Error("the old passphrase still opens the key file")
-	}
-	mustCairn(t, "key", "change-passphrase", "--kdf", "pbkdf2", "--password-file", pw2, "--new-password-file", pw1, key)
+	// The new passphrase opens it (the scrypt derivation at PBS's
+	// parameters, written and read by the binary), and then the old one
+	// no longer does: tried on the pbkdf2 file, since each scrypt
+	// derivation at N=65536 is 2.6 CPU-s under -race.
+	e2e.MustCairn(t, "key", "change-passphrase", "--kdf", "pbkdf2", "--password-file", pw2, "--new-password-file", pw1, key)
 	if fi, _ := os.Stat(key); fi.Mode().Perm() != 0o600 {
 		t.Errorf("mode after change: %v", fi.Mode())
+	}
+	if r := e2e.Cairn(t, nil, "key", "change-passphrase", "--kdf", "pbkdf2", "--password-file", pw2, "--new-password-file", pw2, key); r.Code == 0 {
+		t.Error("the old passphrase still opens the key file")
 	}
 	pythonLoads(t, key, "first passphrase", s.Fingerprint)
 }
@@ -90,32 +95,32 @@ func TestCLIKeyNoneAndRefusals(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	key := filepath.Join(dir, "plain.key")
-	mustCairn(t, "key", "create", "--kdf", "none", key)
+	e2e.MustCairn(t, "key", "create", "--kdf", "none", key)
 	if s := showKey(t, key); s.KDF != "none" || s.Fingerprint == "" {
 		t.Errorf("none: %+v", s)
 	}
 	// No terminal and no passphrase file: a clear refusal, no file.
 	k2 := filepath.Join(dir, "b.key")
-	r := cairnStdin(t, nil, []byte("typed passphrase\n"), "key", "create", k2)
-	if r.code == 0 || !strings.Contains(r.stderr, "CAIRN_KEY_PASSWORD_FILE") {
-		t.Errorf("create without a passphrase source: exit %d %s", r.code, r.stderr)
+	r := e2e.CairnStdin(t, nil, []byte("typed passphrase\n"), "key", "create", k2)
+	if r.Code == 0 || !strings.Contains(r.Stderr, "CAIRN_KEY_PASSWORD_FILE") {
+		t.Errorf("create without a passphrase source: exit %d %s", r.Code, r.Stderr)
 	}
 	if _, err := os.Stat(k2); err == nil {
 		t.Error("a key file was written without a passphrase")
 	}
-	if r := cairn(t, nil, "key", "create", "--kdf", "argon2", k2); r.code != 2 {
-		t.Errorf("--kdf argon2: exit %d, want 2: %s", r.code, r.stderr)
+	if r := e2e.Cairn(t, nil, "key", "create", "--kdf", "argon2", k2); r.Code != 2 {
+		t.Errorf("--kdf argon2: exit %d, want 2: %s", r.Code, r.Stderr)
 	}
-	short := writePass(t, dir, "short", "abc")
-	if r := cairn(t, nil, "key", "create", "--password-file", short, k2); r.code == 0 || !strings.Contains(r.stderr, "too short") {
-		t.Errorf("short passphrase: exit %d %s", r.code, r.stderr)
+	short := e2e.WritePass(t, dir, "short", "abc")
+	if r := e2e.Cairn(t, nil, "key", "create", "--password-file", short, k2); r.Code == 0 || !strings.Contains(r.Stderr, "too short") {
+		t.Errorf("short passphrase: exit %d %s", r.Code, r.Stderr)
 	}
 	// A hostile key file: an error naming it, no panic.
 	bad := filepath.Join(dir, "bad.key")
 	os.WriteFile(bad, []byte(`{"kdf":{"Scrypt":{"n":1099511627776,"r":8,"p":1,"salt":""}},"created":"2026-12-01T17:30:00Z","modified":"2026-12-01T17:30:00Z","data":"AAAA"}`), 0o600)
-	r = cairn(t, nil, "key", "show", bad)
-	if r.code == 0 || !strings.Contains(r.stderr, bad) || !strings.Contains(r.stderr, "out of bounds") || strings.Contains(r.stderr, "panic") {
-		t.Errorf("hostile key file: exit %d %s", r.code, r.stderr)
+	r = e2e.Cairn(t, nil, "key", "show", bad)
+	if r.Code == 0 || !strings.Contains(r.Stderr, bad) || !strings.Contains(r.Stderr, "out of bounds") || strings.Contains(r.Stderr, "panic") {
+		t.Errorf("hostile key file: exit %d %s", r.Code, r.Stderr)
 	}
 }
 
@@ -142,7 +147,7 @@ func TestCLIKeyTerminalPrompt(t *testing.T) {
 	needTerminal(t)
 	key := filepath.Join(t.TempDir(), "tty.key")
 	out, err := atTerminal([][2]string{{"passphrase for the new key: ", "typed passphrase"}, {"(again): ", "typed passphrase"}},
-		binPath, "key", "create", "--kdf", "pbkdf2", key)
+		e2e.Binary(), "key", "create", "--kdf", "pbkdf2", key)
 	if err != nil || !strings.Contains(string(out), "(again)") || strings.Contains(string(out), "typed passphrase") {
 		t.Fatalf("create at a terminal: %v\n%s", err, out)
 	}
@@ -155,25 +160,25 @@ func TestCLIKeyMaster(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	td := "../crypt/keyfile/testdata/"
-	mpw := writePass(t, dir, "mpw", "master pass")
+	mpw := e2e.WritePass(t, dir, "mpw", "master pass")
 	out := filepath.Join(dir, "recovered.key")
-	r := cairn(t, []string{"CAIRN_MASTER_PASSWORD_FILE=" + mpw}, "key", "recover", "--master-key", td+"master-private.pem", td+"rsa-encrypted.key.blob", out)
+	r := e2e.Cairn(t, []string{"CAIRN_MASTER_PASSWORD_FILE=" + mpw}, "key", "recover", "--master-key", td+"master-private.pem", td+"rsa-encrypted.key.blob", out)
 	got, _ := os.ReadFile(out)
 	want, _ := os.ReadFile(td + "pbkdf2.key")
-	if r.code != 0 || string(got) != string(want) {
-		t.Fatalf("recover: exit %d %s\n%s", r.code, r.stderr, got)
+	if r.Code != 0 || string(got) != string(want) {
+		t.Fatalf("recover: exit %d %s\n%s", r.Code, r.Stderr, got)
 	}
-	if r := cairn(t, nil, "key", "recover", "--master-key", td+"master-private.pem", "--master-password-file", mpw, td+"rsa-encrypted.key.blob", out); r.code == 0 || !strings.Contains(r.stderr, "exists") {
-		t.Errorf("recover over an existing file: exit %d %s", r.code, r.stderr)
+	if r := e2e.Cairn(t, nil, "key", "recover", "--master-key", td+"master-private.pem", "--master-password-file", mpw, td+"rsa-encrypted.key.blob", out); r.Code == 0 || !strings.Contains(r.Stderr, "exists") {
+		t.Errorf("recover over an existing file: exit %d %s", r.Code, r.Stderr)
 	}
-	wrong := writePass(t, dir, "wrong", "not the master pass")
-	r = cairn(t, nil, "key", "recover", "--master-key", td+"master-private.pem", "--master-password-file", wrong, td+"rsa-encrypted.key.blob", filepath.Join(dir, "x.key"))
-	if r.code == 0 || !strings.Contains(r.stderr, "master-private.pem") {
-		t.Errorf("wrong master passphrase: exit %d %s", r.code, r.stderr)
+	wrong := e2e.WritePass(t, dir, "wrong", "not the master pass")
+	r = e2e.Cairn(t, nil, "key", "recover", "--master-key", td+"master-private.pem", "--master-password-file", wrong, td+"rsa-encrypted.key.blob", filepath.Join(dir, "x.key"))
+	if r.Code == 0 || !strings.Contains(r.Stderr, "master-private.pem") {
+		t.Errorf("wrong master passphrase: exit %d %s", r.Code, r.Stderr)
 	}
 
 	prefix := filepath.Join(dir, "master")
-	mustCairn(t, "key", "create-master", "--master-password-file", mpw, prefix)
+	e2e.MustCairn(t, "key", "create-master", "--master-password-file", mpw, prefix)
 	for _, f := range []string{"-private.pem", "-public.pem"} {
 		if fi, err := os.Stat(prefix + f); err != nil || fi.Mode().Perm() != 0o600 {
 			t.Errorf("%s: %v %v", f, fi, err)
@@ -190,7 +195,7 @@ func TestCLIKeyMaster(t *testing.T) {
 			t.Errorf("python reads the master key: %v %s", err, out)
 		}
 	}
-	if r := cairn(t, nil, "key", "create-master", "--master-password-file", mpw, prefix); r.code == 0 {
+	if r := e2e.Cairn(t, nil, "key", "create-master", "--master-password-file", mpw, prefix); r.Code == 0 {
 		t.Error("create-master replaced an existing master key")
 	}
 }
@@ -202,17 +207,17 @@ func TestCLIKeyPaperkey(t *testing.T) {
 	td := "../crypt/keyfile/testdata/"
 	noQR := []string{"PATH=" + t.TempDir()}
 	for _, name := range []string{"scrypt.key", "master-private.pem"} {
-		r := cairn(t, noQR, "key", "paperkey", td+name)
+		r := e2e.Cairn(t, noQR, "key", "paperkey", td+name)
 		want, _ := os.ReadFile(td + name + ".paperkey")
-		if r.code != 0 || r.stdout != string(want) || !strings.Contains(r.stderr, "qrencode") {
-			t.Errorf("%s: exit %d %s\n%s", name, r.code, r.stderr, r.stdout)
+		if r.Code != 0 || r.Stdout != string(want) || !strings.Contains(r.Stderr, "qrencode") {
+			t.Errorf("%s: exit %d %s\n%s", name, r.Code, r.Stderr, r.Stdout)
 		}
 	}
-	if r := cairn(t, noQR, "key", "paperkey", td+"expected.json"); r.code == 0 || !strings.Contains(r.stderr, "expected.json") {
-		t.Errorf("paperkey of a non-key: exit %d %s", r.code, r.stderr)
+	if r := e2e.Cairn(t, noQR, "key", "paperkey", td+"expected.json"); r.Code == 0 || !strings.Contains(r.Stderr, "expected.json") {
+		t.Errorf("paperkey of a non-key: exit %d %s", r.Code, r.Stderr)
 	}
-	if r := cairn(t, noQR, "key", "paperkey", "--output-format", "html", td+"scrypt.key"); r.code != 2 {
-		t.Errorf("--output-format html: exit %d", r.code)
+	if r := e2e.Cairn(t, noQR, "key", "paperkey", "--output-format", "html", td+"scrypt.key"); r.Code != 2 {
+		t.Errorf("--output-format html: exit %d", r.Code)
 	}
 }
 

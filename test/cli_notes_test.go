@@ -10,13 +10,14 @@ import (
 	"testing"
 
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 func notesOf(t *testing.T, st, snap string) string {
 	t.Helper()
-	r := cairn(t, nil, "--store", st, "snapshots", "--json", snap)
+	r := e2e.Cairn(t, nil, "--store", st, "snapshots", "--json", snap)
 	var rows []habitsRow
-	decodeJSON(t, r, &rows)
+	e2e.DecodeJSON(t, r, &rows)
 	if len(rows) != 1 {
 		t.Fatalf("snapshots %s: %d rows", snap, len(rows))
 	}
@@ -29,25 +30,25 @@ func notesOf(t *testing.T, st, snap string) string {
 // characters are refused (exit 2) and leave the notes as they were;
 // unfinished and missing snapshots fail.
 func TestNotes(t *testing.T) {
-	st := sharedStore(t)
-	ns, _ := uniqueNS("notes")
+	st := e2e.SharedStore(t)
+	ns, _ := e2e.UniqueNS("notes")
 	snap := habitsBackup(t, st, ns, "web", "2024-05-01T10:00:00Z")
-	if r := mustCairn(t, "--store", st, "notes", snap); r.stdout != "" {
-		t.Errorf("notes of a snapshot without: %q", r.stdout)
+	if r := e2e.MustCairn(t, "--store", st, "notes", snap); r.Stdout != "" {
+		t.Errorf("notes of a snapshot without: %q", r.Stdout)
 	}
-	mustCairn(t, "--store", st, "notes", snap, "nightly\tbefore the upgrade\nsecond line")
-	mustCairn(t, "--store", st, "notes", snap, "nightly\tbefore the upgrade\nsecond line")
-	mustCairn(t, "--store", st, "protect", snap)
-	r := cairnStdin(t, nil, []byte("before the upgrade\n\tdb dumped\n\n"), "--store", st, "notes", snap, "-")
-	if r.code != 0 {
-		t.Fatalf("notes of a protected snapshot from stdin: exit %d\n%s", r.code, r.stderr)
+	e2e.MustCairn(t, "--store", st, "notes", snap, "nightly\tbefore the upgrade\nsecond line")
+	e2e.MustCairn(t, "--store", st, "notes", snap, "nightly\tbefore the upgrade\nsecond line")
+	e2e.MustCairn(t, "--store", st, "protect", snap)
+	r := e2e.CairnStdin(t, nil, []byte("before the upgrade\n\tdb dumped\n\n"), "--store", st, "notes", snap, "-")
+	if r.Code != 0 {
+		t.Fatalf("notes of a protected snapshot from stdin: exit %d\n%s", r.Code, r.Stderr)
 	}
 	want := "before the upgrade\n\tdb dumped"
 	if got := notesOf(t, st, snap); got != "before the upgrade …" {
 		t.Errorf("snapshots --json notes: %q", got)
 	}
-	if r := mustCairn(t, "--store", st, "notes", snap); r.stdout != want+"\n" {
-		t.Errorf("notes printed: %q, want %q", r.stdout, want+"\n")
+	if r := e2e.MustCairn(t, "--store", st, "notes", snap); r.Stdout != want+"\n" {
+		t.Errorf("notes printed: %q, want %q", r.Stdout, want+"\n")
 	}
 	// Hostile input: nothing changes.
 	huge := bytes.Repeat([]byte("x"), 16<<20)
@@ -60,29 +61,29 @@ func TestNotes(t *testing.T) {
 		"C1 control":      []byte("a\u009bb"),
 		"not UTF-8":       []byte("a\xffb"),
 	} {
-		r := cairnStdin(t, nil, in, "--store", st, "notes", snap, "-")
-		if r.code != 2 || !strings.Contains(r.stderr, "notes:") {
-			t.Errorf("%s: exit %d, want 2\n%s", name, r.code, tail(r.stderr))
+		r := e2e.CairnStdin(t, nil, in, "--store", st, "notes", snap, "-")
+		if r.Code != 2 || !strings.Contains(r.Stderr, "notes:") {
+			t.Errorf("%s: exit %d, want 2\n%s", name, r.Code, e2e.Tail(r.Stderr))
 		}
 	}
-	if r := cairn(t, nil, "--store", st, "notes", snap, "a\x1bb"); r.code != 2 {
-		t.Errorf("escape as an argument: exit %d", r.code)
+	if r := e2e.Cairn(t, nil, "--store", st, "notes", snap, "a\x1bb"); r.Code != 2 {
+		t.Errorf("escape as an argument: exit %d", r.Code)
 	}
-	if r := mustCairn(t, "--store", st, "notes", snap); r.stdout != want+"\n" {
-		t.Errorf("notes after refused input: %q", r.stdout)
+	if r := e2e.MustCairn(t, "--store", st, "notes", snap); r.Stdout != want+"\n" {
+		t.Errorf("notes after refused input: %q", r.Stdout)
 	}
-	mustCairn(t, "--store", st, "notes", snap, strings.Repeat("z", 64<<10)) // the bound itself is taken
+	e2e.MustCairn(t, "--store", st, "notes", snap, strings.Repeat("z", 64<<10)) // the bound itself is taken
 	// Stored notes with control characters (another tool wrote them)
 	// are printed escaped, in the column and by notes.
-	mustCairn(t, "--store", st, "notes", snap, "")
+	e2e.MustCairn(t, "--store", st, "notes", snap, "")
 	if got := notesOf(t, st, snap); got != "" {
 		t.Errorf("notes after removal: %q", got)
 	}
 	setRawNotes(t, st, snap, "evil\x1b]0;title\x07")
 	for _, args := range [][]string{{"notes", snap}, {"snapshots", snap}} {
-		r := mustCairn(t, append([]string{"--store", st}, args...)...)
-		if strings.ContainsAny(r.stdout, "\x1b\x07") || !strings.Contains(r.stdout, "evil") {
-			t.Errorf("%s: stored control characters not escaped: %q", args[0], r.stdout)
+		r := e2e.MustCairn(t, append([]string{"--store", st}, args...)...)
+		if strings.ContainsAny(r.Stdout, "\x1b\x07") || !strings.Contains(r.Stdout, "evil") {
+			t.Errorf("%s: stored control characters not escaped: %q", args[0], r.Stdout)
 		}
 	}
 	unf := filepath.Join(st, "ns", ns, "host", "web", "2024-05-02T10:00:00Z")
@@ -91,9 +92,9 @@ func TestNotes(t *testing.T) {
 	}
 	for _, s := range []string{"ns/" + ns + "/host/web/2024-05-02T10:00:00Z", "ns/" + ns + "/host/web/2020-01-01T00:00:00Z", "ns/" + ns + "/host/none"} {
 		for _, args := range [][]string{{"notes", s}, {"notes", s, "text"}} {
-			r := cairn(t, nil, append([]string{"--store", st}, args...)...)
-			if r.code != 1 || !strings.Contains(r.stderr, "unfinished") && !strings.Contains(r.stderr, "not found") {
-				t.Errorf("%q: exit %d, want 1\n%s", args, r.code, r.stderr)
+			r := e2e.Cairn(t, nil, append([]string{"--store", st}, args...)...)
+			if r.Code != 1 || !strings.Contains(r.Stderr, "unfinished") && !strings.Contains(r.Stderr, "not found") {
+				t.Errorf("%q: exit %d, want 1\n%s", args, r.Code, r.Stderr)
 			}
 		}
 	}

@@ -11,8 +11,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cairnfs/cairn/internal/miniotest"
 	"golang.org/x/sys/unix"
+
+	"github.com/cairnfs/cairn/internal/miniotest"
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // progressEnv makes the plain progress lines come every few
@@ -28,21 +30,21 @@ var progressEnv = []string{"CAIRN_PROGRESS_INTERVAL=5ms"}
 func TestCLIProgress(t *testing.T) {
 	t.Parallel()
 	st := contractStore(t) // the tape restores' target: jobs take the store's lock
-	dst := filepath.Join(tmpfsDir(t, "cairn-e2e-progress-"), "new")
+	dst := filepath.Join(e2e.TmpfsDir(t, "cairn-e2e-progress-"), "new")
 
 	// init: a progress line on stderr (not a terminal) counting the
 	// 65,536 directories, and what was made as JSON.
-	r := cairn(t, progressEnv, "--store", dst, "init", "--json")
+	r := e2e.Cairn(t, progressEnv, "--store", dst, "init", "--json")
 	var ini struct {
 		Path, Kind string
 		Dirs       int64
 	}
-	decodeJSON(t, r, &ini)
-	if r.code != 0 || ini.Path != dst || ini.Kind != "local" || ini.Dirs != 65536 {
-		t.Fatalf("init --json: exit %d %+v\n%s", r.code, ini, r.stderr)
+	e2e.DecodeJSON(t, r, &ini)
+	if r.Code != 0 || ini.Path != dst || ini.Kind != "local" || ini.Dirs != 65536 {
+		t.Fatalf("init --json: exit %d %+v\n%s", r.Code, ini, r.Stderr)
 	}
-	if !strings.Contains(r.stderr, "init "+dst+": 65536 of 65536 directories") {
-		t.Fatalf("init: no final progress line on stderr:\n%s", r.stderr)
+	if !strings.Contains(r.Stderr, "init "+dst+": 65536 of 65536 directories") {
+		t.Fatalf("init: no final progress line on stderr:\n%s", r.Stderr)
 	}
 	// The subtests run one after the other in the new store: a second
 	// verify or tape export job on a store is refused while one runs.
@@ -62,7 +64,7 @@ func fifoBackupTo(t *testing.T, st, id string, stderr io.Writer, env ...string) 
 	if err := unix.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(binPath, "--store", st, "backup", "--type", "host", "--id", id, "--chunk-size", "256K",
+	cmd := exec.Command(e2e.Binary(), "--store", st, "backup", "--type", "host", "--id", id, "--chunk-size", "256K",
 		"--no-sync", "disk.img:"+fifo)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = stderr
@@ -104,7 +106,7 @@ func testProgressPlain(t *testing.T, st string) {
 	defer pr.Close()
 	cmd, in := fifoBackupTo(t, st, "progress-plain", pw, progressEnv...)
 	pw.Close()
-	data := randBytes(1<<20, 71)
+	data := e2e.RandBytes(1<<20, 71)
 	if _, err := in.Write(data); err != nil {
 		t.Fatal(err)
 	}
@@ -128,28 +130,28 @@ func testProgressPlain(t *testing.T, st string) {
 	// A known size: the last line has the total and 100%.
 	img := filepath.Join(t.TempDir(), "d.img")
 	os.WriteFile(img, data, 0o644)
-	r := cairn(t, progressEnv, "--store", st, "backup", "--type", "host", "--id", "progress-plain", "--no-sync", "d.img:"+img)
-	if r.code != 0 || !strings.Contains(r.stderr, ": 1.0 MiB of 1.0 MiB (100.0%)") {
-		t.Fatalf("backup of a file: exit %d, stderr:\n%s", r.code, r.stderr)
+	r := e2e.Cairn(t, progressEnv, "--store", st, "backup", "--type", "host", "--id", "progress-plain", "--no-sync", "d.img:"+img)
+	if r.Code != 0 || !strings.Contains(r.Stderr, ": 1.0 MiB of 1.0 MiB (100.0%)") {
+		t.Fatalf("backup of a file: exit %d, stderr:\n%s", r.Code, r.Stderr)
 	}
 	// -q: no progress, no summary.
-	r = cairn(t, progressEnv, "--store", st, "-q", "backup", "--type", "host", "--id", "progress-plain", "--no-sync", "d.img:"+img)
-	if r.code != 0 || r.stderr != "" || r.stdout != "" {
-		t.Fatalf("backup -q: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	r = e2e.Cairn(t, progressEnv, "--store", st, "-q", "backup", "--type", "host", "--id", "progress-plain", "--no-sync", "d.img:"+img)
+	if r.Code != 0 || r.Stderr != "" || r.Stdout != "" {
+		t.Fatalf("backup -q: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
 	}
 	// The jobs' displays are the same one: verify prints its chunks.
-	r = cairn(t, progressEnv, "--store", st, "verify", "host/progress-plain")
-	if r.code != 0 || !regexp.MustCompile(`(?m)^verify: .* of \d+ chunks, .*elapsed`).MatchString(r.stderr) {
-		t.Fatalf("verify: exit %d, stderr:\n%s", r.code, r.stderr)
+	r = e2e.Cairn(t, progressEnv, "--store", st, "verify", "host/progress-plain")
+	if r.Code != 0 || !regexp.MustCompile(`(?m)^verify: .* of \d+ chunks, .*elapsed`).MatchString(r.Stderr) {
+		t.Fatalf("verify: exit %d, stderr:\n%s", r.Code, r.Stderr)
 	}
 	// prune and gc, which had no progress, count their groups and items.
-	r = cairn(t, progressEnv, "--store", st, "prune", "host/progress-plain", "--keep-last", "2")
-	if r.code != 0 || !regexp.MustCompile(`(?m)^prune: 1 of 1 groups, .*elapsed`).MatchString(r.stderr) {
-		t.Fatalf("prune: exit %d, stderr:\n%s", r.code, r.stderr)
+	r = e2e.Cairn(t, progressEnv, "--store", st, "prune", "host/progress-plain", "--keep-last", "2")
+	if r.Code != 0 || !regexp.MustCompile(`(?m)^prune: 1 of 1 groups, .*elapsed`).MatchString(r.Stderr) {
+		t.Fatalf("prune: exit %d, stderr:\n%s", r.Code, r.Stderr)
 	}
-	r = cairn(t, progressEnv, "--store", st, "gc")
-	if r.code != 0 || !regexp.MustCompile(`(?m)^gc: (\d+) of \d+ items, .*elapsed`).MatchString(r.stderr) {
-		t.Fatalf("gc: exit %d, stderr:\n%s", r.code, r.stderr)
+	r = e2e.Cairn(t, progressEnv, "--store", st, "gc")
+	if r.Code != 0 || !regexp.MustCompile(`(?m)^gc: (\d+) of \d+ items, .*elapsed`).MatchString(r.Stderr) {
+		t.Fatalf("gc: exit %d, stderr:\n%s", r.Code, r.Stderr)
 	}
 }
 
@@ -161,7 +163,7 @@ func testProgressTerminal(t *testing.T, st string) {
 	defer master.Close()
 	cmd, in := fifoBackupTo(t, st, "progress-tty", slave, progressEnv...)
 	slave.Close()
-	data := randBytes(1<<20, 72)
+	data := e2e.RandBytes(1<<20, 72)
 	if _, err := in.Write(data); err != nil {
 		t.Fatal(err)
 	}
@@ -209,18 +211,18 @@ func openPTY(t *testing.T) (master, slave *os.File) {
 // testVerifyUnfinished: a selection of unfinished snapshots only is
 // "nothing to verify", exit 0; a missing snapshot still fails.
 func testVerifyUnfinished(t *testing.T, st string) {
-	ns, _ := uniqueNS("unfinished")
+	ns, _ := e2e.UniqueNS("unfinished")
 	dir := filepath.Join(st, "ns", ns, "vm", "7", "2024-06-01T00:00:00Z")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for _, args := range [][]string{{"--ns", ns}, {"--ns", ns, "vm/7/2024-06-01T00:00:00Z"}, {"--ns", ns, "vm/7"}} {
-		r := cairn(t, nil, append([]string{"--store", st, "verify"}, args...)...)
-		if r.code != 0 || !strings.Contains(r.stdout, ": nothing to verify\n") || !strings.Contains(r.stdout, "1 unfinished") {
-			t.Errorf("verify %v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+		r := e2e.Cairn(t, nil, append([]string{"--store", st, "verify"}, args...)...)
+		if r.Code != 0 || !strings.Contains(r.Stdout, ": nothing to verify\n") || !strings.Contains(r.Stdout, "1 unfinished") {
+			t.Errorf("verify %v: exit %d\n%s%s", args, r.Code, r.Stdout, r.Stderr)
 		}
 	}
-	r := cairn(t, nil, "--store", st, "verify", "--ns", ns, "--json", "vm/7")
+	r := e2e.Cairn(t, nil, "--store", st, "verify", "--ns", ns, "--json", "vm/7")
 	var st1 struct {
 		State  string `json:"state"`
 		Result struct {
@@ -228,12 +230,12 @@ func testVerifyUnfinished(t *testing.T, st string) {
 			Unfinished int  `json:"snapshots_unfinished"`
 		} `json:"result"`
 	}
-	decodeJSON(t, r, &st1)
-	if r.code != 0 || st1.State != "ok" || !st1.Result.Nothing || st1.Result.Unfinished != 1 {
-		t.Errorf("verify --json: exit %d %+v", r.code, st1)
+	e2e.DecodeJSON(t, r, &st1)
+	if r.Code != 0 || st1.State != "ok" || !st1.Result.Nothing || st1.Result.Unfinished != 1 {
+		t.Errorf("verify --json: exit %d %+v", r.Code, st1)
 	}
-	if r := cairn(t, nil, "--store", st, "verify", "--ns", ns, "vm/7/2024-06-02T00:00:00Z"); r.code != 1 {
-		t.Errorf("verify of a missing snapshot: exit %d, want 1\n%s", r.code, r.stderr)
+	if r := e2e.Cairn(t, nil, "--store", st, "verify", "--ns", ns, "vm/7/2024-06-02T00:00:00Z"); r.Code != 1 {
+		t.Errorf("verify of a missing snapshot: exit %d, want 1\n%s", r.Code, r.Stderr)
 	}
 }
 
@@ -241,19 +243,19 @@ func testVerifyUnfinished(t *testing.T, st string) {
 // --latest-only the newest; restored into another store they are not
 // verified there, though verified in the source.
 func testTapeGroup(t *testing.T, st, dst string) {
-	ns, seed := uniqueNS("tapegroup")
-	a, b := randBytes(512<<10, seed), randBytes(512<<10, seed+1)
-	s1 := tapeBackup(t, st, ns, "1", "2024-07-01T10:00:00Z", a)
-	s2 := tapeBackup(t, st, ns, "1", "2024-07-02T10:00:00Z", b)
-	mustCairn(t, "--store", st, "verify", "--ns", ns)
-	export := func(pool string, extra ...string) tapeExportResult {
+	ns, seed := e2e.UniqueNS("tapegroup")
+	a, b := e2e.RandBytes(512<<10, seed), e2e.RandBytes(512<<10, seed+1)
+	s1 := e2e.TapeBackup(t, st, ns, "1", "2024-07-01T10:00:00Z", a)
+	s2 := e2e.TapeBackup(t, st, ns, "1", "2024-07-02T10:00:00Z", b)
+	e2e.MustCairn(t, "--store", st, "verify", "--ns", ns)
+	export := func(pool string, extra ...string) e2e.TapeExportResult {
 		args := append([]string{"--store", st, "tape", "export", "--drive", filepath.Join(t.TempDir()), "--pool", pool,
 			"--tape-size", "4M", "--json"}, extra...)
-		var res tapeExportResult
-		decodeJSON(t, mustCairn(t, args...), &res)
+		var res e2e.TapeExportResult
+		e2e.DecodeJSON(t, e2e.MustCairn(t, args...), &res)
 		return res
 	}
-	names := func(res tapeExportResult) []string {
+	names := func(res e2e.TapeExportResult) []string {
 		var out []string
 		for _, s := range res.Result.Snapshots {
 			out = append(out, s.Snapshot)
@@ -270,24 +272,24 @@ func testTapeGroup(t *testing.T, st, dst string) {
 		t.Errorf("export --latest-only --ns: %v", names(res))
 	}
 	drive := t.TempDir()
-	r := cairn(t, progressEnv, "--store", st, "tape", "export", "--drive", drive, "--pool", "all", "--tape-size", "4M", "--json",
+	r := e2e.Cairn(t, progressEnv, "--store", st, "tape", "export", "--drive", drive, "--pool", "all", "--tape-size", "4M", "--json",
 		"--ns", ns, "vm/1")
-	var res tapeExportResult
-	decodeJSON(t, r, &res)
-	if r.code != 0 || res.Result.OK != 2 || strings.Join(names(res), " ") != s1+" "+s2 {
-		t.Fatalf("export GROUP: exit %d %+v", r.code, res)
+	var res e2e.TapeExportResult
+	e2e.DecodeJSON(t, r, &res)
+	if r.Code != 0 || res.Result.OK != 2 || strings.Join(names(res), " ") != s1+" "+s2 {
+		t.Fatalf("export GROUP: exit %d %+v", r.Code, res)
 	}
 	// the tape job's progress is the same display: bytes and chunks
-	if !regexp.MustCompile(`(?m)^tape export: \S+ [KM]?i?B.*, \d+ (of \d+ )?chunks, .*elapsed`).MatchString(r.stderr) {
-		t.Errorf("tape export: no progress line:\n%s", r.stderr)
+	if !regexp.MustCompile(`(?m)^tape export: \S+ [KM]?i?B.*, \d+ (of \d+ )?chunks, .*elapsed`).MatchString(r.Stderr) {
+		t.Errorf("tape export: no progress line:\n%s", r.Stderr)
 	}
-	if r := cairn(t, nil, "--store", st, "tape", "export", "--drive", drive, "--pool", "all", "vm/1/notatime"); r.code != 2 {
-		t.Errorf("export of a bad reference: exit %d, want 2\n%s", r.code, r.stderr)
+	if r := e2e.Cairn(t, nil, "--store", st, "tape", "export", "--drive", drive, "--pool", "all", "vm/1/notatime"); r.Code != 2 {
+		t.Errorf("export of a bad reference: exit %d, want 2\n%s", r.Code, r.Stderr)
 	}
 
-	mustCairn(t, "--store", dst, "tape", "restore", "--drive", drive, "--pool", "all", s1, s2)
+	e2e.MustCairn(t, "--store", dst, "tape", "restore", "--drive", drive, "--pool", "all", s1, s2)
 	for _, c := range []struct{ store, want string }{{st, "verify ok"}, {dst, "not verified"}} {
-		out := mustCairn(t, "--store", c.store, "snapshots", "--ns", ns).stdout
+		out := e2e.MustCairn(t, "--store", c.store, "snapshots", "--ns", ns).Stdout
 		for _, snap := range []string{s1, s2} {
 			if !regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(snap) + ` .*\s` + c.want + `\s+-$`).MatchString(out) {
 				t.Errorf("store %s: %s is not %q:\n%s", c.store, snap, c.want, out)
@@ -307,16 +309,16 @@ func TestCLIInitS3JSON(t *testing.T) {
 	tmp := t.TempDir()
 	for i, attached := range []bool{false, true} {
 		dir := filepath.Join(tmp, fmt.Sprint(i))
-		r := cairn(t, env, append([]string{"--store", dir}, s3...)...)
+		r := e2e.Cairn(t, env, append([]string{"--store", dir}, s3...)...)
 		var got struct {
 			Path, Kind, URL, Endpoint string
 			Dirs                      int64
 			Attached                  bool
 		}
-		decodeJSON(t, r, &got)
-		if r.code != 0 || got.Path != dir || got.Kind != "s3" || got.URL != "s3://"+bucket+"/p" || got.Endpoint == "" ||
+		e2e.DecodeJSON(t, r, &got)
+		if r.Code != 0 || got.Path != dir || got.Kind != "s3" || got.URL != "s3://"+bucket+"/p" || got.Endpoint == "" ||
 			got.Dirs != 0 || got.Attached != attached {
-			t.Errorf("init --s3 --json #%d: exit %d %+v\n%s", i, r.code, got, r.stderr)
+			t.Errorf("init --s3 --json #%d: exit %d %+v\n%s", i, r.Code, got, r.Stderr)
 		}
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // TestCLISignalGrace: one SIGTERM or SIGINT ends a command stuck in a
@@ -23,12 +25,12 @@ import (
 // ended the process.
 func TestCLISignalGrace(t *testing.T) {
 	t.Parallel()
-	st := sharedStore(t)
+	st := e2e.SharedStore(t)
 	for _, c := range interrupts {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			img := writeFile(t, filepath.Join(dir, "a.img"), randBytes(4096, 3))
+			img := writeFile(t, filepath.Join(dir, "a.img"), e2e.RandBytes(4096, 3))
 			fifo := filepath.Join(dir, "fifo")
 			if err := unix.Mkfifo(fifo, 0o600); err != nil {
 				t.Fatal(err)

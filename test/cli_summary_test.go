@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 type summaryJSON struct {
@@ -38,17 +39,17 @@ type groupJSON struct {
 // deduplicated bytes; the manifest records chunk_upload_stats; snapshots
 // sums them per group and shows verify states, protection and notes.
 func testBackupSummary(t *testing.T, st string) {
-	ns, seed := uniqueNS("summary")
+	ns, seed := e2e.UniqueNS("summary")
 	img := filepath.Join(t.TempDir(), "d.img")
 	// compressible half, random half: 1 MiB in four 256 KiB chunks
 	data := append(make([]byte, 0, 1<<20), []byte(strings.Repeat("cairn summary ", 512*1024/14+1))[:512<<10]...)
-	data = append(data, randBytes(512<<10, seed)...)
+	data = append(data, e2e.RandBytes(512<<10, seed)...)
 	os.WriteFile(img, data, 0o644)
 	backup := func(at string) summaryJSON {
-		r := mustCairn(t, "--store", st, "backup", "--ns", ns, "--type", "vm", "--id", "1", "--time", at,
+		r := e2e.MustCairn(t, "--store", st, "backup", "--ns", ns, "--type", "vm", "--id", "1", "--time", at,
 			"--chunk-size", "256K", "--no-sync", "--json", "disk.img:"+img)
 		var s summaryJSON
-		decodeJSON(t, r, &s)
+		e2e.DecodeJSON(t, r, &s)
 		return s
 	}
 	first := backup("2024-05-01T10:00:00Z")
@@ -60,8 +61,8 @@ func testBackupSummary(t *testing.T, st string) {
 	if second.ReadBytes != 1<<20 || second.NewBytes != 0 || second.NewStored != 0 || second.DedupBytes != 1<<20 || second.DedupRatio != 0 {
 		t.Fatalf("second backup (nothing new): %+v", second)
 	}
-	text := mustCairn(t, "--store", st, "backup", "--ns", ns, "--type", "vm", "--id", "1", "--time", "2024-05-03T10:00:00Z",
-		"--chunk-size", "256K", "--no-sync", "disk.img:"+img).stdout
+	text := e2e.MustCairn(t, "--store", st, "backup", "--ns", ns, "--type", "vm", "--id", "1", "--time", "2024-05-03T10:00:00Z",
+		"--chunk-size", "256K", "--no-sync", "disk.img:"+img).Stdout
 	for _, want := range []string{"read      1.0 MiB", "0 B new in 0, 1.0 MiB already stored", "dedup     - (nothing new)", "compress  - (nothing new)"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("summary lacks %q:\n%s", want, text)
@@ -88,7 +89,7 @@ func testBackupSummary(t *testing.T, st string) {
 	}
 	groups := func() groupJSON {
 		var gs []groupJSON
-		decodeJSON(t, mustCairn(t, "--store", st, "snapshots", "--ns", ns, "--groups", "--json"), &gs)
+		e2e.DecodeJSON(t, e2e.MustCairn(t, "--store", st, "snapshots", "--ns", ns, "--groups", "--json"), &gs)
 		if len(gs) != 1 {
 			t.Fatalf("groups %+v", gs)
 		}
@@ -102,8 +103,8 @@ func testBackupSummary(t *testing.T, st string) {
 
 	// Verify one, protect one, give one notes (as PBS does, in the
 	// manifest), and take the upload stats off one (an older backup).
-	mustCairn(t, "--store", st, "verify", "--ns", ns, "vm/1/2024-05-02T10:00:00Z")
-	mustCairn(t, "--store", st, "protect", "ns/"+ns+"/vm/1/2024-05-03T10:00:00Z")
+	e2e.MustCairn(t, "--store", st, "verify", "--ns", ns, "vm/1/2024-05-02T10:00:00Z")
+	e2e.MustCairn(t, "--store", st, "protect", "ns/"+ns+"/vm/1/2024-05-03T10:00:00Z")
 	err = s.UpdateManifest(context.Background(), snaps[0], func(m *store.Manifest) error {
 		m.Unprotected["notes"] = json.RawMessage(`"weekly full\nsecond line"`)
 		delete(m.Unprotected, "chunk_upload_stats")
@@ -112,7 +113,7 @@ func testBackupSummary(t *testing.T, st string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := mustCairn(t, "--store", st, "snapshots", "--ns", ns).stdout
+	out := e2e.MustCairn(t, "--store", st, "snapshots", "--ns", ns).Stdout
 	for _, want := range []string{"group ns/" + ns + "/vm/1: 3 snapshot(s), newest 2024-05-03T10:00:00Z, 3.0 MiB logical, 0 B + unknown"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("snapshots lacks %q:\n%s", want, out)
@@ -132,7 +133,7 @@ func testBackupSummary(t *testing.T, st string) {
 		Protected                 bool
 		StoredSize                *int64 `json:"stored_size"`
 	}
-	decodeJSON(t, mustCairn(t, "--store", st, "snapshots", "--ns", ns, "--json"), &rows)
+	e2e.DecodeJSON(t, e2e.MustCairn(t, "--store", st, "snapshots", "--ns", ns, "--json"), &rows)
 	if len(rows) != 3 || rows[0].Notes != "weekly full …" || rows[0].StoredSize != nil || rows[1].Verified != "ok" ||
 		rows[2].Verified != "not verified" || !rows[2].Protected || rows[1].StoredSize == nil || *rows[1].StoredSize != 0 {
 		t.Errorf("snapshots --json: %+v", rows)

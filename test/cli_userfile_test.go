@@ -18,15 +18,15 @@ import (
 
 func TestCLIUserFilesNotRegular(t *testing.T) {
 	t.Parallel()
-	st := sharedStore(t)
+	st := e2e.SharedStore(t)
 	dir := t.TempDir()
 	td, _ := filepath.Abs("../crypt/keyfile/testdata")
 	pem, blob := filepath.Join(td, "master-private.pem"), filepath.Join(td, "rsa-encrypted.key.blob")
-	pw, mpw := writePass(t, dir, "pw", "correct horse battery"), writePass(t, dir, "mpw", "master pass")
+	pw, mpw := e2e.WritePass(t, dir, "pw", "correct horse battery"), e2e.WritePass(t, dir, "mpw", "master pass")
 	key, plain := filepath.Join(dir, "scrypt.key"), filepath.Join(dir, "none.key")
 	writeScryptKey(t, key, "correct horse battery")
-	mustCairn(t, "key", "create", "--kdf", "none", plain)
-	img := writeFile(t, filepath.Join(dir, "a.img"), randBytes(4096, 1))
+	e2e.MustCairn(t, "key", "create", "--kdf", "none", plain)
+	img := writeFile(t, filepath.Join(dir, "a.img"), e2e.RandBytes(4096, 1))
 	out := filepath.Join(dir, "out.key") // never written: every run fails first
 
 	for _, c := range []struct {
@@ -73,10 +73,10 @@ func TestCLIUserFilesNotRegular(t *testing.T) {
 			t.Parallel()
 			for bad, kind := range userfiletest.NotRegular(t) {
 				env, args := c.run(bad)
-				r := res(e2e.CairnBoundedEnv(t, env, args...))
+				r := e2e.CairnBoundedEnv(t, env, args...)
 				want := bad + ": is " + kind + ", not a regular file"
-				if r.code != 1 || !strings.Contains(r.stderr, want) {
-					t.Errorf("%s: exit %d, want 1 and %q:\n%s", bad, r.code, want, r.stderr)
+				if r.Code != 1 || !strings.Contains(r.Stderr, want) {
+					t.Errorf("%s: exit %d, want 1 and %q:\n%s", bad, r.Code, want, r.Stderr)
 				}
 			}
 		})
@@ -101,19 +101,19 @@ func TestCLIUserFilesRegularAndPipe(t *testing.T) {
 	if s := showKey(t, link); s.Fingerprint != fp {
 		t.Errorf("key show through a symlink: %+v", s)
 	}
-	pw2 := writePass(t, dir, "pw2", "second passphrase")
-	r := cairnStdin(t, nil, []byte("correct horse battery\n"),
+	pw2 := e2e.WritePass(t, dir, "pw2", "second passphrase")
+	r := e2e.CairnStdin(t, nil, []byte("correct horse battery\n"),
 		"key", "change-passphrase", "--password-file", "/dev/stdin", "--new-password-file", pw2, key)
-	if r.code != 0 {
-		t.Fatalf("passphrase from /dev/stdin on a pipe: exit %d\n%s", r.code, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("passphrase from /dev/stdin on a pipe: exit %d\n%s", r.Code, r.Stderr)
 	}
 	data, err := os.ReadFile(key)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r = cairnStdin(t, []string{"PATH=" + t.TempDir()}, data, "key", "paperkey", "/dev/stdin") // no qrencode
-	if r.code != 0 || !strings.Contains(r.stdout, "-----BEGIN PROXMOX BACKUP KEY-----") {
-		t.Errorf("paperkey of a key file on a pipe: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	r = e2e.CairnStdin(t, []string{"PATH=" + t.TempDir()}, data, "key", "paperkey", "/dev/stdin") // no qrencode
+	if r.Code != 0 || !strings.Contains(r.Stdout, "-----BEGIN PROXMOX BACKUP KEY-----") {
+		t.Errorf("paperkey of a key file on a pipe: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	if s := showKey(t, key); s.Fingerprint != fp {
 		t.Errorf("after change-passphrase: %+v", s)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/cairnfs/cairn/crypt"
 	"github.com/cairnfs/cairn/crypt/keyfile"
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // Encrypted snapshots (issue 18) with the real binary: key files made by
@@ -41,8 +42,8 @@ func newCryptEnv(t *testing.T, st string) *cryptEnv {
 	e.marker = []byte("CAIRN-PLAINTEXT-MARKER-" + e.ns)
 	e.none, e.scrypt = filepath.Join(e.dir, "none.key"), filepath.Join(e.dir, "scrypt.key")
 	const pass = "correct horse battery"
-	e.pw, e.wrongPW = writePass(t, e.dir, "pw", pass), writePass(t, e.dir, "wrong", "not the passphrase")
-	mustCairn(t, "key", "create", "--kdf", "none", e.none)
+	e.pw, e.wrongPW = e2e.WritePass(t, e.dir, "pw", pass), e2e.WritePass(t, e.dir, "wrong", "not the passphrase")
+	e2e.MustCairn(t, "key", "create", "--kdf", "none", e.none)
 	writeScryptKey(t, e.scrypt, pass)
 	e.fpNone, e.fpScr = shortFP(t, e.none), shortFP(t, e.scrypt)
 	return e
@@ -51,16 +52,19 @@ func newCryptEnv(t *testing.T, st string) *cryptEnv {
 // writeScryptKey writes a new key file at path under pass with scrypt
 // at N=1024 (r=8, p=1): the binary derives the key as from PBS's
 // N=65536, 64 times cheaper. Every command given this file derives it,
-// which at PBS's N took about 3 CPU-s under -race. `key create --kdf
-// scrypt` itself, with PBS's parameters, is run by
-// TestCryptTapeGCRecover.
+// which at PBS's N took about 3 CPU-s under -race. A key file at PBS's
+// parameters is written and read by the binary in
+// TestCLIKeyCreateShowChange (change-passphrase --kdf scrypt), read in
+// crypt/keyfile's tests (testdata/scrypt-pbs.key); `key create --kdf
+// scrypt` differs from its pbkdf2 (tested) only in keyfile.New's
+// parameters.
 func writeScryptKey(t *testing.T, path, pass string) {
 	t.Helper()
 	k, err := crypt.GenerateKey()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := keyfile.Params{KDF: keyfile.Scrypt, N: 1024, R: 8, P: 1, Salt: randBytes(32, uint64(len(path)))}
+	p := keyfile.Params{KDF: keyfile.Scrypt, N: 1024, R: 8, P: 1, Salt: e2e.RandBytes(32, uint64(len(path)))}
 	c, err := keyfile.NewWithParams(k, p, []byte(pass), time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +78,7 @@ func writeScryptKey(t *testing.T, path, pass string) {
 func shortFP(t *testing.T, key string) string {
 	t.Helper()
 	var s struct{ Fingerprint string }
-	if err := json.Unmarshal([]byte(mustCairn(t, "key", "show", "--json", key).stdout), &s); err != nil || len(s.Fingerprint) < 23 {
+	if err := json.Unmarshal([]byte(e2e.MustCairn(t, "key", "show", "--json", key).Stdout), &s); err != nil || len(s.Fingerprint) < 23 {
 		t.Fatalf("key show %s: %v %q", key, err, s.Fingerprint)
 	}
 	return s.Fingerprint[:23]
@@ -82,7 +86,7 @@ func shortFP(t *testing.T, key string) string {
 
 // marked is n random bytes with the marker every 64 KiB.
 func (e *cryptEnv) marked(n int, seed uint64) []byte {
-	b := randBytes(n, seed)
+	b := e2e.RandBytes(n, seed)
 	for off := 100; off+len(e.marker) < n; off += 64 << 10 {
 		copy(b[off:], e.marker)
 	}
@@ -124,12 +128,12 @@ func (e *cryptEnv) source(t *testing.T, seed uint64) cryptSource {
 func (e *cryptEnv) backup(t *testing.T, id string, src cryptSource, args ...string) string {
 	t.Helper()
 	all := append([]string{"--store", e.st, "backup", "--ns", e.ns, "--id", id, "--chunk-size", "1M", "--no-sync", "--json"}, args...)
-	r := mustCairn(t, append(all, "disk.img:"+src.img, "root.pxar:"+src.tree, "conf.blob:"+src.blob)...)
+	r := e2e.MustCairn(t, append(all, "disk.img:"+src.img, "root.pxar:"+src.tree, "conf.blob:"+src.blob)...)
 	var sum struct {
 		Snapshot       string `json:"snapshot"`
 		KeyFingerprint string `json:"key_fingerprint"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil {
+	if err := json.Unmarshal([]byte(r.Stdout), &sum); err != nil {
 		t.Fatal(err)
 	}
 	return sum.Snapshot
@@ -207,10 +211,10 @@ func noKeyMaterial(t *testing.T, what, text string, material []string) {
 
 // missingKey checks a reader's failure without the key: exit 1, the
 // snapshot and the key's short fingerprint named, nothing on stdout.
-func missingKey(t *testing.T, r result, snap, fp string) {
+func missingKey(t *testing.T, r e2e.Result, snap, fp string) {
 	t.Helper()
-	if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, snap) || !strings.Contains(r.stderr, fp) ||
-		!strings.Contains(r.stderr, "--keyfile") {
-		t.Errorf("without the key: exit %d, stdout %d bytes, stderr %s", r.code, len(r.stdout), r.stderr)
+	if r.Code != 1 || r.Stdout != "" || !strings.Contains(r.Stderr, snap) || !strings.Contains(r.Stderr, fp) ||
+		!strings.Contains(r.Stderr, "--keyfile") {
+		t.Errorf("without the key: exit %d, stdout %d bytes, stderr %s", r.Code, len(r.Stdout), r.Stderr)
 	}
 }

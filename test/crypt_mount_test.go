@@ -29,7 +29,7 @@ func TestCryptMount(t *testing.T) {
 	src := e.source(t, 3)
 	snap := e.backup(t, "enc", src, "--keyfile", e.none)
 	plain := e.backup(t, "plain", src)
-	mnt, pid, logFile := daemonMount(t, e.st, "--ns", e.ns, "--keyfile", e.none)
+	mnt, pid, logFile := e2e.DaemonMount(t, e.st, "--ns", e.ns, "--keyfile", e.none)
 	material := e.keyMaterial(t)
 	cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
 	environ, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
@@ -42,14 +42,14 @@ func TestCryptMount(t *testing.T) {
 	}
 	jobs := filepath.Join(mnt, ".jobs", "verify")
 	writeFile(t, filepath.Join(jobs, "control"), []byte("start snapshots="+snap+"\n"))
-	status := waitJob(t, filepath.Join(jobs, "status"))
+	status := e2e.WaitJob(t, filepath.Join(jobs, "status"))
 	if e2e.JobState(t, status) != "ok" {
 		t.Errorf("verify through the mount: %s", status)
 	}
 	jobLog, _ := os.ReadFile(filepath.Join(jobs, "log"))
 	noKeyMaterial(t, ".jobs/verify status and log", status+string(jobLog), material)
 
-	bare, _, bareLog := daemonMount(t, e.st, "--ns", e.ns)
+	bare, _, bareLog := e2e.DaemonMount(t, e.st, "--ns", e.ns)
 	encDir := filepath.Join(bare, rel(snap))
 	if _, err := os.ReadDir(encDir); !errors.Is(err, syscall.EACCES) {
 		t.Errorf("readdir of the encrypted snapshot without the key: %v, want EACCES", err)
@@ -78,16 +78,22 @@ func TestCryptMount(t *testing.T) {
 // gc on a store of plain and encrypted groups keeps what both use; a
 // backup with --master-pubkey whose key file is lost is read again with
 // the key file `cairn key recover` gets back with the master key.
+//
+// The master key pair is the one crypt/keyfile/testdata's independent
+// Python implementation made (`key create-master` is TestCLIKeyMaster's),
+// and the lost key file is under scrypt at N=1024 (writeScryptKey): the
+// recovered file keeps the lost one's parameters, and each of the six
+// commands deriving it took 2.6 CPU-s under -race at PBS's N=65536.
 func TestCryptTapeGCRecover(t *testing.T) {
 	t.Parallel()
 	st := contractStore(t) // on a tmpfs: init makes 65,536 directories
 	e := newCryptEnv(t, st)
 	src := e.source(t, 4)
-	mpw := writePass(t, e.dir, "mpw", "master passphrase")
-	mustCairn(t, "key", "create-master", "--master-password-file", mpw, filepath.Join(e.dir, "master"))
+	td, _ := filepath.Abs("../crypt/keyfile/testdata")
+	mpw := e2e.WritePass(t, e.dir, "mpw", "master pass")
 	lost := filepath.Join(e.dir, "lost.key")
-	mustCairn(t, "key", "create", "--kdf", "scrypt", "--password-file", e.pw, lost)
-	snap := e.backup(t, "enc", src, "--keyfile", lost, "--password-file", e.pw, "--master-pubkey", filepath.Join(e.dir, "master-public.pem"))
+	writeScryptKey(t, lost, "correct horse battery") // e.pw's
+	snap := e.backup(t, "enc", src, "--keyfile", lost, "--password-file", e.pw, "--master-pubkey", filepath.Join(td, "master-public.pem"))
 	plain := e.backup(t, "plain", src)
 	gone := e.backup(t, "gone", cryptSource{img: src.img, tree: src.tree, blob: src.blob}, "--keyfile", e.none)
 	fpLost := shortFP(t, lost)
@@ -96,37 +102,37 @@ func TestCryptTapeGCRecover(t *testing.T) {
 	}
 
 	// gc after forgetting one encrypted snapshot keeps the others whole.
-	mustCairn(t, "--store", st, "forget", gone)
-	mustCairn(t, "--store", st, "gc", "--atime-cutoff", "0s")
+	e2e.MustCairn(t, "--store", st, "forget", gone)
+	e2e.MustCairn(t, "--store", st, "gc", "--atime-cutoff", "0s")
 	recovered := filepath.Join(e.dir, "recovered.key")
-	r := cairn(t, []string{"CAIRN_MASTER_PASSWORD_FILE=" + mpw}, "--store", st, "key", "recover",
-		"--master-key", filepath.Join(e.dir, "master-private.pem"), "--snapshot", snap, recovered)
-	if r.code != 0 || shortFP(t, recovered) != fpLost {
-		t.Fatalf("recover from the snapshot: exit %d %s", r.code, r.stderr)
+	r := e2e.Cairn(t, []string{"CAIRN_MASTER_PASSWORD_FILE=" + mpw}, "--store", st, "key", "recover",
+		"--master-key", filepath.Join(td, "master-private.pem"), "--snapshot", snap, recovered)
+	if r.Code != 0 || shortFP(t, recovered) != fpLost {
+		t.Fatalf("recover from the snapshot: exit %d %s", r.Code, r.Stderr)
 	}
 	key := []string{"--keyfile", recovered, "--password-file", e.pw}
-	if r := cairn(t, nil, append([]string{"--store", st, "cat", snap, "disk.img"}, key...)...); r.code != 0 || r.stdout != string(src.imgData) {
-		t.Fatalf("cat with the recovered key after gc: exit %d %s", r.code, r.stderr)
+	if r := e2e.Cairn(t, nil, append([]string{"--store", st, "cat", snap, "disk.img"}, key...)...); r.Code != 0 || r.Stdout != string(src.imgData) {
+		t.Fatalf("cat with the recovered key after gc: exit %d %s", r.Code, r.Stderr)
 	}
-	if r := cairn(t, nil, "--store", st, "cat", plain, "disk.img"); r.code != 0 || r.stdout != string(src.imgData) {
-		t.Fatalf("cat of the plain snapshot after gc: exit %d %s", r.code, r.stderr)
+	if r := e2e.Cairn(t, nil, "--store", st, "cat", plain, "disk.img"); r.Code != 0 || r.Stdout != string(src.imgData) {
+		t.Fatalf("cat of the plain snapshot after gc: exit %d %s", r.Code, r.Stderr)
 	}
-	wrapped := cairn(t, nil, "--store", st, "cat", snap, "rsa-encrypted.key.blob")
-	if wrapped.code != 0 || len(wrapped.stdout) != 512 {
-		t.Fatalf("cat of the wrapped key without the key: exit %d, %d bytes %s", wrapped.code, len(wrapped.stdout), wrapped.stderr)
+	wrapped := e2e.Cairn(t, nil, "--store", st, "cat", snap, "rsa-encrypted.key.blob")
+	if wrapped.Code != 0 || len(wrapped.Stdout) != 512 {
+		t.Fatalf("cat of the wrapped key without the key: exit %d, %d bytes %s", wrapped.Code, len(wrapped.Stdout), wrapped.Stderr)
 	}
-	if r := cairn(t, nil, "--store", st, "verify", "--ns", e.ns, "--keyfile", recovered, "--password-file", e.pw); r.code != 0 {
-		t.Fatalf("verify after gc: exit %d %s %s", r.code, r.stdout, r.stderr)
+	if r := e2e.Cairn(t, nil, "--store", st, "verify", "--ns", e.ns, "--keyfile", recovered, "--password-file", e.pw); r.Code != 0 {
+		t.Fatalf("verify after gc: exit %d %s %s", r.Code, r.Stdout, r.Stderr)
 	}
 
 	drive := t.TempDir()
-	mustCairn(t, "--store", st, "tape", "export", "--drive", drive, "--pool", "c", "--tape-size", "16M", snap)
+	e2e.MustCairn(t, "--store", st, "tape", "export", "--drive", drive, "--pool", "c", "--tape-size", "16M", snap)
 	dst := contractStore(t) // a tape restore is a job: its lock is the store's, so a store of its own
-	mustCairn(t, append([]string{"--store", dst, "tape", "restore", "--drive", drive, snap}, key...)...)
-	if r := cairn(t, nil, append([]string{"--store", dst, "cat", snap, "root.pxar", "sub/big.bin"}, key...)...); r.code != 0 || r.stdout != string(src.file) {
-		t.Fatalf("cat after tape restore: exit %d %s", r.code, r.stderr)
+	e2e.MustCairn(t, append([]string{"--store", dst, "tape", "restore", "--drive", drive, snap}, key...)...)
+	if r := e2e.Cairn(t, nil, append([]string{"--store", dst, "cat", snap, "root.pxar", "sub/big.bin"}, key...)...); r.Code != 0 || r.Stdout != string(src.file) {
+		t.Fatalf("cat after tape restore: exit %d %s", r.Code, r.Stderr)
 	}
-	missingKey(t, cairn(t, nil, "--store", dst, "cat", snap, "disk.img"), snap, fpLost)
+	missingKey(t, e2e.Cairn(t, nil, "--store", dst, "cat", snap, "disk.img"), snap, fpLost)
 	if e.holdsMarker(t, snap) || (&cryptEnv{st: dst, marker: e.marker}).holdsMarker(t, snap) {
 		t.Error("plaintext in the store or the restored store")
 	}
@@ -143,7 +149,7 @@ func TestCryptTapeGCRecover(t *testing.T) {
 // $CAIRN_KEYFILE is left alone by commands that read no archive data.
 func TestCryptBadKeyFiles(t *testing.T) {
 	t.Parallel()
-	st := sharedStore(t)
+	st := e2e.SharedStore(t)
 	e := newCryptEnv(t, st)
 	good, _ := os.ReadFile(e.scrypt)
 	bad := map[string][]byte{
@@ -152,17 +158,17 @@ func TestCryptBadKeyFiles(t *testing.T) {
 	}
 	for name, data := range bad {
 		path := writeFile(t, filepath.Join(e.dir, name), data)
-		r := cairn(t, nil, "--store", st, "cat", "host/none/latest", "disk.img", "--keyfile", path, "--password-file", e.pw)
-		if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, path) || strings.Contains(r.stderr, "panic") {
-			t.Errorf("%s: exit %d %s", name, r.code, r.stderr)
+		r := e2e.Cairn(t, nil, "--store", st, "cat", "host/none/latest", "disk.img", "--keyfile", path, "--password-file", e.pw)
+		if r.Code != 1 || r.Stdout != "" || !strings.Contains(r.Stderr, path) || strings.Contains(r.Stderr, "panic") {
+			t.Errorf("%s: exit %d %s", name, r.Code, r.Stderr)
 		}
 	}
 	missing := filepath.Join(e.dir, "missing.key")
-	if r := cairn(t, nil, "--store", st, "ls", "host/none/latest", "--keyfile", missing); r.code != 1 || !strings.Contains(r.stderr, missing) {
-		t.Errorf("missing key file: exit %d %s", r.code, r.stderr)
+	if r := e2e.Cairn(t, nil, "--store", st, "ls", "host/none/latest", "--keyfile", missing); r.Code != 1 || !strings.Contains(r.Stderr, missing) {
+		t.Errorf("missing key file: exit %d %s", r.Code, r.Stderr)
 	}
-	if r := cairn(t, []string{"CAIRN_KEYFILE=" + missing}, "--store", st, "snapshots", "--ns", e.ns); r.code != 0 {
-		t.Errorf("snapshots with $CAIRN_KEYFILE naming a missing file: exit %d %s", r.code, r.stderr)
+	if r := e2e.Cairn(t, []string{"CAIRN_KEYFILE=" + missing}, "--store", st, "snapshots", "--ns", e.ns); r.Code != 0 {
+		t.Errorf("snapshots with $CAIRN_KEYFILE naming a missing file: exit %d %s", r.Code, r.Stderr)
 	}
 }
 
@@ -171,15 +177,15 @@ func TestCryptBadKeyFiles(t *testing.T) {
 // and the background mount reads the encrypted snapshot with it.
 func TestCryptMountDaemonPrompt(t *testing.T) {
 	t.Parallel()
-	needFUSE(t)
+	e2e.NeedFUSE(t)
 	needTerminal(t)
-	e := newCryptEnv(t, sharedStore(t))
+	e := newCryptEnv(t, e2e.SharedStore(t))
 	src := e.source(t, 5)
 	snap := e.backup(t, "tty", src, "--keyfile", e.scrypt, "--password-file", e.pw)
 	mnt, logFile := t.TempDir(), filepath.Join(e.dir, "mount.log")
 	out, err := atTerminal([][2]string{{"passphrase of the key file(s): ", "correct horse battery"}},
-		binPath, "--store", e.st, "mount", "--daemon", "--log-file", logFile, "--ns", e.ns, "--keyfile", e.scrypt, mnt)
-	t.Cleanup(func() { cairn(t, nil, "umount", "--lazy", mnt) })
+		e2e.Binary(), "--store", e.st, "mount", "--daemon", "--log-file", logFile, "--ns", e.ns, "--keyfile", e.scrypt, mnt)
+	t.Cleanup(func() { e2e.Cairn(t, nil, "umount", "--lazy", mnt) })
 	if err != nil || !strings.Contains(string(out), "passphrase") || strings.Contains(string(out), "correct horse") {
 		t.Fatalf("mount --daemon at a terminal: %v\n%s", err, out)
 	}

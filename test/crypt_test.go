@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/cairnfs/cairn/chunk"
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // TestCryptBackupRead: a backup with a passphrase-protected key file
@@ -19,7 +20,7 @@ import (
 // the wrong passphrase they fail clearly and print no data.
 func TestCryptBackupRead(t *testing.T) {
 	t.Parallel()
-	e := newCryptEnv(t, sharedStore(t))
+	e := newCryptEnv(t, e2e.SharedStore(t))
 	src := e.source(t, 1)
 	withKey := []string{"--keyfile", e.scrypt, "--password-file", e.pw}
 	snap := e.backup(t, "enc", src, withKey...)
@@ -31,23 +32,23 @@ func TestCryptBackupRead(t *testing.T) {
 		t.Fatal("an encrypted snapshot's chunk or file holds plaintext")
 	}
 	st := []string{"--store", e.st}
-	cat := func(args ...string) result { return cairn(t, nil, append(append(st, "cat"), args...)...) }
-	if r := cat(append([]string{snap, "disk.img"}, withKey...)...); r.code != 0 || r.stdout != string(src.imgData) {
-		t.Fatalf("cat image with the key: exit %d, %d bytes: %s", r.code, len(r.stdout), r.stderr)
+	cat := func(args ...string) e2e.Result { return e2e.Cairn(t, nil, append(append(st, "cat"), args...)...) }
+	if r := cat(append([]string{snap, "disk.img"}, withKey...)...); r.Code != 0 || r.Stdout != string(src.imgData) {
+		t.Fatalf("cat image with the key: exit %d, %d bytes: %s", r.Code, len(r.Stdout), r.Stderr)
 	}
-	if r := cat(append([]string{snap, "conf.blob"}, withKey...)...); r.code != 0 || r.stdout != string(src.blobData) {
-		t.Fatalf("cat blob with the key: exit %d %q %s", r.code, r.stdout, r.stderr)
+	if r := cat(append([]string{snap, "conf.blob"}, withKey...)...); r.Code != 0 || r.Stdout != string(src.blobData) {
+		t.Fatalf("cat blob with the key: exit %d %q %s", r.Code, r.Stdout, r.Stderr)
 	}
-	if r := cat(append([]string{snap, "root.pxar", "sub/big.bin"}, withKey...)...); r.code != 0 || r.stdout != string(src.file) {
-		t.Fatalf("cat tree file with the key: exit %d %s", r.code, r.stderr)
+	if r := cat(append([]string{snap, "root.pxar", "sub/big.bin"}, withKey...)...); r.Code != 0 || r.Stdout != string(src.file) {
+		t.Fatalf("cat tree file with the key: exit %d %s", r.Code, r.Stderr)
 	}
 	env := []string{"CAIRN_KEYFILE=" + e.none + ":" + e.scrypt, "CAIRN_KEY_PASSWORD_FILE=" + e.pw}
-	if r := cairn(t, env, append(st, "ls", snap, "root.pxar", "sub")...); r.code != 0 || !strings.Contains(r.stdout, "big.bin") {
-		t.Fatalf("ls with CAIRN_KEYFILE: exit %d %s %s", r.code, r.stdout, r.stderr)
+	if r := e2e.Cairn(t, env, append(st, "ls", snap, "root.pxar", "sub")...); r.Code != 0 || !strings.Contains(r.Stdout, "big.bin") {
+		t.Fatalf("ls with CAIRN_KEYFILE: exit %d %s %s", r.Code, r.Stdout, r.Stderr)
 	}
 	out := filepath.Join(e.dir, "out")
-	mustCairn(t, append(append(st, "restore", snap, "disk.img", out+".img"), withKey...)...)
-	mustCairn(t, append(append(st, "restore", snap, "root.pxar", out+".tree"), withKey...)...)
+	e2e.MustCairn(t, append(append(st, "restore", snap, "disk.img", out+".img"), withKey...)...)
+	e2e.MustCairn(t, append(append(st, "restore", snap, "root.pxar", out+".tree"), withKey...)...)
 	if b, _ := os.ReadFile(out + ".img"); !bytes.Equal(b, src.imgData) {
 		t.Error("restored image differs")
 	}
@@ -56,23 +57,23 @@ func TestCryptBackupRead(t *testing.T) {
 	}
 	for _, args := range [][]string{{"cat", snap, "disk.img"}, {"cat", snap, "conf.blob"}, {"ls", snap, "root.pxar"},
 		{"restore", snap, "disk.img", "-"}, {"dump", snap, "root.pxar"}} {
-		missingKey(t, cairn(t, nil, append(st, args...)...), snap, e.fpScr)
-		missingKey(t, cairn(t, nil, append(append(st, args...), "--keyfile", e.none)...), snap, e.fpScr)
+		missingKey(t, e2e.Cairn(t, nil, append(st, args...)...), snap, e.fpScr)
+		missingKey(t, e2e.Cairn(t, nil, append(append(st, args...), "--keyfile", e.none)...), snap, e.fpScr)
 	}
 	r := cat(snap, "disk.img", "--keyfile", e.scrypt, "--password-file", e.wrongPW)
-	if r.code == 0 || r.stdout != "" || !strings.Contains(r.stderr, e.scrypt) || !strings.Contains(r.stderr, "passphrase") {
-		t.Errorf("wrong passphrase: exit %d %s", r.code, r.stderr)
+	if r.Code == 0 || r.Stdout != "" || !strings.Contains(r.Stderr, e.scrypt) || !strings.Contains(r.Stderr, "passphrase") {
+		t.Errorf("wrong passphrase: exit %d %s", r.Code, r.Stderr)
 	}
-	r = cairn(t, nil, append(st, "backup", "--ns", e.ns, "--id", "two", "--keyfile", e.none, "--keyfile", e.scrypt, "c.blob:"+src.blob)...)
-	if r.code != 2 || !strings.Contains(r.stderr, "exactly one") {
-		t.Errorf("backup with two keys: exit %d %s", r.code, r.stderr)
+	r = e2e.Cairn(t, nil, append(st, "backup", "--ns", e.ns, "--id", "two", "--keyfile", e.none, "--keyfile", e.scrypt, "c.blob:"+src.blob)...)
+	if r.Code != 2 || !strings.Contains(r.Stderr, "exactly one") {
+		t.Errorf("backup with two keys: exit %d %s", r.Code, r.Stderr)
 	}
 	var rows []struct {
 		Snapshot       string `json:"snapshot"`
 		CryptMode      string `json:"crypt_mode"`
 		KeyFingerprint string `json:"key_fingerprint"`
 	}
-	if err := json.Unmarshal([]byte(mustCairn(t, append(st, "snapshots", "--ns", e.ns, "--json")...).stdout), &rows); err != nil {
+	if err := json.Unmarshal([]byte(e2e.MustCairn(t, append(st, "snapshots", "--ns", e.ns, "--json")...).Stdout), &rows); err != nil {
 		t.Fatal(err)
 	}
 	for _, row := range rows {
@@ -81,7 +82,7 @@ func TestCryptBackupRead(t *testing.T) {
 			t.Errorf("snapshots --json %s: %q %q, want %q", row.Snapshot, row.CryptMode, row.KeyFingerprint, want)
 		}
 	}
-	if txt := mustCairn(t, append(st, "snapshots", "--ns", e.ns)...).stdout; !strings.Contains(txt, "key "+e.fpScr) {
+	if txt := e2e.MustCairn(t, append(st, "snapshots", "--ns", e.ns)...).Stdout; !strings.Contains(txt, "key "+e.fpScr) {
 		t.Errorf("snapshots does not show the key:\n%s", txt)
 	}
 }
@@ -101,16 +102,16 @@ func TestCryptTwoKeysVerifyDamage(t *testing.T) {
 	st := []string{"--store", e.st}
 	both := []string{"--keyfile", e.none, "--keyfile", e.scrypt, "--password-file", e.pw}
 	for _, snap := range []string{a, b} {
-		if r := cairn(t, nil, append(append(st, "cat", snap, "disk.img"), both...)...); r.code != 0 || r.stdout != string(src.imgData) {
-			t.Fatalf("cat %s with both keys: exit %d %s", snap, r.code, r.stderr)
+		if r := e2e.Cairn(t, nil, append(append(st, "cat", snap, "disk.img"), both...)...); r.Code != 0 || r.Stdout != string(src.imgData) {
+			t.Fatalf("cat %s with both keys: exit %d %s", snap, r.Code, r.Stderr)
 		}
 	}
-	missingKey(t, cairn(t, nil, append(st, "cat", b, "disk.img", "--keyfile", e.none)...), b, e.fpScr)
-	if r := cairn(t, nil, append(append(st, "verify", "--ns", e.ns), both...)...); r.code != 0 {
-		t.Fatalf("verify with the keys: exit %d %s %s", r.code, r.stdout, r.stderr)
+	missingKey(t, e2e.Cairn(t, nil, append(st, "cat", b, "disk.img", "--keyfile", e.none)...), b, e.fpScr)
+	if r := e2e.Cairn(t, nil, append(append(st, "verify", "--ns", e.ns), both...)...); r.Code != 0 {
+		t.Fatalf("verify with the keys: exit %d %s %s", r.Code, r.Stdout, r.Stderr)
 	}
-	if r := cairn(t, nil, append(st, "verify", "--ns", e.ns)...); r.code != 0 {
-		t.Errorf("verify without the keys (CRC, sizes, structure): exit %d %s %s", r.code, r.stdout, r.stderr)
+	if r := e2e.Cairn(t, nil, append(st, "verify", "--ns", e.ns)...); r.Code != 0 {
+		t.Errorf("verify without the keys (CRC, sizes, structure): exit %d %s %s", r.Code, r.Stdout, r.Stderr)
 	}
 	chunkPath := snapChunkFiles(t, e.st, a)[1]
 	orig, err := os.ReadFile(chunkPath)
@@ -120,23 +121,23 @@ func TestCryptTwoKeysVerifyDamage(t *testing.T) {
 	flipped := bytes.Clone(orig)
 	flipped[len(flipped)/2] ^= 0x01
 	writeFile(t, chunkPath, flipped)
-	r := cairn(t, nil, append(st, "cat", a, "disk.img", "--keyfile", e.none)...)
-	if r.code == 0 || !strings.Contains(r.stderr, filepath.Base(chunkPath)) || len(r.stdout) >= len(src.imgData) {
-		t.Errorf("cat of a flipped chunk: exit %d, %d bytes, %s", r.code, len(r.stdout), r.stderr)
+	r := e2e.Cairn(t, nil, append(st, "cat", a, "disk.img", "--keyfile", e.none)...)
+	if r.Code == 0 || !strings.Contains(r.Stderr, filepath.Base(chunkPath)) || len(r.Stdout) >= len(src.imgData) {
+		t.Errorf("cat of a flipped chunk: exit %d, %d bytes, %s", r.Code, len(r.Stdout), r.Stderr)
 	}
 	for _, keys := range [][]string{nil, {"--keyfile", e.none}} {
-		if r := cairn(t, nil, append(append(st, "verify", a), keys...)...); r.code == 0 {
-			t.Errorf("verify %v of a flipped chunk: exit 0 %s", keys, r.stdout)
+		if r := e2e.Cairn(t, nil, append(append(st, "verify", a), keys...)...); r.Code == 0 {
+			t.Errorf("verify %v of a flipped chunk: exit 0 %s", keys, r.Stdout)
 		}
 	}
 	writeFile(t, chunkPath, orig)
 	tamperSignature(t, filepath.Join(e.st, b, "index.json.blob"))
-	r = cairn(t, nil, append(append(st, "cat", b, "disk.img"), both...)...)
-	if r.code == 0 || r.stdout != "" || !strings.Contains(r.stderr, "index.json.blob") || !strings.Contains(r.stderr, "signature") {
-		t.Errorf("cat with a tampered manifest signature: exit %d %d bytes %s", r.code, len(r.stdout), r.stderr)
+	r = e2e.Cairn(t, nil, append(append(st, "cat", b, "disk.img"), both...)...)
+	if r.Code == 0 || r.Stdout != "" || !strings.Contains(r.Stderr, "index.json.blob") || !strings.Contains(r.Stderr, "signature") {
+		t.Errorf("cat with a tampered manifest signature: exit %d %d bytes %s", r.Code, len(r.Stdout), r.Stderr)
 	}
 	// The mount answers EIO for it, with a log line, and reads the other.
-	mnt, _, logFile := daemonMount(t, e.st, append([]string{"--ns", e.ns}, both...)...)
+	mnt, _, logFile := e2e.DaemonMount(t, e.st, append([]string{"--ns", e.ns}, both...)...)
 	rel := func(s string) string { return strings.TrimPrefix(s, "ns/"+e.ns+"/") }
 	if _, err := os.ReadDir(filepath.Join(mnt, rel(b))); !errors.Is(err, syscall.EIO) {
 		t.Errorf("readdir of the snapshot whose signature fails: %v, want EIO", err)

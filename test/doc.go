@@ -19,9 +19,10 @@
 //     tape;
 //   - test/remote: MinIO object storage, sync and GC.
 //
-// Their shared fixtures (the binary's build, running it, the shared
-// store, data, mounts) are in test/e2e; each package's helpers_test.go
-// wraps them under the names the test files call (cairn, mustCairn,
-// sharedStore, …). Put a new file where its package's running time is
+// Their one harness (the binary's build, running a command in-process
+// or in the binary, the shared store, data, mounts) is test/e2e, which
+// the test files call directly (e2e.Cairn, e2e.MustCairn,
+// e2e.SharedStore, …); each package's main_test.go only builds the
+// binary (TestMain). Put a new file where its package's running time is
 // shortest: `go test -json` gives each test's time.
 package test

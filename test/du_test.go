@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // duJSON is the part of `cairn du --json` the test reads.
@@ -31,14 +33,14 @@ type duJSON struct {
 // and host/du2 t0: A F. It returns the store and the snapshots' names.
 func duStore(t *testing.T) (string, []string) {
 	t.Helper()
-	st := filepath.Join(tmpfsDir(t, "cairn-e2e-du-"), "store")
-	mustCairn(t, "--store", st, "init", "-q")
+	st := filepath.Join(e2e.TmpfsDir(t, "cairn-e2e-du-"), "store")
+	e2e.MustCairn(t, "--store", st, "init", "-q")
 	const cs = 64 << 10
 	block := func(name string) []byte {
 		if name == "0" {
 			return make([]byte, cs)
 		}
-		return randBytes(cs, uint64(name[0]))
+		return e2e.RandBytes(cs, uint64(name[0]))
 	}
 	at := time.Now().Add(-24 * time.Hour).UTC().Truncate(time.Second)
 	var names []string
@@ -52,7 +54,7 @@ func duStore(t *testing.T) (string, []string) {
 			t.Fatal(err)
 		}
 		tm := at.Add(time.Duration(i) * time.Hour).Format(time.RFC3339)
-		mustCairn(t, "--store", st, "backup", "-q", "--no-sync", "--type", "host", "--id", id, "--time", tm,
+		e2e.MustCairn(t, "--store", st, "backup", "-q", "--no-sync", "--type", "host", "--id", id, "--time", tm,
 			"--chunk-size", "64K", "disk.img:"+img)
 		names = append(names, "host/"+id+"/"+tm)
 	}
@@ -72,9 +74,9 @@ func gcRemoved(t *testing.T, st string) int64 {
 		RemovedChunks int64 `json:"removed_chunks"`
 		RemovedBytes  int64 `json:"removed_bytes"`
 	}
-	out := mustCairn(t, "--store", st, "gc", "--atime-cutoff", "0", "--json", "-q")
-	if err := json.Unmarshal([]byte(out.stdout), &rep); err != nil {
-		t.Fatalf("gc --json: %v\n%s", err, out.stdout)
+	out := e2e.MustCairn(t, "--store", st, "gc", "--atime-cutoff", "0", "--json", "-q")
+	if err := json.Unmarshal([]byte(out.Stdout), &rep); err != nil {
+		t.Fatalf("gc --json: %v\n%s", err, out.Stdout)
 	}
 	return rep.RemovedBytes
 }
@@ -90,25 +92,25 @@ func TestDuFreedMatchesGC(t *testing.T) {
 		t.Fatalf("a fresh store's gc removed %d bytes", n)
 	}
 	var du duJSON
-	out := mustCairn(t, "--store", st, "du", "--json", names[1])
-	if err := json.Unmarshal([]byte(out.stdout), &du); err != nil {
+	out := e2e.MustCairn(t, "--store", st, "du", "--json", names[1])
+	if err := json.Unmarshal([]byte(out.Stdout), &du); err != nil {
 		t.Fatal(err)
 	}
 	if len(du.Snapshots) != 1 || du.Snapshots[0].Snapshot != names[1] || !du.StoredKnown || len(du.Errors) > 0 {
-		t.Fatalf("du %s: %s", names[1], out.stdout)
+		t.Fatalf("du %s: %s", names[1], out.Stdout)
 	}
 	unique := du.Snapshots[0].Unique
 	if unique.Chunks != 1 || unique.Stored < 64<<10 || du.Snapshots[0].Freed <= unique.Stored {
 		t.Fatalf("du %s: unique %+v, freed %d: want one chunk (D) and its files", names[1], unique, du.Snapshots[0].Freed)
 	}
-	mustCairn(t, "--store", st, "forget", names[1])
+	e2e.MustCairn(t, "--store", st, "forget", names[1])
 	if got := gcRemoved(t, st); got != unique.Stored {
 		t.Errorf("du said forgetting %s frees %d bytes of chunks; gc removed %d", names[1], unique.Stored, got)
 	}
 
 	// keep-last 1 removes t0, t2, t3: B C (B no longer shared), G (shared
 	// by t2 and t3 only), H, I; A stays (t4, du2)
-	text := mustCairn(t, "--store", st, "prune", "host/du", "--keep-last", "1", "--dry-run").stdout
+	text := e2e.MustCairn(t, "--store", st, "prune", "host/du", "--keep-last", "1", "--dry-run").Stdout
 	if !strings.Contains(text, "would free ") || !strings.Contains(text, "(stored;") {
 		t.Errorf("prune --dry-run says nothing of what it frees:\n%s", text)
 	}
@@ -121,15 +123,15 @@ func TestDuFreedMatchesGC(t *testing.T) {
 			} `json:"would_free"`
 		} `json:"result"`
 	}
-	out = mustCairn(t, "--store", st, "prune", "host/du", "--keep-last", "1", "--dry-run", "--json")
-	if err := json.Unmarshal([]byte(out.stdout), &dry); err != nil {
+	out = e2e.MustCairn(t, "--store", st, "prune", "host/du", "--keep-last", "1", "--dry-run", "--json")
+	if err := json.Unmarshal([]byte(out.Stdout), &dry); err != nil {
 		t.Fatal(err)
 	}
 	wf := dry.Result.WouldFree
 	if wf.Snapshots != 3 || wf.Chunks != 5 {
-		t.Fatalf("prune --dry-run would free %+v, want 3 snapshots, 5 chunks:\n%s", wf, out.stdout)
+		t.Fatalf("prune --dry-run would free %+v, want 3 snapshots, 5 chunks:\n%s", wf, out.Stdout)
 	}
-	mustCairn(t, "--store", st, "prune", "host/du", "--keep-last", "1")
+	e2e.MustCairn(t, "--store", st, "prune", "host/du", "--keep-last", "1")
 	if got := gcRemoved(t, st); got != wf.Stored {
 		t.Errorf("prune --dry-run said %d bytes of chunks; gc after the prune removed %d", wf.Stored, got)
 	}
@@ -148,11 +150,11 @@ func TestDuHostileIndex(t *testing.T) {
 	if err := os.WriteFile(path, b[:len(b)-5], 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := cairn(t, nil, "--store", st, "du")
-	if r.code != 3 || !strings.Contains(r.stdout, names[2]+"/disk.img.fidx") || !strings.Contains(r.stdout, names[3]) {
-		t.Errorf("du with a truncated index: exit %d, want 3 naming %s\nstdout:\n%s\nstderr:\n%s", r.code, path, r.stdout, r.stderr)
+	r := e2e.Cairn(t, nil, "--store", st, "du")
+	if r.Code != 3 || !strings.Contains(r.Stdout, names[2]+"/disk.img.fidx") || !strings.Contains(r.Stdout, names[3]) {
+		t.Errorf("du with a truncated index: exit %d, want 3 naming %s\nstdout:\n%s\nstderr:\n%s", r.Code, path, r.Stdout, r.Stderr)
 	}
-	if strings.Contains(r.stderr, "panic") {
-		t.Errorf("du panicked:\n%s", r.stderr)
+	if strings.Contains(r.Stderr, "panic") {
+		t.Errorf("du panicked:\n%s", r.Stderr)
 	}
 }

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // forgetOut is `cairn forget --json`.
@@ -51,7 +53,7 @@ type snapRow struct {
 func listSnaps(t *testing.T, st, group string) []snapRow {
 	t.Helper()
 	var rows, out []snapRow
-	if err := json.Unmarshal([]byte(mustCairn(t, "--store", st, "snapshots", "--json").stdout), &rows); err != nil {
+	if err := json.Unmarshal([]byte(e2e.MustCairn(t, "--store", st, "snapshots", "--json").Stdout), &rows); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range rows {
@@ -86,13 +88,13 @@ func treeOf(t *testing.T, dir string) string {
 
 func forgetJSON(t *testing.T, st string, wantCode int, args ...string) forgetOut {
 	t.Helper()
-	r := cairn(t, nil, append([]string{"--store", st, "forget", "--json"}, args...)...)
-	if r.code != wantCode {
-		t.Fatalf("forget %q: exit %d, want %d\n%s%s", args, r.code, wantCode, r.stdout, r.stderr)
+	r := e2e.Cairn(t, nil, append([]string{"--store", st, "forget", "--json"}, args...)...)
+	if r.Code != wantCode {
+		t.Fatalf("forget %q: exit %d, want %d\n%s%s", args, r.Code, wantCode, r.Stdout, r.Stderr)
 	}
 	var o forgetOut
-	if err := json.Unmarshal([]byte(r.stdout), &o); err != nil {
-		t.Fatalf("forget %q: %v\n%s", args, err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &o); err != nil {
+		t.Fatalf("forget %q: %v\n%s", args, err, r.Stdout)
 	}
 	return o
 }
@@ -102,24 +104,24 @@ func forgetJSON(t *testing.T, st string, wantCode int, args ...string) forgetOut
 // 3, named, with how to unprotect); the others named are removed;
 // --group removes the rest and the group; bad names are usage errors.
 func TestForgetAndProtect(t *testing.T) {
-	st := sharedStore(t)
-	s := backupsOf(t, st, "forget", 3)
+	st := e2e.SharedStore(t)
+	s := e2e.BackupsOf(t, st, "forget", 3)
 	group := filepath.Join(st, "host", "forget")
 
-	mustCairn(t, "--store", st, "protect", s[0])
+	e2e.MustCairn(t, "--store", st, "protect", s[0])
 	rows := listSnaps(t, st, "host/forget")
 	if len(rows) != 3 || !rows[0].Protected || rows[1].Protected || rows[2].Protected {
 		t.Fatalf("snapshots after protect: %+v", rows)
 	}
-	if out := mustCairn(t, "--store", st, "snapshots").stdout; !strings.Contains(out, "PROTECTED") || !regexpLine(out, s[0], "yes") {
+	if out := e2e.MustCairn(t, "--store", st, "snapshots").Stdout; !strings.Contains(out, "PROTECTED") || !regexpLine(out, s[0], "yes") {
 		t.Errorf("snapshots text does not show the protection:\n%s", out)
 	}
 
 	before := treeOf(t, group)
-	r := cairn(t, nil, "--store", st, "forget", "--dry-run", s[0], s1(s))
-	if r.code != 3 || !strings.Contains(r.stdout, "would remove "+s1(s)) ||
-		!strings.Contains(r.stderr, s[0]) || !strings.Contains(r.stderr, "cairn unprotect "+s[0]) {
-		t.Errorf("forget --dry-run: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	r := e2e.Cairn(t, nil, "--store", st, "forget", "--dry-run", s[0], s[1])
+	if r.Code != 3 || !strings.Contains(r.Stdout, "would remove "+s[1]) ||
+		!strings.Contains(r.Stderr, s[0]) || !strings.Contains(r.Stderr, "cairn unprotect "+s[0]) {
+		t.Errorf("forget --dry-run: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	o := forgetJSON(t, st, 3, "--dry-run", "--group", "host/forget")
 	if want := map[string]string{s[0]: "protected", s[1]: "would_remove", s[2]: "would_remove"}; !mapsEqual(o.states(), want) || !o.DryRun || o.GroupState != "kept" {
@@ -136,11 +138,11 @@ func TestForgetAndProtect(t *testing.T) {
 	if rows := listSnaps(t, st, "host/forget"); len(rows) != 2 || rows[0].Snapshot != s[0] || rows[1].Snapshot != s[2] {
 		t.Errorf("after forget: %+v", rows)
 	}
-	r = cairn(t, nil, "--store", st, "forget", "--group", "host/forget")
-	if r.code != 3 || !strings.Contains(r.stdout, "removed "+s[2]) || !strings.Contains(r.stderr, "cairn unprotect "+s[0]) || !dirExists(group) {
-		t.Errorf("forget --group with a protected snapshot: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	r = e2e.Cairn(t, nil, "--store", st, "forget", "--group", "host/forget")
+	if r.Code != 3 || !strings.Contains(r.Stdout, "removed "+s[2]) || !strings.Contains(r.Stderr, "cairn unprotect "+s[0]) || !dirExists(group) {
+		t.Errorf("forget --group with a protected snapshot: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	mustCairn(t, "--store", st, "unprotect", s[0])
+	e2e.MustCairn(t, "--store", st, "unprotect", s[0])
 	if rows := listSnaps(t, st, "host/forget"); len(rows) != 1 || rows[0].Protected {
 		t.Errorf("after unprotect: %+v", rows)
 	}
@@ -156,12 +158,12 @@ func TestForgetAndProtect(t *testing.T) {
 		{"host/forget"}, {"host/forget/latest"}, {"host/../x/2024-01-01T00:00:00Z"}, {"host/forget/yesterday"},
 		{"--group", "host/forget/2024-01-01T00:00:00Z"}, {"--group", "host/forget/latest"}, {"--group", "a/b", "c/d"},
 	} {
-		if r := cairn(t, nil, append([]string{"--store", st, "forget"}, args...)...); r.code != 2 {
-			t.Errorf("forget %q: exit %d, want 2 (usage)\n%s", args, r.code, r.stderr)
+		if r := e2e.Cairn(t, nil, append([]string{"--store", st, "forget"}, args...)...); r.Code != 2 {
+			t.Errorf("forget %q: exit %d, want 2 (usage)\n%s", args, r.Code, r.Stderr)
 		}
 	}
-	if r := cairn(t, nil, "--store", st, "protect", "host/forget"); r.code != 2 {
-		t.Errorf("protect without a time: exit %d, want 2", r.code)
+	if r := e2e.Cairn(t, nil, "--store", st, "protect", "host/forget"); r.Code != 2 {
+		t.Errorf("protect without a time: exit %d, want 2", r.Code)
 	}
 }
 
@@ -196,8 +198,8 @@ func dirExists(p string) bool {
 // reading are refused, naming the lock; each is removed once its user
 // ended (the killed backup's unfinished snapshot too).
 func TestForgetRefusesInUse(t *testing.T) {
-	st := sharedStore(t)
-	s := backupsOf(t, st, "inuse", 2)
+	st := e2e.SharedStore(t)
+	s := e2e.BackupsOf(t, st, "inuse", 2)
 
 	// A backup reading from a FIFO runs until we write: it holds s[1]
 	// (its previous snapshot) shared and its own snapshot exclusively.
@@ -205,7 +207,7 @@ func TestForgetRefusesInUse(t *testing.T) {
 	if err := unix.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	bk := exec.Command(binPath, "--store", st, "backup", "--type", "host", "--id", "inuse", "--no-sync", "d.img:"+fifo)
+	bk := exec.Command(e2e.Binary(), "--store", st, "backup", "--type", "host", "--id", "inuse", "--no-sync", "d.img:"+fifo)
 	if err := bk.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +245,7 @@ func TestForgetRefusesInUse(t *testing.T) {
 	}
 
 	// A restore to a pipe nobody reads yet holds s[0] while it writes.
-	restore := exec.Command(binPath, "--store", st, "restore", s[0], "d.img", "-")
+	restore := exec.Command(e2e.Binary(), "--store", st, "restore", s[0], "d.img", "-")
 	out, err := restore.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -265,7 +267,7 @@ func TestForgetRefusesInUse(t *testing.T) {
 	if err != nil || restore.Wait() != nil {
 		t.Fatalf("restore: %v %s", err, stderr.String())
 	}
-	if got := append(first, rest...); !bytes.Equal(got, randBytes(200000, 100)) {
+	if got := append(first, rest...); !bytes.Equal(got, e2e.RandBytes(200000, 100)) {
 		t.Errorf("restored %d bytes, not the backed-up image", len(got))
 	}
 	if o := forgetJSON(t, st, 0, s[0]); o.Removed != 1 {

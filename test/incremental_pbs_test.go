@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/cairnfs/cairn/test/e2e"
 	"github.com/cairnfs/cairn/test/pbscheck"
 )
 
@@ -51,15 +52,15 @@ func newIncrTree(t *testing.T, root string, seed uint64) *incrTree {
 				for l := range 10 + tr.rng.IntN(60) {
 					fmt.Fprintf(&b, "%s line %d %x\n", rel, l, tr.rng.Uint64())
 				}
-				write(t, filepath.Join(root, rel), b.String(), 0o644)
+				e2e.Write(t, filepath.Join(root, rel), b.String(), 0o644)
 			}
 		}
 	}
 	for i, size := range []int{256 << 10, 1 << 20, 1536 << 10, 3584 << 10} {
-		write(t, filepath.Join(root, fmt.Sprintf("blobs/big%d.bin", i)), string(randBytes(size, seed+uint64(i))), 0o644)
+		e2e.Write(t, filepath.Join(root, fmt.Sprintf("blobs/big%d.bin", i)), string(e2e.RandBytes(size, seed+uint64(i))), 0o644)
 	}
-	write(t, filepath.Join(root, "links/empty"), "", 0o644)
-	write(t, filepath.Join(root, "links/target.txt"), "hard-linked\n", 0o644)
+	e2e.Write(t, filepath.Join(root, "links/empty"), "", 0o644)
+	e2e.Write(t, filepath.Join(root, "links/target.txt"), "hard-linked\n", 0o644)
 	incrOK(t, os.Link(filepath.Join(root, "links/target.txt"), filepath.Join(root, "links/hard")))
 	incrOK(t, os.Symlink("../d01/s2/f003.txt", filepath.Join(root, "links/sym")))
 	incrOK(t, unix.Mkfifo(filepath.Join(root, "links/fifo"), 0o640))
@@ -78,7 +79,7 @@ func newIncrTree(t *testing.T, root string, seed uint64) *incrTree {
 // which keeps its hard link, symlink and empty file for every round.
 func (tr *incrTree) regular(t *testing.T) []string {
 	var out []string
-	for _, f := range files(t, tr.root) {
+	for _, f := range e2e.Files(t, tr.root) {
 		if !strings.HasPrefix(f, "links/") {
 			out = append(out, f)
 		}
@@ -113,7 +114,7 @@ func (tr *incrTree) change(t *testing.T, r int) string {
 			dirs, _ := filepath.Glob(filepath.Join(tr.root, "d*", "s*"))
 			sort.Strings(dirs)
 			p := filepath.Join(dirs[tr.rng.IntN(len(dirs))], fmt.Sprintf("new-r%02d-%d.txt", r, i))
-			write(t, p, strings.Repeat(fmt.Sprintf("new in round %d\n", r), 1+tr.rng.IntN(200)), 0o644)
+			e2e.Write(t, p, strings.Repeat(fmt.Sprintf("new in round %d\n", r), 1+tr.rng.IntN(200)), 0o644)
 		}
 		small := slices.DeleteFunc(tr.regular(t), func(f string) bool { return strings.HasPrefix(f, "blobs/") })
 		for _, i := range tr.rng.Perm(len(small))[:2] {
@@ -368,16 +369,16 @@ func (ir *incrRun) round(t *testing.T, r int, changes string) {
 	round := fmt.Sprintf("round %d", r)
 	at := ir.start.Add(time.Duration(r) * time.Minute).Format(time.RFC3339)
 	args := append([]string{"--store", ir.st, "backup", "--type", "host", "--id", ir.id, "--time", at, "--no-sync", "--json"}, ir.key...)
-	res := mustCairn(t, append(args, "root.pxar:"+ir.src)...)
+	res := e2e.MustCairn(t, append(args, "root.pxar:"+ir.src)...)
 	var sum incrSummary
-	decodeJSON(t, res, &sum)
+	e2e.DecodeJSON(t, res, &sum)
 	if len(sum.FileArchives) != 1 {
-		t.Fatalf("%s: summary %s", round, res.stdout)
+		t.Fatalf("%s: summary %s", round, res.Stdout)
 	}
 	fa := sum.FileArchives[0]
 
 	dst := filepath.Join(filepath.Dir(ir.src), fmt.Sprintf("restore-%02d", r))
-	mustCairn(t, append([]string{"--store", ir.st, "restore", "--no-sync", sum.Snapshot, "root.pxar", dst}, ir.key...)...)
+	e2e.MustCairn(t, append([]string{"--store", ir.st, "restore", "--no-sync", sum.Snapshot, "root.pxar", dst}, ir.key...)...)
 	want := scanTree(t, ir.src)
 	compareRestored(t, round, ir.src, dst, want)
 	incrOK(t, os.RemoveAll(dst))
@@ -453,9 +454,9 @@ func (ir *incrRun) layout(t *testing.T, snap string, a *pbscheck.Archive) {
 
 func newIncrRun(t *testing.T, id string, seed uint64, key ...string) (*incrRun, *incrTree) {
 	t.Helper()
-	dir := tmpfsDir(t, "cairn-incr-")
+	dir := e2e.TmpfsDir(t, "cairn-incr-")
 	st := filepath.Join(dir, "store")
-	mustCairn(t, "--store", st, "init", "-q")
+	e2e.MustCairn(t, "--store", st, "init", "-q")
 	src := filepath.Join(dir, "src")
 	tr := newIncrTree(t, src, seed)
 	return &incrRun{
@@ -483,8 +484,8 @@ func TestIncrementalPBSFormat(t *testing.T) {
 	if ir.reused == 0 {
 		t.Errorf("16 rounds reused no file of the previous snapshot")
 	}
-	if res := cairn(t, nil, "--store", ir.st, "verify"); res.code != 0 {
-		t.Fatalf("verify: exit %d\n%s%s", res.code, res.stdout, tail(res.stderr))
+	if res := e2e.Cairn(t, nil, "--store", ir.st, "verify"); res.Code != 0 {
+		t.Fatalf("verify: exit %d\n%s%s", res.Code, res.Stdout, e2e.Tail(res.Stderr))
 	}
 }
 
@@ -495,14 +496,14 @@ func TestIncrementalPBSFormatEncrypted(t *testing.T) {
 	t.Parallel()
 	keyDir := t.TempDir()
 	key := filepath.Join(keyDir, "none.key")
-	mustCairn(t, "key", "create", "--kdf", "none", key)
+	e2e.MustCairn(t, "key", "create", "--kdf", "none", key)
 	ir, tr := newIncrRun(t, "incr-crypt", 2701, "--keyfile", key)
 	ir.round(t, 0, "initial")
 	for r := 1; r <= 5; r++ {
 		ir.round(t, r, tr.change(t, r))
 	}
-	if res := cairn(t, nil, "--store", ir.st, "verify", "--keyfile", key); res.code != 0 {
-		t.Fatalf("verify: exit %d\n%s%s", res.code, res.stdout, tail(res.stderr))
+	if res := e2e.Cairn(t, nil, "--store", ir.st, "verify", "--keyfile", key); res.Code != 0 {
+		t.Fatalf("verify: exit %d\n%s%s", res.Code, res.Stdout, e2e.Tail(res.Stderr))
 	}
 }
 

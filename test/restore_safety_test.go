@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // backupRandomImage backs up size random bytes (its own chunks) as
@@ -16,14 +18,14 @@ import (
 // of its second chunk file.
 func backupRandomImage(t *testing.T, st, id string, size int, seed uint64) (string, []byte, string) {
 	t.Helper()
-	img := randBytes(size, seed)
+	img := e2e.RandBytes(size, seed)
 	src := filepath.Join(t.TempDir(), "disk.raw")
 	if err := os.WriteFile(src, img, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := mustCairn(t, "--store", st, "backup", "--type", "vm", "--id", id, "--chunk-size", "1M", "--json", "disk.img:"+src)
+	r := e2e.MustCairn(t, "--store", st, "backup", "--type", "vm", "--id", id, "--chunk-size", "1M", "--json", "disk.img:"+src)
 	var sum struct{ Snapshot string }
-	json.Unmarshal([]byte(r.stdout), &sum)
+	json.Unmarshal([]byte(r.Stdout), &sum)
 	fidx, err := os.ReadFile(filepath.Join(st, sum.Snapshot, "disk.img.fidx"))
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +54,7 @@ func noTemps(t *testing.T, dir string, want ...string) {
 // in place) and exits 3, as the README says; without it the restore
 // exits 1 and leaves no file under the target's name.
 func TestRestoreIgnoreErrorsExit3(t *testing.T) {
-	st := sharedStore(t)
+	st := e2e.SharedStore(t)
 	snap, img, chunkPath := backupRandomImage(t, st, "ignore-errors", 3<<20, 41)
 	blob, err := os.ReadFile(chunkPath)
 	if err != nil {
@@ -64,17 +66,17 @@ func TestRestoreIgnoreErrorsExit3(t *testing.T) {
 	defer os.WriteFile(chunkPath, orig, 0o644)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out")
-	r := cairn(t, nil, "--store", st, "restore", snap, "disk.img", out)
-	if r.code != 1 {
-		t.Fatalf("damaged restore: exit %d, want 1\n%s", r.code, r.stderr)
+	r := e2e.Cairn(t, nil, "--store", st, "restore", snap, "disk.img", out)
+	if r.Code != 1 {
+		t.Fatalf("damaged restore: exit %d, want 1\n%s", r.Code, r.Stderr)
 	}
 	if _, err := os.Lstat(out); err == nil {
 		t.Fatal("a failed restore left a file under the target's name")
 	}
 	noTemps(t, dir)
-	r = cairn(t, nil, "--store", st, "restore", "--ignore-errors", snap, "disk.img", out)
-	if r.code != 3 || !strings.Contains(r.stdout, "damaged: offset 1048576") {
-		t.Fatalf("--ignore-errors: exit %d, want 3\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+	r = e2e.Cairn(t, nil, "--store", st, "restore", "--ignore-errors", snap, "disk.img", out)
+	if r.Code != 3 || !strings.Contains(r.Stdout, "damaged: offset 1048576") {
+		t.Fatalf("--ignore-errors: exit %d, want 3\nstdout %s\nstderr %s", r.Code, r.Stdout, r.Stderr)
 	}
 	got, err := os.ReadFile(out)
 	if err != nil || len(got) != len(img) {
@@ -96,7 +98,7 @@ func TestRestoreImageFullDisk(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a small tmpfs needs root")
 	}
-	st := sharedStore(t)
+	st := e2e.SharedStore(t)
 	snap, _, _ := backupRandomImage(t, st, "full-disk", 3<<20, 42)
 	dir := t.TempDir()
 	if err := unix.Mount("tmpfs", dir, "tmpfs", 0, "size=1m"); err != nil {
@@ -108,10 +110,10 @@ func TestRestoreImageFullDisk(t *testing.T) {
 		if len(args) > 0 {
 			os.WriteFile(out, []byte("the old image"), 0o644)
 		}
-		r := cairn(t, nil, append(append([]string{"--store", st, "restore"}, args...), snap, "disk.img", out)...)
-		if r.code != 1 || !strings.Contains(r.stderr, out) || strings.Contains(r.stderr, "/proc/") ||
-			!strings.Contains(r.stderr, "no space left") {
-			t.Fatalf("%v: exit %d, stderr %q", args, r.code, r.stderr)
+		r := e2e.Cairn(t, nil, append(append([]string{"--store", st, "restore"}, args...), snap, "disk.img", out)...)
+		if r.Code != 1 || !strings.Contains(r.Stderr, out) || strings.Contains(r.Stderr, "/proc/") ||
+			!strings.Contains(r.Stderr, "no space left") {
+			t.Fatalf("%v: exit %d, stderr %q", args, r.Code, r.Stderr)
 		}
 		if len(args) == 0 {
 			if _, err := os.Lstat(out); err == nil {
@@ -130,7 +132,7 @@ func TestRestoreImageFullDisk(t *testing.T) {
 // TestRestoreImageOverSymlink: --overwrite of a target that is a
 // symbolic link replaces the link and never writes through it.
 func TestRestoreImageOverSymlink(t *testing.T) {
-	st := sharedStore(t)
+	st := e2e.SharedStore(t)
 	snap, img, _ := backupRandomImage(t, st, "over-symlink", 1<<20+17, 43)
 	dir := t.TempDir()
 	victim := filepath.Join(dir, "victim")
@@ -139,11 +141,11 @@ func TestRestoreImageOverSymlink(t *testing.T) {
 	if err := os.Symlink(victim, out); err != nil {
 		t.Fatal(err)
 	}
-	r := cairn(t, nil, "--store", st, "restore", snap, "disk.img", out)
-	if r.code == 0 || !strings.Contains(r.stderr, "--overwrite") {
-		t.Fatalf("a symlink target without --overwrite: exit %d %q", r.code, r.stderr)
+	r := e2e.Cairn(t, nil, "--store", st, "restore", snap, "disk.img", out)
+	if r.Code == 0 || !strings.Contains(r.Stderr, "--overwrite") {
+		t.Fatalf("a symlink target without --overwrite: exit %d %q", r.Code, r.Stderr)
 	}
-	mustCairn(t, "--store", st, "restore", "--overwrite", snap, "disk.img", out)
+	e2e.MustCairn(t, "--store", st, "restore", "--overwrite", snap, "disk.img", out)
 	if b, _ := os.ReadFile(victim); string(b) != "secret" {
 		t.Fatal("the restore wrote through the symlink")
 	}

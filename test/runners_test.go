@@ -16,16 +16,16 @@ import (
 // variables passed in env, standard input.
 func TestRunnersAgree(t *testing.T) {
 	t.Parallel()
-	st := filepath.Join(tmpfsDir(t, "cairn-e2e-runners-"), "store") // du sums the whole store
-	mustCairn(t, "--store", st, "init")
-	ns, seed := uniqueNS("runners")
+	st := filepath.Join(e2e.TmpfsDir(t, "cairn-e2e-runners-"), "store") // du sums the whole store
+	e2e.MustCairn(t, "--store", st, "init")
+	ns, seed := e2e.UniqueNS("runners")
 	img := filepath.Join(t.TempDir(), "disk.raw")
-	if err := os.WriteFile(img, randBytes(300<<10, seed), 0o644); err != nil {
+	if err := os.WriteFile(img, e2e.RandBytes(300<<10, seed), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := mustCairn(t, "--store", st, "backup", "--ns", ns, "--type", "vm", "--id", "1", "--no-sync", "--json", "disk.img:"+img)
+	r := e2e.MustCairn(t, "--store", st, "backup", "--ns", ns, "--type", "vm", "--id", "1", "--no-sync", "--json", "disk.img:"+img)
 	var sum struct{ Snapshot string }
-	decodeJSON(t, r, &sum)
+	e2e.DecodeJSON(t, r, &sum)
 	snap := sum.Snapshot
 	runs := []struct {
 		env   []string
@@ -54,7 +54,7 @@ func TestRunnersAgree(t *testing.T) {
 		in := e2e.RunInProcess(t.Context(), c.env, stdin, c.args...)
 		if in != bin {
 			t.Errorf("cairn %s (env %q):\nbinary:     exit %d\n%s\n%s\nin-process: exit %d\n%s\n%s", strings.Join(c.args, " "), c.env,
-				bin.Code, tail(bin.Stdout), bin.Stderr, in.Code, tail(in.Stdout), in.Stderr)
+				bin.Code, e2e.Tail(bin.Stdout), bin.Stderr, in.Code, e2e.Tail(in.Stdout), in.Stderr)
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+	"golang.org/x/sys/unix"
 )
 
 // Server is a running MinIO server.
@@ -84,7 +85,7 @@ func Start(t testing.TB) *Server {
 	bin := binaryOrSkip(t)
 	sharedOnce.Do(func() {
 		var dir string
-		dir, sharedErr = os.MkdirTemp("", "cairn-minio-")
+		dir, sharedErr = os.MkdirTemp(fastTempDir(), "cairn-minio-")
 		if sharedErr != nil {
 			return
 		}
@@ -104,12 +105,29 @@ func Start(t testing.TB) *Server {
 func StartOwn(t testing.TB) *Server {
 	t.Helper()
 	bin := binaryOrSkip(t)
-	s, err := launch(bin, t.TempDir(), false)
+	dir, err := os.MkdirTemp(fastTempDir(), "cairn-minio-")
+	if err != nil {
+		t.Fatalf("miniotest: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	s, err := launch(bin, dir, false)
 	if err != nil {
 		t.Fatalf("miniotest: %v", err)
 	}
 	t.Cleanup(s.Stop)
 	return s
+}
+
+// fastTempDir is where a server keeps its data: /dev/shm when it is a
+// writable directory, else "" (os.TempDir). A server's writes on a
+// loaded disk cost system time and waiting that the tests do not need
+// (as storetest.FastTempDir, which cannot be imported here: storetest
+// imports this package).
+func fastTempDir() string {
+	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() && unix.Access("/dev/shm", unix.W_OK) == nil {
+		return "/dev/shm"
+	}
+	return ""
 }
 
 func randomHex(n int) string {

@@ -36,14 +36,14 @@ import (
 //
 // After every round every finished snapshot's chunks are read and their
 // digests checked; at the end the verify job passes every snapshot.
-// 20 rounds with -short, 40 without (CI, under -race: about 25 CPU-s);
+// 10 rounds with -short, 20 without (CI, under -race: about 12 CPU-s);
 // the interleavings that break each rule are forced deterministically
 // by the tests named in docs/design/store.md, so this one is the soak:
 // CAIRN_GC_RACE_ROUNDS=N runs N (500 take about 150 s without -race).
 func TestGCRacesBackups(t *testing.T) {
-	rounds := 40
+	rounds := 20
 	if testing.Short() {
-		rounds = 20
+		rounds = 10
 	}
 	if n, err := strconv.Atoi(os.Getenv("CAIRN_GC_RACE_ROUNDS")); err == nil && n > 0 {
 		rounds = n

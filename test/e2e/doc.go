@@ -9,11 +9,10 @@
 // and small file-system helpers (Files, Names, TmpfsDir).
 //
 // It is an ordinary package, not a test file, so that every end-to-end
-// package can use it; each of them has the same helpers_test.go of thin
-// unexported wrappers with the names the test files call (cairn,
-// mustCairn, sharedStore, …), so a test file moves between those
-// packages unchanged (TestWrappersAlike checks the copies are alike).
-// The packages are split so that `go test` runs them side by side as
+// package can use it: their test files call it directly (e2e.Cairn,
+// e2e.MustCairn, e2e.SharedStore, …), so a test file moves between
+// those packages unchanged, and each one's TestMain calls Build and
+// Main. The packages are split so that `go test` runs them side by side as
 // separate processes: most of their time is spent waiting on the
 // binary, FUSE and MinIO. Also here: CairnBounded (a minute's
 // deadline), TreeListing, the tape and job-status helpers.

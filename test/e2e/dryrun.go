@@ -58,14 +58,14 @@ func DryRunThenBackup(t *testing.T, st string, state func() map[string]string) {
 	grow()
 	before := state()
 	var dry, real dryRunSummary
-	decodeRun(t, MustCairn(t, append(backup, "--dry-run")...), &dry)
+	DecodeJSON(t, MustCairn(t, append(backup, "--dry-run")...), &dry)
 	if d := storetest.DiffState(before, state()); len(d) > 0 {
 		t.Errorf("the dry run changed the store: %q", d)
 	}
 	if !dry.DryRun || dry.NewChunks == 0 || dry.NewStored == 0 || len(dry.FileArchive) != 1 || dry.FileArchive[0].Previous == "" {
 		t.Errorf("dry run said %+v: want dry_run, new chunks, their stored size, the tree's reference", dry)
 	}
-	decodeRun(t, MustCairn(t, backup...), &real)
+	DecodeJSON(t, MustCairn(t, backup...), &real)
 	if real.DryRun || real.NewChunks != dry.NewChunks || real.NewBytes != dry.NewBytes || real.NewStored != dry.NewStored ||
 		real.Chunks != dry.Chunks || real.ReadBytes != dry.ReadBytes {
 		t.Errorf("the backup did %+v, the dry run said %+v", real, dry)
@@ -78,9 +78,4 @@ func DryRunThenBackup(t *testing.T, st string, state func() map[string]string) {
 	if d := storetest.DiffState(before, state()); len(d) > 0 {
 		t.Errorf("the dry run (-n) changed the store: %q", d)
 	}
-}
-
-func decodeRun(t *testing.T, r Result, v any) {
-	t.Helper()
-	DecodeJSON(t, r.Stdout, r.Stderr, v)
 }

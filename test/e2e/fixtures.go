@@ -64,10 +64,10 @@ func CairnBoundedEnv(t *testing.T, env []string, args ...string) Result {
 
 // DecodeJSON decodes a run's standard output into v, failing the test
 // (with its standard error) if it is no JSON.
-func DecodeJSON(t *testing.T, stdout, stderr string, v any) {
+func DecodeJSON(t *testing.T, r Result, v any) {
 	t.Helper()
-	if err := json.Unmarshal([]byte(stdout), v); err != nil {
-		t.Fatalf("json %q: %v (stderr %s)", stdout, err, stderr)
+	if err := json.Unmarshal([]byte(r.Stdout), v); err != nil {
+		t.Fatalf("json %q: %v (stderr %s)", r.Stdout, err, r.Stderr)
 	}
 }
 
@@ -91,7 +91,7 @@ func TapeBackup(t *testing.T, st, ns, id, at string, data []byte) string {
 	r := MustCairn(t, "--store", st, "backup", "--ns", ns, "--type", "vm", "--id", id, "--time", at,
 		"--chunk-size", "256K", "--no-sync", "--json", "disk.img:"+path)
 	var sum struct{ Snapshot string }
-	DecodeJSON(t, r.Stdout, r.Stderr, &sum)
+	DecodeJSON(t, r, &sum)
 	if !strings.HasPrefix(sum.Snapshot, "ns/"+ns+"/vm/"+id+"/") {
 		t.Fatalf("snapshot %q", sum.Snapshot)
 	}
@@ -144,9 +144,9 @@ func JobStatus(t *testing.T, mnt, kind, before string, v any) string {
 			t.Fatal(err)
 		}
 		var st struct{ ID, State string }
-		DecodeJSON(t, string(data), "", &st)
+		DecodeJSON(t, Result{Stdout: string(data)}, &st)
 		if st.ID != before && (st.State == "ok" || st.State == "failed" || st.State == "cancelled") {
-			DecodeJSON(t, string(data), "", v)
+			DecodeJSON(t, Result{Stdout: string(data)}, v)
 			return st.ID
 		}
 		time.Sleep(20 * time.Millisecond)

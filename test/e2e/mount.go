@@ -156,6 +156,6 @@ func WaitJob(t *testing.T, status string) string {
 func JobState(t *testing.T, status string) string {
 	t.Helper()
 	var st struct{ State string }
-	DecodeJSON(t, status, "", &st)
+	DecodeJSON(t, Result{Stdout: status}, &st)
 	return st.State
 }

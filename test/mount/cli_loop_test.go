@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // needLoop skips without loop devices or the tools of the loop recipe,
@@ -78,16 +80,16 @@ func runTool(t *testing.T, name string, args ...string) string {
 // udev makes the nodes) or through a loop device limited to the
 // partition (losetup -o --sizelimit).
 func TestCLIMountLoopImage(t *testing.T) {
-	needFUSE(t)
+	e2e.NeedFUSE(t)
 	needLoop(t)
-	st := sharedStore(t)
+	st := e2e.SharedStore(t)
 	src := filepath.Join(t.TempDir(), "src")
-	files := map[string]string{"etc/hostname": "vm100\n", "home/u/notes.txt": strings.Repeat("notes ", 3000), "data/random.bin": string(randBytes(200<<10, 9))}
-	writeTree(t, src, files)
+	files := map[string]string{"etc/hostname": "vm100\n", "home/u/notes.txt": strings.Repeat("notes ", 3000), "data/random.bin": string(e2e.RandBytes(200<<10, 9))}
+	e2e.WriteTree(t, src, files)
 	const partSize = 8 << 20
 	img := partitionedImage(t, src, partSize)
-	mustCairn(t, "--store", st, "backup", "--type", "host", "--id", "cli-loop", "--no-sync", "disk.img:"+img)
-	mnt := mountStore(t, st)
+	e2e.MustCairn(t, "--store", st, "backup", "--type", "host", "--id", "cli-loop", "--no-sync", "disk.img:"+img)
+	mnt := e2e.MountStore(t, st)
 	disk := filepath.Join(mnt, "host", "cli-loop", "latest", "disk.img")
 
 	attach := map[string]func(t *testing.T) string{

@@ -14,13 +14,15 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // imageGroup backs up a small image as host/ID and returns its contents.
 func imageGroup(t *testing.T, st, id string) []byte {
 	t.Helper()
-	img, data := sparseImage(t, 256<<10, 41)
-	mustCairn(t, "--store", st, "backup", "--type", "host", "--id", id, "--no-sync", "disk.img:"+img)
+	img, data := e2e.SparseImage(t, 256<<10, 41)
+	e2e.MustCairn(t, "--store", st, "backup", "--type", "host", "--id", id, "--no-sync", "disk.img:"+img)
 	return data
 }
 
@@ -30,8 +32,8 @@ func imageGroup(t *testing.T, st, id string) []byte {
 // unmount from outside; a mount that fails exits with its error and code
 // and leaves nothing behind.
 func TestCLIMountDaemon(t *testing.T) {
-	needFUSE(t)
-	st := sharedStore(t)
+	e2e.NeedFUSE(t)
+	st := e2e.SharedStore(t)
 	data := imageGroup(t, st, "cli-daemon")
 
 	check := func(t *testing.T, mnt string, pid int) {
@@ -54,10 +56,10 @@ func TestCLIMountDaemon(t *testing.T) {
 	}
 	ended := func(t *testing.T, mnt string, pid int, log, want string) {
 		t.Helper()
-		if !waitGone(pid) {
+		if !e2e.WaitGone(pid) {
 			t.Fatalf("daemon %d did not end", pid)
 		}
-		if inMountinfo(mnt) {
+		if e2e.InMountinfo(mnt) {
 			t.Fatalf("%s is still mounted after the daemon ended", mnt)
 		}
 		b, _ := os.ReadFile(log)
@@ -67,13 +69,13 @@ func TestCLIMountDaemon(t *testing.T) {
 	}
 
 	t.Run("umount", func(t *testing.T) {
-		mnt, pid, log := daemonMount(t, st)
+		mnt, pid, log := e2e.DaemonMount(t, st)
 		check(t, mnt, pid)
-		mustCairn(t, "umount", mnt)
+		e2e.MustCairn(t, "umount", mnt)
 		ended(t, mnt, pid, log, "unmounted from outside")
 	})
 	t.Run("sigterm", func(t *testing.T) {
-		mnt, pid, log := daemonMount(t, st, "--stats")
+		mnt, pid, log := e2e.DaemonMount(t, st, "--stats")
 		check(t, mnt, pid)
 		if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
 			t.Fatal(err)
@@ -84,7 +86,7 @@ func TestCLIMountDaemon(t *testing.T) {
 		}
 	})
 	t.Run("umount -R", func(t *testing.T) {
-		mnt, pid, log := daemonMount(t, st)
+		mnt, pid, log := e2e.DaemonMount(t, st)
 		if out, err := exec.Command("umount", "-R", mnt).CombinedOutput(); err != nil {
 			t.Fatalf("umount -R: %v: %s", err, out)
 		}
@@ -94,24 +96,24 @@ func TestCLIMountDaemon(t *testing.T) {
 		busy := t.TempDir()
 		os.WriteFile(filepath.Join(busy, "x"), nil, 0o644)
 		log := filepath.Join(t.TempDir(), "log")
-		r := cairn(t, nil, "--store", st, "mount", "--daemon", "--log-file", log, busy)
-		if r.code != 1 || !strings.Contains(r.stderr, "not empty") || inMountinfo(busy) {
-			t.Fatalf("mount --daemon on a non-empty directory: exit %d, mounted %v: %s", r.code, inMountinfo(busy), r.stderr)
+		r := e2e.Cairn(t, nil, "--store", st, "mount", "--daemon", "--log-file", log, busy)
+		if r.Code != 1 || !strings.Contains(r.Stderr, "not empty") || e2e.InMountinfo(busy) {
+			t.Fatalf("mount --daemon on a non-empty directory: exit %d, mounted %v: %s", r.Code, e2e.InMountinfo(busy), r.Stderr)
 		}
-		if strings.Count(r.stderr, "cairn: ") != 1 {
-			t.Errorf("the error should be printed once:\n%s", r.stderr)
+		if strings.Count(r.Stderr, "cairn: ") != 1 {
+			t.Errorf("the error should be printed once:\n%s", r.Stderr)
 		}
-		r = cairn(t, nil, "--store", st, "mount", "--daemon", "--image-mode", "0777", t.TempDir())
-		if r.code != 2 || !strings.Contains(r.stderr, "--image-mode") {
-			t.Fatalf("mount --daemon --image-mode 0777: exit %d (want 2): %s", r.code, r.stderr)
+		r = e2e.Cairn(t, nil, "--store", st, "mount", "--daemon", "--image-mode", "0777", t.TempDir())
+		if r.Code != 2 || !strings.Contains(r.Stderr, "--image-mode") {
+			t.Fatalf("mount --daemon --image-mode 0777: exit %d (want 2): %s", r.Code, r.Stderr)
 		}
-		r = cairn(t, nil, "--store", st, "mount", "--log-file", log, t.TempDir())
-		if r.code != 2 || !strings.Contains(r.stderr, "--log-file") {
-			t.Fatalf("mount --log-file without --daemon: exit %d (want 2): %s", r.code, r.stderr)
+		r = e2e.Cairn(t, nil, "--store", st, "mount", "--log-file", log, t.TempDir())
+		if r.Code != 2 || !strings.Contains(r.Stderr, "--log-file") {
+			t.Fatalf("mount --log-file without --daemon: exit %d (want 2): %s", r.Code, r.Stderr)
 		}
-		r = cairn(t, nil, "--store", st, "mount", "--daemon", "--log-file", t.TempDir(), t.TempDir())
-		if r.code != 1 || !strings.Contains(r.stderr, "--log-file") {
-			t.Fatalf("mount --daemon --log-file DIR: exit %d (want 1): %s", r.code, r.stderr)
+		r = e2e.Cairn(t, nil, "--store", st, "mount", "--daemon", "--log-file", t.TempDir(), t.TempDir())
+		if r.Code != 1 || !strings.Contains(r.Stderr, "--log-file") {
+			t.Fatalf("mount --daemon --log-file DIR: exit %d (want 1): %s", r.Code, r.Stderr)
 		}
 	})
 }
@@ -146,9 +148,9 @@ func dfFigures(t *testing.T, path string, cols ...string) []uint64 {
 // meanwhile, so what changes is checked to lie between statfs of the
 // store taken before and after df (widened by 256 MiB of writes).
 func TestCLIMountStatfs(t *testing.T) {
-	st := sharedStore(t)
+	st := e2e.SharedStore(t)
 	imageGroup(t, st, "cli-statfs")
-	mnt := mountStore(t, st)
+	mnt := e2e.MountStore(t, st)
 	storeFS := func() unix.Statfs_t {
 		var s unix.Statfs_t
 		if err := unix.Statfs(st, &s); err != nil {
@@ -209,9 +211,9 @@ func sizeIsContent(t *testing.T, path string) []byte {
 // waiting at the end of the log gets the lines added since, and
 // `tail -f` follows the log.
 func TestCLIMountJobFiles(t *testing.T) {
-	st := sharedStore(t)
+	st := e2e.SharedStore(t)
 	imageGroup(t, st, "cli-jobfiles")
-	mnt := mountStore(t, st)
+	mnt := e2e.MountStore(t, st)
 	jobs := filepath.Join(mnt, ".jobs")
 	logPath := filepath.Join(jobs, "verify", "log")
 	statusPath := filepath.Join(jobs, "verify", "status")
@@ -244,7 +246,7 @@ func TestCLIMountJobFiles(t *testing.T) {
 	if err := os.WriteFile(ctl, []byte("start snapshots=host/cli-jobfiles\n"), 0); err != nil {
 		t.Fatal(err)
 	}
-	final := waitJob(t, statusPath)
+	final := e2e.WaitJob(t, statusPath)
 	if got := sizeIsContent(t, statusPath); string(got) != final || bytes.Equal(got, idle) {
 		t.Fatalf("status after the job (stat size checked):\n%s\nidle was:\n%s", got, idle)
 	}

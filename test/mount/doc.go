@@ -8,7 +8,6 @@
 //
 // It is one of three end-to-end packages (test, test/mount,
 // test/remote) that go test runs side by side; all are named test, so
-// a test file moves between them unchanged. The fixtures they share
-// are in test/e2e; helpers_test.go wraps them under the names the test
-// files call.
+// a test file moves between them unchanged. Their harness is
+// test/e2e, which the test files call directly.
 package test

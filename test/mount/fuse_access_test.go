@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/cairnfs/cairn/store/storetest"
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // A user who cannot open /dev/fuse, or asks --allow-other where
@@ -17,7 +18,7 @@ import (
 // Each case runs in a private mount namespace (unshare) whose /dev/fuse
 // and /etc/fuse.conf are bind-mounted stand-ins, as user nobody.
 func TestMountFUSEAccess(t *testing.T) {
-	needFUSE(t)
+	e2e.NeedFUSE(t)
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: a private mount namespace with stand-ins")
 	}
@@ -33,7 +34,7 @@ func TestMountFUSEAccess(t *testing.T) {
 	}
 	defer os.RemoveAll(top)
 	bin := filepath.Join(top, "cairn")
-	data, err := os.ReadFile(binPath)
+	data, err := os.ReadFile(e2e.Binary())
 	if err != nil {
 		t.Fatal(err)
 	}

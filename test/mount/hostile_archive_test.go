@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/hostile"
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // duplicateTricks are the crafted archives whose root directory names an
@@ -29,8 +30,8 @@ var duplicateTricks = map[string]string{
 // its own (host/dup-N) and a plain archive beside them (host/plain).
 func hostileArchiveStore(t *testing.T) (st string, dups map[string]string, plain string) {
 	t.Helper()
-	st = filepath.Join(tmpfsDir(t, "cairn-e2e-"), "store")
-	mustCairn(t, "--store", st, "init")
+	st = filepath.Join(e2e.TmpfsDir(t, "cairn-e2e-"), "store")
+	e2e.MustCairn(t, "--store", st, "init")
 	s, err := store.Open(st)
 	if err != nil {
 		t.Fatal(err)
@@ -78,13 +79,13 @@ func TestDuplicateNamesRefusedEverywhere(t *testing.T) {
 			{"cat", snap, "root.pxar", name},
 			{"restore", snap, "root.pxar", filepath.Join(t.TempDir(), "target")},
 		} {
-			r := cairnBounded(t, append([]string{"--store", st}, args...)...)
-			if r.code == 0 || !strings.Contains(r.stderr, "more than once") || !strings.Contains(r.stderr, `"`+name+`"`) {
-				t.Errorf("%s: cairn %s: exit %d, want a duplicate-name error naming %q:\n%s", trick, args[0], r.code, name, r.stderr)
+			r := e2e.CairnBounded(t, append([]string{"--store", st}, args...)...)
+			if r.Code == 0 || !strings.Contains(r.Stderr, "more than once") || !strings.Contains(r.Stderr, `"`+name+`"`) {
+				t.Errorf("%s: cairn %s: exit %d, want a duplicate-name error naming %q:\n%s", trick, args[0], r.Code, name, r.Stderr)
 			}
 		}
 	}
-	mnt := mountStore(t, st)
+	mnt := e2e.MountStore(t, st)
 	for trick := range dups {
 		var err error
 		hostile.InTime(t, "list "+trick, func() { _, err = os.ReadDir(filepath.Join(mnt, dups[trick], "root.pxar")) })

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/hostile"
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // hostileStore makes a store with `cairn init` holding a good snapshot, a
@@ -21,8 +22,8 @@ import (
 // ct/fifo-blob whose manifest or blob is a FIFO.
 func hostileStore(t *testing.T) (st string, good, victim store.Snapshot, want []byte, cases map[string]store.Snapshot) {
 	t.Helper()
-	st = filepath.Join(tmpfsDir(t, "cairn-e2e-"), "store")
-	mustCairn(t, "--store", st, "init")
+	st = filepath.Join(e2e.TmpfsDir(t, "cairn-e2e-"), "store")
+	e2e.MustCairn(t, "--store", st, "init")
 	s, err := store.Open(st)
 	if err != nil {
 		t.Fatal(err)
@@ -64,37 +65,37 @@ func TestCatVerifyHostileIndexes(t *testing.T) {
 	for _, ic := range hostile.IndexCases() {
 		t.Run(ic.Name, func(t *testing.T) {
 			snap := cases[ic.Name].String()
-			r := cairnBounded(t, "--store", st, "cat", snap, ic.Archive())
-			if r.code == 0 || !strings.Contains(r.stderr, ic.File) || len(r.stdout) >= len(want) {
-				t.Errorf("cat: exit %d, %d bytes out, stderr %q; want an error naming %s", r.code, len(r.stdout), r.stderr, ic.File)
+			r := e2e.CairnBounded(t, "--store", st, "cat", snap, ic.Archive())
+			if r.Code == 0 || !strings.Contains(r.Stderr, ic.File) || len(r.Stdout) >= len(want) {
+				t.Errorf("cat: exit %d, %d bytes out, stderr %q; want an error naming %s", r.Code, len(r.Stdout), r.Stderr, ic.File)
 			}
-			if strings.Contains(r.stderr, "panic") || strings.Contains(r.stderr, "goroutine ") {
-				t.Errorf("cat panicked: %s", r.stderr)
+			if strings.Contains(r.Stderr, "panic") || strings.Contains(r.Stderr, "goroutine ") {
+				t.Errorf("cat panicked: %s", r.Stderr)
 			}
-			r = cairnBounded(t, "--store", st, "verify", snap)
-			if r.code == 0 || !strings.Contains(r.stdout+r.stderr, ic.File) {
-				t.Errorf("verify: exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
+			r = e2e.CairnBounded(t, "--store", st, "verify", snap)
+			if r.Code == 0 || !strings.Contains(r.Stdout+r.Stderr, ic.File) {
+				t.Errorf("verify: exit %d\nstdout %s\nstderr %s", r.Code, r.Stdout, r.Stderr)
 			}
 		})
 	}
 	for _, name := range []string{"fifo-manifest", "fifo-blob"} {
 		snap := cases[name].String()
-		r := cairnBounded(t, "--store", st, "cat", snap, hostile.BlobFile)
-		if r.code == 0 || !strings.Contains(r.stderr, "not a regular file") {
-			t.Errorf("cat %s: exit %d, stderr %q", name, r.code, r.stderr)
+		r := e2e.CairnBounded(t, "--store", st, "cat", snap, hostile.BlobFile)
+		if r.Code == 0 || !strings.Contains(r.Stderr, "not a regular file") {
+			t.Errorf("cat %s: exit %d, stderr %q", name, r.Code, r.Stderr)
 		}
-		if r = cairnBounded(t, "--store", st, "verify", snap); r.code == 0 {
-			t.Errorf("verify %s: exit 0\n%s%s", name, r.stdout, r.stderr)
+		if r = e2e.CairnBounded(t, "--store", st, "verify", snap); r.Code == 0 {
+			t.Errorf("verify %s: exit 0\n%s%s", name, r.Stdout, r.Stderr)
 		}
 	}
 	for _, archive := range []string{"disk.img", "data"} {
-		r := cairnBounded(t, "--store", st, "cat", good.String(), archive)
-		if r.code != 0 || r.stdout != string(want) {
-			t.Errorf("cat good %s: exit %d, %d bytes of %d, stderr %s", archive, r.code, len(r.stdout), len(want), r.stderr)
+		r := e2e.CairnBounded(t, "--store", st, "cat", good.String(), archive)
+		if r.Code != 0 || r.Stdout != string(want) {
+			t.Errorf("cat good %s: exit %d, %d bytes of %d, stderr %s", archive, r.Code, len(r.Stdout), len(want), r.Stderr)
 		}
 	}
-	if r := cairnBounded(t, "--store", st, "verify", good.String()); r.code != 0 {
-		t.Errorf("verify good: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r := e2e.CairnBounded(t, "--store", st, "verify", good.String()); r.Code != 0 {
+		t.Errorf("verify good: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
 
@@ -126,7 +127,7 @@ func readAll(path string) ([]byte, error) {
 // process lives on and the good snapshot reads correctly afterwards.
 func TestMountHostileIndexes(t *testing.T) {
 	st, good, victim, want, cases := hostileStore(t)
-	mnt := mountStore(t, st)
+	mnt := e2e.MountStore(t, st)
 	checkGood := func() {
 		t.Helper()
 		for _, archive := range []string{"disk.img", "data"} {

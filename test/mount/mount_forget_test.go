@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // TestMountForget: `cairn forget` under a running `cairn mount` (the
@@ -17,12 +19,12 @@ import (
 // leaves the mount, by path and in the listing, latest moves back, a
 // file opened before keeps reading, and a forgotten group leaves too.
 func TestMountForget(t *testing.T) {
-	st := sharedStore(t)
-	s := backupsOf(t, st, "mountforget", 2)
-	mnt := mountStore(t, st)
+	st := e2e.SharedStore(t)
+	s := e2e.BackupsOf(t, st, "mountforget", 2)
+	mnt := e2e.MountStore(t, st)
 	gdir := filepath.Join(mnt, "host", "mountforget")
 	name := func(snap string) string { return filepath.Base(snap) }
-	if got := names(t, gdir); !slices.Equal(got, []string{name(s[0]), name(s[1]), "latest"}) {
+	if got := e2e.Names(t, gdir); !slices.Equal(got, []string{name(s[0]), name(s[1]), "latest"}) {
 		t.Fatalf("mount lists %q", got)
 	}
 	fh, err := os.Open(filepath.Join(gdir, "latest", "d.img"))
@@ -30,18 +32,18 @@ func TestMountForget(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fh.Close()
-	want := randBytes(200000, 101) // s[1]'s image
+	want := e2e.RandBytes(200000, 101) // s[1]'s image
 	head := make([]byte, 4096)
 	if _, err := fh.ReadAt(head, 0); err != nil || !bytes.Equal(head, want[:4096]) {
 		t.Fatalf("read before forget: %v", err)
 	}
 
-	mustCairn(t, "--store", st, "forget", s[1])
+	e2e.MustCairn(t, "--store", st, "forget", s[1])
 	waitAbsent(t, filepath.Join(gdir, name(s[1])))
 	if got, _ := os.Readlink(filepath.Join(gdir, "latest")); got != name(s[0]) {
 		t.Errorf("latest = %q after forget, want %q", got, name(s[0]))
 	}
-	if got := names(t, gdir); !slices.Equal(got, []string{name(s[0]), "latest"}) {
+	if got := e2e.Names(t, gdir); !slices.Equal(got, []string{name(s[0]), "latest"}) {
 		t.Errorf("after forget the mount lists %q", got)
 	}
 	rest := make([]byte, len(want)-len(head))
@@ -49,11 +51,11 @@ func TestMountForget(t *testing.T) {
 		t.Errorf("the file opened before forget: %d bytes, %v", n, err)
 	}
 	got, err := os.ReadFile(filepath.Join(gdir, "latest", "d.img"))
-	if err != nil || !bytes.Equal(got, randBytes(200000, 100)) {
+	if err != nil || !bytes.Equal(got, e2e.RandBytes(200000, 100)) {
 		t.Errorf("latest/d.img after forget: %v", err)
 	}
 
-	mustCairn(t, "--store", st, "forget", "--group", "host/mountforget")
+	e2e.MustCairn(t, "--store", st, "forget", "--group", "host/mountforget")
 	waitAbsent(t, gdir)
 	// host/ lists the other tests' groups, or is gone with the last one
 	if es, err := os.ReadDir(filepath.Join(mnt, "host")); err != nil && !errors.Is(err, fs.ErrNotExist) {

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // TestMountStatusFilesPrivate: under --allow-other, the mount's .stats
@@ -15,12 +17,12 @@ import (
 // is refused (EACCES) while the mounting user reads them; --status-mode
 // 0440 lets the mounting user's group in, 0444 everyone.
 func TestMountStatusFilesPrivate(t *testing.T) {
-	needFUSE(t)
+	e2e.NeedFUSE(t)
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: readers run as other users")
 	}
 	const other, inGroup = 60141, 60142 // inGroup is a member of the mounting user's group
-	st := sharedStore(t)
+	st := e2e.SharedStore(t)
 	gid := uint32(os.Getegid())
 	for _, tt := range []struct {
 		args             []string
@@ -31,7 +33,7 @@ func TestMountStatusFilesPrivate(t *testing.T) {
 		{[]string{"--status-mode", "0440"}, 0o440, false, true},
 		{[]string{"--status-mode", "0444"}, 0o444, true, true},
 	} {
-		mnt := mountStore(t, st, append([]string{"--allow-other"}, tt.args...)...)
+		mnt := e2e.MountStore(t, st, append([]string{"--allow-other"}, tt.args...)...)
 		letUsersReach(mnt)
 		for _, f := range []string{".stats", ".jobs/status", ".jobs/verify/status", ".jobs/verify/log", ".jobs/gc/status"} {
 			p := filepath.Join(mnt, f)
@@ -57,8 +59,8 @@ func TestMountStatusFilesPrivate(t *testing.T) {
 	}
 	// A bad --status-mode is a usage error.
 	for _, mode := range []string{"0644", "0", "0500", "abc", "04400"} {
-		if r := cairn(t, nil, "--store", st, "mount", "--status-mode", mode, t.TempDir()); r.code != 2 || !strings.Contains(r.stderr, "--status-mode") {
-			t.Errorf("--status-mode %s: exit %d, %q; want 2", mode, r.code, r.stderr)
+		if r := e2e.Cairn(t, nil, "--store", st, "mount", "--status-mode", mode, t.TempDir()); r.Code != 2 || !strings.Contains(r.Stderr, "--status-mode") {
+			t.Errorf("--status-mode %s: exit %d, %q; want 2", mode, r.Code, r.Stderr)
 		}
 	}
 }

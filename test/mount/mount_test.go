@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // TestMountCopyEqualsRestore: copying a tree out of the mount with cp -a
@@ -18,10 +20,10 @@ import (
 // links as one inode with a link count of 1, and cp -a copies them as
 // separate files (restore links them).
 func TestMountCopyEqualsRestore(t *testing.T) {
-	needFUSE(t)
-	st := sharedStore(t)
+	e2e.NeedFUSE(t)
+	st := e2e.SharedStore(t)
 	src := filepath.Join(t.TempDir(), "src")
-	writeTree(t, src, map[string]string{"a/one.txt": "one\n", "a/b/two.txt": strings.Repeat("two", 50000), "c/empty": ""})
+	e2e.WriteTree(t, src, map[string]string{"a/one.txt": "one\n", "a/b/two.txt": strings.Repeat("two", 50000), "c/empty": ""})
 	os.Symlink("../a/one.txt", filepath.Join(src, "c", "link"))
 	os.Link(filepath.Join(src, "a", "one.txt"), filepath.Join(src, "c", "hard"))
 	unix.Mkfifo(filepath.Join(src, "fifo"), 0o640)
@@ -32,27 +34,27 @@ func TestMountCopyEqualsRestore(t *testing.T) {
 	sparse.WriteAt([]byte("tail"), 3<<20-4)
 	sparse.Close()
 	os.Chtimes(filepath.Join(src, "a", "one.txt"), time.Unix(1500000000, 123456789), time.Unix(1500000000, 123456789))
-	r := mustCairn(t, "--store", st, "backup", "--type", "ct", "--id", "cp-vs-restore", "--json", "tree.pxar:"+src)
-	snap := parsePxarSummary(t, r.stdout).Snapshot
+	r := e2e.MustCairn(t, "--store", st, "backup", "--type", "ct", "--id", "cp-vs-restore", "--json", "tree.pxar:"+src)
+	snap := e2e.ParsePxarSummary(t, r.Stdout).Snapshot
 
 	restored := filepath.Join(t.TempDir(), "restored")
-	mustCairn(t, "--store", st, "restore", snap, "tree.pxar", restored)
-	mnt := mountStore(t, st)
+	e2e.MustCairn(t, "--store", st, "restore", snap, "tree.pxar", restored)
+	mnt := e2e.MountStore(t, st)
 	copied := filepath.Join(t.TempDir(), "copied")
 	if out, err := exec.Command("cp", "-a", filepath.Join(mnt, snap, "tree.pxar"), copied).CombinedOutput(); err != nil {
 		t.Fatalf("cp -a: %v: %s", err, out)
 	}
-	want := treeListing(t, src)
-	if got := treeListing(t, restored); got != want {
+	want := e2e.TreeListing(t, src)
+	if got := e2e.TreeListing(t, restored); got != want {
 		t.Fatalf("restore differs from the source:\n%s\n---- want\n%s", got, want)
 	}
 	unsynced := filepath.Join(t.TempDir(), "unsynced")
-	mustCairn(t, "--store", st, "restore", "--no-sync", "--threads", "1", snap, "tree.pxar", unsynced)
-	if got := treeListing(t, unsynced); got != want {
+	e2e.MustCairn(t, "--store", st, "restore", "--no-sync", "--threads", "1", snap, "tree.pxar", unsynced)
+	if got := e2e.TreeListing(t, unsynced); got != want {
 		t.Fatalf("restore --no-sync --threads 1 differs from the source:\n%s\n---- want\n%s", got, want)
 	}
 	unlinked := regexp.MustCompile(` =[^ ]+`)
-	if got := treeListing(t, copied); got != unlinked.ReplaceAllString(want, "") {
+	if got := e2e.TreeListing(t, copied); got != unlinked.ReplaceAllString(want, "") {
 		t.Fatalf("cp -a from the mount differs from the source:\n%s\n---- want\n%s", got, want)
 	}
 	var h1, h2 unix.Stat_t

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // aclEntry is one entry of a POSIX ACL in the kernel's xattr format.
@@ -67,7 +69,7 @@ func letUsersReach(mnt string) {
 // group entry that denies, a named group that allows where the mode bits
 // deny, and a directory's ACL for search and listing.
 func TestMountACL(t *testing.T) {
-	needFUSE(t)
+	e2e.NeedFUSE(t)
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: files owned by other users, and commands run as them")
 	}
@@ -103,9 +105,9 @@ func TestMountACL(t *testing.T) {
 	setACL(t, filepath.Join(src, "d"), aclEntry{userObj, 7, 0}, aclEntry{user, 0, denied},
 		aclEntry{groupObj, 5, 0}, aclEntry{mask, 5, 0}, aclEntry{otherTag, 5, 0})
 
-	st := sharedStore(t)
-	mustCairn(t, "--store", st, "backup", "--type", "host", "--id", "acl", "--no-sync", "src.pxar:"+src)
-	mnt := mountStore(t, st, "--allow-other")
+	st := e2e.SharedStore(t)
+	e2e.MustCairn(t, "--store", st, "backup", "--type", "host", "--id", "acl", "--no-sync", "src.pxar:"+src)
+	mnt := e2e.MountStore(t, st, "--allow-other")
 	letUsersReach(mnt)
 	root := filepath.Join(mnt, "host/acl/latest/src.pxar")
 

@@ -67,7 +67,7 @@ func holdSnapshot(t *testing.T, dir string, args ...string) *stoppedHolder {
 		t.Fatal(err)
 	}
 	for range 5 {
-		h := &stoppedHolder{cmd: exec.Command(binPath, args...), done: make(chan struct{})}
+		h := &stoppedHolder{cmd: exec.Command(e2e.Binary(), args...), done: make(chan struct{})}
 		h.cmd.Stdout, h.cmd.Stderr = &h.out, &h.errb
 		if err := h.cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -112,43 +112,43 @@ func (h *stoppedHolder) catch(t *testing.T, ino uint64) bool {
 // removes the rest and succeeds; the readers finish; what is left
 // verifies, and the next prune removes the two.
 func TestPruneRacingReaders(t *testing.T) {
-	st := sharedStore(t)
-	ns, seed := uniqueNS("prunerace")
+	st := e2e.SharedStore(t)
+	ns, seed := e2e.UniqueNS("prunerace")
 	var snaps []string
 	for d := 1; d <= 4; d++ {
-		data := randBytes(24<<20, seed+uint64(d))
-		snaps = append(snaps, tapeBackup(t, st, ns, "1", fmt.Sprintf("2024-03-0%dT10:00:00Z", d), data))
+		data := e2e.RandBytes(24<<20, seed+uint64(d))
+		snaps = append(snaps, e2e.TapeBackup(t, st, ns, "1", fmt.Sprintf("2024-03-0%dT10:00:00Z", d), data))
 	}
 	drive := t.TempDir()
 	verify := holdSnapshot(t, filepath.Join(st, snaps[0]), "--store", st, "verify", "--json", snaps[0])
 	export := holdSnapshot(t, filepath.Join(st, snaps[1]), "--store", st, "tape", "export", "--drive", drive,
 		"--pool", "race", "--tape-size", "256M", "--new-set", "--json", snaps[1])
 
-	r := mustCairn(t, "--store", st, "prune", "--ns", ns, "vm/1", "--keep-last", "1", "--json")
+	r := e2e.MustCairn(t, "--store", st, "prune", "--ns", ns, "vm/1", "--keep-last", "1", "--json")
 	var res pruneResult
-	decodeJSON(t, r, &res)
+	e2e.DecodeJSON(t, r, &res)
 	want := []string{"2024-03-01T10:00:00Z remove skipped: locked", "2024-03-02T10:00:00Z remove skipped: locked",
 		"2024-03-03T10:00:00Z remove removed", "2024-03-04T10:00:00Z keep"}
 	if got := res.marks(); res.State != "ok" || res.Result.Skipped != 2 || res.Result.Removed != 1 || !slices.Equal(got, want) {
 		t.Fatalf("prune beside readers: %s %v\n got  %q\n want %q", res.State, res.Errors, got, want)
 	}
-	text := mustCairn(t, "--store", st, "prune", "--ns", ns, "vm/1", "--keep-last", "1")
-	if !strings.Contains(text.stdout, "2024-03-01T10:00:00Z  remove        skipped: locked") {
-		t.Errorf("text output does not say the snapshot was skipped:\n%s", text.stdout)
+	text := e2e.MustCairn(t, "--store", st, "prune", "--ns", ns, "vm/1", "--keep-last", "1")
+	if !strings.Contains(text.Stdout, "2024-03-01T10:00:00Z  remove        skipped: locked") {
+		t.Errorf("text output does not say the snapshot was skipped:\n%s", text.Stdout)
 	}
 
 	if out := verify.resume(t); e2e.JobState(t, out) != "ok" {
 		t.Errorf("verify of the held snapshot: %s", out)
 	}
-	var eres tapeExportResult
-	decodeJSON(t, result{stdout: export.resume(t)}, &eres)
+	var eres e2e.TapeExportResult
+	e2e.DecodeJSON(t, e2e.Result{Stdout: export.resume(t)}, &eres)
 	if eres.State != "ok" || eres.Result.OK != 1 {
 		t.Errorf("tape export of the held snapshot: %+v", eres)
 	}
-	mustCairn(t, "--store", st, "verify", "--ns", ns)
-	decodeJSON(t, mustCairn(t, "--store", st, "prune", "--ns", ns, "vm/1", "--keep-last", "1", "--json"), &res)
+	e2e.MustCairn(t, "--store", st, "verify", "--ns", ns)
+	e2e.DecodeJSON(t, e2e.MustCairn(t, "--store", st, "prune", "--ns", ns, "vm/1", "--keep-last", "1", "--json"), &res)
 	if res.Result.Removed != 2 || res.Result.Skipped != 0 {
 		t.Fatalf("prune after the readers: %+v", res.Result)
 	}
-	mustCairn(t, "--store", st, "verify", "--ns", ns)
+	e2e.MustCairn(t, "--store", st, "verify", "--ns", ns)
 }

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // pruneResult is the part of `cairn prune --json` the tests read.
@@ -102,7 +104,7 @@ func fifoBackup(t *testing.T, st, ns, id, at string) func(data []byte) error {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(binPath, "--store", st, "backup", "--ns", ns, "--type", "vm", "--id", id, "--time", at,
+	cmd := exec.Command(e2e.Binary(), "--store", st, "backup", "--ns", ns, "--type", "vm", "--id", id, "--time", at,
 		"--chunk-size", "256K", "--no-sync", "disk.img:"+fifo)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -111,7 +113,7 @@ func fifoBackup(t *testing.T, st, ns, id, at string) func(data []byte) error {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Write(randBytes(300<<10, 77)) // the backup has started its snapshot
+	w.Write(e2e.RandBytes(300<<10, 77)) // the backup has started its snapshot
 	done := false
 	t.Cleanup(func() {
 		if !done {
@@ -151,18 +153,18 @@ func waitDir(t *testing.T, dir string) {
 // store, the real run removes what the dry run said and nothing else,
 // and what is left verifies.
 func TestPrune(t *testing.T) {
-	st := sharedStore(t)
-	ns, seed := uniqueNS("prune")
-	base := randBytes(1<<20, seed)
+	st := e2e.SharedStore(t)
+	ns, seed := e2e.UniqueNS("prune")
+	base := e2e.RandBytes(1<<20, seed)
 	var snaps []string
 	for d := 1; d <= 5; d++ {
-		data := append(slices.Clone(base[:768<<10]), randBytes(256<<10, seed+uint64(d))...)
-		snaps = append(snaps, tapeBackup(t, st, ns, "1", fmt.Sprintf("2024-03-0%dT10:00:00Z", d), data))
+		data := append(slices.Clone(base[:768<<10]), e2e.RandBytes(256<<10, seed+uint64(d))...)
+		snaps = append(snaps, e2e.TapeBackup(t, st, ns, "1", fmt.Sprintf("2024-03-0%dT10:00:00Z", d), data))
 	}
 	groupDir := filepath.Join(st, "ns", ns, "vm", "1")
 	// A backup killed half way, then a finished one, then one running.
 	fifoBackup(t, st, ns, "1", "2024-03-05T12:00:00Z")(nil)
-	tapeBackup(t, st, ns, "1", "2024-03-06T10:00:00Z", base)
+	e2e.TapeBackup(t, st, ns, "1", "2024-03-06T10:00:00Z", base)
 	running := fifoBackup(t, st, ns, "1", "2024-03-07T10:00:00Z")
 	waitDir(t, filepath.Join(groupDir, "2024-03-07T10:00:00Z"))
 	// PBS's protection marker.
@@ -177,23 +179,23 @@ func TestPrune(t *testing.T) {
 	group := "ns/" + ns + "/vm/1"
 
 	before := storeTree(t, st)
-	r := mustCairn(t, "--store", st, "prune", group, "--keep-last", "2", "--dry-run", "--json")
+	r := e2e.MustCairn(t, "--store", st, "prune", group, "--keep-last", "2", "--dry-run", "--json")
 	var res pruneResult
-	decodeJSON(t, r, &res)
+	e2e.DecodeJSON(t, r, &res)
 	if after := storeTree(t, st); after != before {
 		t.Fatal("prune --dry-run changed the store")
 	}
 	if got := res.marks(); res.State != "ok" || !res.Result.DryRun || !slices.Equal(got, want) {
 		t.Fatalf("dry run: %s %v\n got  %q\n want %q", res.State, res.Errors, got, want)
 	}
-	text := mustCairn(t, "--store", st, "prune", "--ns", ns, "vm/1", "--keep-last", "2", "--dry-run")
-	if !strings.Contains(text.stdout, "2024-03-05T12:00:00Z  remove        would be removed") ||
-		!strings.Contains(text.stdout, "2024-03-07T10:00:00Z  keep-partial") {
-		t.Fatalf("dry run text:\n%s", text.stdout)
+	text := e2e.MustCairn(t, "--store", st, "prune", "--ns", ns, "vm/1", "--keep-last", "2", "--dry-run")
+	if !strings.Contains(text.Stdout, "2024-03-05T12:00:00Z  remove        would be removed") ||
+		!strings.Contains(text.Stdout, "2024-03-07T10:00:00Z  keep-partial") {
+		t.Fatalf("dry run text:\n%s", text.Stdout)
 	}
 
-	r = mustCairn(t, "--store", st, "prune", group, "--keep-last", "2", "--json")
-	decodeJSON(t, r, &res)
+	r = e2e.MustCairn(t, "--store", st, "prune", group, "--keep-last", "2", "--json")
+	e2e.DecodeJSON(t, r, &res)
 	for i, w := range want {
 		if strings.HasSuffix(w, " remove") {
 			want[i] += " removed"
@@ -216,13 +218,13 @@ func TestPrune(t *testing.T) {
 		t.Fatalf("left %q, want %q", left, w)
 	}
 	// The running backup finishes, and everything left verifies.
-	if err := running(randBytes(1<<20, seed+9)); err != nil {
+	if err := running(e2e.RandBytes(1<<20, seed+9)); err != nil {
 		t.Fatalf("the running backup failed: %v", err)
 	}
-	mustCairn(t, "--store", st, "verify", "--ns", ns)
+	e2e.MustCairn(t, "--store", st, "verify", "--ns", ns)
 	// No keep option: nothing is removed.
-	r = mustCairn(t, "--store", st, "prune", "--all", "--ns", ns, "--json")
-	decodeJSON(t, r, &res)
+	r = e2e.MustCairn(t, "--store", st, "prune", "--all", "--ns", ns, "--json")
+	e2e.DecodeJSON(t, r, &res)
 	if res.Result.Removed != 0 || res.Result.Marks.Remove != 0 || res.Result.Marks.Keep != 3 || res.Result.Marks.Protected != 1 {
 		t.Fatalf("prune without keep options: %+v", res.Result)
 	}
@@ -231,10 +233,10 @@ func TestPrune(t *testing.T) {
 // TestPruneBadInput: each mistake exits 2 naming what is wrong, and
 // removes nothing.
 func TestPruneBadInput(t *testing.T) {
-	st := sharedStore(t)
-	ns, seed := uniqueNS("prunebad")
-	tapeBackup(t, st, ns, "1", "2024-03-01T10:00:00Z", randBytes(64<<10, seed))
-	tapeBackup(t, st, ns, "1", "2024-03-02T10:00:00Z", randBytes(64<<10, seed+1))
+	st := e2e.SharedStore(t)
+	ns, seed := e2e.UniqueNS("prunebad")
+	e2e.TapeBackup(t, st, ns, "1", "2024-03-01T10:00:00Z", e2e.RandBytes(64<<10, seed))
+	e2e.TapeBackup(t, st, ns, "1", "2024-03-02T10:00:00Z", e2e.RandBytes(64<<10, seed+1))
 	cases := []struct {
 		args []string
 		want string
@@ -251,17 +253,17 @@ func TestPruneBadInput(t *testing.T) {
 	}
 	for _, c := range cases {
 		args := append([]string{"--store", st, "prune", "--ns", ns}, c.args...)
-		r := cairn(t, nil, args...)
-		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
-			t.Errorf("prune %q: exit %d, stderr %q; want exit 2 naming %s", c.args, r.code, r.stderr, c.want)
+		r := e2e.Cairn(t, nil, args...)
+		if r.Code != 2 || !strings.Contains(r.Stderr, c.want) {
+			t.Errorf("prune %q: exit %d, stderr %q; want exit 2 naming %s", c.args, r.Code, r.Stderr, c.want)
 		}
 	}
-	r := cairn(t, nil, "--store", st, "prune", "--ns", ns, "vm/404", "--keep-last", "1")
-	if r.code != 1 || !strings.Contains(r.stderr, "vm/404") {
-		t.Errorf("missing group: exit %d, %q", r.code, r.stderr)
+	r := e2e.Cairn(t, nil, "--store", st, "prune", "--ns", ns, "vm/404", "--keep-last", "1")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "vm/404") {
+		t.Errorf("missing group: exit %d, %q", r.Code, r.Stderr)
 	}
-	if n := len(mustCairn(t, "--store", st, "snapshots", "--ns", ns, "--json").stdout); n == 0 ||
-		strings.Count(mustCairn(t, "--store", st, "snapshots", "--ns", ns).stdout, "vm/1/") != 2 {
+	if n := len(e2e.MustCairn(t, "--store", st, "snapshots", "--ns", ns, "--json").Stdout); n == 0 ||
+		strings.Count(e2e.MustCairn(t, "--store", st, "snapshots", "--ns", ns).Stdout, "vm/1/") != 2 {
 		t.Error("a refused prune removed something")
 	}
 }
@@ -269,13 +271,13 @@ func TestPruneBadInput(t *testing.T) {
 // TestPruneFromMount starts prune jobs through a mount's
 // .jobs/prune/control, as a cron job would.
 func TestPruneFromMount(t *testing.T) {
-	st := sharedStore(t)
-	ns, seed := uniqueNS("prunemnt")
+	st := e2e.SharedStore(t)
+	ns, seed := e2e.UniqueNS("prunemnt")
 	var snaps []string
 	for d := 1; d <= 3; d++ {
-		snaps = append(snaps, tapeBackup(t, st, ns, "7", fmt.Sprintf("2024-03-0%dT10:00:00Z", d), randBytes(128<<10, seed+uint64(d))))
+		snaps = append(snaps, e2e.TapeBackup(t, st, ns, "7", fmt.Sprintf("2024-03-0%dT10:00:00Z", d), e2e.RandBytes(128<<10, seed+uint64(d))))
 	}
-	mnt := mountStore(t, st)
+	mnt := e2e.MountStore(t, st)
 	control := filepath.Join(mnt, ".jobs", "prune", "control")
 	write := func(line string) error { return os.WriteFile(control, []byte(line+"\n"), 0o200) }
 
@@ -286,7 +288,7 @@ func TestPruneFromMount(t *testing.T) {
 		LastCommandError string `json:"last_command_error"`
 	}
 	data, _ := os.ReadFile(filepath.Join(mnt, ".jobs", "prune", "status"))
-	decodeJSON(t, result{stdout: string(data)}, &bad)
+	e2e.DecodeJSON(t, e2e.Result{Stdout: string(data)}, &bad)
 	if !strings.Contains(bad.LastCommandError, `keep-daily="-1"`) {
 		t.Errorf("status after a bad command: %s", data)
 	}
@@ -295,14 +297,14 @@ func TestPruneFromMount(t *testing.T) {
 		t.Fatal(err)
 	}
 	var res pruneResult
-	id := jobStatus(t, mnt, "prune", "", &res)
+	id := e2e.JobStatus(t, mnt, "prune", "", &res)
 	if res.State != "ok" || !res.Result.DryRun || res.Result.Marks.Remove != 2 || res.Result.Removed != 0 {
 		t.Fatalf("dry run from the mount: %+v", res)
 	}
 	if err := write("start group=ns/" + ns + "/vm/7 keep-daily=1"); err != nil {
 		t.Fatal(err)
 	}
-	jobStatus(t, mnt, "prune", id, &res)
+	e2e.JobStatus(t, mnt, "prune", id, &res)
 	if res.State != "ok" || res.Result.Removed != 2 {
 		t.Fatalf("prune from the mount: %+v", res)
 	}

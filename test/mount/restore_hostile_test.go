@@ -11,9 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/hostile"
-	"golang.org/x/sys/unix"
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // describeOutside lists everything under dir (type, mode, owner, size,
@@ -52,7 +54,7 @@ func TestRestoreHostileTree(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("a restore is attacked as root: run as root")
 	}
-	st := sharedStore(t)
+	st := e2e.SharedStore(t)
 	sandbox := t.TempDir()
 	outside := filepath.Join(sandbox, "outside")
 	os.MkdirAll(filepath.Join(outside, "dir"), 0o755)
@@ -90,12 +92,12 @@ func TestRestoreHostileTree(t *testing.T) {
 				}
 				args = append(args, "--overwrite")
 			}
-			r := cairn(t, nil, args...)
+			r := e2e.Cairn(t, nil, args...)
 			// With --overwrite the archive's last entry of a name may
 			// replace the earlier one: all is restored (exit 0).
-			refused := r.code == 3 && strings.Contains(r.stderr, target) || r.code == 1 && strings.Contains(r.stderr, "corrupt")
-			if !refused && !(overwrite && r.code == 0) {
-				t.Fatalf("%s overwrite=%v: exit %d\n%s", snap, overwrite, r.code, r.stderr)
+			refused := r.Code == 3 && strings.Contains(r.Stderr, target) || r.Code == 1 && strings.Contains(r.Stderr, "corrupt")
+			if !refused && !(overwrite && r.Code == 0) {
+				t.Fatalf("%s overwrite=%v: exit %d\n%s", snap, overwrite, r.Code, r.Stderr)
 			}
 			if after := describeOutside(t, outside); after != before {
 				t.Fatalf("%s overwrite=%v changed what is outside the target:\n%s\n%s", snap, overwrite, before, after)

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // notifySocket listens where `cairn serve` tells systemd its state (an
@@ -61,7 +63,7 @@ type served struct {
 // waits for READY=1.
 func startServe(t *testing.T, env []string, args ...string) *served {
 	notify, next := notifySocket(t)
-	s := &served{cmd: exec.Command(binPath, args...), done: make(chan struct{}), next: next}
+	s := &served{cmd: exec.Command(e2e.Binary(), args...), done: make(chan struct{}), next: next}
 	s.cmd.Env = append(append(os.Environ(), notify), env...)
 	s.cmd.Stderr = &s.stderr
 	if err := s.cmd.Start(); err != nil {
@@ -127,23 +129,23 @@ func get(t *testing.T, url string) string {
 // store and starts nothing; a bad configuration names file, line and
 // field and exits with a usage error; a missing one says so.
 func TestServeChecksConfig(t *testing.T) {
-	st := filepath.Join(t.TempDir(), "store")
-	mustCairn(t, "--store", st, "init", "-q")
+	st := filepath.Join(e2e.TmpfsDir(t, "cairn-e2e-serve-"), "store") // see e2e.SharedStore
+	e2e.MustCairn(t, "--store", st, "init", "-q")
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.toml")
-	write(t, good, "[[job]]\nkind = \"gc\"\nschedule = \"sun 04:00\"\n", 0o600)
-	if r := cairn(t, nil, "--store", st, "serve", "--config", good, "--check-config"); r.code != 0 || r.stdout != "" {
-		t.Errorf("good configuration: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	e2e.Write(t, good, "[[job]]\nkind = \"gc\"\nschedule = \"sun 04:00\"\n", 0o600)
+	if r := e2e.Cairn(t, nil, "--store", st, "serve", "--config", good, "--check-config"); r.Code != 0 || r.Stdout != "" {
+		t.Errorf("good configuration: exit %d, %q %q", r.Code, r.Stdout, r.Stderr)
 	}
 	bad := filepath.Join(dir, "bad.toml")
-	write(t, bad, "[[job]]\nkind = \"gc\"\nschedule = \"dialy\"\n", 0o600)
-	r := cairn(t, nil, "--store", st, "serve", "--config", bad, "--check-config")
-	if r.code == 0 || !strings.Contains(r.stderr, bad+":3:") || !strings.Contains(r.stderr, "dialy") {
-		t.Errorf("bad schedule: exit %d, %q", r.code, r.stderr)
+	e2e.Write(t, bad, "[[job]]\nkind = \"gc\"\nschedule = \"dialy\"\n", 0o600)
+	r := e2e.Cairn(t, nil, "--store", st, "serve", "--config", bad, "--check-config")
+	if r.Code == 0 || !strings.Contains(r.Stderr, bad+":3:") || !strings.Contains(r.Stderr, "dialy") {
+		t.Errorf("bad schedule: exit %d, %q", r.Code, r.Stderr)
 	}
-	r = cairn(t, nil, "--store", st, "serve", "--config", filepath.Join(dir, "none.toml"), "--check-config")
-	if r.code == 0 || !strings.Contains(r.stderr, "none.toml") {
-		t.Errorf("missing configuration: exit %d, %q", r.code, r.stderr)
+	r = e2e.Cairn(t, nil, "--store", st, "serve", "--config", filepath.Join(dir, "none.toml"), "--check-config")
+	if r.Code == 0 || !strings.Contains(r.Stderr, "none.toml") {
+		t.Errorf("missing configuration: exit %d, %q", r.Code, r.Stderr)
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/cairnfs/cairn/internal/chromiumtest"
 	"github.com/cairnfs/cairn/internal/miniotest"
 	"github.com/cairnfs/cairn/store/storetest"
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // unattendedFor is how long TestServeUnattended lets the daemon run.
@@ -49,7 +50,7 @@ func (h *hooks) calls() []string {
 // file in dir.
 func fakeSendmail(t *testing.T, dir string) string {
 	path := filepath.Join(t.TempDir(), "sendmail")
-	write(t, path, fmt.Sprintf("#!/bin/sh\nf=$(mktemp %s/mail-XXXXXX)\necho \"$@\" > \"$f.args\"\ncat > \"$f\"\n", dir), 0o755)
+	e2e.Write(t, path, fmt.Sprintf("#!/bin/sh\nf=$(mktemp %s/mail-XXXXXX)\necho \"$@\" > \"$f.args\"\ncat > \"$f\"\n", dir), 0o755)
 	return path
 }
 
@@ -58,12 +59,12 @@ func fakeSendmail(t *testing.T, dir string) string {
 // (host/gone) and one the daemon backs up (host/web, SRC), and an S3
 // store with an image (vm/200) for the sync job.
 func unattendedStore(t *testing.T) (st, src, s3dir string) {
-	st = filepath.Join(tmpfsDir(t, "cairn-e2e-unattended-"), "store")
-	mustCairn(t, "--store", st, "init", "-q")
+	st = filepath.Join(e2e.TmpfsDir(t, "cairn-e2e-unattended-"), "store")
+	e2e.MustCairn(t, "--store", st, "init", "-q")
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.img")
-	write(t, bad, string(randBytes(1<<20, 100)), 0o644)
-	mustCairn(t, "--store", st, "backup", "-q", "--type", "vm", "--id", "100", "disk.img:"+bad)
+	e2e.Write(t, bad, string(e2e.RandBytes(1<<20, 100)), 0o644)
+	e2e.MustCairn(t, "--store", st, "backup", "-q", "--type", "vm", "--id", "100", "disk.img:"+bad)
 	chunks, _ := filepath.Glob(filepath.Join(st, ".chunks", "*", "*"))
 	if len(chunks) == 0 {
 		t.Fatal("no chunk after an image backup")
@@ -74,25 +75,25 @@ func unattendedStore(t *testing.T) (st, src, s3dir string) {
 			t.Fatal(err)
 		}
 		data[len(data)/2] ^= 0xff
-		write(t, c, string(data), 0o644)
+		e2e.Write(t, c, string(data), 0o644)
 	}
 	good := filepath.Join(dir, "good.img")
-	write(t, good, string(randBytes(1<<20, 101)), 0o644)
-	mustCairn(t, "--store", st, "backup", "-q", "--type", "vm", "--id", "101", "disk.img:"+good)
+	e2e.Write(t, good, string(e2e.RandBytes(1<<20, 101)), 0o644)
+	e2e.MustCairn(t, "--store", st, "backup", "-q", "--type", "vm", "--id", "101", "disk.img:"+good)
 	old := time.Now().Add(-48 * time.Hour).UTC().Format(time.RFC3339)
-	mustCairn(t, "--store", st, "backup", "-q", "--type", "host", "--id", "gone", "--time", old, "conf.blob:"+good)
+	e2e.MustCairn(t, "--store", st, "backup", "-q", "--type", "host", "--id", "gone", "--time", old, "conf.blob:"+good)
 	src = filepath.Join(dir, "src")
-	writeTree(t, src, map[string]string{"a.txt": "a\n", "d/b.txt": strings.Repeat("b", 5000)})
-	mustCairn(t, "--store", st, "backup", "-q", "--type", "host", "--id", "web", "root.pxar:"+src)
+	e2e.WriteTree(t, src, map[string]string{"a.txt": "a\n", "d/b.txt": strings.Repeat("b", 5000)})
+	e2e.MustCairn(t, "--store", st, "backup", "-q", "--type", "host", "--id", "web", "root.pxar:"+src)
 
 	srv := miniotest.Start(t)
 	bucket := srv.NewBucket(t)
 	s3dir = filepath.Join(t.TempDir(), "s3store")
-	mustCairn(t, "--store", s3dir, "init", "-q", "--s3", "s3://"+bucket+"/cairn", "--endpoint", srv.Endpoint,
+	e2e.MustCairn(t, "--store", s3dir, "init", "-q", "--s3", "s3://"+bucket+"/cairn", "--endpoint", srv.Endpoint,
 		"--path-style", "--credentials-file", storetest.CredentialsFile(t, srv))
 	img := filepath.Join(dir, "s3.img")
-	write(t, img, string(randBytes(1<<20, 200)), 0o644)
-	mustCairn(t, "--store", s3dir, "backup", "-q", "--type", "vm", "--id", "200", "disk.img:"+img)
+	e2e.Write(t, img, string(e2e.RandBytes(1<<20, 200)), 0o644)
+	e2e.MustCairn(t, "--store", s3dir, "backup", "-q", "--type", "vm", "--id", "200", "disk.img:"+img)
 	return st, src, s3dir
 }
 
@@ -153,7 +154,7 @@ sendmail = %q
 events = ["failed"]
 `, listen, mnt, src, verifyAt, s3dir, hook, sendmail)
 	path := filepath.Join(t.TempDir(), "serve.toml")
-	write(t, path, cfg, 0o600)
+	e2e.Write(t, path, cfg, 0o600)
 	return path
 }
 
@@ -190,7 +191,7 @@ func readThrough(mnt string, stop <-chan struct{}, reads, errs *atomic.Int64, fi
 // status page, loaded in headless Chromium, marks the failed job and
 // the stale group. Then SIGHUP reloads and SIGTERM stops it.
 func TestServeUnattended(t *testing.T) {
-	needFUSE(t)
+	e2e.NeedFUSE(t)
 	t.Parallel()
 	chromium := chromiumtest.Find(t)
 	st, src, s3dir := unattendedStore(t)
@@ -202,7 +203,7 @@ func TestServeUnattended(t *testing.T) {
 	cfg := unattendedConfig(t, src, s3dir, addr, mnt, hookSrv.URL+"/hook", fakeSendmail(t, mails))
 	started := time.Now()
 	s := startServe(t, nil, "--store", st, "serve", "--config", cfg)
-	if !inMountinfo(mnt) {
+	if !e2e.InMountinfo(mnt) {
 		t.Fatalf("ready, but %s is not mounted", mnt)
 	}
 
@@ -227,7 +228,7 @@ func TestServeUnattended(t *testing.T) {
 	checkStatusPage(t, chromium, "http://"+addr+"/")
 	s.reload(t)
 	s.stop(t)
-	if inMountinfo(mnt) {
+	if e2e.InMountinfo(mnt) {
 		t.Errorf("%s still mounted after cairn serve exited", mnt)
 	}
 	if t.Failed() {

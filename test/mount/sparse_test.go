@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // TestMountSparseCopy: an image backed up with `cairn backup` and copied
@@ -19,29 +21,29 @@ import (
 // chunk boundary and inside chunks; tar -S archives the data only;
 // rsync -S and qemu-img convert copy it sparse too.
 func TestMountSparseCopy(t *testing.T) {
-	st := sharedStore(t)
+	st := e2e.SharedStore(t)
 	const cs, n, tail = 256 << 10, 16, 4321
 	data := map[int]bool{3: true, 4: true, 9: true, 10: true} // holes at the start, middle and end of the chunks
-	dir := tmpfsDir(t, "cairn-sparse-")
+	dir := e2e.TmpfsDir(t, "cairn-sparse-")
 	src := filepath.Join(dir, "disk.raw")
 	img := make([]byte, n*cs+tail)
 	for i := range n {
 		if data[i] {
-			copy(img[i*cs:], randBytes(cs, uint64(100+i)))
+			copy(img[i*cs:], e2e.RandBytes(cs, uint64(100+i)))
 		}
 	}
-	copy(img[n*cs:], randBytes(tail, 99)) // a data tail
+	copy(img[n*cs:], e2e.RandBytes(tail, 99)) // a data tail
 	if err := os.WriteFile(src, img, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := mustCairn(t, "--store", st, "backup", "--type", "vm", "--id", "sparse", "--chunk-size", "256K", "--json", "disk.img:"+src)
+	r := e2e.MustCairn(t, "--store", st, "backup", "--type", "vm", "--id", "sparse", "--chunk-size", "256K", "--json", "disk.img:"+src)
 	var sum struct{ Snapshot string }
-	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil {
+	if err := json.Unmarshal([]byte(r.Stdout), &sum); err != nil {
 		t.Fatal(err)
 	}
 	restored := filepath.Join(dir, "restored")
-	mustCairn(t, "--store", st, "restore", sum.Snapshot, "disk.img", restored)
-	mnt := mountStore(t, st)
+	e2e.MustCairn(t, "--store", st, "restore", sum.Snapshot, "disk.img", restored)
+	mnt := e2e.MountStore(t, st)
 	p := filepath.Join(mnt, sum.Snapshot, "disk.img")
 
 	dataBytes := int64(len(data)*cs + tail)

@@ -47,7 +47,7 @@ func snapshotCopy(t *testing.T, st, snap string) (string, []string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		write(t, filepath.Join(dir, e.Name()), string(b), 0o644)
+		e2e.Write(t, filepath.Join(dir, e.Name()), string(b), 0o644)
 		if e.Name() != files[0] {
 			files = append(files, e.Name())
 		}
@@ -78,10 +78,10 @@ func forgeries(t *testing.T, st, snap, other, elsewhere string) []forgery {
 		t.Fatal(err)
 	}
 	b[4096] ^= 1
-	write(t, idx, string(b), 0o644)
+	e2e.Write(t, idx, string(b), 0o644)
 	out = append(out, forgery{"index changed", dir, files, "its entries hash to"})
 	dir, files = snapshotCopy(t, st, snap)
-	write(t, filepath.Join(dir, "extra.blob"), "x", 0o644)
+	e2e.Write(t, filepath.Join(dir, "extra.blob"), "x", 0o644)
 	out = append(out, forgery{"file not in the manifest", dir, append(files, "extra.blob"), `"extra.blob" is in the archive but not in its manifest`})
 	dir, files = snapshotCopy(t, st, snap)
 	out = append(out, forgery{"no manifest", dir, files[1:], "holds no index.json.blob"})
@@ -98,22 +98,22 @@ type claimEnv struct {
 	elsewhere          string // a snapshot of vm/1 at claimTime never exported
 }
 
-func (c claimEnv) restore(t *testing.T, drive string, args ...string) result {
-	return cairn(t, nil, append([]string{"--store", c.dst, "tape", "restore", "--drive", drive}, args...)...)
+func (c claimEnv) restore(t *testing.T, drive string, args ...string) e2e.Result {
+	return e2e.Cairn(t, nil, append([]string{"--store", c.dst, "tape", "restore", "--drive", drive}, args...)...)
 }
 
 // export backs up vm/1 and vm/2 of the data in a new namespace, exports
 // those of exportIDs to a new drive and returns the drive and the
 // snapshots.
 func (c claimEnv) export(t *testing.T, exportIDs ...string) (drive, snapA, snapB string) {
-	ns, _ := uniqueNS("tapeclaim")
-	snapA, snapB = tapeBackup(t, c.st, ns, "1", claimTime, c.a), tapeBackup(t, c.st, ns, "2", claimTime, c.a) // B: A's chunks
+	ns, _ := e2e.UniqueNS("tapeclaim")
+	snapA, snapB = e2e.TapeBackup(t, c.st, ns, "1", claimTime, c.a), e2e.TapeBackup(t, c.st, ns, "2", claimTime, c.a) // B: A's chunks
 	drive = t.TempDir()
 	args := []string{"--store", c.st, "tape", "export", "--drive", drive, "--pool", "claims"}
 	for _, id := range exportIDs {
 		args = append(args, map[string]string{"1": snapA, "2": snapB}[id])
 	}
-	mustCairn(t, args...)
+	e2e.MustCairn(t, args...)
 	return drive, snapA, snapB
 }
 
@@ -124,10 +124,10 @@ func (c claimEnv) export(t *testing.T, exportIDs ...string) (drive, snapA, snapB
 // verify and disagree restore neither; a snapshot whose only archive is
 // refused fails the restore (exit 3, not 0).
 func testTapeClaims(t *testing.T, dst string) {
-	st := sharedStore(t)
-	ns, seed := uniqueNS("tapeclaim")
-	c := claimEnv{st: st, storeName: filepath.Base(st), dst: dst, a: randBytes(1<<20, seed+51)}
-	c.elsewhere = tapeBackup(t, st, ns, "1", claimTime, randBytes(1<<20, seed+52))
+	st := e2e.SharedStore(t)
+	ns, seed := e2e.UniqueNS("tapeclaim")
+	c := claimEnv{st: st, storeName: filepath.Base(st), dst: dst, a: e2e.RandBytes(1<<20, seed+51)}
+	c.elsewhere = e2e.TapeBackup(t, st, ns, "1", claimTime, e2e.RandBytes(1<<20, seed+52))
 	claimRefusedOnly(t, c)
 	claimGenuineFirst(t, c)
 	claimGenuineLast(t, c)
@@ -141,9 +141,9 @@ func claimRefusedOnly(t *testing.T, c claimEnv) {
 	dir, files := snapshotCopy(t, c.st, snapB)
 	e2e.AppendSnapshotArchive(t, drive, "claims", c.storeName, snapA, dir, files)
 	r := c.restore(t, drive)
-	if r.code != 3 || !strings.Contains(r.stdout, "1 restored, 0 already in the store, 1 failed") || !strings.Contains(r.stdout, "names vm/2/") ||
-		!strings.Contains(r.stderr, "1 snapshot(s) failed") {
-		t.Fatalf("a refused snapshot: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r.Code != 3 || !strings.Contains(r.Stdout, "1 restored, 0 already in the store, 1 failed") || !strings.Contains(r.Stdout, "names vm/2/") ||
+		!strings.Contains(r.Stderr, "1 snapshot(s) failed") {
+		t.Fatalf("a refused snapshot: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
 
@@ -157,11 +157,11 @@ func claimGenuineFirst(t *testing.T, c claimEnv) {
 		e2e.AppendSnapshotArchive(t, drive, "claims", c.storeName, snapA, f.dir, f.files)
 	}
 	r := c.restore(t, drive)
-	if r.code != 3 || !strings.Contains(r.stdout, "2 restored, 0 already in the store, 0 failed; 6 snapshot archive(s) refused") ||
-		!strings.Contains(r.stderr, "6 snapshot archive(s) refused") || !strings.Contains(r.stdout, "snapshots claimed by several archives:\n  "+snapA+"\n") {
-		t.Fatalf("restore: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r.Code != 3 || !strings.Contains(r.Stdout, "2 restored, 0 already in the store, 0 failed; 6 snapshot archive(s) refused") ||
+		!strings.Contains(r.Stderr, "6 snapshot archive(s) refused") || !strings.Contains(r.Stdout, "snapshots claimed by several archives:\n  "+snapA+"\n") {
+		t.Fatalf("restore: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	lines := strings.Split(r.stdout[strings.Index(r.stdout, "snapshots claimed"):], "\n")[2:]
+	lines := strings.Split(r.Stdout[strings.Index(r.Stdout, "snapshots claimed"):], "\n")[2:]
 	for i, f := range forged {
 		if !strings.Contains(lines[i+1], ": refused: its content does not verify: ") || !strings.Contains(lines[i+1], f.why) {
 			t.Errorf("%s: line %q, want refused: %s", f.name, lines[i+1], f.why)
@@ -170,10 +170,10 @@ func claimGenuineFirst(t *testing.T, c claimEnv) {
 	if !strings.Contains(lines[0], ": restored") || !strings.Contains(lines[len(forged)+1], ": duplicate: the same files as tape ") {
 		t.Errorf("claims:\n%s", strings.Join(lines, "\n"))
 	}
-	if got := mustCairn(t, "--store", c.dst, "cat", snapA, "disk.img"); !bytes.Equal([]byte(got.stdout), c.a) {
+	if got := e2e.MustCairn(t, "--store", c.dst, "cat", snapA, "disk.img"); !bytes.Equal([]byte(got.Stdout), c.a) {
 		t.Fatal("restored snapshot differs")
 	}
-	mustCairn(t, "--store", c.dst, "verify", snapA, snapB)
+	e2e.MustCairn(t, "--store", c.dst, "verify", snapA, snapB)
 }
 
 // claimGenuineLast: forgeries first, the genuine archive last (its
@@ -187,12 +187,12 @@ func claimGenuineLast(t *testing.T, c claimEnv) {
 	}
 	var res tapeClaimResult
 	r := c.restore(t, drive, "--json", snapA)
-	decodeJSON(t, r, &res)
-	if s := res.Result.Snapshots; r.code != 3 || res.Result.OK != 1 || res.Result.Refused != 2 || len(s) != 1 || len(s[0].Archives) != 3 ||
+	e2e.DecodeJSON(t, r, &res)
+	if s := res.Result.Snapshots; r.Code != 3 || res.Result.OK != 1 || res.Result.Refused != 2 || len(s) != 1 || len(s[0].Archives) != 3 ||
 		s[0].Archives[0].State != "refused" || s[0].Archives[1].State != "refused" || s[0].Archives[2].State != "restored" {
-		t.Fatalf("genuine archive last: exit %d %+v", r.code, res)
+		t.Fatalf("genuine archive last: exit %d %+v", r.Code, res)
 	}
-	if got := mustCairn(t, "--store", c.dst, "cat", snapA, "disk.img"); !bytes.Equal([]byte(got.stdout), c.a) {
+	if got := e2e.MustCairn(t, "--store", c.dst, "cat", snapA, "disk.img"); !bytes.Equal([]byte(got.Stdout), c.a) {
 		t.Fatal("restored snapshot differs")
 	}
 }
@@ -202,17 +202,17 @@ func claimGenuineLast(t *testing.T, c claimEnv) {
 // chunks are on the set): neither is restored.
 func claimConflict(t *testing.T, c claimEnv) {
 	drive, snapA, _ := c.export(t, "1")
-	mustCairn(t, "--store", c.st, "tape", "export", "--drive", drive, "--pool", "claims", c.elsewhere)
+	e2e.MustCairn(t, "--store", c.st, "tape", "export", "--drive", drive, "--pool", "claims", c.elsewhere)
 	other, files := snapshotCopy(t, c.st, c.elsewhere)
 	e2e.AppendSnapshotArchive(t, drive, "claims", c.storeName, snapA, other, files)
 	var res tapeClaimResult
 	r := c.restore(t, drive, "--json", snapA)
-	decodeJSON(t, r, &res)
-	if s := res.Result.Snapshots; r.code != 3 || res.Result.Failed != 1 || len(s) != 1 || !strings.Contains(s[0].Error, "verify and disagree") ||
+	e2e.DecodeJSON(t, r, &res)
+	if s := res.Result.Snapshots; r.Code != 3 || res.Result.Failed != 1 || len(s) != 1 || !strings.Contains(s[0].Error, "verify and disagree") ||
 		len(s[0].Archives) != 2 || s[0].Archives[0].State != "conflict" || s[0].Archives[1].State != "conflict" {
-		t.Fatalf("archives that disagree: exit %d %+v", r.code, res)
+		t.Fatalf("archives that disagree: exit %d %+v", r.Code, res)
 	}
-	if r := cairn(t, nil, "--store", c.dst, "ls", snapA); r.code == 0 {
-		t.Fatalf("a snapshot two archives disagree on was restored:\n%s", r.stdout)
+	if r := e2e.Cairn(t, nil, "--store", c.dst, "ls", snapA); r.Code == 0 {
+		t.Fatalf("a snapshot two archives disagree on was restored:\n%s", r.Stdout)
 	}
 }

@@ -12,15 +12,17 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // TestTape runs the tape scenarios through the binary; they restore into
 // one new store (init makes 65,536 directories: seconds on this disk, so
 // the store goes to a tmpfs when there is one).
 func TestTape(t *testing.T) {
-	sharedStore(t)
-	dst := filepath.Join(tmpfsDir(t, "cairn-e2e-tape-"), "restored")
-	mustCairn(t, "--store", dst, "init")
+	e2e.SharedStore(t)
+	dst := filepath.Join(e2e.TmpfsDir(t, "cairn-e2e-tape-"), "restored")
+	e2e.MustCairn(t, "--store", dst, "init")
 	t.Run("ExportRestore", func(t *testing.T) { testTapeExportRestore(t, dst) })
 	t.Run("Cancel", func(t *testing.T) { testTapeExportCancel(t, dst) })
 	t.Run("BadInput", func(t *testing.T) { testTapeBadInput(t, dst) })
@@ -43,22 +45,22 @@ type tapeRestoreResult struct {
 // small tapes, restores one and then all into a new store, verifies it
 // and compares every archive; a second export writes only new chunks.
 func testTapeExportRestore(t *testing.T, dst string) {
-	st := sharedStore(t)
-	ns, seed := uniqueNS("tape")
-	a := randBytes(4<<20, seed+21)
-	b := append(slices.Clone(a[:2<<20]), randBytes(2<<20, seed+22)...)
-	c := append(slices.Clone(b[1<<20:3<<20]), randBytes(1<<20, seed+23)...)
+	st := e2e.SharedStore(t)
+	ns, seed := e2e.UniqueNS("tape")
+	a := e2e.RandBytes(4<<20, seed+21)
+	b := append(slices.Clone(a[:2<<20]), e2e.RandBytes(2<<20, seed+22)...)
+	c := append(slices.Clone(b[1<<20:3<<20]), e2e.RandBytes(1<<20, seed+23)...)
 	snaps := []string{
-		tapeBackup(t, st, ns, "1", "2024-03-01T10:00:00Z", a),
-		tapeBackup(t, st, ns, "1", "2024-03-02T10:00:00Z", b),
-		tapeBackup(t, st, ns, "2", "2024-03-01T10:00:00Z", c),
+		e2e.TapeBackup(t, st, ns, "1", "2024-03-01T10:00:00Z", a),
+		e2e.TapeBackup(t, st, ns, "1", "2024-03-02T10:00:00Z", b),
+		e2e.TapeBackup(t, st, ns, "2", "2024-03-01T10:00:00Z", c),
 	}
 	drive := t.TempDir()
-	export := func() tapeExportResult {
-		r := mustCairn(t, "--store", st, "tape", "export", "--drive", drive, "--pool", "small", "--tape-size", "4M",
+	export := func() e2e.TapeExportResult {
+		r := e2e.MustCairn(t, "--store", st, "tape", "export", "--drive", drive, "--pool", "small", "--tape-size", "4M",
 			"--worker-threads", "2", "--ns", ns, "--json")
-		var res tapeExportResult
-		decodeJSON(t, r, &res)
+		var res e2e.TapeExportResult
+		e2e.DecodeJSON(t, r, &res)
 		return res
 	}
 	res := export()
@@ -69,16 +71,16 @@ func testTapeExportRestore(t *testing.T, dst string) {
 
 	// Selective restore of b into an empty store reads only the tape
 	// files that hold b's chunks.
-	r := mustCairn(t, "--store", dst, "tape", "restore", "--drive", drive, "--json", snaps[1])
+	r := e2e.MustCairn(t, "--store", dst, "tape", "restore", "--drive", drive, "--json", snaps[1])
 	var rr tapeRestoreResult
-	decodeJSON(t, r, &rr)
+	e2e.DecodeJSON(t, r, &rr)
 	if rr.State != "ok" || rr.Result.OK != 1 || len(rr.Result.Snapshots) != 1 || rr.Result.Chunks != 16 {
 		t.Fatalf("selective restore: %+v", rr)
 	}
 	// Chunks are on tape snapshot by snapshot (a's 16, b's 8 new, c's 4
 	// new), in any order within a snapshot (two readers).
-	cat := mustCairn(t, "tape", "catalog", "--drive", drive, "--json")
-	ofAB, ofC, all := tapeFilesOf(t, cat.stdout, 0, 24), tapeFilesOf(t, cat.stdout, 24, 28), tapeFilesOf(t, cat.stdout, 0, 28)
+	cat := e2e.MustCairn(t, "tape", "catalog", "--drive", drive, "--json")
+	ofAB, ofC, all := tapeFilesOf(t, cat.Stdout, 0, 24), tapeFilesOf(t, cat.Stdout, 24, 28), tapeFilesOf(t, cat.Stdout, 0, 28)
 	for _, f := range rr.Result.FilesRead {
 		if !slices.Contains(ofAB, f) {
 			t.Errorf("selective restore read %s, which holds none of b's chunks", f)
@@ -94,39 +96,39 @@ func testTapeExportRestore(t *testing.T, dst string) {
 	}
 
 	// Everything else.
-	r = mustCairn(t, "--store", dst, "tape", "restore", "--drive", drive, "--pool", "small", "--json")
-	decodeJSON(t, r, &rr)
+	r = e2e.MustCairn(t, "--store", dst, "tape", "restore", "--drive", drive, "--pool", "small", "--json")
+	e2e.DecodeJSON(t, r, &rr)
 	if rr.State != "ok" || rr.Result.OK != 2 || rr.Result.Chunks != 12 {
 		t.Fatalf("full restore: %+v", rr)
 	}
-	mustCairn(t, "--store", dst, "verify")
+	e2e.MustCairn(t, "--store", dst, "verify")
 	for i, data := range [][]byte{a, b, c} {
-		got := mustCairn(t, "--store", dst, "cat", snaps[i], "disk.img")
-		if !bytes.Equal([]byte(got.stdout), data) {
+		got := e2e.MustCairn(t, "--store", dst, "cat", snaps[i], "disk.img")
+		if !bytes.Equal([]byte(got.Stdout), data) {
 			t.Fatalf("%s: restored archive differs", snaps[i])
 		}
 	}
 
 	// A new snapshot: the next export writes only its new chunks.
-	d := append(slices.Clone(c[:2<<20]), randBytes(512<<10, seed+24)...)
-	snaps = append(snaps, tapeBackup(t, st, ns, "2", "2024-03-02T10:00:00Z", d))
+	d := append(slices.Clone(c[:2<<20]), e2e.RandBytes(512<<10, seed+24)...)
+	snaps = append(snaps, e2e.TapeBackup(t, st, ns, "2", "2024-03-02T10:00:00Z", d))
 	res = export()
 	if res.State != "ok" || res.Result.OK != 1 || res.Result.Present != 3 || res.Result.Chunks != 2 {
 		t.Fatalf("second export: %+v", res)
 	}
-	r = mustCairn(t, "--store", dst, "tape", "restore", "--drive", drive, "--json", snaps[3])
-	decodeJSON(t, r, &rr)
+	r = e2e.MustCairn(t, "--store", dst, "tape", "restore", "--drive", drive, "--json", snaps[3])
+	e2e.DecodeJSON(t, r, &rr)
 	if rr.Result.Chunks != 2 || rr.Result.Present != 8 {
 		t.Fatalf("restore of the new snapshot: %+v", rr)
 	}
-	if got := mustCairn(t, "--store", dst, "cat", snaps[3], "disk.img"); !bytes.Equal([]byte(got.stdout), d) {
+	if got := e2e.MustCairn(t, "--store", dst, "cat", snaps[3], "disk.img"); !bytes.Equal([]byte(got.Stdout), d) {
 		t.Fatal("restored new snapshot differs")
 	}
 
-	status := mustCairn(t, "tape", "status", "--drive", drive)
-	if !strings.Contains(status.stdout, "small-0001") || !strings.Contains(status.stdout, "full") ||
-		!strings.Contains(status.stdout, "4 snapshots, 30 chunks") {
-		t.Fatalf("status:\n%s", status.stdout)
+	status := e2e.MustCairn(t, "tape", "status", "--drive", drive)
+	if !strings.Contains(status.Stdout, "small-0001") || !strings.Contains(status.Stdout, "full") ||
+		!strings.Contains(status.Stdout, "4 snapshots, 30 chunks") {
+		t.Fatalf("status:\n%s", status.Stdout)
 	}
 }
 
@@ -167,14 +169,14 @@ func tapeFilesOf(t *testing.T, catalogJSON string, from, to int) []string {
 // second tape: the media set stays usable, a second export finishes it,
 // and what it holds restores intact.
 func testTapeExportCancel(t *testing.T, dst string) {
-	st := sharedStore(t)
-	ns, seed := uniqueNS("tapecancel")
-	data := randBytes(24<<20, seed+31)
-	snap := tapeBackup(t, st, ns, "1", "2024-03-01T10:00:00Z", data)
+	st := e2e.SharedStore(t)
+	ns, seed := e2e.UniqueNS("tapecancel")
+	data := e2e.RandBytes(24<<20, seed+31)
+	snap := e2e.TapeBackup(t, st, ns, "1", "2024-03-01T10:00:00Z", data)
 	drive := t.TempDir()
 	args := []string{"--store", st, "tape", "export", "--drive", drive, "--pool", "c", "--tape-size", "8M",
 		"--ns", ns, "--json"}
-	cmd := exec.Command(binPath, args...)
+	cmd := exec.Command(e2e.Binary(), args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {
@@ -192,7 +194,7 @@ func testTapeExportCancel(t *testing.T, dst string) {
 	if !ok || ee.ExitCode() != 130 || !strings.Contains(errb.String(), "tape export cancelled") { // 130: after SIGINT
 		t.Fatalf("interrupted export: %v\nstdout %s\nstderr %s", err, out.String(), errb.String())
 	}
-	var res tapeExportResult
+	var res e2e.TapeExportResult
 	json.Unmarshal(out.Bytes(), &res)
 	if res.State != "cancelled" || res.Result.OK != 0 || res.Result.Chunks == 0 || res.Result.Chunks >= 96 {
 		t.Fatalf("interrupted export: %+v", res)
@@ -200,25 +202,25 @@ func testTapeExportCancel(t *testing.T, dst string) {
 	first := res.Result.Chunks
 
 	// The set is readable and takes the rest.
-	mustCairn(t, "tape", "catalog", "--drive", drive)
-	r := mustCairn(t, args...)
-	json.Unmarshal([]byte(r.stdout), &res)
+	e2e.MustCairn(t, "tape", "catalog", "--drive", drive)
+	r := e2e.MustCairn(t, args...)
+	json.Unmarshal([]byte(r.Stdout), &res)
 	if res.State != "ok" || res.Result.OK != 1 || res.Result.Chunks+first != 96 {
 		t.Fatalf("export after the interrupted one: %+v (first wrote %d)", res, first)
 	}
-	r = mustCairn(t, "--store", dst, "tape", "restore", "--drive", drive, "--json", snap)
+	r = e2e.MustCairn(t, "--store", dst, "tape", "restore", "--drive", drive, "--json", snap)
 	var rr tapeRestoreResult
-	decodeJSON(t, r, &rr)
+	e2e.DecodeJSON(t, r, &rr)
 	if rr.Result.OK != 1 || rr.Result.Chunks != 96 {
 		t.Fatalf("restore: %+v", rr)
 	}
-	if got := mustCairn(t, "--store", dst, "cat", snap, "disk.img"); !bytes.Equal([]byte(got.stdout), data) {
+	if got := e2e.MustCairn(t, "--store", dst, "cat", snap, "disk.img"); !bytes.Equal([]byte(got.Stdout), data) {
 		t.Fatal("restored archive differs")
 	}
 	// Reading the tapes gives the same catalog.
-	before := mustCairn(t, "tape", "catalog", "--drive", drive, "--json").stdout
-	mustCairn(t, "tape", "rebuild-catalog", "--drive", drive)
-	if after := mustCairn(t, "tape", "catalog", "--drive", drive, "--json").stdout; after != before {
+	before := e2e.MustCairn(t, "tape", "catalog", "--drive", drive, "--json").Stdout
+	e2e.MustCairn(t, "tape", "rebuild-catalog", "--drive", drive)
+	if after := e2e.MustCairn(t, "tape", "catalog", "--drive", drive, "--json").Stdout; after != before {
 		t.Fatalf("rebuilt catalog differs:\n%s\n%s", before, after)
 	}
 }
@@ -226,10 +228,10 @@ func testTapeExportCancel(t *testing.T, dst string) {
 // testTapeBadInput: a missing drive, a full pool, a foreign tape and a
 // corrupt tape each give a clear error, and nothing half-restored shows.
 func testTapeBadInput(t *testing.T, dst string) {
-	st := sharedStore(t)
-	ns, seed := uniqueNS("tapebad")
-	tapeBackup(t, st, ns, "1", "2024-03-01T10:00:00Z", randBytes(512<<10, seed+41))
-	tapeBackup(t, st, ns, "2", "2024-03-01T10:00:00Z", randBytes(3<<20, seed+42))
+	st := e2e.SharedStore(t)
+	ns, seed := e2e.UniqueNS("tapebad")
+	e2e.TapeBackup(t, st, ns, "1", "2024-03-01T10:00:00Z", e2e.RandBytes(512<<10, seed+41))
+	e2e.TapeBackup(t, st, ns, "2", "2024-03-01T10:00:00Z", e2e.RandBytes(3<<20, seed+42))
 	missing := filepath.Join(t.TempDir(), "nodrive")
 	for _, args := range [][]string{
 		{"--store", st, "tape", "export", "--drive", missing, "--pool", "p", "--ns", ns},
@@ -237,37 +239,37 @@ func testTapeBadInput(t *testing.T, dst string) {
 		{"tape", "catalog", "--drive", missing},
 		{"--store", st, "tape", "restore", "--drive", missing},
 	} {
-		r := cairn(t, nil, args...)
-		if r.code != 1 || !strings.Contains(r.stderr, "no such tape drive directory") {
-			t.Errorf("%v: exit %d, %q", args, r.code, r.stderr)
+		r := e2e.Cairn(t, nil, args...)
+		if r.Code != 1 || !strings.Contains(r.Stderr, "no such tape drive directory") {
+			t.Errorf("%v: exit %d, %q", args, r.Code, r.Stderr)
 		}
 	}
-	if r := cairn(t, nil, "--store", st, "tape", "export", "--drive", t.TempDir(), "--pool", "p", "--worker-threads", "33"); r.code != 2 {
-		t.Errorf("33 worker threads: exit %d %q", r.code, r.stderr)
+	if r := e2e.Cairn(t, nil, "--store", st, "tape", "export", "--drive", t.TempDir(), "--pool", "p", "--worker-threads", "33"); r.Code != 2 {
+		t.Errorf("33 worker threads: exit %d %q", r.Code, r.Stderr)
 	}
 
 	// A pool with one 2 MiB tape and no auto-create: the small snapshot
 	// fits, the big one does not.
 	drive := t.TempDir()
-	mustCairn(t, "tape", "label", "--drive", drive, "--pool", "full", "--tape-size", "2M", "full-1")
-	r := cairn(t, nil, "--store", st, "tape", "export", "--drive", drive, "--pool", "full", "--no-auto-create", "--ns", ns, "--json")
-	var res tapeExportResult
-	decodeJSON(t, r, &res)
-	if r.code == 0 || res.Result.OK != 1 || !strings.Contains(strings.Join(res.Errors, " "), "no writable tape") {
-		t.Fatalf("full pool: exit %d %+v", r.code, res)
+	e2e.MustCairn(t, "tape", "label", "--drive", drive, "--pool", "full", "--tape-size", "2M", "full-1")
+	r := e2e.Cairn(t, nil, "--store", st, "tape", "export", "--drive", drive, "--pool", "full", "--no-auto-create", "--ns", ns, "--json")
+	var res e2e.TapeExportResult
+	e2e.DecodeJSON(t, r, &res)
+	if r.Code == 0 || res.Result.OK != 1 || !strings.Contains(strings.Join(res.Errors, " "), "no writable tape") {
+		t.Fatalf("full pool: exit %d %+v", r.Code, res)
 	}
-	if r := cairn(t, nil, "tape", "erase", "--drive", drive, "full-1"); r.code == 0 || !strings.Contains(r.stderr, "belongs to media set") {
-		t.Fatalf("erase of a media set member: exit %d %q", r.code, r.stderr)
+	if r := e2e.Cairn(t, nil, "tape", "erase", "--drive", drive, "full-1"); r.Code == 0 || !strings.Contains(r.Stderr, "belongs to media set") {
+		t.Fatalf("erase of a media set member: exit %d %q", r.Code, r.Stderr)
 	}
 
 	// A foreign tape: refused by label, reported by rebuild-catalog.
 	os.WriteFile(filepath.Join(drive, "tape-foreign.json"), []byte(`{"files": 1}`), 0o644)
-	os.WriteFile(filepath.Join(drive, "tapefile-0-foreign.json"), randBytes(256<<10, seed+43), 0o644)
-	if r := cairn(t, nil, "tape", "label", "--drive", drive, "foreign"); r.code == 0 || !strings.Contains(r.stderr, "not blank") {
-		t.Errorf("label of a foreign tape: exit %d %q", r.code, r.stderr)
+	os.WriteFile(filepath.Join(drive, "tapefile-0-foreign.json"), e2e.RandBytes(256<<10, seed+43), 0o644)
+	if r := e2e.Cairn(t, nil, "tape", "label", "--drive", drive, "foreign"); r.Code == 0 || !strings.Contains(r.Stderr, "not blank") {
+		t.Errorf("label of a foreign tape: exit %d %q", r.Code, r.Stderr)
 	}
-	if r := cairn(t, nil, "tape", "rebuild-catalog", "--drive", drive, "foreign"); r.code == 0 || !strings.Contains(r.stderr, "foreign tape block") {
-		t.Errorf("rebuild of a foreign tape: exit %d %q", r.code, r.stderr)
+	if r := e2e.Cairn(t, nil, "tape", "rebuild-catalog", "--drive", drive, "foreign"); r.Code == 0 || !strings.Contains(r.Stderr, "foreign tape block") {
+		t.Errorf("rebuild of a foreign tape: exit %d %q", r.Code, r.Stderr)
 	}
 
 	// A corrupt chunk archive: the snapshot is not restored, and does not
@@ -279,16 +281,16 @@ func testTapeBadInput(t *testing.T, dst string) {
 	}
 	f.WriteAt([]byte("garbage!"), 16+48+48+100) // inside the first chunk's blob
 	f.Close()
-	r = cairn(t, nil, "--store", dst, "tape", "restore", "--drive", drive, "--json")
+	r = e2e.Cairn(t, nil, "--store", dst, "tape", "restore", "--drive", drive, "--json")
 	var rr tapeRestoreResult
-	decodeJSON(t, r, &rr)
-	if r.code != 3 || rr.Result.Failed != 1 || rr.Result.OK != 0 {
-		t.Fatalf("restore from a corrupt tape: exit %d %+v\n%s", r.code, rr, r.stderr)
+	e2e.DecodeJSON(t, r, &rr)
+	if r.Code != 3 || rr.Result.Failed != 1 || rr.Result.OK != 0 {
+		t.Fatalf("restore from a corrupt tape: exit %d %+v\n%s", r.Code, rr, r.Stderr)
 	}
-	if list := mustCairn(t, "--store", dst, "snapshots", "--ns", ns); strings.Contains(list.stdout, "vm/1") {
-		t.Fatalf("half-restored snapshot listed:\n%s", list.stdout)
+	if list := e2e.MustCairn(t, "--store", dst, "snapshots", "--ns", ns); strings.Contains(list.Stdout, "vm/1") {
+		t.Fatalf("half-restored snapshot listed:\n%s", list.Stdout)
 	}
-	if r := cairn(t, nil, "tape", "rebuild-catalog", "--drive", drive, "full-1"); r.code == 0 || !strings.Contains(r.stderr, "tape full-1 file 2") {
-		t.Errorf("rebuild of a corrupt tape: exit %d %q", r.code, r.stderr)
+	if r := e2e.Cairn(t, nil, "tape", "rebuild-catalog", "--drive", drive, "full-1"); r.Code == 0 || !strings.Contains(r.Stderr, "tape full-1 file 2") {
+		t.Errorf("rebuild of a corrupt tape: exit %d %q", r.Code, r.Stderr)
 	}
 }

@@ -131,7 +131,7 @@ func (tn *tiny) backup(t *testing.T, at string) {
 	t.Helper()
 	r := e2e.MustCairn(t, "--store", tn.store, "backup", "--type", "host", "--id", "tiny", "--time", at, "--no-sync", "--json", "root.pxar:"+tn.src)
 	var s struct{ Snapshot string }
-	e2e.DecodeJSON(t, r.Stdout, r.Stderr, &s)
+	e2e.DecodeJSON(t, r, &s)
 	tn.snaps = append(tn.snaps, filepath.Join(tn.store, s.Snapshot))
 }
 

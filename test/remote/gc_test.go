@@ -18,6 +18,7 @@ import (
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/index"
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // gcStore makes a store (lazily created prefix directories) with two
@@ -125,7 +126,7 @@ func chunkFiles(t *testing.T, s *store.Store) (chunks, aside int) {
 // to that phase before it was killed.
 func killGC(t *testing.T, st, phaseLine string, delay time.Duration) (reached bool, after string) {
 	t.Helper()
-	cmd := exec.Command(binPath, "--store", st, "-v", "gc", "--atime-cutoff", "0") // -v: the phases are INFO lines
+	cmd := exec.Command(e2e.Binary(), "--store", st, "-v", "gc", "--atime-cutoff", "0") // -v: the phases are INFO lines
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -166,10 +167,10 @@ type gcReport struct {
 
 func runGC(t *testing.T, st string) gcReport {
 	t.Helper()
-	r := mustCairn(t, "--store", st, "gc", "--atime-cutoff", "0", "--json")
+	r := e2e.MustCairn(t, "--store", st, "gc", "--atime-cutoff", "0", "--json")
 	var rep gcReport
-	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
-		t.Fatalf("gc --json: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &rep); err != nil {
+		t.Fatalf("gc --json: %v\n%s", err, r.Stdout)
 	}
 	return rep
 }
@@ -196,7 +197,7 @@ func TestGCKilled(t *testing.T) {
 		t.Error("a killed GC saved a status")
 	}
 	t0 = time.Now()
-	mustCairn(t, "--store", st, "verify", "--read-threads", "8", keep.String())
+	e2e.MustCairn(t, "--store", st, "verify", "--read-threads", "8", keep.String())
 	t.Logf("verify in %s", time.Since(t0))
 
 	ageChunkFiles(t, s) // what the killed phase 1 touched is unused again
@@ -205,7 +206,7 @@ func TestGCKilled(t *testing.T) {
 	}
 	c, aside := chunkFiles(t, s)
 	t.Logf("killed in phase 2: %d of %d chunk files left, %d set aside", c, total, aside)
-	mustCairn(t, "--store", st, "verify", "--read-threads", "8", keep.String())
+	e2e.MustCairn(t, "--store", st, "verify", "--read-threads", "8", keep.String())
 
 	rep := runGC(t, st)
 	if rep.State != "ok" || rep.ChunkRefs != n || rep.MissingChunks != 0 {
@@ -214,8 +215,8 @@ func TestGCKilled(t *testing.T) {
 	if c, aside := chunkFiles(t, s); c != n || aside != 0 {
 		t.Errorf("after the second GC: %d chunk files and %d set aside, want %d and 0", c, aside, n)
 	}
-	mustCairn(t, "--store", st, "verify", "--read-threads", "8", keep.String())
-	if out := mustCairn(t, "--store", st, "snapshots").stdout; !strings.Contains(out, "last GC: ") || !strings.Contains(out, "deduplication factor") {
+	e2e.MustCairn(t, "--store", st, "verify", "--read-threads", "8", keep.String())
+	if out := e2e.MustCairn(t, "--store", st, "snapshots").Stdout; !strings.Contains(out, "last GC: ") || !strings.Contains(out, "deduplication factor") {
 		t.Errorf("snapshots shows no GC line:\n%s", out)
 	}
 }
@@ -257,7 +258,7 @@ func TestGCBadAndTemporaryFiles(t *testing.T) {
 	if _, err := os.Stat(s.ChunkPath(bad) + ".0.bad"); err != nil {
 		t.Errorf("the bad copy of a referenced chunk is gone: %v", err)
 	}
-	if r := cairn(t, nil, "--store", st, "verify", keep.String()); r.code == 0 {
+	if r := e2e.Cairn(t, nil, "--store", st, "verify", keep.String()); r.Code == 0 {
 		t.Error("verify passed with a chunk missing")
 	}
 	// a good copy is back (as a backup stores it): the bad copy goes
@@ -269,13 +270,13 @@ func TestGCBadAndTemporaryFiles(t *testing.T) {
 	if rep.RemovedBad != 1 || rep.StillBad != 0 || rep.MissingChunks != 0 || rep.DiskChunks != n {
 		t.Errorf("second GC: %+v", rep)
 	}
-	mustCairn(t, "--store", st, "verify", "--read-threads", "8", keep.String())
+	e2e.MustCairn(t, "--store", st, "verify", "--read-threads", "8", keep.String())
 	if c, aside := chunkFiles(t, s); c != n || aside != 0 {
 		t.Errorf("%d chunk files and %d set aside, want %d and 0", c, aside, n)
 	}
-	r := mustCairn(t, "--store", st, "gc", "--status")
-	if !strings.Contains(r.stdout, "removed   0 chunks, 1 bad") {
-		t.Errorf("gc --status:\n%s", r.stdout)
+	r := e2e.MustCairn(t, "--store", st, "gc", "--status")
+	if !strings.Contains(r.Stdout, "removed   0 chunks, 1 bad") {
+		t.Errorf("gc --status:\n%s", r.Stdout)
 	}
 }
 
@@ -285,21 +286,21 @@ func TestGCHostileCommandLine(t *testing.T) {
 	s, _ := gcStore(t, 10)
 	st := s.Root()
 	for _, v := range []string{"-1h", "soon", "99999999h", ""} {
-		r := cairn(t, nil, "--store", st, "gc", "--atime-cutoff", v)
-		if r.code != 2 || !strings.Contains(r.stderr, "--atime-cutoff") {
-			t.Errorf("--atime-cutoff %q: exit %d: %s", v, r.code, r.stderr)
+		r := e2e.Cairn(t, nil, "--store", st, "gc", "--atime-cutoff", v)
+		if r.Code != 2 || !strings.Contains(r.Stderr, "--atime-cutoff") {
+			t.Errorf("--atime-cutoff %q: exit %d: %s", v, r.Code, r.Stderr)
 		}
 	}
-	if r := cairn(t, nil, "--store", st, "gc", "--status"); r.code != 0 || !strings.Contains(r.stdout, "no GC") {
-		t.Errorf("status of a store without GC: %d %s %s", r.code, r.stdout, r.stderr)
+	if r := e2e.Cairn(t, nil, "--store", st, "gc", "--status"); r.Code != 0 || !strings.Contains(r.Stdout, "no GC") {
+		t.Errorf("status of a store without GC: %d %s %s", r.Code, r.Stdout, r.Stderr)
 	}
 	os.WriteFile(filepath.Join(st, store.GCStatusName), []byte(`{"state": 7`), 0o600)
-	r := cairn(t, nil, "--store", st, "gc", "--status")
-	if r.code == 0 || !strings.Contains(r.stderr, store.GCStatusName) {
-		t.Errorf("hostile status: exit %d: %s", r.code, r.stderr)
+	r := e2e.Cairn(t, nil, "--store", st, "gc", "--status")
+	if r.Code == 0 || !strings.Contains(r.Stderr, store.GCStatusName) {
+		t.Errorf("hostile status: exit %d: %s", r.Code, r.Stderr)
 	}
-	if r := mustCairn(t, "--store", st, "snapshots"); !strings.Contains(r.stdout, "last GC: ") {
-		t.Errorf("snapshots with a hostile status:\n%s", r.stdout)
+	if r := e2e.MustCairn(t, "--store", st, "snapshots"); !strings.Contains(r.Stdout, "last GC: ") {
+		t.Errorf("snapshots with a hostile status:\n%s", r.Stdout)
 	}
 }
 
@@ -309,7 +310,7 @@ func TestGCHostileCommandLine(t *testing.T) {
 func TestGCFromMount(t *testing.T) {
 	s, keep := gcStore(t, 100)
 	st := s.Root()
-	mnt := mountStore(t, st)
+	mnt := e2e.MountStore(t, st)
 	dir := filepath.Join(mnt, ".jobs", "gc")
 	write := func(line string) error {
 		f, err := os.OpenFile(filepath.Join(dir, "control"), os.O_WRONLY|os.O_TRUNC, 0)
@@ -346,8 +347,8 @@ func TestGCFromMount(t *testing.T) {
 	if status.State != "ok" || status.Result.RemovedChunks != 50 || status.Result.DiskChunks != 100 {
 		t.Errorf("gc job: %+v", status)
 	}
-	if r := mustCairn(t, "--store", st, "gc", "--status"); !strings.Contains(r.stdout, ": ok") {
-		t.Errorf("gc --status after the job:\n%s", r.stdout)
+	if r := e2e.MustCairn(t, "--store", st, "gc", "--status"); !strings.Contains(r.Stdout, ": ok") {
+		t.Errorf("gc --status after the job:\n%s", r.Stdout)
 	}
-	mustCairn(t, "--store", st, "verify", keep.String())
+	e2e.MustCairn(t, "--store", st, "verify", keep.String())
 }

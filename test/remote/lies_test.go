@@ -29,9 +29,9 @@ func TestS3Lies(t *testing.T) {
 	proxy := miniotest.NewProxy(t, srv.Endpoint, 0)
 	var dir, bucket string
 	fresh := func() { dir, bucket = initS3(t, srv, proxy.Endpoint()) } // each subtest its own bucket
-	image, _ := sparseImage(t, 1<<20, 28)
-	backup := func(id, at string) result {
-		return cairn(t, nil, "--store", dir, "backup", "--type", "vm", "--id", id, "--time", at,
+	image, _ := e2e.SparseImage(t, 1<<20, 28)
+	backup := func(id, at string) e2e.Result {
+		return e2e.Cairn(t, nil, "--store", dir, "backup", "--type", "vm", "--id", id, "--time", at,
 			"--chunk-size", "64K", "--no-sync", "disk.img:"+image)
 	}
 	manifests := func(id string) int {
@@ -49,11 +49,11 @@ func TestS3Lies(t *testing.T) {
 		proxy.SetLie(miniotest.LieHeadExists("/.chunks/"))
 		r := backup("phantom", "2026-01-01T00:00:00Z")
 		proxy.SetLie(nil)
-		if r.code != 0 {
-			t.Fatalf("backup: exit %d: %s", r.code, r.stderr)
+		if r.Code != 0 {
+			t.Fatalf("backup: exit %d: %s", r.Code, r.Stderr)
 		}
-		if v := cairn(t, nil, "--store", dir, "verify", "vm/phantom"); v.code != 0 {
-			t.Fatalf("verify after a backup through lying HEADs: exit %d: %s%s", v.code, v.stdout, v.stderr)
+		if v := e2e.Cairn(t, nil, "--store", dir, "verify", "vm/phantom"); v.Code != 0 {
+			t.Fatalf("verify after a backup through lying HEADs: exit %d: %s%s", v.Code, v.Stdout, v.Stderr)
 		}
 	})
 
@@ -62,8 +62,8 @@ func TestS3Lies(t *testing.T) {
 		proxy.SetLie(miniotest.LiePutNotStored("/.chunks/"))
 		r := backup("dropped", "2026-01-01T00:00:00Z")
 		proxy.SetLie(nil)
-		if r.code != 1 || !strings.Contains(r.stderr, "ETag") {
-			t.Fatalf("backup over PUTs that stored nothing: exit %d, want 1 naming the ETag: %s", r.code, r.stderr)
+		if r.Code != 1 || !strings.Contains(r.Stderr, "ETag") {
+			t.Fatalf("backup over PUTs that stored nothing: exit %d, want 1 naming the ETag: %s", r.Code, r.Stderr)
 		}
 		if n := manifests("dropped"); n != 0 {
 			t.Fatalf("%d manifests published", n)
@@ -72,17 +72,17 @@ func TestS3Lies(t *testing.T) {
 
 	t.Run("touch answered without copying", func(t *testing.T) {
 		fresh()
-		if r := backup("touched", "2026-01-01T00:00:00Z"); r.code != 0 {
-			t.Fatalf("first backup: exit %d: %s", r.code, r.stderr)
+		if r := backup("touched", "2026-01-01T00:00:00Z"); r.Code != 0 {
+			t.Fatalf("first backup: exit %d: %s", r.Code, r.Stderr)
 		}
-		mustCairn(t, "--store", dir, "forget", "vm/touched/2026-01-01T00:00:00Z")
+		e2e.MustCairn(t, "--store", dir, "forget", "vm/touched/2026-01-01T00:00:00Z")
 		time.Sleep(1100 * time.Millisecond) // LastModified has whole seconds
 		start := time.Now().Add(-time.Second)
 		proxy.SetLie(miniotest.LieCopyNotMade("/.chunks/"))
 		r := backup("touched", "2026-01-02T00:00:00Z")
 		proxy.SetLie(nil)
-		if r.code != 0 {
-			t.Fatalf("second backup: exit %d: %s", r.code, r.stderr)
+		if r.Code != 0 {
+			t.Fatalf("second backup: exit %d: %s", r.Code, r.Stderr)
 		}
 		// every chunk it reused was stored again, not left with its old age
 		for o := range srv.Client(t).ListObjectsIter(context.Background(), bucket, minio.ListObjectsOptions{Prefix: "cairn/.chunks/", Recursive: true}) {
@@ -126,8 +126,8 @@ func TestS3LieListingLags(t *testing.T) {
 	if err := bk.Finish(); err != nil {
 		t.Fatal(err)
 	}
-	if r := cairn(t, nil, "--store", a.Root(), "verify"); r.code != 0 {
-		t.Fatalf("verify after a GC whose writer listing lagged (it removed %d chunks): exit %d: %s%s", n.RemovedChunks, r.code, r.stdout, r.stderr)
+	if r := e2e.Cairn(t, nil, "--store", a.Root(), "verify"); r.Code != 0 {
+		t.Fatalf("verify after a GC whose writer listing lagged (it removed %d chunks): exit %d: %s%s", n.RemovedChunks, r.Code, r.Stdout, r.Stderr)
 	}
 }
 
@@ -143,7 +143,7 @@ func TestS3LieListingLagsBinary(t *testing.T) {
 	creds := storetest.CredentialsFile(t, srv)
 	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
 	for _, h := range []struct{ dir, endpoint string }{{a, srv.Endpoint}, {b, proxy.Endpoint()}} {
-		mustCairn(t, "--store", h.dir, "init", "--s3", "s3://"+bucket+"/cairn", "--endpoint", h.endpoint,
+		e2e.MustCairn(t, "--store", h.dir, "init", "--s3", "s3://"+bucket+"/cairn", "--endpoint", h.endpoint,
 			"--path-style", "--credentials-file", creds)
 	}
 	pr, pw := io.Pipe()
@@ -158,14 +158,14 @@ func TestS3LieListingLagsBinary(t *testing.T) {
 	done := make(chan struct{})
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait(); close(done) }()
-	data := randBytes(16<<20, 2801)
+	data := e2e.RandBytes(16<<20, 2801)
 	if _, err := pw.Write(data[:12<<20]); err != nil {
 		t.Fatal(err)
 	}
 	waitChunks(t, srv, bucket, 11, done)
 	time.Sleep(1100 * time.Millisecond) // older than the GC's start: LastModified has whole seconds
 	proxy.SetLie(miniotest.LieListOmits(".cairn/leases/writers/"))
-	gc := cairn(t, nil, "--store", b, "gc", "--atime-cutoff", "0")
+	gc := e2e.Cairn(t, nil, "--store", b, "gc", "--atime-cutoff", "0")
 	proxy.SetLie(nil)
 	if _, err := pw.Write(data[12<<20:]); err != nil {
 		t.Fatal(err)
@@ -174,10 +174,10 @@ func TestS3LieListingLagsBinary(t *testing.T) {
 	if err := <-waited; err != nil {
 		t.Fatalf("backup: %v: %s", err, stderr.String())
 	}
-	if gc.code != 0 {
-		t.Fatalf("gc: exit %d: %s", gc.code, gc.stderr)
+	if gc.Code != 0 {
+		t.Fatalf("gc: exit %d: %s", gc.Code, gc.Stderr)
 	}
-	if v := cairn(t, nil, "--store", a, "verify"); v.code != 0 {
-		t.Fatalf("verify after a GC whose writer listing lagged (gc said: %s): exit %d: %s%s", gc.stdout, v.code, v.stdout, v.stderr)
+	if v := e2e.Cairn(t, nil, "--store", a, "verify"); v.Code != 0 {
+		t.Fatalf("verify after a GC whose writer listing lagged (gc said: %s): exit %d: %s%s", gc.Stdout, v.Code, v.Stdout, v.Stderr)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cairnfs/cairn/internal/miniotest"
 	"github.com/cairnfs/cairn/store/storetest"
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // An object store that cannot be reached: a command fails at once with
@@ -16,27 +17,27 @@ func TestS3Unreachable(t *testing.T) {
 	t.Parallel()
 	srv := miniotest.StartOwn(t)
 	dir, _ := initS3(t, srv, srv.Endpoint)
-	image, _ := sparseImage(t, 1<<20, 3001)
-	mustCairn(t, "--store", dir, "backup", "--type", "vm", "--id", "off", "--time", "2026-01-01T00:00:00Z", "disk.img:"+image)
+	image, _ := e2e.SparseImage(t, 1<<20, 3001)
+	e2e.MustCairn(t, "--store", dir, "backup", "--type", "vm", "--id", "off", "--time", "2026-01-01T00:00:00Z", "disk.img:"+image)
 	srv.Stop()
 	defer srv.Restart() //nolint:errcheck // the server's own cleanup stops it
 
-	ls := cairn(t, nil, "--store", dir, "snapshots")
-	if ls.code != 0 || !strings.Contains(ls.stdout, "vm/off/2026-01-01T00:00:00Z") ||
-		!strings.Contains(ls.stderr, "bucket unreachable: working from the local mirror of its snapshots, as of") {
-		t.Fatalf("snapshots with the server down: exit %d\n%s%s", ls.code, ls.stdout, ls.stderr)
+	ls := e2e.Cairn(t, nil, "--store", dir, "snapshots")
+	if ls.Code != 0 || !strings.Contains(ls.Stdout, "vm/off/2026-01-01T00:00:00Z") ||
+		!strings.Contains(ls.Stderr, "bucket unreachable: working from the local mirror of its snapshots, as of") {
+		t.Fatalf("snapshots with the server down: exit %d\n%s%s", ls.Code, ls.Stdout, ls.Stderr)
 	}
-	bk := cairn(t, nil, "--store", dir, "backup", "--type", "vm", "--id", "off", "disk.img:"+image)
-	last := lastLine(bk.stderr)
-	if bk.code != 1 || !strings.Contains(last, "unreachable (connection refused)") || strings.Contains(bk.stderr, "retrying") || len(last) > 300 {
-		t.Fatalf("backup with the server down: exit %d, want 1 with one short line and no retries:\n%s", bk.code, bk.stderr)
+	bk := e2e.Cairn(t, nil, "--store", dir, "backup", "--type", "vm", "--id", "off", "disk.img:"+image)
+	last := lastLine(bk.Stderr)
+	if bk.Code != 1 || !strings.Contains(last, "unreachable (connection refused)") || strings.Contains(bk.Stderr, "retrying") || len(last) > 300 {
+		t.Fatalf("backup with the server down: exit %d, want 1 with one short line and no retries:\n%s", bk.Code, bk.Stderr)
 	}
 
 	// a name that does not resolve: init fails at once, nothing made
 	nodns := filepath.Join(t.TempDir(), "nodns")
-	r := cairn(t, nil, "--store", nodns, "init", "--s3", "s3://bucket/x", "--endpoint", "http://cairn-test.invalid:9000",
+	r := e2e.Cairn(t, nil, "--store", nodns, "init", "--s3", "s3://bucket/x", "--endpoint", "http://cairn-test.invalid:9000",
 		"--path-style", "--credentials-file", storetest.CredentialsFile(t, srv))
-	if r.code != 1 || !strings.Contains(r.stderr, "unreachable") || strings.Contains(r.stderr, "retrying") {
-		t.Fatalf("init at a name that does not resolve: exit %d:\n%s", r.code, r.stderr)
+	if r.Code != 1 || !strings.Contains(r.Stderr, "unreachable") || strings.Contains(r.Stderr, "retrying") {
+		t.Fatalf("init at a name that does not resolve: exit %d:\n%s", r.Code, r.Stderr)
 	}
 }

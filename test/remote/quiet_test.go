@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cairnfs/cairn/internal/miniotest"
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // The commands a cron job or a timer runs, with -q, print nothing when
@@ -19,18 +20,18 @@ import (
 func TestQuietCommands(t *testing.T) {
 	t.Parallel() // its own stores and bucket
 	srv := miniotest.Start(t)
-	dir := t.TempDir()
+	dir := e2e.TmpfsDir(t, "cairn-e2e-quiet-") // two stores: see e2e.SharedStore
 	local, copied := filepath.Join(dir, "local"), filepath.Join(dir, "copy")
 	for _, st := range []string{local, copied} {
-		mustCairn(t, "--store", st, "init", "-q")
+		e2e.MustCairn(t, "--store", st, "init", "-q")
 	}
 	remote, _ := initS3(t, srv, srv.Endpoint)
 	img := filepath.Join(dir, "disk.raw")
-	if err := os.WriteFile(img, randBytes(3<<20, 2901), 0o644); err != nil {
+	if err := os.WriteFile(img, e2e.RandBytes(3<<20, 2901), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tree := filepath.Join(dir, "tree")
-	writeTree(t, tree, map[string]string{"a": "alpha\n", "d/b": strings.Repeat("beta\n", 5000)})
+	e2e.WriteTree(t, tree, map[string]string{"a": "alpha\n", "d/b": strings.Repeat("beta\n", 5000)})
 	drive := filepath.Join(dir, "drive")
 	if err := os.Mkdir(drive, 0o700); err != nil {
 		t.Fatal(err)
@@ -38,10 +39,10 @@ func TestQuietCommands(t *testing.T) {
 
 	quiet := func(t *testing.T, args ...string) {
 		t.Helper()
-		r := cairn(t, nil, append([]string{"-q"}, args...)...)
-		if r.code != 0 || r.stdout != "" || r.stderr != "" {
+		r := e2e.Cairn(t, nil, append([]string{"-q"}, args...)...)
+		if r.Code != 0 || r.Stdout != "" || r.Stderr != "" {
 			t.Errorf("cairn -q %s: exit %d, want 0 and no output\nstdout: %s\nstderr: %s",
-				strings.Join(args, " "), r.code, r.stdout, r.stderr)
+				strings.Join(args, " "), r.Code, r.Stdout, r.Stderr)
 		}
 	}
 	for _, b := range [][2]string{{"1", "2026-01-01T10:00:00Z"}, {"2", "2026-01-01T10:00:00Z"}, {"1", "2026-01-02T10:00:00Z"}} {
@@ -66,19 +67,19 @@ func TestQuietCommands(t *testing.T) {
 	}
 	// They did their work: the copy has both groups (from tape, by sync),
 	// the bucket the synced groups and the backup.
-	if out := mustCairn(t, "--store", copied, "snapshots").stdout; !strings.Contains(out, "vm/1/") || !strings.Contains(out, "vm/2/") {
+	if out := e2e.MustCairn(t, "--store", copied, "snapshots").Stdout; !strings.Contains(out, "vm/1/") || !strings.Contains(out, "vm/2/") {
 		t.Errorf("the copy's snapshots after tape restore -q and sync -q: %s", out)
 	}
-	if out := mustCairn(t, "--store", remote, "snapshots").stdout; !strings.Contains(out, "vm/2/") || !strings.Contains(out, "host/h/") {
+	if out := e2e.MustCairn(t, "--store", remote, "snapshots").Stdout; !strings.Contains(out, "vm/2/") || !strings.Contains(out, "host/h/") {
 		t.Errorf("the bucket's snapshots after sync -q and backup -q: %s", out)
 	}
 	// Without -q a plain gc shows its summary, and no INFO line (-v's).
-	r := mustCairn(t, "--store", local, "gc")
-	if !strings.Contains(r.stdout, "on disk") || strings.Contains(r.stderr, "level=INFO") {
-		t.Errorf("gc: want its summary and no INFO line\nstdout: %s\nstderr: %s", r.stdout, r.stderr)
+	r := e2e.MustCairn(t, "--store", local, "gc")
+	if !strings.Contains(r.Stdout, "on disk") || strings.Contains(r.Stderr, "level=INFO") {
+		t.Errorf("gc: want its summary and no INFO line\nstdout: %s\nstderr: %s", r.Stdout, r.Stderr)
 	}
-	if r := mustCairn(t, "--store", local, "gc", "-v"); !strings.Contains(r.stderr, "level=INFO") {
-		t.Errorf("gc -v: no INFO line: %s", r.stderr)
+	if r := e2e.MustCairn(t, "--store", local, "gc", "-v"); !strings.Contains(r.Stderr, "level=INFO") {
+		t.Errorf("gc -v: no INFO line: %s", r.Stderr)
 	}
 }
 
@@ -87,14 +88,14 @@ func TestQuietCommands(t *testing.T) {
 func TestQuietErrors(t *testing.T) {
 	t.Parallel()
 	srv := miniotest.StartOwn(t) // stopped below
-	dir := t.TempDir()
+	dir := e2e.TmpfsDir(t, "cairn-e2e-quiet-") // a store: see e2e.SharedStore
 	local := filepath.Join(dir, "local")
-	mustCairn(t, "--store", local, "init", "-q")
+	e2e.MustCairn(t, "--store", local, "init", "-q")
 	img := filepath.Join(dir, "disk.raw")
-	if err := os.WriteFile(img, randBytes(1<<20, 2902), 0o644); err != nil {
+	if err := os.WriteFile(img, e2e.RandBytes(1<<20, 2902), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	mustCairn(t, "--store", local, "backup", "-q", "--type", "vm", "--id", "1", "--no-sync", "disk.img:"+img)
+	e2e.MustCairn(t, "--store", local, "backup", "-q", "--type", "vm", "--id", "1", "--no-sync", "disk.img:"+img)
 	remote, _ := initS3(t, srv, srv.Endpoint)
 
 	// A corrupt chunk: verify finishes, exit 3.
@@ -122,13 +123,13 @@ func TestQuietErrors(t *testing.T) {
 		{1, "unreachable", []string{"--store", remote, "backup", "--type", "vm", "--id", "1", "--no-sync", "disk.img:" + img}},
 		{1, "", []string{"--store", local, "restore", "vm/9/latest", "disk.img", filepath.Join(dir, "out")}},
 	} {
-		r := cairn(t, nil, append([]string{"-q"}, c.args...)...)
-		if r.code != c.code || r.stdout != "" || !strings.HasPrefix(r.stderr, "cairn: ") || !strings.Contains(r.stderr, c.want) {
+		r := e2e.Cairn(t, nil, append([]string{"-q"}, c.args...)...)
+		if r.Code != c.code || r.Stdout != "" || !strings.HasPrefix(r.Stderr, "cairn: ") || !strings.Contains(r.Stderr, c.want) {
 			t.Errorf("cairn -q %s: exit %d (want %d), stdout %q, stderr (want the error, %q): %s",
-				strings.Join(c.args, " "), r.code, c.code, r.stdout, c.want, r.stderr)
+				strings.Join(c.args, " "), r.Code, c.code, r.Stdout, c.want, r.Stderr)
 		}
-		if strings.Contains(r.stderr, "level=") {
-			t.Errorf("cairn -q %s logged more than its error: %s", strings.Join(c.args, " "), r.stderr)
+		if strings.Contains(r.Stderr, "level=") {
+			t.Errorf("cairn -q %s logged more than its error: %s", strings.Join(c.args, " "), r.Stderr)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairnfs/cairn/internal/miniotest"
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // TestGCS3 runs gc with the binary on a store in a MinIO bucket: after a
@@ -23,18 +24,18 @@ func TestGCS3(t *testing.T) {
 	s3 := []string{"--s3", url, "--endpoint", srv.Endpoint, "--path-style", "--region", "us-east-1"}
 	tmp := t.TempDir()
 	one, two := filepath.Join(tmp, "one"), filepath.Join(tmp, "two")
-	run := func(args ...string) result {
+	run := func(args ...string) e2e.Result {
 		t.Helper()
-		r := cairn(t, env, args...)
-		if r.code != 0 {
-			t.Fatalf("cairn %s: exit %d\n%s%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+		r := e2e.Cairn(t, env, args...)
+		if r.Code != 0 {
+			t.Fatalf("cairn %s: exit %d\n%s%s", strings.Join(args, " "), r.Code, r.Stdout, r.Stderr)
 		}
 		return r
 	}
 	run(append([]string{"--store", one, "init"}, s3...)...)
 	run(append([]string{"--store", two, "init"}, s3...)...)
-	first, _ := sparseImage(t, 4<<20, 1)
-	second, _ := sparseImage(t, 4<<20, 2)
+	first, _ := e2e.SparseImage(t, 4<<20, 1)
+	second, _ := e2e.SparseImage(t, 4<<20, 2)
 	run("--store", one, "backup", "--type", "vm", "--id", "1", "--time", "2025-01-01T00:00:00Z", "--chunk-size", "64K", "disk.img:"+first)
 	run("--store", one, "backup", "--type", "vm", "--id", "1", "--time", "2025-01-02T00:00:00Z", "--chunk-size", "64K", "disk.img:"+second)
 	run("--store", one, "forget", "vm/1/2025-01-01T00:00:00Z")
@@ -51,10 +52,10 @@ func TestGCS3(t *testing.T) {
 
 func gcJSON(t *testing.T, env []string, st string) gcReport {
 	t.Helper()
-	r := cairn(t, env, "--store", st, "gc", "--atime-cutoff", "0", "--json")
+	r := e2e.Cairn(t, env, "--store", st, "gc", "--atime-cutoff", "0", "--json")
 	var rep gcReport
-	if r.code != 0 || json.Unmarshal([]byte(r.stdout), &rep) != nil {
-		t.Fatalf("gc --json: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r.Code != 0 || json.Unmarshal([]byte(r.Stdout), &rep) != nil {
+		t.Fatalf("gc --json: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	return rep
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cairnfs/cairn/internal/miniotest"
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // TestInitS3 runs `cairn init --s3` with the binary against a real MinIO:
@@ -26,26 +27,26 @@ func TestInitS3(t *testing.T) {
 	one, two := filepath.Join(tmp, "one"), filepath.Join(tmp, "two")
 	s3 := []string{"--s3", url, "--endpoint", srv.Endpoint, "--path-style", "--region", "us-east-1"}
 
-	r := cairn(t, env, append([]string{"--store", one, "init", "--cache-size", "64M"}, s3...)...)
-	if r.code != 0 || !strings.Contains(r.stdout, "created store") || !strings.Contains(r.stdout, url) {
-		t.Fatalf("init: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	r := e2e.Cairn(t, env, append([]string{"--store", one, "init", "--cache-size", "64M"}, s3...)...)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "created store") || !strings.Contains(r.Stdout, url) {
+		t.Fatalf("init: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	path, data := sparseImage(t, 5<<20, 7)
-	if r := cairn(t, env, "--store", one, "backup", "--type", "vm", "--id", "7", "--chunk-size", "1M", "disk.img:"+path); r.code != 0 {
-		t.Fatalf("backup: exit %d\n%s", r.code, r.stderr)
+	path, data := e2e.SparseImage(t, 5<<20, 7)
+	if r := e2e.Cairn(t, env, "--store", one, "backup", "--type", "vm", "--id", "7", "--chunk-size", "1M", "disk.img:"+path); r.Code != 0 {
+		t.Fatalf("backup: exit %d\n%s", r.Code, r.Stderr)
 	}
 	// a second host's directory on the same prefix, keys from a file
 	creds := filepath.Join(tmp, "creds")
 	if err := os.WriteFile(creds, []byte("AWS_ACCESS_KEY_ID="+srv.AccessKey+"\nAWS_SECRET_ACCESS_KEY="+srv.SecretKey+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r = cairn(t, nil, append([]string{"--store", two, "init", "--credentials-file", creds}, s3...)...)
-	if r.code != 0 || !strings.Contains(r.stdout, "attached") {
-		t.Fatalf("init of a second directory: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	r = e2e.Cairn(t, nil, append([]string{"--store", two, "init", "--credentials-file", creds}, s3...)...)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "attached") {
+		t.Fatalf("init of a second directory: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
-	out := cairn(t, nil, "--store", two, "cat", "vm/7", "disk.img")
-	if out.code != 0 || !bytes.Equal([]byte(out.stdout), data) {
-		t.Fatalf("cat through the second directory: exit %d, %d bytes (want %d)\n%s", out.code, len(out.stdout), len(data), out.stderr)
+	out := e2e.Cairn(t, nil, "--store", two, "cat", "vm/7", "disk.img")
+	if out.Code != 0 || !bytes.Equal([]byte(out.Stdout), data) {
+		t.Fatalf("cat through the second directory: exit %d, %d bytes (want %d)\n%s", out.Code, len(out.Stdout), len(data), out.Stderr)
 	}
 
 	os.WriteFile(filepath.Join(tmp, "open-creds"), []byte("AWS_ACCESS_KEY_ID=a\nAWS_SECRET_ACCESS_KEY=b\n"), 0o644)
@@ -68,13 +69,13 @@ func TestInitS3(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "store")
-			r := cairn(t, tc.env, append([]string{"--store", dir, "init"}, tc.args...)...)
-			t.Log(strings.TrimSpace(r.stderr))
-			if r.code != tc.code || !strings.Contains(r.stderr, tc.want) {
-				t.Fatalf("exit %d (want %d), stderr %q: want it to say %q", r.code, tc.code, r.stderr, tc.want)
+			r := e2e.Cairn(t, tc.env, append([]string{"--store", dir, "init"}, tc.args...)...)
+			t.Log(strings.TrimSpace(r.Stderr))
+			if r.Code != tc.code || !strings.Contains(r.Stderr, tc.want) {
+				t.Fatalf("exit %d (want %d), stderr %q: want it to say %q", r.Code, tc.code, r.Stderr, tc.want)
 			}
-			if strings.Contains(r.stderr+r.stdout, srv.SecretKey) || strings.Contains(r.stderr+r.stdout, "not-the-secret-xyz") {
-				t.Fatalf("output shows a secret: %s", r.stderr)
+			if strings.Contains(r.Stderr+r.Stdout, srv.SecretKey) || strings.Contains(r.Stderr+r.Stdout, "not-the-secret-xyz") {
+				t.Fatalf("output shows a secret: %s", r.Stderr)
 			}
 			if _, err := os.Stat(dir); !os.IsNotExist(err) {
 				t.Fatalf("%s created: %v", dir, err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairnfs/cairn/internal/miniotest"
 	"github.com/cairnfs/cairn/store/storetest"
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // Two hosts (two store directories made by `cairn init --s3` on one
@@ -20,35 +21,35 @@ func TestS3TwoHosts(t *testing.T) {
 	srv := miniotest.Start(t)
 	a, bucket := initS3(t, srv, srv.Endpoint)
 	b := filepath.Join(t.TempDir(), "store")
-	mustCairn(t, "--store", b, "init", "--s3", "s3://"+bucket+"/cairn", "--endpoint", srv.Endpoint,
+	e2e.MustCairn(t, "--store", b, "init", "--s3", "s3://"+bucket+"/cairn", "--endpoint", srv.Endpoint,
 		"--path-style", "--credentials-file", storetest.CredentialsFile(t, srv))
-	img, data := sparseImage(t, 3<<20, 41)
-	r := mustCairn(t, "--store", a, "backup", "--type", "vm", "--id", "7", "--chunk-size", "1M", "--json", "disk.img:"+img)
+	img, data := e2e.SparseImage(t, 3<<20, 41)
+	r := e2e.MustCairn(t, "--store", a, "backup", "--type", "vm", "--id", "7", "--chunk-size", "1M", "--json", "disk.img:"+img)
 	var sum struct {
 		Snapshot string `json:"snapshot"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || !strings.HasPrefix(sum.Snapshot, "vm/7/") {
-		t.Fatalf("backup summary %q: %v", r.stdout, err)
+	if err := json.Unmarshal([]byte(r.Stdout), &sum); err != nil || !strings.HasPrefix(sum.Snapshot, "vm/7/") {
+		t.Fatalf("backup summary %q: %v", r.Stdout, err)
 	}
 	snap := sum.Snapshot
-	list := mustCairn(t, "--store", b, "snapshots").stdout
+	list := e2e.MustCairn(t, "--store", b, "snapshots").Stdout
 	if !strings.Contains(list, "vm/7/") {
 		t.Fatalf("host b does not list host a's snapshot:\n%s", list)
 	}
-	if got := mustCairn(t, "--store", b, "cat", "vm/7", "disk.img").stdout; got != string(data) {
+	if got := e2e.MustCairn(t, "--store", b, "cat", "vm/7", "disk.img").Stdout; got != string(data) {
 		t.Fatal("host b reads other data than host a backed up")
 	}
-	mustCairn(t, "--store", a, "protect", snap)
-	mustCairn(t, "--store", a, "notes", snap, "set on host a") // protected: notes still change, as in PBS
-	if got := mustCairn(t, "--store", b, "notes", snap).stdout; got != "set on host a\n" {
+	e2e.MustCairn(t, "--store", a, "protect", snap)
+	e2e.MustCairn(t, "--store", a, "notes", snap, "set on host a") // protected: notes still change, as in PBS
+	if got := e2e.MustCairn(t, "--store", b, "notes", snap).Stdout; got != "set on host a\n" {
 		t.Errorf("host b reads notes %q, want those host a set", got)
 	}
-	if r := cairn(t, nil, "--store", b, "forget", snap); r.code == 0 || !strings.Contains(r.stderr, "protected") {
-		t.Fatalf("forget of a snapshot another host protected: exit %d, %s", r.code, r.stderr)
+	if r := e2e.Cairn(t, nil, "--store", b, "forget", snap); r.Code == 0 || !strings.Contains(r.Stderr, "protected") {
+		t.Fatalf("forget of a snapshot another host protected: exit %d, %s", r.Code, r.Stderr)
 	}
-	mustCairn(t, "--store", a, "unprotect", snap)
-	mustCairn(t, "--store", b, "forget", snap)
-	if list := mustCairn(t, "--store", a, "snapshots").stdout; strings.Contains(list, "vm/7/") {
+	e2e.MustCairn(t, "--store", a, "unprotect", snap)
+	e2e.MustCairn(t, "--store", b, "forget", snap)
+	if list := e2e.MustCairn(t, "--store", a, "snapshots").Stdout; strings.Contains(list, "vm/7/") {
 		t.Fatalf("host a still lists the snapshot host b forgot:\n%s", list)
 	}
 	for _, k := range s3Keys(t, srv, bucket, "cairn/vm/") {
@@ -56,5 +57,5 @@ func TestS3TwoHosts(t *testing.T) {
 			t.Errorf("the bucket keeps %s of the forgotten snapshot", k)
 		}
 	}
-	mustCairn(t, "--store", a, "verify")
+	e2e.MustCairn(t, "--store", a, "verify")
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairnfs/cairn/internal/miniotest"
 	"github.com/cairnfs/cairn/store/storetest"
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // s3Keys returns every key of bucket (prefix p), via a client of the
@@ -35,7 +36,7 @@ func initS3(t *testing.T, srv *miniotest.Server, endpoint string) (dir, bucket s
 	t.Helper()
 	bucket = srv.NewBucket(t)
 	dir = filepath.Join(t.TempDir(), "store")
-	mustCairn(t, "--store", dir, "init", "--s3", "s3://"+bucket+"/cairn", "--endpoint", endpoint,
+	e2e.MustCairn(t, "--store", dir, "init", "--s3", "s3://"+bucket+"/cairn", "--endpoint", endpoint,
 		"--path-style", "--credentials-file", storetest.CredentialsFile(t, srv), "--cache-size", "64M")
 	return dir, bucket
 }
@@ -92,13 +93,13 @@ func chunkCount(t *testing.T, srv *miniotest.Server, bucket string) int {
 
 // startBackup starts `cairn [flags] backup` of image as vm/ID (64 KiB
 // chunks: many requests) and returns its result channel.
-func startBackup(t *testing.T, dir, id, image string, flags ...string) (<-chan result, <-chan struct{}) {
+func startBackup(t *testing.T, dir, id, image string, flags ...string) (<-chan e2e.Result, <-chan struct{}) {
 	t.Helper()
-	out := make(chan result, 1)
+	out := make(chan e2e.Result, 1)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		out <- cairn(t, nil, append(flags, "--store", dir, "backup", "--type", "vm", "--id", id, "--chunk-size", "64K",
+		out <- e2e.Cairn(t, nil, append(flags, "--store", dir, "backup", "--type", "vm", "--id", id, "--chunk-size", "64K",
 			"--no-sync", "disk.img:"+image)...)
 	}()
 	return out, done
@@ -122,7 +123,7 @@ func TestS3ServerStoppedMidBackup(t *testing.T) {
 	dir, bucket := initS3(t, srv, proxy.Endpoint())
 	image := func(seed uint64) string {
 		p := filepath.Join(t.TempDir(), "disk.raw")
-		if err := os.WriteFile(p, randBytes(32<<20, seed), 0o644); err != nil {
+		if err := os.WriteFile(p, e2e.RandBytes(32<<20, seed), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return p
@@ -140,17 +141,17 @@ func TestS3ServerStoppedMidBackup(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := <-res
-	if r.code != 0 {
-		t.Fatalf("backup across a short outage: exit %d: %s", r.code, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("backup across a short outage: exit %d: %s", r.Code, r.Stderr)
 	}
 	retries := 0
-	for _, rec := range jsonLines(t, r.stderr) {
+	for _, rec := range jsonLines(t, r.Stderr) {
 		if strings.Contains(fmt.Sprint(rec["msg"]), "retrying") && rec["level"] == "INFO" && rec["bucket"] == bucket {
 			retries++
 		}
 	}
 	if retries == 0 {
-		t.Errorf("no retry logged (as an INFO JSON record naming the bucket) across the outage: %s", r.stderr)
+		t.Errorf("no retry logged (as an INFO JSON record naming the bucket) across the outage: %s", r.Stderr)
 	}
 
 	// Gone for good.
@@ -161,19 +162,19 @@ func TestS3ServerStoppedMidBackup(t *testing.T) {
 	srv.Stop()
 	start := time.Now()
 	r = <-res
-	t.Logf("backup with the server down failed after %v: %s", time.Since(start), lastLine(r.stderr))
-	if r.code == 0 {
+	t.Logf("backup with the server down failed after %v: %s", time.Since(start), lastLine(r.Stderr))
+	if r.Code == 0 {
 		t.Fatal("backup with the server down succeeded")
 	}
-	if strings.Contains(r.stderr, "retrying") { // without -v: its error only
-		t.Errorf("retries logged without -v: %s", r.stderr)
+	if strings.Contains(r.Stderr, "retrying") { // without -v: its error only
+		t.Errorf("retries logged without -v: %s", r.Stderr)
 	}
 	// The cause: the proxy's 503 (with "connection refused" in its body,
 	// which a HEAD's answer has not).
-	if msg := lastLine(r.stderr); !strings.Contains(msg, bucket) || !strings.Contains(msg, "attempts") ||
+	if msg := lastLine(r.Stderr); !strings.Contains(msg, bucket) || !strings.Contains(msg, "attempts") ||
 		!strings.Contains(msg, "connection refused") && !strings.Contains(msg, "503 Service Unavailable") ||
-		strings.Contains(r.stderr, srv.SecretKey) {
-		t.Fatalf("error of the failed backup (want the bucket, the cause, no secret): %s", r.stderr)
+		strings.Contains(r.Stderr, srv.SecretKey) {
+		t.Fatalf("error of the failed backup (want the bucket, the cause, no secret): %s", r.Stderr)
 	}
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
@@ -184,14 +185,14 @@ func TestS3ServerStoppedMidBackup(t *testing.T) {
 			t.Fatalf("the failed backup left a manifest: %s", k)
 		}
 	}
-	if out := mustCairn(t, "--store", dir, "snapshots").stdout; strings.Contains(out, "vm/b/") {
+	if out := e2e.MustCairn(t, "--store", dir, "snapshots").Stdout; strings.Contains(out, "vm/b/") {
 		t.Fatalf("the failed backup is listed: %s", out)
 	}
-	mustCairn(t, "--store", dir, "backup", "--type", "vm", "--id", "b", "--chunk-size", "64K", "--no-sync", "disk.img:"+imgB)
-	if out := mustCairn(t, "--store", dir, "snapshots").stdout; strings.Count(out, "vm/b/") != 1 || strings.Count(out, "vm/a/") != 1 {
+	e2e.MustCairn(t, "--store", dir, "backup", "--type", "vm", "--id", "b", "--chunk-size", "64K", "--no-sync", "disk.img:"+imgB)
+	if out := e2e.MustCairn(t, "--store", dir, "snapshots").Stdout; strings.Count(out, "vm/b/") != 1 || strings.Count(out, "vm/a/") != 1 {
 		t.Fatalf("snapshots after the next backup: %s", out)
 	}
-	mustCairn(t, "--store", dir, "verify")
+	e2e.MustCairn(t, "--store", dir, "verify")
 
 	// A chunk deleted behind cairn's back (and from its local cache).
 	chunks := s3Keys(t, srv, bucket, "cairn/.chunks/")
@@ -202,12 +203,12 @@ func TestS3ServerStoppedMidBackup(t *testing.T) {
 	if err := os.RemoveAll(filepath.Join(dir, ".chunk-cache")); err != nil {
 		t.Fatal(err)
 	}
-	r = cairn(t, nil, "--store", dir, "verify")
-	if r.code == 0 {
-		t.Fatalf("verify passed with chunk %s deleted: %s", victim, r.stdout)
+	r = e2e.Cairn(t, nil, "--store", dir, "verify")
+	if r.Code == 0 {
+		t.Fatalf("verify passed with chunk %s deleted: %s", victim, r.Stdout)
 	}
-	if digest := filepath.Base(victim); !strings.Contains(r.stdout+r.stderr, digest) {
-		t.Fatalf("verify does not name the missing chunk %s: %s %s", digest, r.stdout, r.stderr)
+	if digest := filepath.Base(victim); !strings.Contains(r.Stdout+r.Stderr, digest) {
+		t.Fatalf("verify does not name the missing chunk %s: %s %s", digest, r.Stdout, r.Stderr)
 	}
 }
 

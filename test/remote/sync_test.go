@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairnfs/cairn/chunk"
 	"github.com/cairnfs/cairn/internal/miniotest"
+	"github.com/cairnfs/cairn/test/e2e"
 )
 
 // syncReport is the part of `cairn sync --json` (and of the sync job's
@@ -34,22 +35,22 @@ type syncReport struct {
 // namespace of the shared store; it returns the store, the namespace,
 // the image snapshots and their data.
 func syncSource(t *testing.T) (st, ns string, snaps []string, imgs [][]byte) {
-	st = sharedStore(t)
-	ns, seed := uniqueNS("sync")
-	base := randBytes(2<<20, seed)
+	st = e2e.SharedStore(t)
+	ns, seed := e2e.UniqueNS("sync")
+	base := e2e.RandBytes(2<<20, seed)
 	for i := range 3 {
 		img := bytes.Clone(base)
-		copy(img[i*256<<10:], randBytes(256<<10, seed+uint64(i)+1))
+		copy(img[i*256<<10:], e2e.RandBytes(256<<10, seed+uint64(i)+1))
 		imgs = append(imgs, img)
-		snaps = append(snaps, tapeBackup(t, st, ns, "1", fmt.Sprintf("2024-05-0%dT10:00:00Z", i+1), img))
+		snaps = append(snaps, e2e.TapeBackup(t, st, ns, "1", fmt.Sprintf("2024-05-0%dT10:00:00Z", i+1), img))
 	}
 	src := t.TempDir()
 	for i := range 20 {
-		if err := os.WriteFile(filepath.Join(src, fmt.Sprintf("f%d", i)), randBytes(10<<10+i, seed+100+uint64(i)), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(src, fmt.Sprintf("f%d", i)), e2e.RandBytes(10<<10+i, seed+100+uint64(i)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	mustCairn(t, "--store", st, "backup", "--ns", ns, "--type", "host", "--id", "files", "--no-sync", "tree.pxar:"+src)
+	e2e.MustCairn(t, "--store", st, "backup", "--ns", ns, "--type", "host", "--id", "files", "--no-sync", "tree.pxar:"+src)
 	return st, ns, snaps, imgs
 }
 
@@ -59,53 +60,53 @@ func syncSource(t *testing.T) (st, ns string, snaps []string, imgs [][]byte) {
 func TestSyncCLI(t *testing.T) {
 	t.Parallel() // no mount, its own stores and bucket: beside the other S3 and sync tests
 	st, ns, snaps, imgs := syncSource(t)
-	dst := filepath.Join(tmpfsDir(t, "cairn-e2e-"), "copy")
-	mustCairn(t, "--store", dst, "init")
+	dst := filepath.Join(e2e.TmpfsDir(t, "cairn-e2e-"), "copy")
+	e2e.MustCairn(t, "--store", dst, "init")
 
 	var rep syncReport
-	decodeJSON(t, mustCairn(t, "sync", "--from", st, "--to", dst, "--ns", ns, "--json"), &rep)
+	e2e.DecodeJSON(t, e2e.MustCairn(t, "sync", "--from", st, "--to", dst, "--ns", ns, "--json"), &rep)
 	if rep.Copied != 4 || rep.Failed != 0 || rep.ChunksCopied == 0 {
 		t.Fatalf("first sync: %+v", rep)
 	}
 	for i, s := range snaps {
-		r := mustCairn(t, "--store", dst, "cat", s, "disk.img")
-		if !bytes.Equal([]byte(r.stdout), imgs[i]) {
+		r := e2e.MustCairn(t, "--store", dst, "cat", s, "disk.img")
+		if !bytes.Equal([]byte(r.Stdout), imgs[i]) {
 			t.Fatalf("%s reads back different from the copy", s)
 		}
 	}
-	mustCairn(t, "--store", dst, "verify", "--ns", ns)
+	e2e.MustCairn(t, "--store", dst, "verify", "--ns", ns)
 
-	decodeJSON(t, mustCairn(t, "--store", dst, "sync", "--from", st, "--ns", ns, "--json"), &rep)
+	e2e.DecodeJSON(t, e2e.MustCairn(t, "--store", dst, "sync", "--from", st, "--ns", ns, "--json"), &rep)
 	if rep.Copied != 0 || rep.Skipped != 4 || rep.ChunksCopied != 0 {
 		t.Fatalf("second sync: %+v", rep)
 	}
 
 	// a new snapshot whose one new chunk is corrupt in the source
-	img := append(bytes.Clone(imgs[2][:1<<20]), randBytes(1<<20, 999)...)
-	bad := tapeBackup(t, st, ns, "1", "2024-05-09T10:00:00Z", img)
+	img := append(bytes.Clone(imgs[2][:1<<20]), e2e.RandBytes(1<<20, 999)...)
+	bad := e2e.TapeBackup(t, st, ns, "1", "2024-05-09T10:00:00Z", img)
 	d := chunk.Sum(img[1<<20 : 1<<20+256<<10])
 	path := filepath.Join(st, ".chunks", d.String()[:4], d.String())
-	other, _ := chunk.EncodeBlob(nil, randBytes(256<<10, 998), true)
+	other, _ := chunk.EncodeBlob(nil, e2e.RandBytes(256<<10, 998), true)
 	if err := os.WriteFile(path, other, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	r := cairn(t, nil, "sync", "--from", st, "--to", dst, "ns/"+ns+"/vm/1")
-	if r.code != 3 || !strings.Contains(r.stdout+r.stderr, d.String()) {
-		t.Fatalf("corrupt chunk: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	r := e2e.Cairn(t, nil, "sync", "--from", st, "--to", dst, "ns/"+ns+"/vm/1")
+	if r.Code != 3 || !strings.Contains(r.Stdout+r.Stderr, d.String()) {
+		t.Fatalf("corrupt chunk: exit %d\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	if _, err := os.Stat(filepath.Join(dst, bad)); err == nil {
 		t.Fatalf("%s: left in the target after a failed copy", bad)
 	}
-	mustCairn(t, "--store", dst, "verify", "--ns", ns)
+	e2e.MustCairn(t, "--store", dst, "verify", "--ns", ns)
 
 	for _, args := range [][]string{{"sync", "--to", dst}, {"sync", "--from", st, "--to", dst, "vm/x/y/z"},
 		{"sync", "--from", st, "--to", dst, "ns/" + ns + "/vm/1/latest", "--remove-vanished"}} {
-		if r := cairn(t, nil, args...); r.code != 2 {
-			t.Errorf("%v: exit %d, want 2 (usage)\n%s", args, r.code, r.stderr)
+		if r := e2e.Cairn(t, nil, args...); r.Code != 2 {
+			t.Errorf("%v: exit %d, want 2 (usage)\n%s", args, r.Code, r.Stderr)
 		}
 	}
-	if r := cairn(t, nil, "sync", "--from", dst, "--to", dst); r.code == 0 || !strings.Contains(r.stderr, "same store") {
-		t.Errorf("sync into itself: exit %d %s", r.code, r.stderr)
+	if r := e2e.Cairn(t, nil, "sync", "--from", dst, "--to", dst); r.Code == 0 || !strings.Contains(r.Stderr, "same store") {
+		t.Errorf("sync into itself: exit %d %s", r.Code, r.Stderr)
 	}
 }
 
@@ -113,9 +114,9 @@ func TestSyncCLI(t *testing.T) {
 // cron job would, with remove-vanished.
 func TestSyncFromMount(t *testing.T) {
 	st, ns, snaps, _ := syncSource(t)
-	dst := filepath.Join(tmpfsDir(t, "cairn-e2e-"), "copy")
-	mustCairn(t, "--store", dst, "init")
-	mnt := mountStore(t, dst)
+	dst := filepath.Join(e2e.TmpfsDir(t, "cairn-e2e-"), "copy")
+	e2e.MustCairn(t, "--store", dst, "init")
+	mnt := e2e.MountStore(t, dst)
 	control := filepath.Join(mnt, ".jobs", "sync", "control")
 	write := func(line string) error { return os.WriteFile(control, []byte(line+"\n"), 0o200) }
 	if err := write("start from=relative/dir"); err == nil {
@@ -128,16 +129,16 @@ func TestSyncFromMount(t *testing.T) {
 		State  string     `json:"state"`
 		Result syncReport `json:"result"`
 	}
-	id := jobStatus(t, mnt, "sync", "", &res)
+	id := e2e.JobStatus(t, mnt, "sync", "", &res)
 	if res.State != "ok" || res.Result.Copied != 3 {
 		t.Fatalf("sync job: %+v", res)
 	}
-	mustCairn(t, "--store", st, "forget", snaps[0], snaps[1])
-	mustCairn(t, "--store", dst, "protect", snaps[0])
+	e2e.MustCairn(t, "--store", st, "forget", snaps[0], snaps[1])
+	e2e.MustCairn(t, "--store", dst, "protect", snaps[0])
 	if err := write("start from=" + st + " group=ns/" + ns + "/vm/1 remove-vanished=1"); err != nil {
 		t.Fatal(err)
 	}
-	jobStatus(t, mnt, "sync", id, &res)
+	e2e.JobStatus(t, mnt, "sync", id, &res)
 	if res.State != "ok" || res.Result.Removed != 1 || res.Result.Kept != 1 {
 		t.Fatalf("remove-vanished job: %+v", res)
 	}
@@ -157,11 +158,11 @@ func TestSyncCLIRemote(t *testing.T) {
 	srv := miniotest.Start(t)
 	bucket := srv.NewBucket(t)
 	env := []string{"AWS_ACCESS_KEY_ID=" + srv.AccessKey, "AWS_SECRET_ACCESS_KEY=" + srv.SecretKey}
-	run := func(args ...string) result {
+	run := func(args ...string) e2e.Result {
 		t.Helper()
-		r := cairn(t, env, args...)
-		if r.code != 0 {
-			t.Fatalf("cairn %s: exit %d\n%s\n%s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
+		r := e2e.Cairn(t, env, args...)
+		if r.Code != 0 {
+			t.Fatalf("cairn %s: exit %d\n%s\n%s", strings.Join(args, " "), r.Code, r.Stdout, r.Stderr)
 		}
 		return r
 	}
@@ -172,32 +173,32 @@ func TestSyncCLIRemote(t *testing.T) {
 	remote := filepath.Join(t.TempDir(), "remote")
 	initRemote(remote)
 	var rep syncReport
-	decodeJSON(t, run("sync", "--from", st, "--to", remote, "--ns", ns, "--json"), &rep)
+	e2e.DecodeJSON(t, run("sync", "--from", st, "--to", remote, "--ns", ns, "--json"), &rep)
 	if rep.Copied != 4 || rep.ChunksCopied == 0 {
 		t.Fatalf("local -> remote: %+v", rep)
 	}
 	run("--store", remote, "verify", "--ns", ns)
-	decodeJSON(t, run("sync", "--from", st, "--to", remote, "--ns", ns, "--json"), &rep)
+	e2e.DecodeJSON(t, run("sync", "--from", st, "--to", remote, "--ns", ns, "--json"), &rep)
 	if rep.Copied != 0 || rep.ChunksCopied != 0 {
 		t.Fatalf("second sync: %+v", rep)
 	}
 
 	other := filepath.Join(t.TempDir(), "other")
 	initRemote(other)
-	local := filepath.Join(tmpfsDir(t, "cairn-e2e-"), "local")
-	mustCairn(t, "--store", local, "init")
-	decodeJSON(t, run("sync", "--from", other, "--to", local, "--ns", ns, "--json"), &rep)
+	local := filepath.Join(e2e.TmpfsDir(t, "cairn-e2e-"), "local")
+	e2e.MustCairn(t, "--store", local, "init")
+	e2e.DecodeJSON(t, run("sync", "--from", other, "--to", local, "--ns", ns, "--json"), &rep)
 	if rep.Copied != 4 {
 		t.Fatalf("remote -> local: %+v", rep)
 	}
 	for i, s := range snaps {
 		for _, dir := range []string{other, local} {
-			if r := run("--store", dir, "cat", s, "disk.img"); !bytes.Equal([]byte(r.stdout), imgs[i]) {
+			if r := run("--store", dir, "cat", s, "disk.img"); !bytes.Equal([]byte(r.Stdout), imgs[i]) {
 				t.Fatalf("%s reads back different from %s", s, dir)
 			}
 		}
 	}
-	mustCairn(t, "--store", local, "verify", "--ns", ns)
+	e2e.MustCairn(t, "--store", local, "verify", "--ns", ns)
 }
 
 // TestSyncKilled kills syncs (SIGKILL) at several points: the target
@@ -206,27 +207,27 @@ func TestSyncCLIRemote(t *testing.T) {
 func TestSyncKilled(t *testing.T) {
 	t.Parallel() // no mount, its own stores and bucket: beside the other S3 and sync tests
 	st, ns, snaps, imgs := syncSource(t)
-	dst := filepath.Join(tmpfsDir(t, "cairn-e2e-"), "copy")
-	mustCairn(t, "--store", dst, "init")
+	dst := filepath.Join(e2e.TmpfsDir(t, "cairn-e2e-"), "copy")
+	e2e.MustCairn(t, "--store", dst, "init")
 	for _, after := range []time.Duration{0, 100 * time.Millisecond, 300 * time.Millisecond, 700 * time.Millisecond} {
-		cmd := exec.Command(binPath, "sync", "--from", st, "--to", dst, "--ns", ns)
+		cmd := exec.Command(e2e.Binary(), "sync", "--from", st, "--to", dst, "--ns", ns)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		time.Sleep(after) // a point in the copy, not a measurement
 		cmd.Process.Signal(syscall.SIGKILL)
 		cmd.Wait()
-		mustCairn(t, "--store", dst, "verify", "--ns", ns)
+		e2e.MustCairn(t, "--store", dst, "verify", "--ns", ns)
 	}
 	var rep syncReport
-	decodeJSON(t, mustCairn(t, "sync", "--from", st, "--to", dst, "--ns", ns, "--json"), &rep)
+	e2e.DecodeJSON(t, e2e.MustCairn(t, "sync", "--from", st, "--to", dst, "--ns", ns, "--json"), &rep)
 	if rep.Copied+rep.Skipped != 4 || rep.Failed != 0 {
 		t.Fatalf("sync after killed ones: %+v", rep)
 	}
 	for i, s := range snaps {
-		if r := mustCairn(t, "--store", dst, "cat", s, "disk.img"); !bytes.Equal([]byte(r.stdout), imgs[i]) {
+		if r := e2e.MustCairn(t, "--store", dst, "cat", s, "disk.img"); !bytes.Equal([]byte(r.Stdout), imgs[i]) {
 			t.Fatalf("%s reads back different", s)
 		}
 	}
-	mustCairn(t, "--store", dst, "verify", "--ns", ns)
+	e2e.MustCairn(t, "--store", dst, "verify", "--ns", ns)
 }
