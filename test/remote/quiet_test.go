@@ -87,7 +87,7 @@ func TestQuietCommands(t *testing.T) {
 // command gives without it; stdout stays empty.
 func TestQuietErrors(t *testing.T) {
 	t.Parallel()
-	srv := miniotest.StartOwn(t) // stopped below
+	srv := miniotest.StartOwn(t)               // stopped below
 	dir := e2e.TmpfsDir(t, "cairn-e2e-quiet-") // a store: see e2e.SharedStore
 	local := filepath.Join(dir, "local")
 	e2e.MustCairn(t, "--store", local, "init", "-q")
