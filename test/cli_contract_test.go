@@ -202,9 +202,18 @@ var interrupts = []struct {
 // startCairn starts the binary; exited receives its end.
 func startCairn(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer, <-chan error) {
 	t.Helper()
+	return startCairnStdin(t, nil, args...)
+}
+
+// startCairnStdin is startCairn with stdin as standard input (nil: none).
+func startCairnStdin(t *testing.T, stdin *os.File, args ...string) (*exec.Cmd, *bytes.Buffer, <-chan error) {
+	t.Helper()
 	cmd := exec.Command(e2e.Binary(), args...)
 	stderr := new(bytes.Buffer)
 	cmd.Stderr = stderr
+	if stdin != nil {
+		cmd.Stdin = stdin
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
