@@ -100,14 +100,55 @@ func (r *Reader) chunk(ctx context.Context, i int, d chunk.Digest, size int, sca
 	if r.zeroChunk(d, size) {
 		return r.c.get(ctx, nil, d, size, false)
 	}
+	for {
+		if b := r.recentHit(i, d, size); b != nil {
+			return b, nil
+		}
+		r.lmu.Lock()
+		wait, busy := r.loading[d]
+		if !busy {
+			done := make(chan struct{})
+			r.loading[d] = done
+			r.lmu.Unlock()
+			b, err := r.load(ctx, i, d, size, scan)
+			r.lmu.Lock()
+			delete(r.loading, d)
+			r.lmu.Unlock()
+			close(done)
+			return b, err
+		}
+		r.lmu.Unlock()
+		r.c.Stats.Collapsed.Add(1)
+		select { // this reader is loading d: take it from the recent ones once kept
+		case <-wait:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// recentHit returns chunk i (digest d, size bytes) from the recent ones
+// with a reference for the caller, or nil.
+func (r *Reader) recentHit(i int, d chunk.Digest, size int) *chunkBuf {
 	for k := range r.recent {
 		if rc := r.recent[k].Load(); rc != nil && rc.holds(i, d, size) && rc.b.acquire() {
 			r.c.Stats.Hits.Add(1)
-			return rc.b, nil
+			return rc.b
 		}
 	}
+	return nil
+}
+
+// load gets chunk i through the cache and keeps it among the recent
+// ones. The reader loads a digest once at a time (chunk): between the
+// end of the cache's load, when a get no longer joins it, and the chunk
+// taking its recent slot, a read of it would load it again.
+func (r *Reader) load(ctx context.Context, i int, d chunk.Digest, size int, scan bool) (*chunkBuf, error) {
 	b, err := r.c.get(ctx, r.key, d, size, scan && r.scanLimited)
-	if err == nil && !r.isRecent(i, d, size) { // reads that joined a load find it kept already
+	if r.loaded != nil {
+		r.loaded(i) // a test's pause point
+	}
+	if err == nil && !r.isRecent(i, d, size) {
 		b.acquire() // the recent slot's: never fails, the caller's is held
 		r.keepRecent(&recentChunk{i: i, d: d, b: b})
 	}

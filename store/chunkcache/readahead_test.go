@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"math/rand/v2"
+	"runtime"
+	"sync/atomic"
 	"testing"
 )
 
@@ -148,5 +150,52 @@ func TestRecentKeepsChunksAhead(t *testing.T) {
 		if want := i >= 11; r.isRecent(i, d, int(end-start)) != want {
 			t.Errorf("chunk %d among the recent ones: %v, want %v", i, !want, want)
 		}
+	}
+}
+
+// TestReadWaitsForOwnLoad: a read of a chunk the reader is loading ahead
+// waits for that load, also after the cache's load has ended (a get then
+// no longer joins it) and before the chunk took its recent slot: the
+// interleaving that, under load, decoded a chunk twice.
+func TestReadWaitsForOwnLoad(t *testing.T) {
+	data := randBytes(8*testCS, 9)
+	src, x := writeImage(t, data, testCS)
+	cache, err := New(src, 1) // keeps nothing
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cache.Close)
+	r := NewReader(context.Background(), x, cache, 1)
+	held, release := make(chan struct{}), make(chan struct{})
+	var first atomic.Bool
+	r.loaded = func(i int) {
+		if i == 1 && first.CompareAndSwap(false, true) { // the load ahead of chunk 1: pause before its recent slot
+			close(held)
+			<-release
+		}
+	}
+	readCheck(t, r, data, 0, 4096)
+	readCheck(t, r, data, 4096, 4096) // follows: loads chunk 1 ahead
+	<-held
+	collapsed := cache.Stats.Collapsed.Load()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		readCheck(t, r, data, testCS, 4096)
+	}()
+	for cache.Stats.Collapsed.Load() == collapsed {
+		select {
+		case <-done:
+			close(release)
+			t.Fatal("the read loaded chunk 1 again while the reader's own load of it was ending")
+		default:
+			runtime.Gosched()
+		}
+	}
+	close(release)
+	<-done
+	waitPrefetches(r)
+	if got := cache.Stats.DecodedBytes.Load(); got != 2*testCS {
+		t.Errorf("decoded %d bytes, want chunks 0 and 1 once each (%d)", got, 2*testCS)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/cairnfs/cairn/chunk"
@@ -38,6 +39,12 @@ type Reader struct {
 	// when it is asked for, and spares the cache a lookup per request
 	// within one chunk.
 	recent []atomic.Pointer[recentChunk]
+	// loading holds the digests this reader is loading through the
+	// cache, each with a channel closed once it is among the recent ones
+	// (or failed): other reads of it wait for that (readahead.go).
+	lmu     sync.Mutex
+	loading map[chunk.Digest]chan struct{}
+	loaded  func(i int) // a test's: called when a load of chunk i returns
 
 	scanLimited bool // LimitScans
 }
@@ -66,7 +73,8 @@ var _ io.ReaderAt = (*Reader)(nil)
 // of an encrypted snapshot's index (store.OpenSnapshotIndex) are decrypted
 // with its key (IndexKey).
 func NewReader(bg context.Context, idx index.Index, c *Cache, readahead int) *Reader {
-	r := &Reader{idx: idx, key: IndexKey(idx), c: c, readahead: readahead, bg: bg}
+	r := &Reader{idx: idx, key: IndexKey(idx), c: c, readahead: readahead, bg: bg,
+		loading: make(map[chunk.Digest]chan struct{})}
 	r.ahead.Store(-1)
 	r.nextOff.Store(-1)
 	if readahead > 0 {

@@ -19,8 +19,12 @@ import (
 func TestRetryServerDown(t *testing.T) {
 	srv := miniotest.StartOwn(t)
 	var logs logtest.Buffer
+	// The outage lasts from the first retry until the server is back,
+	// however long its start takes on a loaded machine: the put's
+	// retries are not bounded in number here, and end with the restart
+	// if that fails (bounded retries are the second half's).
 	opt := objstore.Options{
-		Retries: 30, RetryBase: 50 * time.Millisecond, RetryMax: 500 * time.Millisecond,
+		Retries: 1 << 20, RetryBase: 50 * time.Millisecond, RetryMax: 500 * time.Millisecond,
 		Timeout: 5 * time.Second, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 	}
 	b, _ := srv.OpenBucket(t, opt)
@@ -29,16 +33,16 @@ func TestRetryServerDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv.Stop()
-	restarted := make(chan error, 1)
+	putCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	go func() {
-		time.Sleep(time.Second)
-		restarted <- srv.Restart()
+		<-logs.Seen("retrying")
+		if err := srv.Restart(); err != nil {
+			cancel(err)
+		}
 	}()
-	if _, err := b.Put(ctx, "k", objstore.Cond{}, []byte("during"), []byte(" outage")); err != nil {
-		t.Fatalf("put across a restart: %v", err)
-	}
-	if err := <-restarted; err != nil {
-		t.Fatal(err)
+	if _, err := b.Put(putCtx, "k", objstore.Cond{}, []byte("during"), []byte(" outage")); err != nil {
+		t.Fatalf("put across a restart: %v (%v)", err, context.Cause(putCtx))
 	}
 	if data, _, err := b.Get(ctx, "k", 100, nil); err != nil || string(data) != "during outage" {
 		t.Fatalf("after the restart: %q %v", data, err)
@@ -67,8 +71,8 @@ func TestRetryServerDown(t *testing.T) {
 	}
 	t.Logf("down for good after %v: %s", time.Since(start), msg)
 	// The caller's context ends the retries at once.
-	cctx, cancel := context.WithCancel(ctx)
-	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
+	cctx, stop := context.WithCancel(ctx)
+	go func() { time.Sleep(100 * time.Millisecond); stop() }()
 	if _, err := patient.Head(cctx, "k"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("head with a cancelled context: %v", err)
 	}
