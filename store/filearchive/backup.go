@@ -2,8 +2,10 @@ package filearchive
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"log/slog"
 	"path/filepath"
 	"strings"
@@ -90,6 +92,7 @@ type Options struct {
 	racyMargin time.Duration     // tests: see statTable; default 2 s
 	onRead     func(path string) // tests: a file's content is being read
 	runFiles   int               // tests: files of a run before it is split; default maxRunFiles
+	digests    int               // tests: 1 keeps digests on any store, -1 on none; 0: keepDigests
 }
 
 // Result is what AddArchive did.
@@ -118,9 +121,11 @@ type Result struct {
 }
 
 // hashLimit: a file below it whose metadata changed but whose size did
-// not is compared with its previous content (files.go), and referenced
-// if that is the same. Larger files are stored anew: they cost reading
-// twice, and a new copy of them costs little padding.
+// not is compared with the digest of its previous content the stat
+// table keeps (or, in a table without one, with that content itself:
+// files.go), and referenced if that is the same. Larger files are stored
+// anew: they cost reading twice, and a new copy of them costs little
+// padding.
 const hashLimit = 1 << 20
 
 // AddArchive backs up the directory tree at dir into backup b as archive
@@ -132,13 +137,14 @@ func AddArchive(ctx context.Context, b *store.Backup, name, dir string, opt Opti
 		return Result{}, fmt.Errorf("file archive %q: %w: name must end in .pxar", name, store.ErrBadName)
 	}
 	bl := &builder{s: b.Store(), key: b.Key(), name: name, opts: opt, maxPadding: opt.MaxPadding, start: time.Now(),
-		injected: make(map[chunk.Digest]struct{})}
+		injected: make(map[chunk.Digest]struct{}), hash: sha256.New()}
 	if bl.maxPadding == 0 {
 		bl.maxPadding = DefaultMaxPadding
 	}
 	if bl.opts.racyMargin == 0 {
 		bl.opts.racyMargin = 2 * time.Second
 	}
+	bl.keepDigests = opt.digests > 0 || (opt.digests == 0 && keepDigests(bl.s))
 	defer bl.closeAll()
 	var err error
 	if bl.prevSnap, bl.hasPrev, err = b.Reference(ctx, name); err != nil {
@@ -187,7 +193,11 @@ type builder struct {
 	plan       *reusePlan // nil: every previous chunk may be reused
 	// injected holds the previous chunks injected so far, for padding
 	injected map[chunk.Digest]struct{}
-	cmpBuf   []byte // sameContent's two blocks
+	cmpBuf   []byte    // sameContent's two blocks (compareBuf)
+	hash     hash.Hash // SHA-256 of a file's content, for its stat table record
+	// keepDigests: the stat table records the digest of each file below
+	// hashLimit (keepDigests)
+	keepDigests bool
 	// prevSnap is the archive's reference (store.Backup.Reference): its
 	// chunks of the same streams are taken as present.
 	prevSnap store.Snapshot

@@ -35,16 +35,17 @@
 //
 // pxar keeps no ctime or inode number, so each split archive has a
 // companion stat table NAME.pxar.stat.didx (see stattable.go): one
-// compact record per stored regular file with its inode and ctime. A
+// compact record per stored regular file with its inode and ctime (and,
+// on object storage, a digest of the content of a file under 1 MiB). A
 // file counts as unchanged when its size, mtime, mode, owner, inode and
 // ctime all equal the previous snapshot's; since the kernel moves ctime
 // on every change of content, xattrs, ACLs, flags or ownership, its
 // remaining metadata is then taken from the previous archive without
 // opening the file. A file under 1 MiB whose metadata changed but whose
 // size did not (touch, chmod, rewritten with the same bytes) is read and
-// compared with its previous content, where the chunks holding that are
-// not much larger than the file (cheapToCompare); if it is the same, its
-// payload is still reused.
+// compared with its record's digest or, without one, with its previous
+// content, where the chunks holding that are not much larger than the
+// file (cheapToCompare); if it is the same, its payload is still reused.
 //
 // In an encrypted backup (store.Backup.Encrypt) every stream's chunks
 // are encrypted with the backup's key (StreamOptions.Key); the previous

@@ -3,6 +3,7 @@ package filearchive
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/pxar"
 	"github.com/cairnfs/cairn/store/pxar/walk"
 	"golang.org/x/sys/unix"
@@ -90,13 +92,9 @@ func (b *builder) file(ctx context.Context, enc *pxar.Encoder, f *walk.File) (px
 		if b.prev.stats == nil && pe.Metadata.Equal(f.Meta) {
 			return b.addRef(ctx, enc, f.Name, f.Path, f.Meta, pe, rec) // PBS's own test
 		}
-		if prec != nil && size < hashLimit && b.cheapToCompare(pe) {
-			b.read(f.Path, f.Stat.Size)
-			counted = true
-			// a previous chunk that cannot be read: the file is stored anew
-			if same, _ := b.sameContent(ctx, f.F, pe); same {
-				return b.addRef(ctx, enc, f.Name, f.Path, f.Meta, pe, rec)
-			}
+		var same bool
+		if same, counted = b.unchanged(ctx, f, pe, prec, &rec); same {
+			return b.addRef(ctx, enc, f.Name, f.Path, f.Meta, pe, rec)
 		}
 	}
 	if err := b.resolve(ctx, enc); err != nil {
@@ -109,7 +107,12 @@ func (b *builder) file(ctx context.Context, enc *pxar.Encoder, f *walk.File) (px
 		b.read(f.Path, f.Stat.Size)
 	}
 	b.progress(size)
-	off, err := enc.AddFile(f.Name, f.Meta, size, f.F)
+	var content io.Reader = f.F
+	if b.digests(size) {
+		b.hash.Reset()
+		content = io.TeeReader(f.F, b.hash)
+	}
+	off, err := enc.AddFile(f.Name, f.Meta, size, content)
 	var ce *pxar.ContentError
 	if err != nil && !errors.As(err, &ce) {
 		return 0, err
@@ -117,11 +120,81 @@ func (b *builder) file(ctx context.Context, enc *pxar.Encoder, f *walk.File) (px
 	rec.ID = uint64(off)
 	if ce != nil {
 		rec.Trusted = false
+	} else if b.digests(size) {
+		rec.Digest, rec.HasDigest = b.sum(), true
 	}
 	if serr := b.stat.add(&rec); serr != nil {
 		return 0, serr
 	}
 	return off, err
+}
+
+// unchanged reports whether file f, whose stat no longer matches its
+// previous record prec but whose size does, still holds what the
+// previous archive's entry pe holds, and whether it read f to tell:
+// against the record's digest (any file below hashLimit), or against
+// the previous content itself when the record has none and that is
+// cheap to load. rec gets the digest of an unchanged file.
+func (b *builder) unchanged(ctx context.Context, f *walk.File, pe *pxar.Entry, prec, rec *statRecord) (same, read bool) {
+	size := uint64(f.Stat.Size)
+	if prec == nil || size >= hashLimit || (!prec.HasDigest && !b.cheapToCompare(pe)) {
+		return false, false
+	}
+	b.read(f.Path, f.Stat.Size)
+	if prec.HasDigest {
+		// a file that cannot be read is read again below, where errors are reported
+		same = b.digestOf(f.F, size) == nil && b.sum() == prec.Digest
+	} else {
+		// a previous chunk that cannot be read: the file is stored anew
+		same, _ = b.sameContent(ctx, f.F, pe)
+	}
+	if same && b.digests(size) {
+		rec.Digest, rec.HasDigest = b.sum(), true
+	}
+	return same, true
+}
+
+// digests tells whether the stat table record of a file of size bytes
+// keeps the digest of its content: below hashLimit, the files unchanged
+// uses it for, where the store keeps digests (keepDigests).
+func (b *builder) digests(size uint64) bool { return size < hashLimit && b.keepDigests }
+
+// keepDigests tells whether the stat tables of store s keep digests: on
+// a store whose chunks are on no local disk (object storage), where each
+// new chunk costs a request. A touched small file found unchanged by its
+// digest is referenced where it was; without one it is stored anew (its
+// previous chunk, many times its size, is not loaded to compare), a new
+// small chunk each, and a request each there. On a local disk such a
+// chunk is a small file, and the 16 bytes a file, incompressible and
+// stored again with the whole table by every incremental backup (0.18
+// MB on Go's tree, a fifth of what a backup with 1% of the files changed
+// stores), cost more than they save.
+func keepDigests(s *store.Store) bool {
+	_, local := s.ChunkDiskDir()
+	return !local
+}
+
+// sum is the digest (first digestSize bytes of the SHA-256) of what
+// b.hash was given since its last Reset.
+func (b *builder) sum() (d [digestSize]byte) {
+	var full [sha256.Size]byte
+	copy(d[:], b.hash.Sum(full[:0]))
+	return d
+}
+
+// digestOf hashes the size bytes of f into b.hash (Reset first).
+func (b *builder) digestOf(f io.ReaderAt, size uint64) error {
+	b.hash.Reset()
+	buf := b.compareBuf()[:compareBlock]
+	for off := int64(0); off < int64(size); {
+		n := min(int64(compareBlock), int64(size)-off)
+		if _, err := f.ReadAt(buf[:n], off); err != nil {
+			return err
+		}
+		b.hash.Write(buf[:n])
+		off += n
+	}
+	return nil
 }
 
 // cheapToCompare reports whether comparing a file with its previous
@@ -154,16 +227,16 @@ const (
 
 // sameContent reports whether open file f holds what the previous
 // archive's entry pe holds (its size is pe's): a file whose metadata
-// changed but whose content did not is still referenced. Both are read.
+// changed but whose content did not is still referenced. Both are read;
+// b.hash gets f's content.
 func (b *builder) sameContent(ctx context.Context, f io.ReaderAt, pe *pxar.Entry) (bool, error) {
 	old, err := b.prev.acc.Open(ctx, pe)
 	if err != nil {
 		return false, err
 	}
-	if b.cmpBuf == nil {
-		b.cmpBuf = make([]byte, 2*compareBlock) // once a backup, not once a file
-	}
-	cur, prev := b.cmpBuf[:compareBlock], b.cmpBuf[compareBlock:]
+	buf := b.compareBuf()
+	cur, prev := buf[:compareBlock], buf[compareBlock:]
+	b.hash.Reset()
 	for off := int64(0); off < int64(pe.Size); {
 		n := min(int64(compareBlock), int64(pe.Size)-off)
 		if _, err := f.ReadAt(cur[:n], off); err != nil {
@@ -175,9 +248,19 @@ func (b *builder) sameContent(ctx context.Context, f io.ReaderAt, pe *pxar.Entry
 		if !bytes.Equal(cur[:n], prev[:n]) {
 			return false, nil
 		}
+		b.hash.Write(cur[:n])
 		off += n
 	}
 	return true, nil
+}
+
+// compareBuf is the two blocks sameContent compares (the first one
+// digestOf's), made once a backup, not once a file.
+func (b *builder) compareBuf() []byte {
+	if b.cmpBuf == nil {
+		b.cmpBuf = make([]byte, 2*compareBlock)
+	}
+	return b.cmpBuf
 }
 
 // rewrite reads a file of a run that is not reused again and writes its
@@ -197,7 +280,9 @@ func (b *builder) rewrite(ctx context.Context, enc *pxar.Encoder, f *pendingFile
 	}
 	b.read(f.path, int64(f.size))
 	rec := f.rec
+	b.hash.Reset()
 	st, rerr := b.copyFile(f.path, f.size)
+	rec.HasDigest = false
 	if werr := b.payload.Err(); werr != nil {
 		return werr
 	}
@@ -210,6 +295,9 @@ func (b *builder) rewrite(ctx context.Context, enc *pxar.Encoder, f *pendingFile
 		rec.Trusted = false
 	case st.Ino != rec.Ino || !rec.sameCtime(timestamp(st.Ctim)):
 		rec.Trusted = false // changed since it was looked at
+	}
+	if rerr == nil && b.digests(f.size) {
+		rec.Digest, rec.HasDigest = b.sum(), true
 	}
 	return b.stat.add(&rec)
 }
@@ -258,6 +346,7 @@ func (b *builder) copyContent(f *os.File, size uint64) (uint64, error) {
 			if _, werr := b.payload.Write(buf[:n]); werr != nil {
 				return done, werr
 			}
+			b.hash.Write(buf[:n])
 			done += uint64(n)
 		}
 		if err == io.EOF || (err == nil && n == 0) {

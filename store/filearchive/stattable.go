@@ -15,7 +15,7 @@ import (
 // regular file stored in the archive (hard links excluded), in archive
 // order:
 //
-//	magic "cairnST\x02"   (version 1: "cairnST\x01")
+//	magic "cairnST\x03"   (version 1: "cairnST\x01", 2: "cairnST\x02")
 //	per file:
 //	  flags   u8       bit 0: stat trusted, bit 1: digest present
 //	  id      uvarint  Entry.ID minus the previous record's (> 0)
@@ -23,8 +23,9 @@ import (
 //	                   uvarint, the inode itself)
 //	  csec    varint   ctime seconds minus the previous record's
 //	  cnsec   uvarint  version 1 only: ctime nanoseconds (< 1e9)
-//	  digest  [32]     version 1 only, if flagged: SHA-256 of the
-//	                   content (read and ignored)
+//	  digest  [16]     if flagged: the first 16 bytes of the SHA-256 of
+//	                   the content stored (version 1: [32], the whole
+//	                   SHA-256, read and ignored)
 //
 // "Trusted" means the file's ctime was older than the backup's start by
 // more than the timestamp granularity margin: a change after the file
@@ -41,16 +42,29 @@ import (
 // anywhere in a chunk makes it a new chunk: with changes scattered over
 // the tree, the table is stored again in full each time. So it holds
 // only what change detection needs, in a form that compresses: deltas
-// (inodes of files made together are near each other), no content
-// digests (incompressible 32 bytes a file were 80% of its size), no
-// ctime nanoseconds (as incompressible, and half of what was left): 43
-// bytes a file in version 1, 5 to 6 in version 2, on Go's tree. A file
-// whose metadata changed is compared with its previous content instead
-// of a digest (files.go).
+// (inodes of files made together are near each other), no ctime
+// nanoseconds (incompressible, and half of what was left in version 1):
+// 5 to 6 bytes a file on Go's tree without digests. Digests are kept
+// only on object storage (keepDigests, files.go), and only for files
+// below hashLimit, the ones whose metadata changed but whose size did
+// not and that are then read to be compared: a small file shares its
+// payload chunk with its neighbours, and without the digest it is stored
+// anew (comparing it means loading and decoding the whole previous
+// chunk), a new small chunk around each such file, and there a request
+// each (touching 1% of Go's tree made 114 new chunks; with digests
+// none). 16 bytes keep a collision (a file changed to other content
+// with the same digest, even one made on purpose) out of reach at half
+// of version 1's 32. A file whose record has no digest (tables of
+// versions 1 and 2, or of a store on a local disk) is compared with its
+// previous content where that is cheap, else stored anew.
 var (
-	statMagic   = [8]byte{'c', 'a', 'i', 'r', 'n', 'S', 'T', 2}
+	statMagic   = [8]byte{'c', 'a', 'i', 'r', 'n', 'S', 'T', 3}
+	statMagicV2 = [8]byte{'c', 'a', 'i', 'r', 'n', 'S', 'T', 2}
 	statMagicV1 = [8]byte{'c', 'a', 'i', 'r', 'n', 'S', 'T', 1}
 )
+
+// digestSize is the bytes of a version 3 record's digest.
+const digestSize = 16
 
 // ErrBadStatTable is wrapped by errors about an unreadable stat table.
 var ErrBadStatTable = errors.New("bad stat table")
@@ -66,9 +80,12 @@ type statRecord struct {
 	Ino     uint64
 	Ctime   pxar.Timestamp
 	Trusted bool
-	// HasNanos: Ctime.Nanos is known (version 1 tables); version 2
-	// records keep seconds.
+	// HasNanos: Ctime.Nanos is known (version 1 tables); later
+	// versions' records keep seconds.
 	HasNanos bool
+	// Digest is contentDigest of the content stored, when HasDigest.
+	Digest    [digestSize]byte
+	HasDigest bool
 }
 
 // sameCtime reports whether ts is the record's ctime, as precisely as
@@ -103,10 +120,16 @@ func (s *statWriter) add(r *statRecord) error {
 	if r.Trusted {
 		flags |= recTrusted
 	}
+	if r.HasDigest {
+		flags |= recDigest
+	}
 	b := append(s.buf[:0], flags)
 	b = binary.AppendUvarint(b, r.ID-s.lastID)
 	b = binary.AppendVarint(b, int64(r.Ino-s.lastIno))
 	b = binary.AppendVarint(b, r.Ctime.Secs-s.lastCs)
+	if r.HasDigest {
+		b = append(b, r.Digest[:]...)
+	}
 	s.buf = b
 	s.lastIno = r.Ino
 	s.lastID, s.lastCs = r.ID, r.Ctime.Secs
@@ -122,7 +145,7 @@ type statReader struct {
 	name    string
 	r       *bufio.Reader
 	off     int64 // stream offset of the next byte
-	v1      bool  // version 1: absolute inodes
+	version byte  // 1: absolute inodes, ctime nanoseconds, 32-byte digests
 	lastID  uint64
 	lastIno uint64
 	lastCs  int64
@@ -134,10 +157,10 @@ type statReader struct {
 func newStatReader(name string, r io.Reader) (*statReader, error) {
 	s := &statReader{name: name, r: bufio.NewReaderSize(r, 64<<10)}
 	var m [8]byte
-	if _, err := io.ReadFull(s.r, m[:]); err != nil || (m != statMagic && m != statMagicV1) {
+	if _, err := io.ReadFull(s.r, m[:]); err != nil || (m != statMagic && m != statMagicV2 && m != statMagicV1) {
 		return nil, fmt.Errorf("%s: %w: no stat table magic (%v)", name, ErrBadStatTable, err)
 	}
-	s.v1 = m == statMagicV1
+	s.version = m[7]
 	s.off = 8
 	return s, nil
 }
@@ -167,8 +190,9 @@ func (s *statReader) read() error {
 		return v
 	}
 	dID := u()
+	v1 := s.version == 1
 	var ino uint64
-	if s.v1 {
+	if v1 {
 		ino = u()
 	} else if err == nil {
 		var d int64
@@ -180,7 +204,7 @@ func (s *statReader) read() error {
 		csec, err = binary.ReadVarint(s)
 	}
 	var nsec uint64
-	if s.v1 {
+	if v1 {
 		nsec = u()
 	}
 	switch {
@@ -190,17 +214,30 @@ func (s *statReader) read() error {
 		return s.bad(at, "invalid record (flags %#x, id step %d, nanoseconds %d)", flags, dID, nsec)
 	}
 	r := statRecord{ID: s.lastID + dID, Ino: ino, Ctime: pxar.Timestamp{Secs: s.lastCs + csec, Nanos: uint32(nsec)},
-		Trusted: flags&recTrusted != 0, HasNanos: s.v1}
-	if flags&recDigest != 0 { // version 1's content digest: not used
-		if _, err := s.r.Discard(32); err != nil {
+		Trusted: flags&recTrusted != 0, HasNanos: v1}
+	if flags&recDigest != 0 {
+		if err := s.digest(&r); err != nil {
 			return s.bad(at, "truncated digest: %v", err)
 		}
-		s.off += 32
 	}
 	s.lastIno = ino
 	s.lastID, s.lastCs = r.ID, r.Ctime.Secs
 	s.next, s.have = r, true
 	return nil
+}
+
+// digest reads a flagged record's digest into r: version 3's; the
+// 32-byte ones of earlier versions are skipped.
+func (s *statReader) digest(r *statRecord) error {
+	if s.version < 3 {
+		n, err := s.r.Discard(32)
+		s.off += int64(n)
+		return err
+	}
+	n, err := io.ReadFull(s.r, r.Digest[:])
+	s.off += int64(n)
+	r.HasDigest = err == nil
+	return err
 }
 
 // ReadByte and Read count the offset for messages.

@@ -15,8 +15,8 @@ func TestStatTableRoundTrip(t *testing.T) {
 		{ID: 40, Ino: 12, Ctime: pxar.Timestamp{Secs: 1700000000, Nanos: 5}, Trusted: true},
 		{ID: 41, Ino: 1 << 60, Ctime: pxar.Timestamp{Secs: -5, Nanos: 999999999}},
 		{ID: 900, Ino: 0, Ctime: pxar.Timestamp{Secs: 1 << 40}, Trusted: true},
-		{ID: 905, Ino: 1<<64 - 1},
-		{ID: 906, Ino: 7},
+		{ID: 905, Ino: 1<<64 - 1, Digest: [digestSize]byte{1, 2, 3, 15: 16}, HasDigest: true},
+		{ID: 906, Ino: 7, Trusted: true, Digest: [digestSize]byte{0xff}, HasDigest: true},
 	}
 	var b bytes.Buffer
 	w, err := newStatWriter(&b)
@@ -39,7 +39,7 @@ func TestStatTableRoundTrip(t *testing.T) {
 		var want statRecord
 		if c.found >= 0 {
 			want = recs[c.found]
-			want.Ctime.Nanos = 0 // version 2 keeps seconds
+			want.Ctime.Nanos = 0 // versions 2 and 3 keep seconds
 		}
 		if ok != (c.found >= 0) || (ok && got != want) {
 			t.Errorf("find(%d) = %+v %v, want record %d", c.id, got, ok, c.found)
@@ -63,7 +63,7 @@ func TestStatTableCorrupt(t *testing.T) {
 		data []byte
 		want string
 	}{
-		{"magic", append([]byte("cairnST\x03"), rec...), "magic"},
+		{"magic", append([]byte("cairnST\x04"), rec...), "magic"},
 		{"empty", nil, "magic"},
 		{"truncated record", good[:len(statMagic)+3], "offset 8"},
 		{"truncated digest", append(statMagic[:], append([]byte{rec[0] | recDigest}, rec[1:]...)...), "offset 8"},
@@ -156,6 +156,32 @@ func TestStatTableV1(t *testing.T) {
 	cut, _ := newStatReader("t", bytes.NewReader(b[:30]))
 	if _, _, err := cut.find(10); !errors.Is(err, ErrBadStatTable) {
 		t.Fatalf("cut digest: %v", err)
+	}
+}
+
+// TestStatTableV2 reads a table of cairn's second version: no digests.
+func TestStatTableV2(t *testing.T) {
+	b := statMagicV2[:]
+	b = append(b, recTrusted)
+	b = binary.AppendUvarint(b, 10) // ID
+	b = binary.AppendVarint(b, 1<<40)
+	b = binary.AppendVarint(b, 1700000000)
+	b = append(b, 0)
+	b = binary.AppendUvarint(b, 5) // ID 15
+	b = binary.AppendVarint(b, -3)
+	b = binary.AppendVarint(b, 1)
+	r, err := newStatReader("t", bytes.NewReader(b))
+	must(t, err)
+	want := []statRecord{
+		{ID: 10, Ino: 1 << 40, Ctime: pxar.Timestamp{Secs: 1700000000}, Trusted: true},
+		{ID: 15, Ino: 1<<40 - 3, Ctime: pxar.Timestamp{Secs: 1700000001}},
+	}
+	for _, w := range want {
+		got, ok, err := r.find(w.ID)
+		must(t, err)
+		if !ok || got != w {
+			t.Fatalf("find(%d) = %+v %v, want %+v", w.ID, got, ok, w)
+		}
 	}
 }
 

@@ -55,26 +55,53 @@ func TestReusedChunkGone(t *testing.T) {
 }
 
 // TestTouchedCompare: a file touched without a change of content is
-// compared with its previous content and referenced where its chunk is
-// about its size; in a chunk many times its size it is stored anew
-// rather than the chunk decoded (cheapToCompare). Both read right.
+// read and referenced: its stat table record's digest tells that its
+// content did not change, whatever the size of the chunk that holds it.
+// A record without a digest (a table of version 2, or of a store on a
+// local disk: keepDigests): the file
+// is compared with its previous content where its chunk is about its
+// size, and in a chunk many times its size it is stored anew rather
+// than the chunk decoded (cheapToCompare). All read right.
 func TestTouchedCompare(t *testing.T) {
 	for _, c := range []struct {
 		chunkSize int
+		digests   int
 		reused    int64
-	}{{64 << 10, 30}, {1 << 20, 29}} {
+	}{{64 << 10, 1, 30}, {1 << 20, 1, 30}, {64 << 10, 0, 30}, {1 << 20, 0, 29}} {
 		src := t.TempDir()
 		fileTree(t, src) // 30 files of 30,000 bytes
 		s := newStore(t)
-		opt := Options{ChunkSize: c.chunkSize, MaxPadding: -1}
+		opt := Options{ChunkSize: c.chunkSize, MaxPadding: -1, digests: c.digests}
 		backupTree(t, s, src, opt)
 		later := time.Now().Add(time.Hour)
 		must(t, os.Chtimes(src+"/d2/f04", later, later))
 		res, snap := backupTree(t, s, src, opt)
 		if res.ReusedFiles != c.reused || res.ReadFiles != 1 {
-			t.Errorf("chunks of %d: reused %d files, read %d; want %d reused, 1 read", c.chunkSize, res.ReusedFiles,
-				res.ReadFiles, c.reused)
+			t.Errorf("chunks of %d, digests %v: reused %d files, read %d; want %d reused, 1 read", c.chunkSize,
+				c.digests > 0, res.ReusedFiles, res.ReadFiles, c.reused)
 		}
 		compareTree(t, openTree(t, s, snap), src, nil, nil)
 	}
+}
+
+// TestDigestChangedContent: with digests kept, a file changed to other
+// content of the same size (and one changed back with its old mtime) is
+// read and stored anew, one only touched is referenced; all read right.
+func TestDigestChangedContent(t *testing.T) {
+	src := t.TempDir()
+	fileTree(t, src)
+	s := newStore(t)
+	opt := Options{ChunkSize: 1 << 20, MaxPadding: -1, digests: 1}
+	backupTree(t, s, src, opt)
+	st, err := os.Stat(src + "/d1/f03")
+	must(t, err)
+	writeFile(t, src+"/d1/f03", randBytes(30000, 1003)) // same size, new content
+	must(t, os.Chtimes(src+"/d1/f03", st.ModTime(), st.ModTime()))
+	later := time.Now().Add(time.Hour)
+	must(t, os.Chtimes(src+"/d2/f04", later, later)) // touched only
+	res, snap := backupTree(t, s, src, opt)
+	if res.ReadFiles != 2 || res.ReusedFiles != 29 {
+		t.Errorf("read %d files, reused %d; want 2 read, 29 reused", res.ReadFiles, res.ReusedFiles)
+	}
+	compareTree(t, openTree(t, s, snap), src, nil, nil)
 }

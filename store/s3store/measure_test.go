@@ -3,8 +3,10 @@ package s3store_test
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/cairnfs/cairn/internal/miniotest"
 	"github.com/cairnfs/cairn/store"
+	"github.com/cairnfs/cairn/store/filearchive"
 	"github.com/cairnfs/cairn/store/objstore"
 	"github.com/cairnfs/cairn/store/s3store"
 	"github.com/cairnfs/cairn/store/storetest"
@@ -103,6 +106,104 @@ func TestMeasureBackupRequests(t *testing.T) {
 		n := ct.take()
 		t.Logf("%s (%v delay): %s; %.1f s", step.name, delay, n.PerChunk(chunks), time.Since(start).Seconds())
 	}
+}
+
+// TestMeasureTreeBackupRequests: the requests of a second backup of a
+// copy of CAIRN_MEASURE_TREE (default: Go's source tree, $(go env
+// GOROOT)/src) into MinIO through a proxy adding CAIRN_MEASURE_DELAY
+// (default 20ms) per request, every 100th of its files (in sorted order)
+// touched in between, as the README's object-storage benchmark does.
+func TestMeasureTreeBackupRequests(t *testing.T) {
+	measuring(t)
+	delay := 20 * time.Millisecond
+	if d, err := time.ParseDuration(os.Getenv("CAIRN_MEASURE_DELAY")); err == nil {
+		delay = d
+	}
+	tree := os.Getenv("CAIRN_MEASURE_TREE")
+	if tree == "" {
+		out, err := exec.Command("go", "env", "GOROOT").Output()
+		if err != nil {
+			t.Fatalf("go env GOROOT: %v", err)
+		}
+		tree = filepath.Join(strings.TrimSpace(string(out)), "src")
+	}
+	src := filepath.Join(t.TempDir(), "src")
+	if out, err := exec.Command("cp", "-a", tree, src).CombinedOutput(); err != nil {
+		t.Fatalf("copy %s: %v: %s", tree, err, out)
+	}
+	copied := time.Now()
+	srv := miniotest.Start(t)
+	p := miniotest.NewProxy(t, srv.Endpoint, delay)
+	ct := &countingTransport{base: http.DefaultTransport.(*http.Transport).Clone(), n: map[string]int{}}
+	cfg := srv.ProxyConfig(p, srv.NewBucket(t))
+	b, err := objstore.Open(context.Background(), cfg, srv.Credentials(), objstore.Options{Transport: ct})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := s3store.CreateOn(context.Background(), filepath.Join(t.TempDir(), "store"), s3store.Config{Config: cfg}, b, store.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// A file's stat is trusted once its ctime is 2 s older than the
+	// backup (filearchive's racy margin): the copy must be that old, or
+	// the second backup reads it all again. What is waited for is time.
+	time.Sleep(time.Until(copied.Add(3 * time.Second)))
+	at := time.Now().Add(-time.Hour)
+	for i, step := range []string{"first backup", "second backup, 1% of files touched"} {
+		if i == 1 {
+			touchEvery(t, src, 100)
+		}
+		ct.take()
+		start := time.Now()
+		res := backupTree(t, s, src, at.Add(time.Duration(i)*time.Minute))
+		n := ct.take()
+		t.Logf("%s (%v delay): %d requests: %v; %d files read, %d reused; %.1f s", step, delay, storetest.RequestCounts(n).Total(""),
+			n, res.ReadFiles, res.ReusedFiles, time.Since(start).Seconds())
+	}
+}
+
+// touchEvery gives every nth regular file under root (sorted by path) a
+// new mtime.
+func touchEvery(t *testing.T, root string, nth int) {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			files = append(files, p)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(files)
+	now := time.Now()
+	for i := nth - 1; i < len(files); i += nth {
+		if err := os.Chtimes(files[i], now, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// backupTree backs up the tree at src as root.pxar of host/tree at at.
+func backupTree(t *testing.T, s *store.Store, src string, at time.Time) filearchive.Result {
+	t.Helper()
+	ctx := context.Background()
+	b, err := s.StartBackup(ctx, store.Group{Type: store.TypeHost, ID: "tree"}, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Sync = store.SyncNone
+	res, err := filearchive.AddArchive(ctx, b, "root.pxar", src, filearchive.Options{})
+	if err != nil {
+		b.Abort()
+		t.Fatal(err)
+	}
+	if err := b.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
 
 // TestMeasureChunkListing: the chunks listed a second by one listing of
