@@ -34,19 +34,15 @@ func TestCachedListings(t *testing.T) {
 	snapDir := "vm/101/2024-01-01T00:00:00Z"
 	for _, rel := range []string{snapDir, snapDir + "/root.pxar", snapDir + "/root.pxar/etc"} {
 		first := list(rel)
-		// Another process dropping caches (drop_caches, as this package's
-		// memory tests do in a test process of another checkout) empties
-		// the kernel's cache: three tries, one of which must list from it.
-		var n int64
-		for range 3 {
+		// Listed again, from the kernel's cache (kernelCached: while no
+		// one drops caches).
+		n := kernelCached(t, func() int64 {
 			before := readdirs.Load()
 			if again := list(rel); !slices.Equal(again, first) {
 				t.Errorf("%s: listing again %q, first %q", rel, again, first)
 			}
-			if n = readdirs.Load() - before; n == 0 {
-				break
-			}
-		}
+			return readdirs.Load() - before
+		})
 		if n != 0 {
 			t.Errorf("%s: listing again made %d Readdir calls, want 0 (kernel cache)", rel, n)
 		}

@@ -20,8 +20,7 @@ func readlinks(logs *logtest.Buffer) int {
 
 // cachedReadlinks reads the link at p (and through it, when through is
 // not "") a few times after a first read and checks the kernel asked for
-// its target once: another process dropping caches empties the kernel's
-// cache, so three tries, one of which must send no READLINK.
+// its target once (kernelCached: while no one drops caches).
 func cachedReadlinks(t *testing.T, logs *logtest.Buffer, p, want, through string) {
 	t.Helper()
 	read := func() {
@@ -38,15 +37,15 @@ func cachedReadlinks(t *testing.T, logs *logtest.Buffer, p, want, through string
 	if readlinks(logs) == 0 {
 		t.Fatalf("no READLINK request in the log for %s", p)
 	}
-	sent := 0
-	for range 3 {
+	sent := kernelCached(t, func() int64 {
 		before := readlinks(logs)
 		for range 20 {
 			read()
 		}
-		if sent = readlinks(logs) - before; sent == 0 {
-			return
-		}
+		return int64(readlinks(logs) - before)
+	})
+	if sent == 0 {
+		return
 	}
 	t.Errorf("reading %s 20 times again sent %d READLINK requests, want 0 (cached target)", p, sent)
 }
