@@ -1,10 +1,8 @@
 package test
 
 import (
-	"path/filepath"
 	"testing"
 
-	"github.com/cairnfs/cairn/store"
 	"github.com/cairnfs/cairn/store/storetest"
 	"github.com/cairnfs/cairn/test/e2e"
 )
@@ -19,13 +17,6 @@ import (
 // `cairn init` making them and the cleanup removing them 3 more).
 func TestBackupDryRun(t *testing.T) {
 	t.Parallel() // a store of its own
-	st := filepath.Join(t.TempDir(), "store")
-	s, err := store.CreateWith(st, store.CreateOptions{LazyPrefixDirs: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	st := e2e.OwnStore(t, "cairn-dry-")
 	e2e.DryRunThenBackup(t, st, func() map[string]string { return storetest.DirState(t, st) })
 }
