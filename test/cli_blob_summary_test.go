@@ -2,7 +2,6 @@ package test
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,8 +12,7 @@ import (
 // 0 chunks" (issue 30, point 9).
 func TestBlobSummary(t *testing.T) {
 	t.Parallel() // a store of its own
-	st := filepath.Join(e2e.TmpfsDir(t, "cairn-e2e-"), "store")
-	e2e.MustCairn(t, "--store", st, "init")
+	st := e2e.OwnStore(t, "cairn-e2e-")
 	r := e2e.CairnStdin(t, nil, []byte("hello world!\n"), "--store", st, "backup", "--type", "host", "--id", "h", "conf.blob:-")
 	if r.Code != 0 || !strings.Contains(r.Stdout, "read      13 B from the sources") ||
 		!strings.Contains(r.Stdout, "blobs     1, 13 B") || strings.Contains(r.Stdout, "in 0 chunks") {
@@ -36,8 +34,7 @@ func TestBlobSummary(t *testing.T) {
 // point 9). store's TestSnapIndex* check the snapshot index says the same.
 func TestBlobSizeInSnapshots(t *testing.T) {
 	t.Parallel() // a store of its own
-	st := filepath.Join(e2e.TmpfsDir(t, "cairn-e2e-"), "store")
-	e2e.MustCairn(t, "--store", st, "init")
+	st := e2e.OwnStore(t, "cairn-e2e-")
 	r := e2e.CairnStdin(t, nil, []byte("hello world!\n"), "--store", st, "backup", "--type", "host", "--id", "h", "conf.blob:-")
 	if r.Code != 0 {
 		t.Fatalf("backup: exit %d: %s", r.Code, r.Stderr)

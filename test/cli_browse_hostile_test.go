@@ -45,8 +45,7 @@ func browseMetadataOnly(t *testing.T, st string) {
 // names with control characters.
 func browseHostileStore(t *testing.T) (st, deep, shared string) {
 	t.Helper()
-	st = filepath.Join(e2e.TmpfsDir(t, "cairn-e2e-"), "store")
-	e2e.MustCairn(t, "--store", st, "init", "-q")
+	st = e2e.OwnStore(t, "cairn-e2e-")
 	s, err := store.Open(st)
 	if err != nil {
 		t.Fatal(err)

@@ -24,8 +24,7 @@ import (
 // must not touch the shared one).
 func contractStore(t *testing.T) string {
 	t.Helper()
-	st := filepath.Join(e2e.TmpfsDir(t, "cairn-e2e-"), "store")
-	e2e.MustCairn(t, "--store", st, "init", "-q")
+	st := e2e.OwnStore(t, "cairn-e2e-")
 	return st
 }
 

@@ -1,8 +1,6 @@
 package test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/cairnfs/cairn/store/storetest"
@@ -11,15 +9,14 @@ import (
 
 // backup --dry-run reads, chunks and looks up what a backup would, and
 // says what it would read and store, while every file of the store
-// keeps its name, size, mode and modification time.
+// keeps its name, size, mode and modification time. The store makes its
+// chunk prefix directories on first use (LazyPrefixDirs): a dry run
+// that made one would show in the store's state as a directory added,
+// and each look at the state walks the few directories the backups
+// made instead of 65,536 empty ones (7 of the test's 23 CPU-s, with
+// `cairn init` making them and the cleanup removing them 3 more).
 func TestBackupDryRun(t *testing.T) {
 	t.Parallel() // a store of its own
-	dir, err := os.MkdirTemp(storetest.FastTempDir(), "cairn-dry-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	st := filepath.Join(dir, "store")
-	e2e.MustCairn(t, "--store", st, "init")
+	st := e2e.OwnStore(t, "cairn-dry-")
 	e2e.DryRunThenBackup(t, st, func() map[string]string { return storetest.DirState(t, st) })
 }

@@ -17,8 +17,7 @@ import (
 func TestEmptyGroupListed(t *testing.T) {
 	t.Parallel() // a store of its own
 	e2e.NeedFUSE(t)
-	st := filepath.Join(e2e.TmpfsDir(t, "cairn-e2e-"), "store")
-	e2e.MustCairn(t, "--store", st, "init")
+	st := e2e.OwnStore(t, "cairn-e2e-")
 
 	r := e2e.CairnStdin(t, nil, nil, "--store", st, "backup", "--type", "host", "--id", "first", "disk.img:-")
 	if r.Code != 1 || !strings.Contains(r.Stderr, "nothing kept") {

@@ -78,8 +78,7 @@ func TestHumanOutputEscapesManifest(t *testing.T) {
 // text (returned), the third with a manifest that does not decode (its
 // error quotes a file name).
 func escapeStore(t *testing.T) (st, first, second, broken, notes, state string) {
-	st = filepath.Join(e2e.TmpfsDir(t, "cairn-e2e-esc-"), "store")
-	e2e.MustCairn(t, "--store", st, "init", "-q")
+	st = e2e.OwnStore(t, "cairn-e2e-esc-")
 	dir := t.TempDir()
 	e2e.Write(t, filepath.Join(dir, "b"), "blob data", 0o644)
 	e2e.Write(t, filepath.Join(dir, "c"), "other data", 0o644)

@@ -18,8 +18,7 @@ import (
 // is a usage error at once.
 func TestBackupExcludeFile(t *testing.T) {
 	t.Parallel() // a store of its own
-	st := filepath.Join(e2e.TmpfsDir(t, "cairn-e2e-"), "store")
-	e2e.MustCairn(t, "--store", st, "init")
+	st := e2e.OwnStore(t, "cairn-e2e-")
 	src := t.TempDir()
 	e2e.WriteTree(t, src, map[string]string{"a.log": "1", "b.txt": "2", "sub/c.log": "3", "sub/keep.log": "4", "tmp/x": "5", "d.bak": "6"})
 	ex := filepath.Join(t.TempDir(), "excludes")

@@ -15,8 +15,7 @@ import (
 // a tree restore shows no zeroes. A hostile archive name is quoted.
 func TestCLIProgressTree(t *testing.T) {
 	t.Parallel()
-	st := filepath.Join(e2e.TmpfsDir(t, "cairn-e2e-"), "store")
-	e2e.MustCairn(t, "--store", st, "init")
+	st := e2e.OwnStore(t, "cairn-e2e-")
 	src := t.TempDir()
 	e2e.WriteTree(t, src, map[string]string{"a": strings.Repeat("a", 5000), "b": "bb", "sub/c": "ccc", "sub/d": "", "sub/e/f": "f"})
 	env := []string{"CAIRN_PROGRESS_INTERVAL=1h"}

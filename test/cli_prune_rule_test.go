@@ -1,7 +1,6 @@
 package test
 
 import (
-	"path/filepath"
 	"regexp"
 	"testing"
 
@@ -11,8 +10,7 @@ import (
 // prune says which keep option kept each snapshot, as PBS shows it.
 func TestPruneShowsRule(t *testing.T) {
 	t.Parallel() // a store of its own
-	st := filepath.Join(e2e.TmpfsDir(t, "cairn-e2e-"), "store")
-	e2e.MustCairn(t, "--store", st, "init")
+	st := e2e.OwnStore(t, "cairn-e2e-")
 	img, _ := e2e.SparseImage(t, 64<<10, 30)
 	for _, at := range []string{"2026-01-01T10:00:00Z", "2026-01-02T10:00:00Z", "2026-01-02T11:00:00Z", "2026-01-03T10:00:00Z"} {
 		e2e.MustCairn(t, "--store", st, "backup", "--type", "vm", "--id", "p", "--time", at, "disk.img:"+img)

@@ -86,7 +86,7 @@ func TestCryptMount(t *testing.T) {
 // commands deriving it took 2.6 CPU-s under -race at PBS's N=65536.
 func TestCryptTapeGCRecover(t *testing.T) {
 	t.Parallel()
-	st := contractStore(t) // on a tmpfs: init makes 65,536 directories
+	st := contractStore(t) // a store of its own
 	e := newCryptEnv(t, st)
 	src := e.source(t, 4)
 	td, _ := filepath.Abs("../crypt/keyfile/testdata")

@@ -37,10 +37,13 @@ type incrTree struct {
 }
 
 // Layout: 10 dirs × 3 subdirs × 10 small text files (300), four
-// random files of 0.25-3.5 MiB (chunks of 4 MiB on average hold several
-// files, and a file spans chunks: round 0 checks both), a symlink, a
-// hard link, an empty file, a FIFO, a device node, an xattr, a few
-// modes.
+// random files of 16-224 KiB (the rounds' chunks of 64 KiB on average,
+// incrChunkSize, hold several files, and a file spans chunks: round 0
+// checks both), a symlink, a hard link, an empty file, a FIFO, a device
+// node, an xattr, a few modes. The tree and its chunks are 1/16 of the
+// default's (random files of 0.25-3.5 MiB in chunks of 4 MiB): the same
+// layout, and 1/16 of the bytes to back up, restore and decode in each
+// round.
 func newIncrTree(t *testing.T, root string, seed uint64) *incrTree {
 	t.Helper()
 	tr := &incrTree{root: root, rng: rand.New(rand.NewPCG(seed, 27)), when: time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)}
@@ -56,7 +59,7 @@ func newIncrTree(t *testing.T, root string, seed uint64) *incrTree {
 			}
 		}
 	}
-	for i, size := range []int{256 << 10, 1 << 20, 1536 << 10, 3584 << 10} {
+	for i, size := range []int{16 << 10, 64 << 10, 96 << 10, 224 << 10} {
 		e2e.Write(t, filepath.Join(root, fmt.Sprintf("blobs/big%d.bin", i)), string(e2e.RandBytes(size, seed+uint64(i))), 0o644)
 	}
 	e2e.Write(t, filepath.Join(root, "links/empty"), "", 0o644)
@@ -352,6 +355,9 @@ type incrSummary struct {
 	} `json:"file_archives"`
 }
 
+// incrChunkSize is the average chunk size of the rounds' archives.
+const incrChunkSize = "64K"
+
 // incrRun backs up the tree round after round and checks each snapshot.
 type incrRun struct {
 	st, id, src string
@@ -368,7 +374,8 @@ func (ir *incrRun) round(t *testing.T, r int, changes string) {
 	t.Helper()
 	round := fmt.Sprintf("round %d", r)
 	at := ir.start.Add(time.Duration(r) * time.Minute).Format(time.RFC3339)
-	args := append([]string{"--store", ir.st, "backup", "--type", "host", "--id", ir.id, "--time", at, "--no-sync", "--json"}, ir.key...)
+	args := append([]string{"--store", ir.st, "backup", "--type", "host", "--id", ir.id, "--time", at, "--no-sync", "--json",
+		"--chunk-size", incrChunkSize}, ir.key...)
 	res := e2e.MustCairn(t, append(args, "root.pxar:"+ir.src)...)
 	var sum incrSummary
 	e2e.DecodeJSON(t, res, &sum)

@@ -15,5 +15,10 @@
 // directory, so no server outlives its tests.
 //
 // Proxy (proxy.go) is a reverse proxy on loopback that delays every
-// request, for tests and benchmarks of latency.
+// request, for tests and benchmarks of latency. Its watches (watch.go)
+// tell a test when requests through it happened (PUTs stored, a request
+// arrived, a server found unreachable) and can hold the requests after
+// them, so that a test waits on the event instead of polling the
+// bucket, and acts in the middle of a client's work at a point it
+// chose.
 package miniotest

@@ -121,6 +121,7 @@ type AnswerLie func(resp *http.Response) error
 func (p *Proxy) SetAnswerLie(lie AnswerLie) { p.answerLie.Store(&lie) }
 
 func (p *Proxy) modifyResponse(resp *http.Response) error {
+	p.watches.see(resp.Request, resp.StatusCode)
 	l := p.answerLie.Load()
 	if l == nil || *l == nil {
 		return nil

@@ -26,6 +26,8 @@ type Proxy struct {
 	requests  atomic.Int64
 	lie       atomic.Pointer[Lie]       // lies.go
 	answerLie atomic.Pointer[AnswerLie] // lies.go
+	watches   watches                   // watch.go
+	gate      gate                      // watch.go
 }
 
 // NewProxy starts a proxy to target (http://host:port) adding delay to
@@ -44,25 +46,30 @@ func NewProxy(t testing.TB, target string, delay time.Duration) *Proxy {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 256
 	rp.Transport = tr
+	p := &Proxy{url: "http://" + ln.Addr().String()}
 	// A server behind it that is down answers as a load balancer would:
 	// 503 with an S3 error body saying why.
-	rp.ErrorHandler = func(w http.ResponseWriter, _ *http.Request, err error) {
+	rp.ErrorHandler = func(w http.ResponseWriter, r *http.Request, err error) {
+		p.watches.see(r, unreachable)
 		w.Header().Set("Content-Type", "application/xml")
 		w.WriteHeader(http.StatusServiceUnavailable)
 		fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>ServiceUnavailable</Code><Message>miniotest proxy: %s</Message></Error>`,
 			html.EscapeString(err.Error()))
 	}
-	p := &Proxy{url: "http://" + ln.Addr().String()}
 	rp.ModifyResponse = p.modifyResponse
 	p.delay.Store(int64(delay))
 	p.srv = &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p.requests.Add(1)
+		p.watches.see(r, 0)
 		t := time.NewTimer(time.Duration(p.delay.Load()))
 		defer t.Stop()
 		select {
 		case <-r.Context().Done():
 			return
 		case <-t.C:
+		}
+		if !p.gate.pass(r.Context()) {
+			return
 		}
 		if p.lying(w, r) {
 			return
@@ -71,6 +78,7 @@ func NewProxy(t testing.TB, target string, delay time.Duration) *Proxy {
 	})}
 	go p.srv.Serve(ln) //nolint:errcheck // ends with Shutdown
 	t.Cleanup(func() {
+		p.gate.release()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		p.srv.Shutdown(ctx) //nolint:errcheck // best effort at the test's end

@@ -2,6 +2,7 @@ package chunkcache
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -101,20 +102,29 @@ func writeImage(t testing.TB, data []byte, cs int) (dirSource, index.Index) {
 // a reader of it (read-ahead 4) through a new cache of cacheSize bytes.
 func imageReader(t testing.TB, data []byte, cs int, cacheSize int64) (*Reader, *Cache) {
 	t.Helper()
+	return imageReaderAhead(t, data, cs, cacheSize, 4)
+}
+
+// imageReaderAhead is imageReader whose reader loads readahead chunks
+// ahead.
+func imageReaderAhead(t testing.TB, data []byte, cs int, cacheSize int64, readahead int) (*Reader, *Cache) {
+	t.Helper()
 	src, x := writeImage(t, data, cs)
 	c, err := New(src, cacheSize)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Close)
-	return NewReader(context.Background(), x, c, 4), c
+	return NewReader(context.Background(), x, c, readahead), c
 }
 
+// randBytes returns n random bytes, the same for the same seed: a
+// ChaCha8 stream read into the slice at once (not byte by byte, each
+// byte a write the race detector checks: 160 MiB of them took seconds).
 func randBytes(n int, seed uint64) []byte {
-	r := rand.New(rand.NewPCG(seed, 1))
+	var s [32]byte
+	binary.LittleEndian.PutUint64(s[:], seed)
 	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(r.Uint32())
-	}
+	rand.NewChaCha8(s).Read(b)
 	return b
 }

@@ -30,8 +30,7 @@ var duplicateTricks = map[string]string{
 // its own (host/dup-N) and a plain archive beside them (host/plain).
 func hostileArchiveStore(t *testing.T) (st string, dups map[string]string, plain string) {
 	t.Helper()
-	st = filepath.Join(e2e.TmpfsDir(t, "cairn-e2e-"), "store")
-	e2e.MustCairn(t, "--store", st, "init")
+	st = e2e.OwnStore(t, "cairn-e2e-")
 	s, err := store.Open(st)
 	if err != nil {
 		t.Fatal(err)

@@ -22,8 +22,7 @@ import (
 // ct/fifo-blob whose manifest or blob is a FIFO.
 func hostileStore(t *testing.T) (st string, good, victim store.Snapshot, want []byte, cases map[string]store.Snapshot) {
 	t.Helper()
-	st = filepath.Join(e2e.TmpfsDir(t, "cairn-e2e-"), "store")
-	e2e.MustCairn(t, "--store", st, "init")
+	st = e2e.OwnStore(t, "cairn-e2e-")
 	s, err := store.Open(st)
 	if err != nil {
 		t.Fatal(err)

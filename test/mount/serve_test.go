@@ -129,8 +129,7 @@ func get(t *testing.T, url string) string {
 // store and starts nothing; a bad configuration names file, line and
 // field and exits with a usage error; a missing one says so.
 func TestServeChecksConfig(t *testing.T) {
-	st := filepath.Join(e2e.TmpfsDir(t, "cairn-e2e-serve-"), "store") // see e2e.SharedStore
-	e2e.MustCairn(t, "--store", st, "init", "-q")
+	st := e2e.OwnStore(t, "cairn-e2e-serve-")
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.toml")
 	e2e.Write(t, good, "[[job]]\nkind = \"gc\"\nschedule = \"sun 04:00\"\n", 0o600)

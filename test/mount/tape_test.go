@@ -21,8 +21,7 @@ import (
 // the store goes to a tmpfs when there is one).
 func TestTape(t *testing.T) {
 	e2e.SharedStore(t)
-	dst := filepath.Join(e2e.TmpfsDir(t, "cairn-e2e-tape-"), "restored")
-	e2e.MustCairn(t, "--store", dst, "init")
+	dst := e2e.OwnStore(t, "cairn-e2e-tape-")
 	t.Run("ExportRestore", func(t *testing.T) { testTapeExportRestore(t, dst) })
 	t.Run("Cancel", func(t *testing.T) { testTapeExportCancel(t, dst) })
 	t.Run("BadInput", func(t *testing.T) { testTapeBadInput(t, dst) })

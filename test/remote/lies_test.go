@@ -139,10 +139,13 @@ func TestS3LieListingLagsBinary(t *testing.T) {
 	t.Parallel()
 	srv := miniotest.Start(t)
 	proxy := miniotest.NewProxy(t, srv.Endpoint, 0)
+	// A reaches the server through a proxy of its own that tells no lie:
+	// its count of chunks stored tells when A has paused.
+	proxyA := miniotest.NewProxy(t, srv.Endpoint, 0)
 	bucket := srv.NewBucket(t)
 	creds := storetest.CredentialsFile(t, srv)
 	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
-	for _, h := range []struct{ dir, endpoint string }{{a, srv.Endpoint}, {b, proxy.Endpoint()}} {
+	for _, h := range []struct{ dir, endpoint string }{{a, proxyA.Endpoint()}, {b, proxy.Endpoint()}} {
 		e2e.MustCairn(t, "--store", h.dir, "init", "--s3", "s3://"+bucket+"/cairn", "--endpoint", h.endpoint,
 			"--path-style", "--credentials-file", creds)
 	}
@@ -152,6 +155,7 @@ func TestS3LieListingLagsBinary(t *testing.T) {
 	cmd.Stdin = pr
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
+	stored := proxyA.PutsStored(chunkPuts, 11)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +166,7 @@ func TestS3LieListingLagsBinary(t *testing.T) {
 	if _, err := pw.Write(data[:12<<20]); err != nil {
 		t.Fatal(err)
 	}
-	waitChunks(t, srv, bucket, 11, done)
+	await(t, stored, done, "11 chunks were stored")
 	time.Sleep(1100 * time.Millisecond) // older than the GC's start: LastModified has whole seconds
 	proxy.SetLie(miniotest.LieListOmits(".cairn/leases/writers/"))
 	gc := e2e.Cairn(t, nil, "--store", b, "gc", "--atime-cutoff", "0")

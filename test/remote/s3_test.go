@@ -41,55 +41,28 @@ func initS3(t *testing.T, srv *miniotest.Server, endpoint string) (dir, bucket s
 	return dir, bucket
 }
 
-// waitChunks waits until the bucket holds at least n chunk objects.
-func waitChunks(t *testing.T, srv *miniotest.Server, bucket string, n int, done <-chan struct{}) {
+// await waits for ev (of the proxy: requests it saw), failing the test
+// if the backup ends first (done).
+func await(t *testing.T, ev, done <-chan struct{}, what string) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
+	select {
+	case <-ev:
+		return
+	default:
+	}
+	select {
+	case <-ev:
+	case <-done:
 		select {
-		case <-done:
-			t.Fatal("the backup ended before the server could be stopped in its middle")
+		case <-ev:
 		default:
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		count := 0
-		for o := range srv.Client(t).ListObjectsIter(ctx, bucket, minio.ListObjectsOptions{Prefix: "cairn/.chunks/", Recursive: true, MaxKeys: n}) {
-			if o.Err == nil {
-				count++
-			}
-			if count >= n {
-				break
-			}
-		}
-		cancel()
-		if count >= n {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("fewer than %d chunks in the bucket after 2 minutes", n)
-}
-
-// waitRequest waits until a request reaches the proxy after this call,
-// failing the test if the backup ends first. With the server stopped,
-// the proxy answers it 503 after its delay (20 ms), long before a
-// restarted MinIO is ready: the backup must retry it.
-func waitRequest(t *testing.T, proxy *miniotest.Proxy, done <-chan struct{}) {
-	t.Helper()
-	n := proxy.Requests()
-	for proxy.Requests() == n {
-		select {
-		case <-done:
-			t.Fatal("the backup ended before it met the outage")
-		case <-time.After(10 * time.Millisecond):
+			t.Fatalf("the backup ended before %s", what)
 		}
 	}
 }
 
-// chunkCount is how many chunk objects the bucket holds.
-func chunkCount(t *testing.T, srv *miniotest.Server, bucket string) int {
-	return len(s3Keys(t, srv, bucket, "cairn/.chunks/"))
-}
+// chunkPuts is the part of the keys of chunk objects.
+const chunkPuts = "cairn/.chunks/"
 
 // startBackup starts `cairn [flags] backup` of image as vm/ID (64 KiB
 // chunks: many requests) and returns its result channel.
@@ -116,27 +89,31 @@ func startBackup(t *testing.T, dir, id, image string, flags ...string) (<-chan e
 func TestS3ServerStoppedMidBackup(t *testing.T) {
 	t.Parallel() // no mount, its own stores and bucket: beside the other S3 and sync tests
 	srv := miniotest.StartOwn(t)
-	// Through a proxy adding 20 ms to each request during the backups cut
-	// short: they last long enough to be cut in their middle (and a server
-	// down behind the proxy answers 503, as behind a load balancer).
-	proxy := miniotest.NewProxy(t, srv.Endpoint, 20*time.Millisecond)
+	// Through a proxy that holds every request after the 16th chunk
+	// stored until the server is stopped: the backups are cut in their
+	// middle however fast or slow they run (and a server down behind the
+	// proxy answers 503, as behind a load balancer).
+	proxy := miniotest.NewProxy(t, srv.Endpoint, 0)
 	dir, bucket := initS3(t, srv, proxy.Endpoint())
 	image := func(seed uint64) string {
 		p := filepath.Join(t.TempDir(), "disk.raw")
-		if err := os.WriteFile(p, e2e.RandBytes(32<<20, seed), 0o644); err != nil {
+		if err := os.WriteFile(p, e2e.RandBytes(8<<20, seed), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
 
 	// Back within the retry window.
+	held := proxy.HoldAfterPuts(chunkPuts, 16)
 	res, done := startBackup(t, dir, "a", image(1501), "-v", "--log-format", "json")
-	waitChunks(t, srv, bucket, 16, done)
+	await(t, held, done, "16 chunks were stored")
 	srv.Stop()
-	// Down until the backup has met the outage, however slow the
-	// machine: a fixed 1.5 s let a backup starved of CPU under load make
-	// no request in it, and log no retry.
-	waitRequest(t, proxy, done)
+	// Down until the backup has met the outage (a request answered 503),
+	// however slow the machine: a fixed 1.5 s let a backup starved of CPU
+	// under load make no request in it, and log no retry.
+	met := proxy.Unreachable()
+	proxy.Release()
+	await(t, met, done, "it met the outage")
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}
@@ -155,11 +132,12 @@ func TestS3ServerStoppedMidBackup(t *testing.T) {
 	}
 
 	// Gone for good.
-	before := chunkCount(t, srv, bucket)
 	imgB := image(1502)
+	held = proxy.HoldAfterPuts(chunkPuts, 16)
 	res, done = startBackup(t, dir, "b", imgB)
-	waitChunks(t, srv, bucket, before+16, done)
+	await(t, held, done, "16 of its chunks were stored")
 	srv.Stop()
+	proxy.Release()
 	start := time.Now()
 	r = <-res
 	t.Logf("backup with the server down failed after %v: %s", time.Since(start), lastLine(r.Stderr))
@@ -179,7 +157,6 @@ func TestS3ServerStoppedMidBackup(t *testing.T) {
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	proxy.SetDelay(0)
 	for _, k := range s3Keys(t, srv, bucket, "cairn/vm/b/") {
 		if strings.HasSuffix(k, "index.json.blob") {
 			t.Fatalf("the failed backup left a manifest: %s", k)
@@ -195,7 +172,7 @@ func TestS3ServerStoppedMidBackup(t *testing.T) {
 	e2e.MustCairn(t, "--store", dir, "verify")
 
 	// A chunk deleted behind cairn's back (and from its local cache).
-	chunks := s3Keys(t, srv, bucket, "cairn/.chunks/")
+	chunks := s3Keys(t, srv, bucket, chunkPuts)
 	victim := chunks[len(chunks)/2]
 	if err := srv.Client(t).RemoveObject(context.Background(), bucket, victim, minio.RemoveObjectOptions{}); err != nil {
 		t.Fatal(err)
