@@ -139,6 +139,19 @@ var (
 	chunkDecoders = sync.Pool{New: func() any { return newDecoder(zstd.IgnoreChecksum(true)) }}
 )
 
+// mode is how a blob is decoded: with which zstd decoders, and whether
+// its CRC is computed.
+type mode struct {
+	decoders *sync.Pool
+	noCRC    bool // the caller checks the data's digest (DecodeChunkData)
+}
+
+var (
+	blobMode  = mode{decoders: &decoders}
+	chunkMode = mode{decoders: &chunkDecoders}
+	dataMode  = mode{decoders: &chunkDecoders, noCRC: true}
+)
+
 func newDecoder(opts ...zstd.DOption) *zstd.Decoder {
 	opts = append([]zstd.DOption{zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(MaxBlobSize)}, opts...)
 	d, err := zstd.NewReader(nil, opts...)
@@ -232,7 +245,11 @@ func finishHeader(blob []byte, magic [8]byte) {
 }
 
 // CheckCRC verifies the blob's magic and CRC and returns its kind.
-func CheckCRC(blob []byte) (Kind, error) {
+func CheckCRC(blob []byte) (Kind, error) { return checkBlob(blob, true) }
+
+// checkBlob checks the blob's magic and sizes, and with crc its CRC, and
+// returns its kind.
+func checkBlob(blob []byte, crc bool) (Kind, error) {
 	kind, err := BlobKind(blob)
 	if err != nil {
 		return 0, err
@@ -242,6 +259,9 @@ func CheckCRC(blob []byte) (Kind, error) {
 	}
 	if kind.Encrypted() && len(blob) < encryptedHeaderSize {
 		return kind, fmt.Errorf("%w: encrypted blob of %d bytes", ErrTruncated, len(blob))
+	}
+	if !crc {
+		return kind, nil
 	}
 	// PBS's CRC covers what follows the header: for encrypted blobs the
 	// ciphertext only, not the IV and tag (data_blob.rs compute_crc).
@@ -262,11 +282,11 @@ func CheckCRC(blob []byte) (Kind, error) {
 // Encrypted blobs fail with ErrEncrypted (after their CRC was checked).
 // maxSize bounds the decoded size (0: MaxBlobSize).
 func DecodeBlob(dst, blob []byte, maxSize int) ([]byte, error) {
-	return decodeBlob(dst, blob, maxSize, &decoders)
+	return decodeBlob(dst, blob, maxSize, blobMode)
 }
 
-func decodeBlob(dst, blob []byte, maxSize int, decoders *sync.Pool) ([]byte, error) {
-	kind, err := CheckCRC(blob)
+func decodeBlob(dst, blob []byte, maxSize int, m mode) ([]byte, error) {
+	kind, err := checkBlob(blob, !m.noCRC)
 	if err != nil {
 		return dst[:0], err
 	}
@@ -284,7 +304,7 @@ func decodeBlob(dst, blob []byte, maxSize int, decoders *sync.Pool) ([]byte, err
 		}
 		return append(dst[:0], payload...), nil
 	case KindZstd:
-		return unzstd(dst, payload, maxSize, decoders)
+		return unzstd(dst, payload, maxSize, m.decoders)
 	}
 	return dst[:0], ErrEncrypted
 }
@@ -345,7 +365,7 @@ func DecodeChunkReuse(scratch *[]byte, blob []byte, want Digest, size int) ([]by
 // DecodeChunk decodes blob and checks that its plain data hashes to want
 // and, when size >= 0, has that length.
 func DecodeChunk(dst, blob []byte, want Digest, size int) ([]byte, error) {
-	out, err := decodeBlob(dst, blob, 0, &chunkDecoders)
+	out, err := decodeBlob(dst, blob, 0, chunkMode)
 	if err != nil {
 		return out, err
 	}

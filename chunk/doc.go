@@ -16,7 +16,11 @@
 // keyed digest SHA-256(data ‖ id_key) that names an encrypted chunk are
 // package crypt's. EncodeEncryptedBlob, DecodeBlobKey and DecodeChunkKey
 // are the encrypted side; without a key CheckCRC still checks magic, CRC
-// and header size, as PBS's verify does.
+// and header size, as PBS's verify does. DecodeChunkData is for readers
+// of the data alone (the mount, restores): it checks the data's digest
+// and skips the CRC, a weaker check of the same bytes; whoever keeps or
+// passes on the blob (sync, tape) or judges it (verify) checks the CRC
+// too.
 //
 // Nothing in this package knows about files on disk or the datastore
 // layout; that is the job of package store.

@@ -158,7 +158,7 @@ func TestCorruptAndMissingChunk(t *testing.T) {
 	defer os.Rename(s.ChunkPath(d2)+".moved", s.ChunkPath(d2))
 
 	p := make([]byte, 100)
-	if _, err := r.ReadAt(p, testCS+10); !errors.Is(err, ErrCorruptChunk) || !errors.Is(err, chunk.ErrBadCRC) {
+	if _, err := r.ReadAt(p, testCS+10); !errors.Is(err, ErrCorruptChunk) || !errors.Is(err, chunk.ErrDigest) {
 		t.Fatalf("corrupt chunk: %v", err)
 	}
 	var cre *chunkcache.ReadError

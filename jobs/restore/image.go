@@ -153,15 +153,17 @@ func (r *imageRestore) keyedZero(size int) chunk.Digest {
 
 // decode decodes and checks a chunk's blob: an encrypted one with the
 // snapshot's key, decrypted into b.dec; a plain one (also of a
-// signed-only archive) in place, or into b.dec when compressed.
+// signed-only archive) in place, or into b.dec when compressed. The
+// data's digest is checked, not the blob's CRC (chunk.DecodeChunkData):
+// only the data is written.
 func (r *imageRestore) decode(b *buffers, blob []byte, d chunk.Digest, size int) ([]byte, error) {
 	if b.dec == nil {
 		b.dec = r.decs.get() // a file restore's workers share them from here until written
 	}
-	if kind, _ := chunk.BlobKind(blob); r.key == nil || !kind.Encrypted() {
-		return chunk.DecodeChunkReuse(&b.dec, blob, d, size)
+	if kind, _ := chunk.BlobKind(blob); kind == chunk.KindPlain {
+		return chunk.DecodeChunkData(nil, blob, d, size, r.key)
 	}
-	out, err := chunk.DecodeChunkKey(b.dec, blob, d, size, r.key)
+	out, err := chunk.DecodeChunkData(b.dec, blob, d, size, r.key)
 	if cap(out) > cap(b.dec) {
 		b.dec = out[:0]
 	}

@@ -292,7 +292,9 @@ var blobBufs sync.Pool
 // does not hold it, from a reused buffer): plain data is used in place
 // of a blob read, or copied out of a mapping (the cache keeps it). With
 // key, an encrypted chunk is decrypted (in place in a read buffer) and
-// checked against the keyed digest (chunk.DecodeChunkKey). A chunk of
+// checked against the keyed digest. The blob's CRC is not computed: the
+// data's digest is checked (chunk.DecodeChunkData), and the cache keeps
+// the data only. A chunk of
 // about hint bytes that has a buffer class is read and decoded into the
 // pool's buffers of its class. scan is the source's (Source.ReadBlob).
 func (c *Cache) loadBlob(ctx context.Context, key *crypt.Key, d chunk.Digest, hint int, scan bool) (*chunkBuf, error) {
@@ -341,11 +343,7 @@ func (c *Cache) loadBlob(ctx context.Context, key *crypt.Key, d chunk.Digest, hi
 			out = make([]byte, 0, len(b))
 		}
 		var err error
-		if key != nil {
-			data, err = chunk.DecodeChunkKey(out, b, d, size, key)
-		} else {
-			data, err = chunk.DecodeChunk(out, b, d, size)
-		}
+		data, err = chunk.DecodeChunkData(out, b, d, size, key)
 		if err != nil {
 			return fmt.Errorf("chunk %s: %w: %w", d, ErrCorrupt, err)
 		}

@@ -14,7 +14,9 @@
 // ends with the caller's context, and every retry is logged (slog).
 //
 // Every read is bounded by the caller's limit (ErrTooLarge before the
-// body is read when Content-Length is larger). Errors are *Error: they
+// body is read when Content-Length is larger), and its memory by what
+// comes: a Content-Length is trusted with at most 8 MiB (or the caller's
+// buffer) before the bytes arrive. Errors are *Error: they
 // name the operation, the bucket and the key and match the package's
 // classes (ErrNotExist, ErrAccessDenied, ErrNoBucket, ErrPrecondition,
 // ErrTooLarge); they never show credentials (requests are signed in

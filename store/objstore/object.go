@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"time"
 
@@ -50,8 +51,15 @@ func (e errTooLarge) Error() string {
 }
 func (e errTooLarge) Is(target error) bool { return target == ErrTooLarge }
 
+// trustedSize is the most memory a body's Content-Length alone may
+// take before the bytes come: beyond it (and beyond the caller's
+// buffer), memory grows with what arrives, so that a server announcing
+// more than it sends costs no more than what it sent.
+const trustedSize = 8 << 20
+
 // readBounded reads a body of the announced size (-1: unknown) of at
-// most limit bytes into buf's storage.
+// most limit bytes into buf's storage: a body that fits buf is read
+// straight into it, in one go.
 func readBounded(r io.Reader, size, limit int64, buf []byte) ([]byte, error) {
 	if size > limit {
 		return nil, errTooLarge{size, limit}
@@ -66,18 +74,38 @@ func readBounded(r io.Reader, size, limit int64, buf []byte) ([]byte, error) {
 		}
 		return out.Bytes(), nil
 	}
-	if int64(cap(buf)) < size {
-		buf = make([]byte, size)
-	}
-	buf = buf[:size]
-	if _, err := io.ReadFull(r, buf); err != nil {
-		return nil, fmt.Errorf("reading %d bytes: %w", size, err)
+	buf, err := readSized(r, size, buf)
+	if err != nil {
+		return nil, err
 	}
 	var one [1]byte
 	if n, _ := io.ReadFull(r, one[:]); n != 0 {
 		return nil, fmt.Errorf("body longer than its Content-Length of %d bytes", size)
 	}
 	return buf, nil
+}
+
+// readSized reads size bytes into buf's storage, or into a new buffer
+// of at most trustedSize that grows (doubling) as the bytes come.
+func readSized(r io.Reader, size int64, buf []byte) ([]byte, error) {
+	n := min(size, max(int64(cap(buf)), trustedSize))
+	if int64(cap(buf)) < n {
+		buf = make([]byte, 0, n)
+	}
+	buf = buf[:n]
+	got := 0
+	for {
+		m, err := io.ReadFull(r, buf[got:])
+		got += m
+		if err != nil {
+			return nil, fmt.Errorf("reading %d bytes (%d came): %w", size, got, err)
+		}
+		if int64(got) == size {
+			return buf, nil
+		}
+		n := int(min(size, 2*int64(got)))
+		buf = slices.Grow(buf, n-got)[:n]
+	}
 }
 
 func (b *Bucket) info(key string, oi minio.ObjectInfo) ObjectInfo {

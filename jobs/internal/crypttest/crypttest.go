@@ -74,7 +74,8 @@ type Image struct {
 }
 
 // Backup writes an encrypted snapshot of g at time at holding img,
-// through Backup.Encrypt and the store's writers.
+// through Backup.Encrypt and the store's writers; with key nil, a plain
+// one (the same chunks, plain and zstd, to compare with).
 func Backup(t testing.TB, s *store.Store, g store.Group, at time.Time, img Image, key *crypt.Key) store.Snapshot {
 	t.Helper()
 	cs := img.ChunkSize
@@ -87,9 +88,11 @@ func Backup(t testing.TB, s *store.Store, g store.Group, at time.Time, img Image
 		t.Fatal(err)
 	}
 	b.Sync = store.SyncNone
-	if err := b.Encrypt(key); err != nil {
-		b.Abort()
-		t.Fatal(err)
+	if key != nil {
+		if err := b.Encrypt(key); err != nil {
+			b.Abort()
+			t.Fatal(err)
+		}
 	}
 	if err := b.AddImage(ctx, "disk.img", bytes.NewReader(img.Data), store.ImageOptions{ChunkSize: cs, Workers: 1}); err != nil {
 		b.Abort()
