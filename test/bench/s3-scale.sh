@@ -122,7 +122,9 @@ for n in $SIZES; do
   [ "$got" = 10000 ] || echo "!!! snapshots listed $got snapshots, want 10000" >&2
   fresh fresh2
   measure "mount --daemon (fresh mirror)" "$CAIRN" --store fresh2 mount --daemon mnt
-  pid=$(sed -n 's/.*running in the background pid=\([0-9]*\).*/\1/p' out)
+  # the daemon's pid, from `msg="mount running in the background" pid=N`
+  pid=$(sed -n 's/.*running in the background"* pid=\([0-9]*\).*/\1/p' out)
+  [ -n "$pid" ] || { echo "!!! no daemon pid in mount's output:" >&2; cat out >&2; exit 1; }
   c0=$(dcpu "$pid")
   s=$(now)
   find mnt -maxdepth 4 -name .jobs -prune -o -mindepth 4 -print >find.out
