@@ -23,8 +23,10 @@
 #
 # The bucket is kept in $S3SCALE_DIR (/var/tmp/cairn-s3scale) with the
 # number of chunks it holds: a later run puts only the chunks it lacks
-# (MinIO takes ~500 tiny PUTs/s on a loaded 2-core machine: ~30 min for
-# a million) and the snapshots again. Sizes must grow from run to run.
+# (MinIO takes ~450 tiny PUTs/s on a loaded 2-core machine, about 2 ms
+# of its CPU each: ~40 min for a million) and the snapshots again, and
+# before the GC puts back only the garbage an earlier GC swept. Sizes
+# must grow from run to run.
 source "$(dirname "$0")/lib.sh"
 need curl fusermount jq
 MINIO=${CAIRN_MINIO:-$(command -v minio || echo "$HOME/.cache/cairn/minio/minio")}
@@ -94,6 +96,7 @@ for n in $SIZES; do
     echo "== skip $n chunks: the bucket holds $have (S3SCALE_DIR=another directory for fewer)"
     continue
   fi
+  swept_to=$have # the garbage a GC swept: that of the chunks there before
   if ((n > have)); then
     s=$(now)
     "$GEN" -store gen -chunks "$n" -from "$have" -jobs "$JOBS" 2>gen.log
@@ -103,7 +106,7 @@ for n in $SIZES; do
   fi
   echo "== $n chunks, 10,000 snapshots ($(du -sh --exclude=.minio.sys minio-data 2>/dev/null | cut -f1) in MinIO's directory)"
   if [ "$GC" = 1 ]; then
-    if [ -f swept ]; then "$GEN" -store gen -chunks "$n" -garbage -jobs "$JOBS" 2>gen.log; fi
+    if [ -f swept ] && ((swept_to > 0)); then "$GEN" -store gen -chunks "$swept_to" -garbage -jobs "$JOBS" 2>gen.log; fi
     "$CAIRN" --store store snapshots >/dev/null # GC's mirror as a host that runs it has it
     measure "gc --atime-cutoff 0" "$CAIRN" --store store gc --atime-cutoff 0 -v
     touch swept
@@ -119,7 +122,9 @@ for n in $SIZES; do
   [ "$got" = 10000 ] || echo "!!! snapshots listed $got snapshots, want 10000" >&2
   fresh fresh2
   measure "mount --daemon (fresh mirror)" "$CAIRN" --store fresh2 mount --daemon mnt
-  pid=$(sed -n 's/.*running in the background pid=\([0-9]*\).*/\1/p' out)
+  # the daemon's pid, from `msg="mount running in the background" pid=N`
+  pid=$(sed -n 's/.*running in the background"* pid=\([0-9]*\).*/\1/p' out)
+  [ -n "$pid" ] || { echo "!!! no daemon pid in mount's output:" >&2; cat out >&2; exit 1; }
   c0=$(dcpu "$pid")
   s=$(now)
   find mnt -maxdepth 4 -name .jobs -prune -o -mindepth 4 -print >find.out
