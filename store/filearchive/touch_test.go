@@ -2,6 +2,7 @@ package filearchive
 
 import (
 	"os"
+	"syscall"
 	"testing"
 	"time"
 
@@ -95,8 +96,23 @@ func TestDigestChangedContent(t *testing.T) {
 	backupTree(t, s, src, opt)
 	st, err := os.Stat(src + "/d1/f03")
 	must(t, err)
-	writeFile(t, src+"/d1/f03", randBytes(30000, 1003)) // same size, new content
-	must(t, os.Chtimes(src+"/d1/f03", st.ModTime(), st.ModTime()))
+	// The stat table keeps ctime seconds: a trusted record's ctime is at
+	// least the margin (2 s) before its backup began, so a change after
+	// it has a later second. These tests trust records at a margin of
+	// 1 ns, so the rewrite is made again until the file's ctime (from
+	// the kernel's coarse clock, which lags the time of day by a few ms)
+	// is in a later second than the record's.
+	ctimeSec := func(st os.FileInfo) int64 { return st.Sys().(*syscall.Stat_t).Ctim.Sec }
+	for {
+		writeFile(t, src+"/d1/f03", randBytes(30000, 1003)) // same size, new content
+		must(t, os.Chtimes(src+"/d1/f03", st.ModTime(), st.ModTime()))
+		now, err := os.Stat(src + "/d1/f03")
+		must(t, err)
+		if ctimeSec(now) > ctimeSec(st) {
+			break
+		}
+		time.Sleep(time.Until(time.Unix(ctimeSec(now)+1, 0)))
+	}
 	later := time.Now().Add(time.Hour)
 	must(t, os.Chtimes(src+"/d2/f04", later, later)) // touched only
 	res, snap := backupTree(t, s, src, opt)
