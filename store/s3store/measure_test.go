@@ -75,23 +75,8 @@ func measuring(t *testing.T) {
 // a proxy adding CAIRN_MEASURE_DELAY (default 20ms) per request.
 func TestMeasureBackupRequests(t *testing.T) {
 	measuring(t)
-	delay := 20 * time.Millisecond
-	if d, err := time.ParseDuration(os.Getenv("CAIRN_MEASURE_DELAY")); err == nil {
-		delay = d
-	}
-	srv := miniotest.Start(t)
-	p := miniotest.NewProxy(t, srv.Endpoint, delay)
-	ct := &countingTransport{base: http.DefaultTransport.(*http.Transport).Clone(), n: map[string]int{}}
-	cfg := srv.ProxyConfig(p, srv.NewBucket(t))
-	b, err := objstore.Open(context.Background(), cfg, srv.Credentials(), objstore.Options{Transport: ct})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := s3store.CreateOn(context.Background(), filepath.Join(t.TempDir(), "store"), s3store.Config{Config: cfg}, b, store.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	delay := measureDelay()
+	s, ct := measureStore(t, delay)
 	const chunks = 256
 	img := storetest.Image{Data: storetest.RandBytes("measure", chunks<<16), ChunkSize: 1 << 16}
 	at := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
@@ -108,6 +93,35 @@ func TestMeasureBackupRequests(t *testing.T) {
 	}
 }
 
+// measureDelay is CAIRN_MEASURE_DELAY, by default 20ms.
+func measureDelay() time.Duration {
+	if d, err := time.ParseDuration(os.Getenv("CAIRN_MEASURE_DELAY")); err == nil {
+		return d
+	}
+	return 20 * time.Millisecond
+}
+
+// measureStore is a new store on a fresh MinIO bucket reached through a
+// proxy adding delay per request, with the transport that counts its
+// requests; closed when the test ends.
+func measureStore(t *testing.T, delay time.Duration) (*store.Store, *countingTransport) {
+	t.Helper()
+	srv := miniotest.Start(t)
+	p := miniotest.NewProxy(t, srv.Endpoint, delay)
+	ct := &countingTransport{base: http.DefaultTransport.(*http.Transport).Clone(), n: map[string]int{}}
+	cfg := srv.ProxyConfig(p, srv.NewBucket(t))
+	b, err := objstore.Open(context.Background(), cfg, srv.Credentials(), objstore.Options{Transport: ct})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := s3store.CreateOn(context.Background(), filepath.Join(t.TempDir(), "store"), s3store.Config{Config: cfg}, b, store.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, ct
+}
+
 // TestMeasureTreeBackupRequests: the requests of a second backup of a
 // copy of CAIRN_MEASURE_TREE (default: Go's source tree, $(go env
 // GOROOT)/src) into MinIO through a proxy adding CAIRN_MEASURE_DELAY
@@ -115,10 +129,7 @@ func TestMeasureBackupRequests(t *testing.T) {
 // touched in between, as the README's object-storage benchmark does.
 func TestMeasureTreeBackupRequests(t *testing.T) {
 	measuring(t)
-	delay := 20 * time.Millisecond
-	if d, err := time.ParseDuration(os.Getenv("CAIRN_MEASURE_DELAY")); err == nil {
-		delay = d
-	}
+	delay := measureDelay()
 	tree := os.Getenv("CAIRN_MEASURE_TREE")
 	if tree == "" {
 		out, err := exec.Command("go", "env", "GOROOT").Output()
@@ -132,19 +143,7 @@ func TestMeasureTreeBackupRequests(t *testing.T) {
 		t.Fatalf("copy %s: %v: %s", tree, err, out)
 	}
 	copied := time.Now()
-	srv := miniotest.Start(t)
-	p := miniotest.NewProxy(t, srv.Endpoint, delay)
-	ct := &countingTransport{base: http.DefaultTransport.(*http.Transport).Clone(), n: map[string]int{}}
-	cfg := srv.ProxyConfig(p, srv.NewBucket(t))
-	b, err := objstore.Open(context.Background(), cfg, srv.Credentials(), objstore.Options{Transport: ct})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := s3store.CreateOn(context.Background(), filepath.Join(t.TempDir(), "store"), s3store.Config{Config: cfg}, b, store.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, ct := measureStore(t, delay)
 	// A file's stat is trusted once its ctime is 2 s older than the
 	// backup (filearchive's racy margin): the copy must be that old, or
 	// the second backup reads it all again. What is waited for is time.
